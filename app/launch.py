@@ -1,0 +1,34 @@
+"""Console entry point: every subcommand of ``core.cli`` plus the GUI.
+
+Qt is imported only when the GUI is asked for, so headless commands start
+fast and run where no display exists.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+
+
+def run_gui(args) -> int:
+    from core.errors import InputError
+
+    try:
+        from .main_window import run  # noqa: PLC0415 - Qt loads only for the GUI
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("app."):
+            raise InputError(None, "the desktop GUI is not part of this build yet; use the headless commands "
+                             "(welltrace --help)") from None
+        raise
+    return run(args.paths, screenshot=args.screenshot)
+
+
+def main(argv: list[str] | None = None) -> int:
+    multiprocessing.freeze_support()
+    from core.cli import main as cli_main
+
+    return cli_main(argv, gui=run_gui)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""Error types that carry the offending file and a one-line reason.
+
+The CLI turns an :class:`InputError` into exit status 2 and one line on stderr;
+the GUI turns it into a dialog. Anything else is an internal failure (exit 1).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class InputError(Exception):
+    """Bad input from the user: a file that is missing, malformed or unsupported."""
+
+    def __init__(self, path: str | Path | None, reason: str):
+        self.path = None if path is None else str(path)
+        self.reason = reason
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        return f"{self.path}: {self.reason}" if self.path else self.reason
+
+
+class ScanError(InputError):
+    """A scan image that cannot be read or is out of bounds."""
+
+
+class CalibrationError(InputError):
+    """A calibration file that is malformed; the reason names the field."""
+
+
+class LasError(InputError):
+    """A LAS file that cannot be parsed or written."""
+
+
+class ModelFileError(InputError):
+    """A model or checkpoint file of the wrong format."""
+
+
+class DataError(InputError):
+    """A training or project folder that cannot be used."""

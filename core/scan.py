@@ -1,0 +1,284 @@
+"""Loading scanned logs (and masks) as grayscale uint8 arrays with their facts.
+
+Every path in is a user's file, so every failure becomes a :class:`ScanError`
+naming the file and the reason. Decompression bombs are refused by our own
+pixel bound, checked from the header before any pixel is decoded; Pillow's own
+guard is raised to that bound, never switched off.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps, UnidentifiedImageError
+
+from .atomic import atomic_path
+from .errors import ScanError
+
+#: Default bound on pixels per image (300 MP: a 12,800 × 23,000 scan passes).
+DEFAULT_MAX_PIXELS = 300_000_000
+MAX_PIXELS_ENV = "WELLTRACE_MAX_PIXELS"
+
+SCAN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
+
+
+def max_pixels() -> int:
+    """The pixel bound in force: ``WELLTRACE_MAX_PIXELS`` or the default."""
+    raw = os.environ.get(MAX_PIXELS_ENV)
+    if raw:
+        try:
+            value = int(float(raw))
+        except ValueError:
+            raise ScanError(None, f"{MAX_PIXELS_ENV}={raw!r} is not a number") from None
+        if value > 0:
+            return value
+    return DEFAULT_MAX_PIXELS
+
+
+@dataclass
+class ScanInfo:
+    path: str
+    width: int
+    height: int
+    mode: str  # Pillow mode of the file as stored ("1", "L", "I;16", "P", "RGBA", "CMYK" …)
+    format: str | None
+    dpi: tuple[float, float] | None
+    pages: int
+    depth_axis: str  # guessed: the long axis ("y" for tall scans)
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "width": self.width,
+            "height": self.height,
+            "mode": self.mode,
+            "format": self.format,
+            "dpi": list(self.dpi) if self.dpi else None,
+            "pages": self.pages,
+            "depth_axis_guess": self.depth_axis,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Scan:
+    image: np.ndarray  # (height, width) uint8, 0 = ink, 255 = paper
+    info: ScanInfo
+
+
+def _check_path(path: Path) -> None:
+    if not path.exists():
+        raise ScanError(path, "no such file")
+    if path.is_dir():
+        raise ScanError(path, "is a directory, not an image file")
+    if path.stat().st_size == 0:
+        raise ScanError(path, "file is empty")
+
+
+def _open(path: Path, bound: int) -> Image.Image:
+    # Pillow warns above MAX_IMAGE_PIXELS and raises above twice that; we check
+    # the header ourselves first, so align Pillow's guard with our bound.
+    Image.MAX_IMAGE_PIXELS = bound
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img = Image.open(path)
+    except UnidentifiedImageError:
+        raise ScanError(path, "not an image file Pillow can identify (PNG, JPEG, BMP or TIFF expected)") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise ScanError(
+            path, f"image is above the {bound / 1e6:.0f} MP bound (set {MAX_PIXELS_ENV} to raise it): {exc}"
+        ) from None
+    except OSError as exc:
+        raise ScanError(path, f"cannot read image header: {exc}") from None
+    w, h = img.size
+    if w <= 0 or h <= 0:
+        raise ScanError(path, f"image has no pixels ({w} × {h})")
+    if w * h > bound:
+        img.close()
+        raise ScanError(
+            path,
+            f"image is {w} × {h} = {w * h / 1e6:.0f} MP, above the {bound / 1e6:.0f} MP bound "
+            f"(set {MAX_PIXELS_ENV} to raise it)",
+        )
+    return img
+
+
+def _scale_to_uint8(arr: np.ndarray) -> np.ndarray:
+    """Map an integer or float array onto 0–255 by its real range (not by clipping)."""
+    arr = arr.astype(np.float64, copy=False)
+    finite = np.isfinite(arr)
+    if not finite.any():
+        return np.full(arr.shape, 255, np.uint8)
+    lo, hi = float(arr[finite].min()), float(arr[finite].max())
+    if hi <= lo:
+        return np.full(arr.shape, 255 if lo > 0 else 0, np.uint8)
+    out = (np.where(finite, arr, hi) - lo) * (255.0 / (hi - lo))
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def _to_gray(img: Image.Image) -> np.ndarray:
+    mode = img.mode
+    if mode == "L":
+        return np.asarray(img, dtype=np.uint8).copy()
+    if mode == "1":
+        return np.asarray(img.convert("L"), dtype=np.uint8).copy()
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
+        return _scale_to_uint8(np.asarray(img))
+    if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in img.info):
+        rgba = img.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return np.asarray(Image.alpha_composite(white, rgba).convert("L"), dtype=np.uint8).copy()
+    if mode == "CMYK":
+        return np.asarray(img.convert("RGB").convert("L"), dtype=np.uint8).copy()
+    if mode in ("RGB", "P", "YCbCr", "LAB", "HSV"):
+        return np.asarray(img.convert("RGB").convert("L"), dtype=np.uint8).copy()
+    if mode.startswith("I;16") or mode.startswith("I"):
+        return _scale_to_uint8(np.asarray(img))
+    return np.asarray(img.convert("L"), dtype=np.uint8).copy()
+
+
+def _read_with_tifffile(path: Path) -> np.ndarray:
+    import tifffile
+
+    arr = tifffile.imread(path, key=0)
+    if arr.ndim == 3:  # samples last: average the colour channels
+        arr = arr[..., :3].mean(axis=-1) if arr.shape[-1] in (3, 4) else arr[..., 0]
+    if arr.dtype == np.bool_:
+        return np.where(arr, 255, 0).astype(np.uint8)
+    if arr.dtype == np.uint8:
+        return arr.copy()
+    return _scale_to_uint8(arr)
+
+
+def read_info(path: str | os.PathLike, bound: int | None = None) -> ScanInfo:
+    """Facts about a scan from its header, decoding no pixels."""
+    p = Path(path)
+    _check_path(p)
+    img = _open(p, bound or max_pixels())
+    with img:
+        try:
+            return _info_from(p, img)
+        except (OSError, ValueError, SyntaxError) as exc:
+            raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
+
+
+def _info_from(p: Path, img: Image.Image) -> ScanInfo:
+    w, h = img.size
+    pages = int(getattr(img, "n_frames", 1) or 1)
+    orientation = img.getexif().get(0x0112, 1) if hasattr(img, "getexif") else 1
+    if orientation in (5, 6, 7, 8):  # EXIF says the image is stored rotated by 90°
+        w, h = h, w
+    dpi = img.info.get("dpi")
+    notes = []
+    if pages > 1:
+        notes.append(f"{pages} pages in the file; using the first")
+    if orientation not in (1, None):
+        notes.append(f"EXIF orientation {orientation} applied")
+    if img.mode == "1":
+        notes.append("1-bit (bilevel) scan")
+    elif img.mode.startswith("I;16") or img.mode in ("I", "F"):
+        notes.append("high bit depth: scaled to 8 bits by its real range")
+    elif img.mode in ("RGBA", "LA", "PA"):
+        notes.append("transparency composited onto white")
+    compression = img.info.get("compression")
+    if compression:
+        notes.append(f"compression {compression}")
+    return ScanInfo(
+        path=str(p),
+        width=w,
+        height=h,
+        mode=img.mode,
+        format=img.format,
+        dpi=(float(dpi[0]), float(dpi[1])) if dpi else None,
+        pages=pages,
+        depth_axis="y" if h >= w else "x",
+        notes=notes,
+    )
+
+
+def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
+    """Load any PNG/JPEG/BMP/TIFF as grayscale uint8 (0 ink … 255 paper)."""
+    p = Path(path)
+    _check_path(p)
+    img = _open(p, bound or max_pixels())
+    with img:
+        try:
+            info = _info_from(p, img)
+            if info.pages > 1:
+                img.seek(0)
+            oriented = ImageOps.exif_transpose(img) or img
+            gray = _to_gray(oriented)
+        except (OSError, ValueError, SyntaxError) as exc:
+            if p.suffix.lower() in (".tif", ".tiff"):
+                try:
+                    gray = _read_with_tifffile(p)
+                except Exception:  # noqa: BLE001 - report Pillow's reason, the clearer one
+                    raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
+            else:
+                raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
+    if gray.shape != (info.height, info.width):
+        info.height, info.width = gray.shape
+    return Scan(gray, info)
+
+
+def load_mask(path: str | os.PathLike, expected_shape: tuple[int, int] | None = None, classes: int = 4) -> np.ndarray:
+    """Load a class-index mask (8-bit, one class per pixel) and check it against its scan."""
+    p = Path(path)
+    _check_path(p)
+    img = _open(p, max_pixels())
+    with img:
+        if img.mode not in ("L", "P", "1"):
+            raise ScanError(p, f"mask must be an 8-bit single-channel image, not mode {img.mode}")
+        try:
+            arr = np.asarray(img if img.mode != "1" else img.convert("L"), dtype=np.uint8).copy()
+        except OSError as exc:
+            raise ScanError(p, f"mask data is damaged or truncated: {exc}") from None
+    if img.mode == "1":
+        arr = (arr > 0).astype(np.uint8)
+    if expected_shape is not None and arr.shape != tuple(expected_shape):
+        raise ScanError(
+            p,
+            f"mask is {arr.shape[1]} × {arr.shape[0]} but its scan is {expected_shape[1]} × {expected_shape[0]}",
+        )
+    top = int(arr.max(initial=0))
+    if top >= classes:
+        raise ScanError(p, f"mask holds class {top}; classes run 0..{classes - 1}")
+    return arr
+
+
+def save_gray_png(path: str | os.PathLike, image: np.ndarray) -> None:
+    """Write an 8-bit single-channel PNG atomically (scans, masks)."""
+    if image.dtype != np.uint8 or image.ndim != 2:
+        raise ValueError("expected a 2-D uint8 array")
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        Image.fromarray(image).save(tmp, format="PNG", optimize=False, compress_level=6)
+
+
+def mask_path_for(scan_path: str | os.PathLike) -> Path:
+    p = Path(scan_path)
+    return p.with_name(_stem(p) + ".mask.png")
+
+
+def calib_path_for(scan_path: str | os.PathLike) -> Path:
+    p = Path(scan_path)
+    return p.with_name(_stem(p) + ".calib.json")
+
+
+def _stem(p: Path) -> str:
+    name = p.name
+    for suffix in (".mask.png", ".calib.json", ".truth.las"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return p.stem
+
+
+def is_scan_file(path: Path) -> bool:
+    """A scan is an image that is not itself a mask."""
+    return path.suffix.lower() in SCAN_SUFFIXES and not path.name.endswith(".mask.png")

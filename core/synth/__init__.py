@@ -1,0 +1,287 @@
+"""Synthetic raster well logs: the training data of the whole product.
+
+A log is drawn in the tall frame (depth down the rows), exactly from a set of
+truth curves on the calibration's depth step, then optionally transposed to the
+wide frame (``depth_axis="x"``). Sizes given to :func:`generate_log` are in
+the network's canonical frame: ``width`` along depth, ``height`` across.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from ..atomic import atomic_write_text, json_text
+from ..calibration import Calibration, CurveSpec
+from ..las_io import LasCurve, write_las
+from ..scan import save_gray_png
+from . import artefacts as art
+from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks
+from .shapes import default_las_dir, draw_shape, load_library
+
+GENERATOR_VERSION = 1
+STYLES = ("clean", "scanned", "mixed")
+
+# mnemonic, unit, description, scale ends (value at track left, value at track right)
+LINEAR_CURVES = [
+    ("GR", "GAPI", "Gamma ray", (0.0, 150.0)),
+    ("SP", "MV", "Spontaneous potential", (-80.0, 20.0)),
+    ("CALI", "IN", "Caliper", (6.0, 16.0)),
+    ("DT", "US/F", "Sonic delta-t", (140.0, 40.0)),
+    ("NPHI", "V/V", "Neutron porosity", (0.45, -0.15)),
+    ("RHOB", "G/C3", "Bulk density", (1.95, 2.95)),
+    ("PEF", "B/E", "Photoelectric factor", (0.0, 10.0)),
+    ("SPHI", "PU", "Sonic porosity", (30.0, -10.0)),
+]
+LOG_CURVES = [
+    ("ILD", "OHMM", "Deep induction resistivity"),
+    ("ILM", "OHMM", "Medium induction resistivity"),
+    ("SFLU", "OHMM", "Spherically focused resistivity"),
+    ("MSFL", "OHMM", "Micro-spherically focused resistivity"),
+]
+CURVE_COLORS = {1: "#d62728", 2: "#1f77b4", 3: "#2ca02c"}
+
+
+@dataclass
+class SyntheticLog:
+    name: str
+    image: np.ndarray  # uint8, in the requested depth-axis frame
+    mask: np.ndarray  # uint8 classes 0..3, same frame
+    calibration: Calibration
+    depth: np.ndarray  # truth depth grid
+    truth: dict[str, np.ndarray]  # mnemonic -> values on ``depth``
+    meta: dict = field(default_factory=dict)
+
+
+def parse_curve_range(text: str | int) -> tuple[int, int]:
+    """``"2"`` or ``"1..3"`` -> (min, max) curves per track, within 1..3."""
+    s = str(text).strip()
+    if ".." in s:
+        a, b = s.split("..", 1)
+        lo, hi = int(a), int(b)
+    else:
+        lo = hi = int(s)
+    if not (1 <= lo <= hi <= 3):
+        raise ValueError(f"curves per track must lie in 1..3, got {text!r}")
+    return lo, hi
+
+
+def generate_log(
+    seed: int,
+    width: int = 3200,
+    height: int = 480,
+    depth_axis: str = "x",
+    curves: tuple[int, int] = (1, 3),
+    style: str = "mixed",
+    name: str = "log",
+    las_dir: str | Path | None = "default",
+) -> SyntheticLog:
+    """One synthetic log, deterministic for ``seed``.
+
+    ``width`` is the extent along depth and ``height`` across the tracks (the
+    canonical wide frame); with ``depth_axis="y"`` the image is written tall.
+    """
+    if depth_axis not in ("x", "y"):
+        raise ValueError("depth_axis must be 'x' or 'y'")
+    if width < 64 or height < 96:
+        raise ValueError(f"a synthetic log needs at least 64 px along depth and 96 across, got {width} × {height}")
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {STYLES}")
+    rng = np.random.default_rng(seed)
+    library = load_library(str(default_las_dir()) if las_dir == "default" else (str(las_dir) if las_dir else None))
+    depth_len, amp = int(width), int(height)
+    scanned = style == "scanned" or (style == "mixed" and rng.random() < 0.65)
+
+    # -- depth calibration: paper speed, unit, step, start depth -------------
+    unit = "FT" if rng.random() < 0.75 else "M"
+    if unit == "FT":
+        px_per_unit, step = rng.uniform(2.5, 8.0), float(rng.choice([0.5, 0.25]))
+        top = float(rng.integers(10, 800) * 10)
+    else:
+        px_per_unit, step = rng.uniform(8.0, 24.0), float(rng.choice([0.1, 0.2]))
+        top = float(rng.integers(10, 300) * 10)
+    picks = stretch_picks(depth_len, top, px_per_unit, rng, jitter=0.02 if scanned else 0.0)
+    layout = make_layout(amp, rng)
+
+    # -- curves: per track 1..3 in distinct line styles ------------------------
+    specs: list[CurveSpec] = []
+    widths: dict[str, int] = {}
+    sources: dict[str, str] = {}
+    used = set()
+    for ti, track in enumerate(layout.tracks):
+        n = int(rng.integers(curves[0], curves[1] + 1))
+        classes = list(rng.permutation([1, 2, 3])[:n])
+        wrap_slot = int(rng.integers(n)) if (not track.log and rng.random() < 0.35) else -1
+        for ci, klass in enumerate(classes):
+            if track.log:
+                pool = [c for c in LOG_CURVES if c[0] not in used]
+                mnem, cunit, descr = pool[int(rng.integers(len(pool)))]
+                s0 = float(rng.choice([0.2, 1.0, 2.0]))
+                scale = (s0, s0 * 10.0**track.decades)
+                log = True
+            else:
+                pool = [c for c in LINEAR_CURVES if c[0] not in used]
+                mnem, cunit, descr, scale = pool[int(rng.integers(len(pool)))]
+                log = False
+            used.add(mnem)
+            spec = CurveSpec(
+                mnemonic=mnem, unit=cunit, description=descr, klass=int(klass),
+                track=(float(track.left), float(track.right)), scale=tuple(float(s) for s in scale),
+                log=log, wrap=(ci == wrap_slot), color=CURVE_COLORS[int(klass)],
+            )
+            specs.append(spec)
+            widths[mnem] = int(rng.choice({1: [1, 2, 2, 3, 3, 4], 2: [1, 2, 2, 3], 3: [2, 2, 3]}[int(klass)]))
+    calib = Calibration(depth_axis=depth_axis, depth_unit=unit, depth_picks=picks, step=step, curves=specs)
+
+    # -- truth on the LAS grid, drawn into ink and mask ------------------------
+    depth = calib.depth_grid(depth_len)
+    rows = np.arange(depth_len, dtype=np.float64)
+    row_depth = calib.depth_at(rows)
+    truth: dict[str, np.ndarray] = {}
+    for spec in specs:
+        shape, src = draw_shape(depth.size, rng, library, want_log=spec.log)
+        sources[spec.mnemonic] = src
+        if spec.wrap:
+            lo, hi = rng.uniform(0.05, 0.3), rng.uniform(1.15, 1.6)
+        else:
+            lo = rng.uniform(0.03, 0.35)
+            hi = rng.uniform(min(0.97, lo + 0.3), 0.97)
+        frac = lo + shape * (hi - lo)
+        values = spec.value_at(spec.track[0] + frac * (spec.track[1] - spec.track[0]))
+        truth[spec.mnemonic] = np.round(values, 4)
+
+    ink_level = int(rng.integers(200, 256))
+    frame = np.zeros((depth_len, amp), np.uint8)
+    grid_style = {"grid_strength": int(rng.integers(90, 190)), "border_strength": int(rng.integers(210, 256))}
+    draw_grid(frame, layout, calib, rng, grid_style)
+    ink = np.zeros((depth_len, amp), np.uint8)
+    mask = np.zeros((depth_len, amp), np.uint8)
+    for spec in specs:
+        values = np.interp(row_depth, depth, truth[spec.mnemonic])
+        if spec.log:  # interpolate log curves in log space, as the pen moved
+            values = np.exp(np.interp(row_depth, depth, np.log(truth[spec.mnemonic])))
+        klass, width_px = spec.klass, widths[spec.mnemonic]
+        pattern = dash_pattern(klass, width_px, rng)
+        lines = curve_polylines(spec, rows, values, pattern, phase=float(rng.uniform(0, 20)))
+        draw_curve(ink, mask, lines, klass, width_px, ink_level)
+
+    # -- composite onto paper, then the scanner ------------------------------
+    img = art.paper((depth_len, amp), rng, textured=scanned)
+    frame_color = rng.uniform(20, 70)
+    ink_color = rng.uniform(0, 35)
+    a = frame.astype(np.float32) / 255.0
+    img = img * (1 - a) + frame_color * a
+    a = ink.astype(np.float32) / 255.0
+    if scanned and rng.random() < 0.5:  # faded ink: strength varies slowly along depth
+        fade = 1.0 - rng.uniform(0.05, 0.25) * (0.5 + 0.5 * np.sin(rows / rng.uniform(200, 900) + rng.uniform(0, 6)))
+        a = a * fade[:, None].astype(np.float32)
+    img = img * (1 - a) + ink_color * a
+    applied: dict = {"style": "scanned" if scanned else "clean"}
+    if scanned:
+        art.uneven_illumination(img, rng)
+        if rng.random() < 0.8:
+            img = art.blur(img, rng)
+            applied["blur"] = True
+        art.gaussian_noise(img, rng)
+        if rng.random() < 0.5:
+            art.salt_and_pepper(img, rng)
+            applied["salt_pepper"] = True
+        if rng.random() < 0.6:
+            img, mask, angle = art.skew(img, mask, rng)
+            applied["skew_deg"] = round(angle, 5)
+    img8 = np.clip(np.rint(img), 0, 255).astype(np.uint8)
+    if scanned:
+        r = rng.random()
+        if r < 0.3:
+            img8, thr = art.bilevel(img8, rng)
+            applied["bilevel_threshold"] = thr
+        elif r < 0.7:
+            img8, q = art.jpeg(img8, rng)
+            applied["jpeg_quality"] = q
+
+    if depth_axis == "x":
+        img8, mask = np.ascontiguousarray(img8.T), np.ascontiguousarray(mask.T)
+    meta = {
+        "seed": int(seed),
+        "canonical_size": [depth_len, amp],
+        "depth_axis": depth_axis,
+        "artefacts": applied,
+        "curves": [
+            {"mnemonic": s.mnemonic, "class": s.klass, "width_px": widths[s.mnemonic], "wrap": s.wrap,
+             "log": s.log, "source": sources[s.mnemonic]}
+            for s in specs
+        ],
+        "px_per_unit": round(float(px_per_unit), 4),
+    }
+    return SyntheticLog(name, img8, mask, calib, depth, truth, meta)
+
+
+def write_log(out: Path, log: SyntheticLog) -> dict:
+    """Write one log as NAME.png, NAME.mask.png, NAME.calib.json, NAME.truth.las."""
+    out.mkdir(parents=True, exist_ok=True)
+    save_gray_png(out / f"{log.name}.png", log.image)
+    save_gray_png(out / f"{log.name}.mask.png", log.mask)
+    log.calibration.save(out / f"{log.name}.calib.json")
+    curves = [
+        LasCurve(s.mnemonic, s.unit, s.description, log.truth[s.mnemonic]) for s in log.calibration.curves
+    ]
+    write_las(
+        out / f"{log.name}.truth.las", log.depth, curves,
+        depth_unit=log.calibration.depth_unit, step=log.calibration.step,
+        well={"WELL": f"SYNTHETIC {log.name}", "COMP": "WellTrace synthetic generator"},
+        provenance={"source": f"welltrace synth, generator v{GENERATOR_VERSION}, seed {log.meta['seed']}",
+                    "kind": "synthetic truth: the exact curves the image was drawn from"},
+    )
+    h, w = log.image.shape
+    return {
+        "name": log.name, "image": f"{log.name}.png", "mask": f"{log.name}.mask.png",
+        "calibration": f"{log.name}.calib.json", "truth": f"{log.name}.truth.las",
+        "width": w, "height": h, **log.meta,
+    }
+
+
+def write_set(
+    out: str | Path,
+    count: int,
+    seed: int = 0,
+    width: int = 3200,
+    height: int = 480,
+    depth_axis: str = "x",
+    curves: tuple[int, int] = (1, 3),
+    style: str = "mixed",
+    prefix: str = "synth",
+    progress: Callable[[int, int], None] | None = None,
+) -> dict:
+    """Write ``count`` logs and a manifest; a synthetic folder is a valid project."""
+    if count < 1:
+        raise ValueError("count must be at least 1")
+    out = Path(out)
+    digits = max(3, int(math.log10(count)) + 1)
+    entries = []
+    for i in range(count):
+        # one independent stream per log, so log i is the same whatever the count
+        log_seed = int(np.random.SeedSequence([seed, i]).generate_state(1)[0])
+        log = generate_log(log_seed, width, height, depth_axis, curves, style, name=f"{prefix}_{i:0{digits}d}")
+        entries.append(write_log(out, log))
+        if progress:
+            progress(i + 1, count)
+    las_dir = default_las_dir()
+    manifest = {
+        "generator": "welltrace synth",
+        "generator_version": GENERATOR_VERSION,
+        "seed": seed,
+        "count": count,
+        "canonical_size": [width, height],
+        "depth_axis": depth_axis,
+        "curves_per_track": list(curves),
+        "style": style,
+        "shape_library": str(las_dir) if las_dir else None,
+        "logs": entries,
+    }
+    atomic_write_text(out / "manifest.json", json_text(manifest))
+    return manifest

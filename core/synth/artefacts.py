@@ -1,0 +1,79 @@
+"""Paper and scanner artefacts for synthetic logs.
+
+Photometric artefacts (tone, texture, illumination, blur, noise, JPEG, 1-bit
+thresholding) change pixel values only. The one geometric artefact, skew, is
+applied to the image and the mask with the same transform, and its size is
+bounded so that the calibration (which has no rotation term) still maps truth
+onto the mask within a pixel.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def paper(shape: tuple[int, int], rng: np.random.Generator, textured: bool) -> np.ndarray:
+    """Paper tone in [0, 255] as float32, with low-frequency fibre texture."""
+    tone = rng.uniform(228, 252)
+    img = np.full(shape, tone, np.float32)
+    if textured:
+        small = rng.normal(0, 1, (max(2, shape[0] // 16), max(2, shape[1] // 16))).astype(np.float32)
+        tex = cv2.resize(small, (shape[1], shape[0]), interpolation=cv2.INTER_CUBIC)
+        img += tex * rng.uniform(1.5, 5.0)
+        fine = cv2.GaussianBlur(rng.normal(0, 1, shape).astype(np.float32), (0, 0), 0.8)
+        img += fine * rng.uniform(1.0, 3.0)
+    return img
+
+
+def uneven_illumination(img: np.ndarray, rng: np.random.Generator) -> None:
+    h, w = img.shape
+    yy = np.linspace(-1, 1, h, dtype=np.float32)[:, None]
+    xx = np.linspace(-1, 1, w, dtype=np.float32)[None, :]
+    a, b, c = rng.normal(0, 1, 3)
+    field = a * yy + b * xx + c * xx * xx
+    field = (field - field.min()) / (np.ptp(field) + 1e-6)
+    img *= 1.0 - rng.uniform(0.03, 0.15) * field
+
+
+def blur(img: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return cv2.GaussianBlur(img, (0, 0), rng.uniform(0.3, 0.7))
+
+
+def gaussian_noise(img: np.ndarray, rng: np.random.Generator) -> None:
+    img += rng.normal(0, rng.uniform(2.0, 7.0), img.shape).astype(np.float32)
+
+
+def salt_and_pepper(img: np.ndarray, rng: np.random.Generator) -> None:
+    frac = rng.uniform(1e-4, 8e-4)
+    n = int(frac * img.size)
+    ys = rng.integers(0, img.shape[0], n)
+    xs = rng.integers(0, img.shape[1], n)
+    img[ys[: n // 2], xs[: n // 2]] = rng.uniform(0, 60)
+    img[ys[n // 2 :], xs[n // 2 :]] = 255.0
+
+
+def skew(img: np.ndarray, mask: np.ndarray, rng: np.random.Generator, max_shift_px: float = 0.8):
+    """Rotate slightly about the centre; no point moves more than ``max_shift_px``."""
+    h, w = img.shape
+    half_diag = 0.5 * float(np.hypot(h, w))
+    max_angle = np.degrees(max_shift_px / half_diag)
+    angle = rng.uniform(-max_angle, max_angle)
+    m = cv2.getRotationMatrix2D((w / 2.0, h / 2.0), angle, 1.0)
+    img = cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    mask = cv2.warpAffine(mask, m, (w, h), flags=cv2.INTER_NEAREST, borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return img, mask, float(angle)
+
+
+def jpeg(img8: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    quality = int(rng.integers(35, 86))
+    ok, buf = cv2.imencode(".jpg", img8, [cv2.IMWRITE_JPEG_QUALITY, quality])
+    if not ok:
+        return img8, 100
+    return cv2.imdecode(buf, cv2.IMREAD_GRAYSCALE), quality
+
+
+def bilevel(img8: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """Fax/G4-like 1-bit scan: a global threshold, 0 or 255 only."""
+    thr = int(rng.integers(150, 195))
+    return np.where(img8 < thr, 0, 255).astype(np.uint8), thr

@@ -1,0 +1,176 @@
+"""Curve shapes for synthetic logs: windows of real LAS curves and a random layered process.
+
+Real curves give the generator the look of real logs (sharp bed boundaries,
+spiky resistivity, smooth caliper); the random process adds variety and works
+where no LAS library is present. Shapes are returned normalised to [0, 1].
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+LAS_DIR_ENV = "WELLTRACE_LAS_DIR"
+
+
+@dataclass(frozen=True)
+class ShapeSource:
+    name: str  # "file.las:MNEM" or "random"
+    values: np.ndarray  # normalised to [0, 1], NaN-free
+    log: bool  # the curve is a resistivity-like quantity (log-normal)
+
+
+def default_las_dir() -> Path | None:
+    """``WELLTRACE_LAS_DIR``, else ``../shared/data/las`` beside a source checkout."""
+    env = os.environ.get(LAS_DIR_ENV)
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    candidate = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "las"
+    return candidate if candidate.is_dir() else None
+
+
+_LOG_MNEMONICS = ("RDEP", "RMED", "RSHA", "ILD", "ILM", "LLD", "LLS", "MSFL", "SFLU", "RT", "RXO", "DFAR", "DNEAR", "COND")
+
+
+def _cache_file(las_dir: Path) -> Path:
+    """A cache key from the LAS files' names, sizes and times: re-parsing an
+    unreadable 2.7 MB file costs lasio seconds on every start otherwise."""
+    import hashlib
+
+    import platformdirs
+
+    h = hashlib.sha256()
+    for path in sorted(las_dir.glob("*")):
+        st = path.stat()
+        h.update(f"{path.name}:{st.st_size}:{st.st_mtime_ns};".encode())
+    return Path(platformdirs.user_cache_dir("welltrace")) / f"shapes-{h.hexdigest()[:16]}.npz"
+
+
+@functools.lru_cache(maxsize=4)
+def load_library(las_dir: str | None) -> tuple[ShapeSource, ...]:
+    """Every usable curve in the LAS files of ``las_dir`` (cached on disk); unreadable files are skipped."""
+    if not las_dir:
+        return ()
+    cache = _cache_file(Path(las_dir))
+    try:
+        with np.load(cache, allow_pickle=False) as z:
+            names = [str(n) for n in z["names"]]
+            logs = z["logs"].tolist()
+            return tuple(ShapeSource(n, z[f"v{i}"], bool(lg)) for i, (n, lg) in enumerate(zip(names, logs)))
+    except (OSError, KeyError, ValueError):
+        pass
+    sources = _parse_library(Path(las_dir))
+    try:
+        from ..atomic import atomic_path
+
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        arrays = {f"v{i}": s.values for i, s in enumerate(sources)}
+        with atomic_path(cache) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, names=np.array([s.name for s in sources]), logs=np.array([s.log for s in sources]), **arrays)
+    except OSError:
+        pass  # a read-only cache folder only costs time
+    return sources
+
+
+def _parse_library(las_dir: Path) -> tuple[ShapeSource, ...]:
+    from ..errors import LasError
+    from ..las_io import read_las
+
+    sources = []
+    for path in sorted(las_dir.glob("*")):
+        if path.suffix.lower() != ".las":
+            continue
+        try:
+            data = read_las(path)
+        except LasError:
+            continue  # e.g. the Wellington file lasio cannot reshape
+        for curve in data.curves:
+            v = np.asarray(curve.values, dtype=np.float64)
+            ok = np.isfinite(v)
+            if ok.sum() < 200:
+                continue
+            # keep the longest run of valid samples
+            v = _longest_finite_run(v)
+            if v.size < 200 or np.nanstd(v) == 0:
+                continue
+            is_log = curve.mnemonic.upper() in _LOG_MNEMONICS
+            if is_log:
+                v = np.log10(np.clip(v, 1e-3, None))
+            lo, hi = np.percentile(v, [1, 99])
+            if hi - lo <= 1e-9:
+                continue
+            norm = np.clip((v - lo) / (hi - lo), 0.0, 1.0)
+            if np.unique(np.round(norm, 3)).size < 20:  # flags, lithology codes
+                continue
+            sources.append(ShapeSource(f"{path.name}:{curve.mnemonic}", norm, is_log))
+    return tuple(sources)
+
+
+def _longest_finite_run(v: np.ndarray) -> np.ndarray:
+    ok = np.isfinite(v).astype(np.int8)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok, [0]])))
+    starts, ends = edges[::2], edges[1::2]
+    if starts.size == 0:
+        return v[:0]
+    i = int(np.argmax(ends - starts))
+    return v[starts[i] : ends[i]]
+
+
+def _smooth(x: np.ndarray, sigma: float) -> np.ndarray:
+    if sigma <= 0:
+        return x
+    radius = int(3 * sigma) + 1
+    k = np.exp(-0.5 * (np.arange(-radius, radius + 1) / sigma) ** 2)
+    k /= k.sum()
+    return np.convolve(np.pad(x, radius, mode="reflect"), k, mode="valid")
+
+
+def random_layered(n: int, rng: np.random.Generator) -> np.ndarray:
+    """Beds of random thickness with sharp-ish boundaries, in-bed noise and a trend."""
+    mean_bed = rng.uniform(8, 60)
+    edges = np.cumsum(rng.exponential(mean_bed, size=int(n / mean_bed * 3) + 8)).astype(int)
+    edges = edges[edges < n]
+    levels = rng.beta(0.8, 0.8, size=edges.size + 1)
+    beds = levels[np.searchsorted(edges, np.arange(n), side="right")]
+    beds = _smooth(beds, rng.uniform(0.5, 3.0))
+    noise = _smooth(rng.normal(0, 1, n), rng.uniform(1.0, 4.0))
+    noise /= noise.std() + 1e-9
+    trend = np.linspace(0, rng.normal(0, 0.3), n)
+    x = beds + rng.uniform(0.02, 0.12) * noise + trend
+    return _normalise(x)
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    lo, hi = np.percentile(x, [0.5, 99.5])
+    if hi - lo < 1e-9:
+        return np.full_like(x, 0.5)
+    return np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+
+
+def draw_shape(
+    n: int, rng: np.random.Generator, library: tuple[ShapeSource, ...], want_log: bool | None = None
+) -> tuple[np.ndarray, str]:
+    """A normalised shape of ``n`` samples and the name of where it came from."""
+    pool = [s for s in library if want_log is None or s.log == want_log] or list(library)
+    if pool and rng.random() < 0.7:
+        src = pool[int(rng.integers(len(pool)))]
+        # resample a window: stretch factor between 0.5× and 2× of the source sampling
+        factor = rng.uniform(0.5, 2.0)
+        span = min(src.values.size - 1, max(16, int(n / factor)))
+        start = int(rng.integers(0, src.values.size - span))
+        window = src.values[start : start + span + 1]
+        if rng.random() < 0.5:
+            window = window[::-1]
+        x = np.interp(np.linspace(0, window.size - 1, n), np.arange(window.size), window)
+        return _normalise(_pen_smoothing(x, rng)), src.name
+    return _normalise(_pen_smoothing(random_layered(n, rng), rng)), "random"
+
+
+def _pen_smoothing(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Tool response and pen inertia: most paper logs are smooth at the sample scale."""
+    return _smooth(x, rng.choice([0.0, 0.7, 1.2, 2.0]))

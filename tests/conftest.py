@@ -1,0 +1,37 @@
+"""Shared fixtures. The test configuration sets QT_QPA_PLATFORM=offscreen."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("WELLTRACE_SETTINGS_ORG", "WellTraceTests")
+
+import pytest  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"real data not present at {SHARED}")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def kgs_scan(shared_data) -> Path:
+    return shared_data / "scans" / "kgs_273101_bhc_sonic.tif"
+
+
+@pytest.fixture
+def shots_dir() -> Path | None:
+    """Folder for screenshots of key states when WELLTRACE_SHOTS is set."""
+    d = os.environ.get("WELLTRACE_SHOTS")
+    if not d:
+        return None
+    p = Path(d)
+    p.mkdir(parents=True, exist_ok=True)
+    return p

@@ -1,0 +1,147 @@
+import json
+
+import cv2
+import lasio
+import numpy as np
+import pytest
+from PIL import Image
+
+from core.calibration import Calibration
+from core.cli import main
+from core.las_io import read_las
+from core.scan import load_mask, load_scan
+from core.synth import generate_log, parse_curve_range
+
+
+def _truth_hits(mask, calib, depth, values, spec, along=2, across=2):
+    """Fraction of truth samples with a mask pixel of the curve's class within the window."""
+    pd = np.rint(calib.pixel_at(depth)).astype(int)
+    pa, _ = spec.position_of(values)
+    pa = np.rint(pa).astype(int)
+    canon = mask if calib.depth_axis == "x" else mask.T  # rows = amplitude, cols = depth
+    hit = (canon == spec.klass).astype(np.uint8)
+    hit = cv2.dilate(hit, np.ones((2 * across + 1, 2 * along + 1), np.uint8))
+    ok = (pd >= 0) & (pd < canon.shape[1]) & (pa >= 0) & (pa < canon.shape[0])
+    return float(hit[pa[ok], pd[ok]].mean())
+
+
+def _mask_precision(mask, calib, depth, values, spec, width):
+    """Fraction of the class's mask pixels in the curve's track within 2 px (plus half the pen) of the truth path."""
+    canon = mask if calib.depth_axis == "x" else mask.T
+    path = np.zeros(canon.shape, np.uint8)
+    pd = calib.pixel_at(depth)
+    pa, k = spec.position_of(values)
+    breaks = np.flatnonzero(np.diff(k) != 0) + 1
+    for seg in np.split(np.arange(depth.size), breaks):
+        if seg.size > 1:
+            pts = np.stack([pd[seg], pa[seg]], 1)
+            cv2.polylines(path, [np.rint(pts * 16).astype(np.int32)], False, 1, 1, cv2.LINE_8, 4)
+    dist = cv2.distanceTransform((1 - path).astype(np.uint8), cv2.DIST_L2, 3)
+    sel = canon == spec.klass
+    outside = np.ones(canon.shape[0], bool)  # other tracks may hold a curve of the same class
+    outside[max(0, int(spec.track_lo) - 3) : int(spec.track_hi) + 4] = False
+    sel[outside] = False
+    return float((dist[sel] <= 2.0 + width / 2.0).mean()) if sel.any() else 1.0
+
+
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_full_size_sets_map_truth_onto_mask(tmp_path, axis):
+    out = tmp_path / axis
+    assert main(["synth", str(out), "--count", "4", "--seed", "7", "--width", "12800", "--height", "640",
+                 "--depth-axis", axis]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["count"] == 4 and len(manifest["logs"]) == 4
+    solid, broken, precision = [], [], []
+    for entry in manifest["logs"]:
+        scan = load_scan(out / entry["image"])
+        assert scan.image.shape == ((640, 12800) if axis == "x" else (12800, 640))
+        mask = load_mask(out / entry["mask"], scan.image.shape)
+        calib = Calibration.load(out / entry["calibration"])
+        assert calib.depth_axis == axis
+        las = lasio.read(str(out / entry["truth"]))
+        assert las.well["NULL"].value == -999.25 and las.well["STEP"].value == calib.step
+        depth = np.asarray(las.index)
+        widths = {c["mnemonic"]: c["width_px"] for c in entry["curves"]}
+        for spec in calib.curves:
+            values = np.asarray(las[spec.mnemonic])
+            assert np.all(np.isfinite(values))
+            if spec.klass == 1:
+                solid.append(_truth_hits(mask, calib, depth, values, spec))
+            else:  # dashed/dotted: the truth may fall in a gap, so look along depth by a gap's length
+                broken.append(_truth_hits(mask, calib, depth, values, spec, along=9))
+            precision.append(_mask_precision(mask, calib, depth, values, spec, widths[spec.mnemonic]))
+        # the mask lies on ink: curve pixels are much darker than the paper
+        assert np.median(scan.image[mask > 0]) < np.median(scan.image[mask == 0]) - 60
+    assert solid and min(solid) >= 0.95, solid
+    assert broken and np.mean(broken) >= 0.95 and min(broken) >= 0.9, broken
+    assert min(precision) >= 0.95, precision
+
+
+def test_deterministic_for_a_seed_and_varied_across_seeds():
+    a = generate_log(11, 800, 256, "x")
+    b = generate_log(11, 800, 256, "x")
+    c = generate_log(12, 800, 256, "x")
+    assert np.array_equal(a.image, b.image) and np.array_equal(a.mask, b.mask)
+    assert a.calibration.as_dict() == b.calibration.as_dict()
+    assert not np.array_equal(a.image, c.image)
+
+
+def test_curve_styles_widths_and_variety():
+    classes, logs, wraps, bilevel = set(), 0, 0, 0
+    for seed in range(30):
+        log = generate_log(seed, 1200, 480, "y", curves=(1, 3))
+        assert log.image.shape == (1200, 480)
+        per_track = {}
+        for spec in log.calibration.curves:
+            per_track.setdefault(spec.track, []).append(spec.klass)
+            classes.add(spec.klass)
+            logs += spec.log
+            wraps += spec.wrap
+        for ks in per_track.values():
+            assert len(ks) == len(set(ks)) and 1 <= len(ks) <= 3  # distinct styles in one track
+        bilevel += "bilevel_threshold" in log.meta["artefacts"]
+        assert set(np.unique(log.mask)) <= {0, 1, 2, 3}
+    assert classes == {1, 2, 3} and logs > 0 and wraps > 0 and bilevel > 0
+
+
+def test_wrapped_truth_exceeds_the_scale(tmp_path):
+    for seed in range(40):
+        log = generate_log(seed, 1600, 400, "x")
+        wrapped = [s for s in log.calibration.curves if s.wrap]
+        if wrapped and np.max(wrapped[0].unwrapped_fraction(log.truth[wrapped[0].mnemonic])) > 1.0:
+            return
+    pytest.fail("no wrapped excursion in 40 logs")
+
+
+def test_curve_range_parsing():
+    assert parse_curve_range("1..3") == (1, 3) and parse_curve_range(2) == (2, 2)
+    with pytest.raises(ValueError):
+        parse_curve_range("0..4")
+
+
+def test_side_by_side_with_the_real_kgs_scan(kgs_scan, shots_dir):
+    """Synthetic and real at the same scale; saved as a picture when WELLTRACE_SHOTS is set."""
+    real = load_scan(kgs_scan).image[8000:9600, 0:1664]
+    ppu = 10.0  # the KGS scan: 200 dpi at 1:240, about 10 px per foot
+    syn = generate_log(5, 1600, 1664 // 2, "y", style="scanned")
+    px_per_unit = 1.0 / abs(np.diff(syn.calibration.depth_at(np.array([0.0, 1.0])))[0])
+    px_per_ft = px_per_unit * (0.3048 if syn.calibration.depth_unit == "M" else 1.0)
+    scale = ppu / px_per_ft
+    syn_img = cv2.resize(syn.image, None, fx=2.0, fy=scale, interpolation=cv2.INTER_LINEAR)[:1600]
+    assert syn_img.shape[1] == real.shape[1]
+    # both look like logs: mostly paper, a few percent dark ink
+    for img in (real, syn_img):
+        ink = (img < 128).mean()
+        assert 0.02 < ink < 0.35
+    if shots_dir is not None:
+        gap = np.full((syn_img.shape[0], 24), 255, np.uint8)
+        h = min(real.shape[0], syn_img.shape[0])
+        Image.fromarray(np.concatenate([real[:h], gap[:h], syn_img[:h]], 1)).save(shots_dir / "synth_vs_kgs.png")
+
+
+def test_synth_bad_usage_exit_2(tmp_path, capsys):
+    assert main(["synth", str(tmp_path / "o"), "--curves", "9"]) == 2
+    assert main(["synth", str(tmp_path / "o"), "--width", "10"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(e.startswith("welltrace:") for e in err)
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
