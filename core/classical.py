@@ -1,0 +1,45 @@
+"""The classical tracer: no model, dark-ink extraction with grid-line suppression.
+
+It is the first pass that pre-fills masks in the GUI and the baseline the
+network must beat. Grid lines are long straight runs: along depth (amplitude
+grid lines, track borders) and across the tracks (depth lines); a
+morphological opening with a long line element finds them, and they are
+removed from the ink. Works in the canonical frame.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+
+def ink_map(img: np.ndarray) -> np.ndarray:
+    """Darkness in [0, 1] relative to the local paper tone (handles uneven illumination)."""
+    g = img.astype(np.float32)
+    k = max(15, (min(img.shape) // 8) | 1)
+    paper = cv2.dilate(g, cv2.getStructuringElement(cv2.MORPH_RECT, (k, k)))
+    paper = cv2.GaussianBlur(paper, (0, 0), k / 3)
+    dark = np.clip((paper - g) / np.maximum(paper, 1.0), 0.0, 1.0)
+    lo, hi = np.percentile(dark, [50, 99.7])
+    return np.clip((dark - lo) / max(hi - lo, 1e-3), 0.0, 1.0)
+
+
+def suppress_grid(ink: np.ndarray, along_len: int = 151, across_frac: float = 0.5) -> np.ndarray:
+    """Remove long straight runs along both axes (rows = across, columns = along depth)."""
+    binary = (ink > 0.35).astype(np.uint8)
+    along = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (along_len, 1)))
+    across_len = max(15, int(ink.shape[0] * across_frac) // 4)
+    across = cv2.morphologyEx(binary, cv2.MORPH_OPEN, cv2.getStructuringElement(cv2.MORPH_RECT, (1, across_len)))
+    grid = cv2.dilate(np.maximum(along, across), np.ones((3, 3), np.uint8))
+    return np.where(grid > 0, 0.0, ink).astype(np.float32)
+
+
+def evidence(img: np.ndarray) -> np.ndarray:
+    """Curve evidence in [0, 1] for a canonical uint8 image."""
+    ev = suppress_grid(ink_map(img))
+    return cv2.GaussianBlur(ev, (0, 0), 0.8)
+
+
+def mask(img: np.ndarray, threshold: float = 0.4) -> np.ndarray:
+    """A class-1 pre-fill mask (canonical frame) from the classical evidence."""
+    return (evidence(img) > threshold).astype(np.uint8)

@@ -1,0 +1,202 @@
+"""Training data: labelled scans from a project or synthetic folder, and an on-the-fly synthetic stream.
+
+Everything is handed to the network in the canonical wide frame (depth along
+the width). Images are never resized along depth; random crops along depth
+and mask-preserving augmentations are optional. The multiclass stage pads a
+batch of different sizes to a common size with a validity mask so padded
+pixels count in neither the loss nor the metrics.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from .calibration import Calibration
+from .errors import DataError, InputError
+from .scan import calib_path_for, is_scan_file, load_mask, load_scan, mask_path_for
+
+MIN_ACROSS = 32  # px across the tracks
+MIN_ALONG = 32  # px along depth
+
+
+@dataclass
+class LabelledLog:
+    name: str
+    image: np.ndarray  # canonical: (amplitude, depth) uint8, 0 ink
+    mask: np.ndarray  # canonical classes 0..3
+    calibration: Calibration | None = None
+    truth_path: Path | None = None
+    source: Path | None = None
+
+
+def to_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
+    """Tall (depth down the rows) → wide (depth along the columns)."""
+    return np.ascontiguousarray(arr.T) if depth_axis == "y" else arr
+
+
+def from_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
+    return np.ascontiguousarray(arr.T) if depth_axis == "y" else arr
+
+
+def load_labelled(scan_path: Path) -> LabelledLog:
+    scan = load_scan(scan_path)
+    mpath = mask_path_for(scan_path)
+    mask = load_mask(mpath, scan.image.shape)
+    cpath = calib_path_for(scan_path)
+    calib = Calibration.load(cpath) if cpath.exists() else None
+    axis = calib.depth_axis if calib else scan.info.depth_axis
+    img, m = to_canonical(scan.image, axis), to_canonical(mask, axis)
+    if img.shape[0] < MIN_ACROSS or img.shape[1] < MIN_ALONG:
+        raise DataError(scan_path, f"image is {scan.image.shape[1]} × {scan.image.shape[0]} px; the network needs at "
+                        f"least {MIN_ALONG} px along depth and {MIN_ACROSS} across")
+    truth = scan_path.with_name(scan_path.stem + ".truth.las")
+    return LabelledLog(scan_path.stem, img, m, calib, truth if truth.exists() else None, scan_path)
+
+
+def load_folder(folder: str | Path) -> tuple[list[LabelledLog], list[LabelledLog]]:
+    """(train, validation) logs of a project or synthetic folder.
+
+    The split comes from ``project.json`` when it has one; otherwise the last
+    fifth of the logs (at least one, when there are two or more) validates.
+    """
+    root = Path(folder)
+    if not root.exists():
+        raise DataError(root, "no such folder")
+    if not root.is_dir():
+        raise DataError(root, "is not a folder of scans")
+    scans = sorted(p for p in root.iterdir() if p.is_file() and is_scan_file(p) and mask_path_for(p).exists())
+    if not scans:
+        raise DataError(root, "no labelled images (a scan NAME.png needs its mask NAME.mask.png beside it)")
+    logs = [load_labelled(p) for p in scans]
+    split = _project_split(root)
+    if split:
+        val_names = set(split)
+        val = [lg for lg in logs if lg.name in val_names]
+        train = [lg for lg in logs if lg.name not in val_names]
+    else:
+        n_val = max(1, len(logs) // 5) if len(logs) >= 2 else 0
+        train, val = logs[: len(logs) - n_val], logs[len(logs) - n_val :]
+    if not train:
+        raise DataError(root, "every labelled image is in the validation split; nothing to train on")
+    return train, val
+
+
+def _project_split(root: Path) -> list[str] | None:
+    pj = root / "project.json"
+    if not pj.exists():
+        return None
+    try:
+        data = json.loads(pj.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DataError(pj, f"project file is damaged: {exc}") from None
+    val = data.get("split", {}).get("validation") if isinstance(data, dict) else None
+    if val is None:
+        return None
+    if not isinstance(val, list) or not all(isinstance(v, str) for v in val):
+        raise DataError(pj, "split.validation: expected a list of scan names")
+    return [Path(v).stem for v in val]
+
+
+# -- samples -------------------------------------------------------------------
+
+
+def image_to_input(img: np.ndarray) -> np.ndarray:
+    """uint8 scan (0 ink, 255 paper) → float32 with ink ≈ 1 and paper ≈ 0."""
+    return (255.0 - img.astype(np.float32)) / 255.0
+
+
+@dataclass
+class Augment:
+    crop_along: int | None = None  # random crop length along depth (None: whole log)
+    flips: bool = True
+    photometric: bool = True
+
+
+def make_sample(log: LabelledLog, rng: np.random.Generator, aug: Augment | None) -> tuple[np.ndarray, np.ndarray]:
+    img, mask = log.image, log.mask
+    if aug and aug.crop_along and img.shape[1] > aug.crop_along:
+        start = int(rng.integers(0, img.shape[1] - aug.crop_along + 1))
+        img, mask = img[:, start : start + aug.crop_along], mask[:, start : start + aug.crop_along]
+    x = image_to_input(img)
+    if aug and aug.flips:
+        if rng.random() < 0.5:  # reverse depth
+            x, mask = x[:, ::-1], mask[:, ::-1]
+        if rng.random() < 0.5:  # mirror the tracks
+            x, mask = x[::-1], mask[::-1]
+    if aug and aug.photometric:
+        x = x * rng.uniform(0.75, 1.15) + rng.uniform(-0.05, 0.08)
+        if rng.random() < 0.5:
+            x = x + rng.normal(0, rng.uniform(0.01, 0.05), x.shape).astype(np.float32)
+        x = np.clip(x, 0.0, 1.0)
+    return np.ascontiguousarray(x, dtype=np.float32), np.ascontiguousarray(mask)
+
+
+def collate(samples: list[tuple[np.ndarray, np.ndarray]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Pad different-size samples to a common size; ``valid`` is 1 on real pixels only."""
+    h = max(s[0].shape[0] for s in samples)
+    w = max(s[0].shape[1] for s in samples)
+    x = torch.zeros(len(samples), 1, h, w)
+    y = torch.zeros(len(samples), h, w, dtype=torch.long)
+    valid = torch.zeros(len(samples), h, w)
+    for i, (xi, yi) in enumerate(samples):
+        hh, ww = xi.shape
+        x[i, 0, :hh, :ww] = torch.from_numpy(xi)
+        y[i, :hh, :ww] = torch.from_numpy(yi.astype(np.int64))
+        valid[i, :hh, :ww] = 1.0
+    return x, y, valid
+
+
+class SyntheticStream:
+    """An endless, seeded stream of freshly generated synthetic logs."""
+
+    def __init__(self, seed: int, width: int = 1600, height: int = 384, depth_axis: str = "x"):
+        self.seed, self.width, self.height, self.depth_axis = seed, width, height, depth_axis
+        self.index = 0
+
+    def next(self) -> LabelledLog:
+        from .synth import generate_log
+
+        log_seed = int(np.random.SeedSequence([self.seed, 1_000_003, self.index]).generate_state(1)[0])
+        self.index += 1
+        lg = generate_log(log_seed, self.width, self.height, self.depth_axis, name=f"stream_{self.index}")
+        return LabelledLog(lg.name, to_canonical(lg.image, lg.calibration.depth_axis),
+                           to_canonical(lg.mask, lg.calibration.depth_axis), lg.calibration)
+
+
+class LogSampler:
+    """Draws training logs: from a folder's logs, the synthetic stream, or both mixed."""
+
+    def __init__(self, logs: list[LabelledLog], stream: SyntheticStream | None, mix: float, seed: int):
+        if not logs and stream is None:
+            raise InputError(None, "no training data: give a folder of labelled scans or the synthetic stream")
+        self.logs, self.stream, self.mix = logs, stream, mix
+        self.rng = np.random.default_rng(seed)
+        self.order: list[int] = []
+
+    def state(self) -> dict:
+        return {"rng": self.rng.bit_generator.state, "order": list(self.order),
+                "stream_index": self.stream.index if self.stream else 0}
+
+    def load_state(self, st: dict) -> None:
+        self.rng.bit_generator.state = st["rng"]
+        self.order = list(st["order"])
+        if self.stream:
+            self.stream.index = int(st["stream_index"])
+
+    def next(self) -> LabelledLog:
+        use_stream = self.stream is not None and (not self.logs or self.rng.random() < self.mix)
+        if use_stream:
+            return self.stream.next()
+        if not self.order:  # epoch: a fresh permutation
+            self.order = list(self.rng.permutation(len(self.logs)))
+        return self.logs[int(self.order.pop())]
+
+    def batches(self, batch: int, aug: Augment | None) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        while True:
+            yield collate([make_sample(self.next(), self.rng, aug) for _ in range(batch)])

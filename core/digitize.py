@@ -1,0 +1,98 @@
+"""Digitise a scan: evidence (model or classical) → traces → values on the LAS depth grid.
+
+Rotation happens at the boundary: the scan is handed to the network in the
+canonical frame, and masks come back in the scan's own frame.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .calibration import Calibration
+from .data import from_canonical, to_canonical
+from .errors import InputError
+from .las_io import LasCurve, write_las
+from .trace import Trace, TraceParams, trace_all, trace_to_values
+
+
+@dataclass
+class DigitizeResult:
+    depth: np.ndarray
+    values: dict[str, np.ndarray]
+    traces: list[Trace]
+    mask: np.ndarray  # scan frame: class per pixel (binary model / classical: 0/1)
+    method: str
+    timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def digitize(
+    image: np.ndarray,
+    calib: Calibration,
+    model=None,
+    precision=None,
+    device="cpu",
+    tile: int | None = None,
+    params: TraceParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
+) -> DigitizeResult:
+    calib.check_fits(image.shape, source)
+    canon = to_canonical(image, calib.depth_axis)
+    if float((canon < 128).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
+        raise InputError(source, "the scan is blank: no ink to trace")
+    warnings = []
+    t0 = time.perf_counter()
+    if model is not None:
+        from . import precision as prec
+        from .infer import predict_canonical, probs_to_mask
+
+        classes = model.cfg.classes
+        if classes not in (1, 4):
+            raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
+        precision = precision or prec.resolve("auto", device)
+        probs = predict_canonical(model, canon, precision, device, tile, progress=progress)
+        if classes == 1:
+            evidence = {0: probs[0]}
+            by_track: dict = {}
+            for c in calib.curves:
+                by_track.setdefault(c.track, set()).add(c.klass)
+            if any(len(v) > 1 for v in by_track.values()):
+                warnings.append("a binary model cannot tell curves of one track apart by line style; "
+                                "a multiclass model traces crossing curves better")
+        else:
+            evidence = {k: probs[k] for k in (1, 2, 3)}
+        mask_c = probs_to_mask(probs)
+        method = "model"
+    else:
+        from .classical import evidence as classical_evidence
+
+        ev = classical_evidence(canon)
+        evidence = {0: ev}
+        mask_c = (ev > 0.4).astype(np.uint8)
+        method = "classical"
+        if progress:
+            progress(1, 1)
+    t1 = time.perf_counter()
+    traces = trace_all(evidence, calib, params)
+    t2 = time.perf_counter()
+    depth = calib.depth_grid(calib.depth_length(image.shape))
+    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    for name, v in values.items():
+        if not np.isfinite(v).any():
+            warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
+    return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
+                          {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings)
+
+
+def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, source_scan: str,
+                 model_name: str | None, well: dict[str, str] | None = None) -> None:
+    curves = [LasCurve(c.mnemonic, c.unit, c.description, result.values[c.mnemonic]) for c in calib.curves]
+    write_las(path, result.depth, curves, depth_unit=calib.depth_unit, step=calib.step, well=well,
+              provenance={"source scan": source_scan, "model": model_name or "classical tracer",
+                          "method": result.method})

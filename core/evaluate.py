@@ -1,0 +1,60 @@
+"""Validation during training: loss, mask F1/IoU, and curve metrics from tracing the predicted masks."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from .data import LabelledLog, collate, image_to_input
+from .infer import predict_canonical
+from .las_io import read_las
+from .metrics import compare_curve
+from .trace import trace_all, trace_to_values
+
+
+def mask_scores(pred: np.ndarray, truth: np.ndarray) -> tuple[int, int, int]:
+    """(tp, fp, fn) of curve pixels (any class > 0)."""
+    p, t = pred > 0, truth > 0
+    return int((p & t).sum()), int((p & ~t).sum()), int((~p & t).sum())
+
+
+def evaluate_logs(model, logs: list[LabelledLog], precision, device, loss_fn) -> dict:
+    if not logs:
+        nan = float("nan")
+        return {"val_loss": nan, "mask_f1": nan, "mask_iou": nan}
+    tp = fp = fn = 0
+    losses, rs, rmses, per_log = [], [], [], []
+    for lg in logs:
+        probs = predict_canonical(model, lg.image, precision, device)
+        pred = (probs[0] > 0.5).astype(np.uint8) if probs.shape[0] == 1 else probs.argmax(0)
+        a, b, c = mask_scores(pred, lg.mask)
+        tp, fp, fn = tp + a, fp + b, fn + c
+        with torch.inference_mode():
+            x, y, valid = collate([(image_to_input(lg.image), lg.mask)])
+            p = torch.from_numpy(probs)[None].clamp(1e-6, 1 - 1e-6)
+            logits = torch.log(p / (1 - p)) if probs.shape[0] == 1 else torch.log(p)
+            losses.append(float(loss_fn(logits, y, valid)))
+        entry = {"name": lg.name, "f1": 2 * a / max(1, 2 * a + b + c)}
+        if lg.calibration is not None and lg.truth_path is not None:
+            truth = read_las(lg.truth_path)
+            ev = {0: probs[0]} if probs.shape[0] == 1 else {k: probs[k] for k in (1, 2, 3)}
+            traces = trace_all(ev, lg.calibration)
+            curves = []
+            for tr, spec in zip(traces, lg.calibration.curves):
+                vals = trace_to_values(tr, spec, lg.calibration, truth.depth)
+                m = compare_curve(spec.mnemonic, truth.depth, vals, truth.curve(spec.mnemonic).values,
+                                  spec.value_range)
+                curves.append({"mnemonic": spec.mnemonic, "r": m.r, "rmse_pct": m.rmse_pct,
+                               "null": m.null_fraction, "depth": truth.depth.tolist(),
+                               "pred": [None if not np.isfinite(v) else float(v) for v in vals],
+                               "truth": truth.curve(spec.mnemonic).values.tolist()})
+                if np.isfinite(m.r):
+                    rs.append(m.r)
+                    rmses.append(m.rmse_pct)
+            entry["curves"] = curves
+        per_log.append(entry)
+    f1 = 2 * tp / max(1, 2 * tp + fp + fn)
+    iou = tp / max(1, tp + fp + fn)
+    return {"val_loss": float(np.mean(losses)), "mask_f1": f1, "mask_iou": iou,
+            "curve_r": float(np.median(rs)) if rs else None,
+            "curve_rmse_pct": float(np.median(rmses)) if rmses else None, "per_log": per_log}

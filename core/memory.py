@@ -1,0 +1,165 @@
+"""Measuring the memory of one training step.
+
+Activations are the bytes saved for backward, counted once per storage with
+``torch.autograd.graph.saved_tensors_hooks`` (parameters saved by their ops
+are not activations and are excluded), broken down by dtype and by network
+stage. Under gradient checkpointing the tensors a checkpointed stage keeps
+(its input) are counted at the stage boundary. On CUDA the allocator's peak
+and reserved bytes are added; on CPU the process's peak resident memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+DTYPE_NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}
+
+
+def _storage_key(t: torch.Tensor):
+    try:
+        st = t.untyped_storage()
+        return (t.device.type, st.data_ptr()), st.nbytes()
+    except (RuntimeError, NotImplementedError):  # tensors without storage (e.g. some subclasses)
+        return (t.device.type, id(t)), t.numel() * t.element_size()
+
+
+@dataclass
+class SavedTensorCount:
+    total: int = 0
+    by_dtype: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    by_stage: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "by_dtype": dict(self.by_dtype), "by_stage": dict(self.by_stage)}
+
+
+class SavedTensorMeter:
+    """Context manager that counts the bytes autograd saves for backward."""
+
+    def __init__(self, model: nn.Module | None = None, stages: list[str] | None = None):
+        self.count = SavedTensorCount()
+        self._seen: set = set()
+        self._param_keys = set()
+        self._stage = ["other"]
+        self._handles = []
+        self._model = model
+        if model is not None:
+            self._param_keys = {_storage_key(p)[0] for p in model.parameters()}
+            modules = dict(model.named_modules())
+            for name in stages or []:
+                m = modules.get(name)
+                if m is None:
+                    continue
+                self._handles.append(m.register_forward_pre_hook(self._enter(name)))
+                self._handles.append(m.register_forward_hook(self._leave))
+
+    def _enter(self, name):
+        def hook(module, args):
+            self._stage.append(name)
+            if getattr(self._model, "checkpointing", False) and torch.is_grad_enabled():
+                # a checkpointed stage keeps its input alive until backward
+                for a in args:
+                    if isinstance(a, torch.Tensor) and a.requires_grad:
+                        self._add(a)
+        return hook
+
+    def _leave(self, module, args, out):
+        if len(self._stage) > 1:
+            self._stage.pop()
+
+    def _add(self, t: torch.Tensor) -> None:
+        key, nbytes = _storage_key(t)
+        if key in self._param_keys or key in self._seen:
+            return
+        self._seen.add(key)
+        self.count.total += nbytes
+        self.count.by_dtype[DTYPE_NAMES.get(t.dtype, str(t.dtype).replace("torch.", ""))] += nbytes
+        self.count.by_stage[self._stage[-1]] += nbytes
+
+    def _pack(self, t: torch.Tensor):
+        self._add(t)
+        return t
+
+    def __enter__(self):
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t)
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._hooks.__exit__(*exc)
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+        return False
+
+
+def state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer | None) -> dict[str, int]:
+    params = sum(p.numel() * p.element_size() for p in model.parameters())
+    grads = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
+    opt = 0
+    if optimizer is not None:
+        for st in optimizer.state.values():
+            for v in st.values():
+                if isinstance(v, torch.Tensor):
+                    opt += v.numel() * v.element_size()
+        if opt == 0:  # before the first step: AdamW keeps two fp32 moments per parameter
+            opt = 2 * sum(p.numel() * 4 for p in model.parameters() if p.requires_grad)
+    return {"params": params, "grads": grads, "optimizer": opt}
+
+
+# -- process / device peaks ------------------------------------------------------
+
+
+def reset_peaks(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
+    else:
+        with contextlib.suppress(OSError):  # Linux: resets VmHWM to the current RSS
+            with open("/proc/self/clear_refs", "w") as fh:
+                fh.write("5")
+
+
+def read_peaks(device: torch.device) -> dict[str, int]:
+    if device.type == "cuda":
+        return {
+            "cuda_peak": int(torch.cuda.max_memory_allocated(device)),
+            "cuda_reserved": int(torch.cuda.memory_reserved(device)),
+            "cuda_allocated": int(torch.cuda.memory_allocated(device)),
+        }
+    out = {}
+    status = _proc_status()
+    if "VmHWM" in status:
+        out["rss_peak"] = status["VmHWM"]
+    if "VmRSS" in status:
+        out["rss"] = status["VmRSS"]
+    return out
+
+
+def _proc_status() -> dict[str, int]:
+    vals = {}
+    try:
+        with open(f"/proc/{os.getpid()}/status", encoding="ascii") as fh:
+            for line in fh:
+                key, _, rest = line.partition(":")
+                if key in ("VmHWM", "VmRSS"):
+                    vals[key] = int(rest.split()[0]) * 1024
+    except OSError:
+        pass
+    return vals
+
+
+def process_memory() -> dict[str, int]:
+    """Resident memory of this process and the machine's total (for the GUI's gauge)."""
+    st = _proc_status()
+    total = 0
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        pass
+    return {"rss": st.get("VmRSS", 0), "rss_peak": st.get("VmHWM", 0), "total": total}

@@ -1,0 +1,130 @@
+"""The precision posture: which compute dtype, whether a loss scaler runs, and why.
+
+``auto`` picks bf16 where the device runs it natively (CUDA compute capability
+>= 8.0; a CPU with AVX512-BF16 or AMX), else fp16 with a scaler on CUDA, else
+fp32. Parameters and optimizer state always stay fp32 (the master copy); only
+the forward pass runs under one ``torch.autocast`` region.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass
+
+import torch
+
+MODES = ("auto", "fp32", "bf16", "fp16")
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@dataclass(frozen=True)
+class Precision:
+    mode: str  # fp32 | bf16 | fp16 (resolved)
+    device_type: str  # cpu | cuda
+    reason: str
+    warning: str | None = None
+
+    @property
+    def dtype(self) -> torch.dtype:
+        return DTYPES[self.mode]
+
+    @property
+    def uses_scaler(self) -> bool:
+        return self.mode == "fp16"
+
+    @property
+    def autocast_enabled(self) -> bool:
+        return self.mode != "fp32"
+
+    def autocast(self):
+        """The one autocast region around the forward pass."""
+        if not self.autocast_enabled:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device_type, dtype=self.dtype)
+
+    def make_scaler(self, growth_interval: int = 200) -> torch.amp.GradScaler | None:
+        """fp16 only: a dynamic loss scaler. bf16 and fp32 run none."""
+        if not self.uses_scaler:
+            return None
+        return torch.amp.GradScaler(self.device_type, init_scale=2.0**16, growth_interval=growth_interval)
+
+
+@functools.lru_cache(maxsize=1)
+def cpu_flags() -> frozenset[str]:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()
+
+
+def cpu_has_native_bf16() -> bool:
+    flags = cpu_flags()
+    return bool({"avx512_bf16", "amx_bf16"} & flags)
+
+
+def cpu_has_native_fp16() -> bool:
+    flags = cpu_flags()
+    return bool({"avx512_fp16", "amx_fp16"} & flags)
+
+
+def resolve(requested: str, device: torch.device | str) -> Precision:
+    """Resolve a requested mode on a device; raises ValueError for an unknown mode."""
+    if requested not in MODES:
+        raise ValueError(f"unknown precision {requested!r}; choose one of {', '.join(MODES)}")
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        major, minor = torch.cuda.get_device_capability(dev)
+        native_bf16 = major >= 8
+        name = torch.cuda.get_device_name(dev)
+        if requested == "auto":
+            if native_bf16:
+                return Precision("bf16", "cuda", f"{name} (compute capability {major}.{minor}) runs bf16 natively")
+            return Precision("fp16", "cuda", f"{name} (compute capability {major}.{minor}) has no native bf16: "
+                             "fp16 with a dynamic loss scaler")
+        warn = None
+        if requested == "bf16" and not native_bf16:
+            warn = f"{name} has no native bf16 (compute capability {major}.{minor} < 8.0): expect it to be slow"
+        return Precision(requested, "cuda", "requested", warn)
+    if dev.type != "cpu":
+        raise ValueError(f"unsupported device {dev}")
+    if requested == "auto":
+        if cpu_has_native_bf16():
+            return Precision("bf16", "cpu", "this CPU has AVX512-BF16/AMX: bf16 runs natively")
+        return Precision("fp32", "cpu", "this CPU has no native bf16 (no AVX512-BF16 or AMX): emulated bf16 is "
+                         "several times slower than fp32, so auto keeps fp32")
+    warn = None
+    if requested == "fp16" and not cpu_has_native_fp16():
+        warn = ("fp16 on this CPU has no native support: it can be a hundred times slower than bf16 on a GPU; "
+                "use it for small checks only, or train on a GPU")
+    elif requested == "bf16" and not cpu_has_native_bf16():
+        warn = "this CPU has no native bf16 (no AVX512-BF16 or AMX): bf16 is emulated and several times slower than fp32"
+    return Precision(requested, "cpu", "requested", warn)
+
+
+def keep_fp32(model: torch.nn.Module, names: list[str] | tuple[str, ...]) -> list[str]:
+    """Run the named modules in fp32 inside the autocast region (the whitepaper's remedy
+    for a layer that overflows or loses precision in 16 bits). Returns the names applied."""
+    modules = dict(model.named_modules())
+    missing = [n for n in names if n not in modules]
+    if missing:
+        raise ValueError(f"no module named {', '.join(missing)}")
+    for n in names:
+        m = modules[n]
+        if getattr(m, "_welltrace_fp32", False):
+            continue
+        inner = m.forward
+
+        def fp32_forward(*args, _inner=inner, **kwargs):
+            dev = next((a.device.type for a in args if isinstance(a, torch.Tensor)), "cpu")
+            args = tuple(a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+            with torch.autocast(device_type=dev, enabled=False):
+                return _inner(*args, **kwargs)
+
+        m.forward = fp32_forward
+        m._welltrace_fp32 = True
+    return list(names)

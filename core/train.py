@@ -1,0 +1,434 @@
+"""The training loop: a generator of typed events that the CLI and the GUI both drive.
+
+Numerics (DESIGN.md): one autocast region around the forward pass; the loss
+in fp32; parameters and AdamW state fp32; fp16 runs ``torch.amp.GradScaler``
+and unscales before clipping, and every step reports its scale and whether it
+was skipped; bf16 and fp32 run no scaler. A NaN/Inf loss stops the run and
+keeps the last good checkpoint; an out-of-memory step takes the next lever
+(checkpointing, then tiling) and carries on; Stop saves a checkpoint from
+which Resume continues the same run.
+"""
+
+from __future__ import annotations
+
+import collections
+import math
+import random
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from . import precision as prec
+from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
+from .errors import DataError, InputError
+from .events import (BudgetEvent, DoneEvent, ErrorEvent, EvalEvent, Event, GradHealth, StepEvent,
+                     WarningEvent)
+from .losses import loss_for
+from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes
+from .model_io import load_checkpoint, load_model, save_checkpoint, save_model
+from .network import build, preset, stage_names
+
+FP16_MIN_SUBNORMAL_LOG2 = -24
+HIST_LO, HIST_HI = -40, 8  # log2 range of the gradient-magnitude histogram
+
+
+@dataclass
+class TrainConfig:
+    data: str | None = None  # a project or synthetic folder
+    synthetic: bool = False  # draw from the on-the-fly synthetic stream
+    mix: float = 0.5  # share of stream logs when both a folder and the stream are used
+    stage: str = "binary"  # binary | multiclass
+    preset: str = "tiny"
+    init_model: str | None = None  # continue from this model file
+    precision: str = "auto"
+    device: str = "auto"
+    steps: int | None = None
+    epochs: int | None = None
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    clip: float = 1.0
+    crop_along: int | None = 1024  # random crop length along depth; None trains on whole logs
+    effective_batch: int = 16  # multiclass: logs per optimizer step (gradient accumulation)
+    micro_batch: int = 4  # multiclass: logs per forward pass
+    checkpointing: str = "off"  # auto | on | off
+    tile: str = "off"  # auto | off | PX
+    ceiling_gib: float | None = None
+    out: str | None = None  # model file written at the end
+    checkpoint: str | None = None  # training checkpoint (default: OUT.ckpt)
+    resume: str | None = None
+    seed: int = 0
+    eval_every: int = 0  # steps between evaluations (0: at the end only)
+    checkpoint_every: int = 50
+    fp32_modules: list[str] = field(default_factory=list)
+    stream_size: tuple[int, int] = (1600, 384)
+    per_layer_norms: bool = False
+    scaler_growth_interval: int = 200  # fp16: clean steps before the scale doubles
+    fault: dict = field(default_factory=dict)  # test hooks: {"overflow_steps": [..], "oom_steps": [..], "nan_step": n}
+
+
+def pick_device(requested: str) -> torch.device:
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise InputError(None, "--device cuda: no CUDA device is available (PyTorch sees none)")
+    if requested not in ("cpu", "cuda"):
+        raise InputError(None, f"--device must be auto, cpu or cuda, not {requested!r}")
+    return torch.device(requested)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _schedule(total: int):
+    warm = max(1, int(0.05 * total))
+
+    def f(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        t = min(1.0, (step - warm) / max(1, total - warm))
+        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * t))
+
+    return f
+
+
+def grad_health(model: torch.nn.Module, per_layer: bool) -> GradHealth:
+    grads = [p.grad.detach().reshape(-1) for p in model.parameters() if p.grad is not None]
+    if not grads:
+        return GradHealth(0.0, 0.0, 0, HIST_LO, [0] * (HIST_HI - HIST_LO))
+    g = torch.cat(grads).float()
+    finite = torch.isfinite(g)
+    nonfinite = int((~finite).sum())
+    gf = g[finite]
+    zero = float((gf == 0).sum()) / max(1, g.numel())
+    nz = gf[gf != 0].abs()
+    norm = float(torch.linalg.vector_norm(gf)) if gf.numel() else 0.0
+    if nz.numel():
+        e = torch.floor(torch.log2(nz)).clamp(HIST_LO, HIST_HI - 1)
+        counts = torch.bincount((e - HIST_LO).long(), minlength=HIST_HI - HIST_LO).tolist()
+        under = float((nz < 2.0**FP16_MIN_SUBNORMAL_LOG2).sum()) / nz.numel()
+    else:
+        counts, under = [0] * (HIST_HI - HIST_LO), 0.0
+    layers = None
+    if per_layer:
+        layers = {n: float(p.grad.detach().float().norm()) for n, p in model.named_parameters() if p.grad is not None}
+    return GradHealth(norm, zero, nonfinite, HIST_LO, counts, under, layers)
+
+
+class FailureWatch:
+    """The failure-mode detectors of DESIGN.md, each debounced to one warning per 50 steps."""
+
+    def __init__(self):
+        self.halvings = collections.deque(maxlen=20)
+        self.skipped_run = 0
+        self.last: dict[str, int] = {}
+
+    def _emit(self, step: int, code: str, message: str, advice: str) -> WarningEvent | None:
+        if step - self.last.get(code, -10**9) < 50:
+            return None
+        self.last[code] = step
+        return WarningEvent(step, code, message, advice)
+
+    def observe(self, ev: StepEvent, scale_before: float | None) -> list[WarningEvent]:
+        out = []
+        halved = ev.loss_scale is not None and scale_before is not None and ev.loss_scale < scale_before
+        self.halvings.append(bool(halved))
+        self.skipped_run = self.skipped_run + 1 if ev.skipped else 0
+        n_half = sum(self.halvings)
+        if n_half >= 8:
+            out.append(self._emit(ev.step, "scale_collapse",
+                                  f"loss scale halved {n_half} times in {len(self.halvings)} steps",
+                                  "learning rate too high or a layer overflows in fp16; lower the learning rate, "
+                                  "keep that layer in fp32, or try bf16"))
+        if self.skipped_run >= 3:
+            out.append(self._emit(ev.step, "skipped_steps", f"{self.skipped_run} steps in a row skipped on overflow",
+                                  "gradients overflow fp16 even at a small scale; try bf16 or a lower learning rate"))
+        if ev.grad.zero_fraction > 0.5 and not ev.skipped:
+            out.append(self._emit(ev.step, "grad_underflow",
+                                  f"{ev.grad.zero_fraction:.0%} of gradient elements are exactly zero",
+                                  "gradients underflow: in fp16 raise the initial loss scale, or use bf16 "
+                                  "(fp32's exponent range)"))
+        if ev.grad.fp16_underflow_fraction > 0.05 and ev.precision == "fp16" and ev.loss_scale is None:
+            out.append(self._emit(ev.step, "fp16_underflow",
+                                  f"{ev.grad.fp16_underflow_fraction:.0%} of gradients lie below fp16's subnormal floor",
+                                  "run fp16 with the loss scaler, or bf16"))
+        if ev.grad.nonfinite and ev.loss_scale is None:
+            out.append(self._emit(ev.step, "nonfinite", f"{ev.grad.nonfinite} gradient elements are Inf/NaN",
+                                  "lower the learning rate or keep the overflowing layer in fp32"))
+        return [w for w in out if w is not None]
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, torch.OutOfMemoryError) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc))
+
+
+class Trainer:
+    """Holds the run's state; :meth:`run` is the event generator."""
+
+    def __init__(self, cfg: TrainConfig, stop: threading.Event | None = None):
+        self.cfg = cfg
+        self.stop = stop or threading.Event()
+        if cfg.stage not in ("binary", "multiclass"):
+            raise InputError(None, f"--stage must be binary or multiclass, not {cfg.stage!r}")
+        try:
+            self.device = pick_device(cfg.device)
+            self.precision = prec.resolve(cfg.precision, self.device)
+        except ValueError as exc:
+            raise InputError(None, str(exc)) from None
+        classes = 1 if cfg.stage == "binary" else 4
+        seed_everything(cfg.seed)
+        self.train_logs: list[LabelledLog] = []
+        self.val_logs: list[LabelledLog] = []
+        if cfg.data:
+            self.train_logs, self.val_logs = load_folder(cfg.data)
+        elif not cfg.synthetic:
+            raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
+        stream = SyntheticStream(cfg.seed, *cfg.stream_size) if cfg.synthetic else None
+        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if cfg.data else 1.0, cfg.seed)
+        if cfg.init_model:
+            self.model, _info = load_model(cfg.init_model)
+            if self.model.cfg.classes != classes:
+                raise InputError(cfg.init_model, f"model has {self.model.cfg.classes} classes; the {cfg.stage} "
+                                 f"stage needs {classes}")
+        else:
+            try:
+                self.model = build(preset(cfg.preset, classes))
+            except ValueError as exc:
+                raise InputError(None, str(exc)) from None
+        if cfg.fp32_modules:
+            try:
+                prec.keep_fp32(self.model, cfg.fp32_modules)
+            except ValueError as exc:
+                raise InputError(None, f"--fp32-modules: {exc}") from None
+        self.model.to(self.device)
+        self.model.set_checkpointing(cfg.checkpointing == "on")
+        self.tile = int(cfg.tile) if str(cfg.tile).isdigit() else None
+        self.crop = self.tile or cfg.crop_along
+        self.loss_fn = loss_for(classes)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.total_steps = self._total_steps()
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.total_steps))
+        self.scaler = self.precision.make_scaler(cfg.scaler_growth_interval)
+        self.step = 0
+        self.watch = FailureWatch()
+        self.ckpt_path = Path(cfg.checkpoint) if cfg.checkpoint else (Path(cfg.out).with_suffix(".ckpt") if cfg.out else None)
+        self.last_good_ckpt: str | None = None
+        if cfg.resume:
+            self._resume(cfg.resume)
+
+    # -- bookkeeping ---------------------------------------------------------
+    def _total_steps(self) -> int:
+        cfg = self.cfg
+        if cfg.steps is not None:
+            if cfg.steps < 1:
+                raise InputError(None, "--steps must be at least 1")
+            return cfg.steps
+        per_epoch = max(1, len(self.train_logs))
+        if cfg.stage == "multiclass":
+            per_epoch = max(1, math.ceil(per_epoch / cfg.effective_batch))
+        return max(1, (cfg.epochs or 1) * per_epoch)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        n = max(1, len(self.train_logs))
+        return max(1, math.ceil(n / self.cfg.effective_batch)) if self.cfg.stage == "multiclass" else n
+
+    def _state(self) -> dict:
+        return {
+            "format": "welltrace-checkpoint",
+            "step": self.step,
+            "model": self.model.state_dict(),
+            "model_config": self.model.cfg.to_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict() if self.scaler else None,
+            "sampler": self.sampler.state(),
+            "torch_rng": torch.get_rng_state(),
+            "precision": self.precision.mode,
+            "levers": {"checkpointing": self.model.checkpointing, "crop": self.crop},
+            "total_steps": self.total_steps,
+        }
+
+    def save_checkpoint(self) -> str | None:
+        if not self.ckpt_path:
+            return None
+        save_checkpoint(self.ckpt_path, self._state())
+        self.last_good_ckpt = str(self.ckpt_path)
+        return self.last_good_ckpt
+
+    def _resume(self, path: str) -> None:
+        st = load_checkpoint(path)
+        try:
+            self.model.load_state_dict(st["model"])
+            self.optimizer.load_state_dict(st["optimizer"])
+            self.scheduler.load_state_dict(st["scheduler"])
+            if self.scaler is not None and st.get("scaler"):
+                self.scaler.load_state_dict(st["scaler"])
+            self.sampler.load_state(st["sampler"])
+            torch.set_rng_state(st["torch_rng"])
+        except (KeyError, RuntimeError, ValueError) as exc:
+            raise InputError(path, f"checkpoint does not fit this run: {str(exc).splitlines()[0][:160]}") from None
+        self.step = int(st["step"])
+        lev = st.get("levers", {})
+        self.model.set_checkpointing(bool(lev.get("checkpointing", self.model.checkpointing)))
+        self.crop = lev.get("crop", self.crop)
+        self.last_good_ckpt = str(path)
+
+    # -- one optimizer step -----------------------------------------------------
+    def _micro_batches(self):
+        aug = Augment(crop_along=self.crop)
+        if self.cfg.stage == "binary":
+            return [next(self.sampler.batches(1, aug))]
+        n = self.cfg.effective_batch
+        mb = max(1, min(self.cfg.micro_batch, n))
+        return [next(self.sampler.batches(min(mb, n - i), aug)) for i in range(0, n, mb)]
+
+    def _one_step(self) -> StepEvent:
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        reset_peaks(self.device)
+        batches = self._micro_batches()
+        n_pix = sum(float(v.sum()) for _, _, v in batches)
+        loss_total = 0.0
+        meter = SavedTensorMeter(self.model, stage_names(self.model))
+        if self.step in cfg.fault.get("oom_steps", []):
+            cfg.fault["oom_steps"] = [s for s in cfg.fault["oom_steps"] if s != self.step]
+            raise torch.OutOfMemoryError("simulated out of memory (test fault injection)")
+        with meter:
+            for x, y, valid in batches:
+                x, y, valid = x.to(self.device), y.to(self.device), valid.to(self.device)
+                if self.device.type == "cuda":
+                    x = x.contiguous(memory_format=torch.channels_last)
+                with self.precision.autocast():
+                    logits = self.model(x)
+                loss = self.loss_fn(logits.float(), y, valid)  # fp32, outside autocast
+                weight = float(valid.sum()) / max(1.0, n_pix)
+                if self.step in cfg.fault.get("overflow_steps", []):
+                    loss = loss * 1e38  # a huge loss: overflows once scaled
+                if cfg.fault.get("nan_step") == self.step:
+                    loss = loss * float("nan")
+                loss_total += float(loss.detach()) * weight
+                scaled = loss * weight
+                (self.scaler.scale(scaled) if self.scaler else scaled).backward()
+        activations = meter.count.as_dict()
+        if not math.isfinite(loss_total) and self.scaler is None:
+            raise FloatingPointError(f"loss is {loss_total} at step {self.step}")
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
+        health = grad_health(self.model, cfg.per_layer_norms)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip)
+        lr = self.optimizer.param_groups[0]["lr"]
+        if self.scaler is not None:
+            before = self.scaler.get_scale()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            after = self.scaler.get_scale()
+            skipped = after < before
+            scale = after
+        else:
+            self.optimizer.step()
+            skipped, scale, before = False, None, None
+        if not skipped:
+            self.scheduler.step()
+        memory = {**state_bytes(self.model, self.optimizer), "activations": activations["total"],
+                  "activations_by_dtype": activations["by_dtype"], "activations_by_stage": activations["by_stage"],
+                  "input_shape": list(batches[0][0].shape), **read_peaks(self.device)}
+        ev = StepEvent(step=self.step + 1, loss=loss_total, lr=lr, precision=self.precision.mode, loss_scale=scale,
+                       skipped=bool(skipped), grad=health, memory=memory, wall_time=time.perf_counter() - t0,
+                       epoch=self.step // self.steps_per_epoch)
+        self._scale_before = before
+        return ev
+
+    def _next_lever(self) -> str | None:
+        if not self.model.checkpointing:
+            self.model.set_checkpointing(True)
+            return "gradient checkpointing on"
+        if self.crop is None or self.crop > 256:
+            self.crop = 512 if self.crop is None else max(256, self.crop // 2)
+            return f"tiling along depth in strips of {self.crop} px"
+        return None
+
+    # -- the run ---------------------------------------------------------------
+    def run(self) -> Iterator[Event]:
+        cfg = self.cfg
+        for w in ([self.precision.warning] if self.precision.warning else []):
+            yield WarningEvent(self.step, "slow_precision", w, "use auto to pick the fastest safe mode")
+        if self.scaler is None:
+            why = "bf16 keeps fp32's exponent range" if self.precision.mode == "bf16" else "fp32 needs none"
+            yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")
+        yield BudgetEvent(self.step, {"precision": self.precision.mode, "reason": self.precision.reason,
+                                      "device": str(self.device), "checkpointing": self.model.checkpointing,
+                                      "tile": self.crop, "total_steps": self.total_steps})
+        status = "finished"
+        while self.step < self.total_steps:
+            if self.stop.is_set():
+                status = "stopped"
+                break
+            try:
+                ev = self._one_step()
+            except FloatingPointError as exc:
+                yield ErrorEvent(self.step, f"{exc}; stopped, the last good checkpoint is kept")
+                status = "nan"
+                break
+            except Exception as exc:  # noqa: BLE001
+                if not _is_oom(exc):
+                    raise
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                lever = self._next_lever()
+                if lever is None:
+                    yield ErrorEvent(self.step, "out of memory with every lever taken; use a smaller log or preset")
+                    status = "oom"
+                    break
+                yield WarningEvent(self.step, "lever", f"out of memory at step {self.step + 1}: took the next lever, "
+                                   f"{lever}, and carried on", "set a ceiling to plan the levers before the run")
+                continue
+            if not math.isfinite(ev.loss) and not ev.skipped:
+                yield ErrorEvent(self.step, f"loss is {ev.loss} at step {ev.step}; stopped, the last good checkpoint "
+                                 "is kept")
+                status = "nan"
+                break
+            self.step += 1
+            yield ev
+            for w in self.watch.observe(ev, self._scale_before):
+                yield w
+            if cfg.eval_every and self.step % cfg.eval_every == 0 and self.step < self.total_steps:
+                yield self.evaluate()
+            if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
+                self.save_checkpoint()
+        summary: dict = {"steps": self.step, "precision": self.precision.mode, "preset": self.model.cfg.preset}
+        if status == "finished":
+            ev_final = self.evaluate()
+            yield ev_final
+            summary.update({"val_mask_f1": ev_final.mask_f1, "val_curve_r": ev_final.curve_r,
+                            "val_curve_rmse_pct": ev_final.curve_rmse_pct})
+        ckpt = self.last_good_ckpt if status == "nan" else self.save_checkpoint()
+        model_path = None
+        if cfg.out and status in ("finished", "stopped"):
+            save_model(cfg.out, self.model, self.precision.mode, summary)
+            model_path = cfg.out
+        yield DoneEvent(self.step, status, model_path, ckpt, summary)
+
+    def evaluate(self) -> EvalEvent:
+        from .evaluate import evaluate_logs
+
+        res = evaluate_logs(self.model, self.val_logs, self.precision, self.device, self.loss_fn)
+        return EvalEvent(step=self.step, epoch=self.step // self.steps_per_epoch, **res)
+
+
+def train(cfg: TrainConfig, stop: threading.Event | None = None) -> Iterator[Event]:
+    """Convenience: build a :class:`Trainer` and run it."""
+    yield from Trainer(cfg, stop).run()
+
+
+def config_dict(cfg: TrainConfig) -> dict:
+    return asdict(cfg)
