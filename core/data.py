@@ -180,7 +180,7 @@ class LogSampler:
         self.order: list[int] = []
 
     def state(self) -> dict:
-        return {"rng": self.rng.bit_generator.state, "order": list(self.order),
+        return {"rng": self.rng.bit_generator.state, "order": [int(i) for i in self.order],
                 "stream_index": self.stream.index if self.stream else 0}
 
     def load_state(self, st: dict) -> None:

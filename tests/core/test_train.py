@@ -1,0 +1,185 @@
+import json
+import pickle
+import threading
+
+import numpy as np
+import pytest
+import torch
+
+from core.cli import main
+from core.data import load_folder
+from core.errors import InputError, ModelFileError
+from core.memory import SavedTensorMeter
+from core.model_io import load_checkpoint, load_model
+from core.network import GroupNorm16, build, preset
+from core.precision import resolve
+from core.synth import write_set
+from core.train import TrainConfig, Trainer
+
+
+@pytest.fixture(scope="module")
+def tiny_set(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiny_set")
+    write_set(d, 3, seed=3, width=512, height=128)
+    return d
+
+
+def _run(cfg, stop=None):
+    return list(Trainer(cfg, stop).run())
+
+
+def _cfg(data, tmp_path, **kw):
+    base = dict(data=str(data), preset="tiny", steps=3, crop_along=256, out=str(tmp_path / "m.safetensors"), seed=1)
+    base.update(kw)
+    return TrainConfig(**base)
+
+
+@pytest.mark.parametrize("mode", ["bf16", "fp32"])
+def test_cli_train_writes_events_and_a_model_that_reloads(tiny_set, tmp_path, mode):
+    out, events = tmp_path / "m.safetensors", tmp_path / "ev.jsonl"
+    rc = main(["train", str(tiny_set), "--out", str(out), "--preset", "tiny", "--steps", "3", "--precision", mode,
+               "--crop", "256", "--events", str(events), "--seed", "4"])
+    assert rc == 0
+    evs = [json.loads(line) for line in events.read_text().splitlines()]
+    steps = [e for e in evs if e["type"] == "step"]
+    assert [e["step"] for e in steps] == [1, 2, 3]
+    for e in steps:
+        assert e["precision"] == mode and e["loss_scale"] is None and e["skipped"] is False
+        assert {"global_norm", "zero_fraction", "nonfinite", "hist_counts"} <= set(e["grad"])
+        assert e["memory"]["activations"] > 0 and e["wall_time"] > 0 and e["lr"] > 0
+        assert np.isfinite(e["loss"])
+    assert any(e["type"] == "warning" and e["code"] == "no_scaler" for e in evs)  # says no scaler runs
+    assert evs[-1]["type"] == "done" and evs[-1]["status"] == "finished"
+    model, info = load_model(out)
+    assert info["precision"] == mode and info["config"]["preset"] == "tiny"
+    x = torch.rand(1, 1, 64, 200)
+    with torch.no_grad():
+        a, b = model(x), load_model(out)[0](x)
+    assert torch.equal(a, b)
+
+
+def test_fp16_scaler_skips_on_overflow_and_grows_back(tiny_set, tmp_path):
+    cfg = _cfg(tiny_set, tmp_path, precision="fp16", steps=8, scaler_growth_interval=2,
+               fault={"overflow_steps": [2]})
+    evs = _run(cfg)
+    steps = [e for e in evs if e.type == "step"]
+    scales = [e.loss_scale for e in steps]
+    assert all(s is not None for s in scales) and len(scales) == 8
+    skipped = [e.step for e in steps if e.skipped]
+    assert skipped[0] == 3  # the step with the injected huge loss (0-based step 2)
+    assert scales[2] == scales[1] / 2  # halved at that step
+    assert max(scales[3:]) > scales[2]  # grows back after clean steps
+    # any later skip is the scaler probing upward and overflowing naturally, at a higher scale
+    assert all(scales[s - 2] > scales[2] for s in skipped[1:])
+
+
+def test_bf16_keeps_fp32_master_weights_and_16bit_activations(tiny_set, tmp_path):
+    trainer = Trainer(_cfg(tiny_set, tmp_path, precision="bf16", steps=2))
+    evs = list(trainer.run())
+    assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
+    for st in trainer.optimizer.state.values():
+        assert st["exp_avg"].dtype == torch.float32 and st["exp_avg_sq"].dtype == torch.float32
+    mem = [e for e in evs if e.type == "step"][-1].memory
+    by = mem["activations_by_dtype"]
+    assert by["bf16"] > 0.85 * mem["activations"], by  # the bulk of saved activations is 16-bit
+
+
+def test_groupnorm_output_stays_16bit_under_autocast():
+    gn = GroupNorm16(2, 8)
+    x = torch.randn(1, 8, 6, 6)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = gn(x.bfloat16())
+    assert y.dtype == torch.bfloat16
+    ref = torch.nn.functional.group_norm(x.bfloat16().float(), 2, gn.weight, gn.bias)
+    assert torch.allclose(y.float(), ref, atol=2e-2)
+
+
+def test_saved_activation_ratio_bf16_over_fp32():
+    """Saved-for-backward bytes of one step, bf16 ÷ fp32 (default preset; 3200 × 480 in the benchmark)."""
+    torch.manual_seed(0)
+    model = build(preset("demo"))
+    x = torch.rand(1, 1, 192, 800)
+    totals = {}
+    for mode in ("fp32", "bf16"):
+        p = resolve(mode, "cpu")
+        with SavedTensorMeter(model) as meter:
+            with p.autocast():
+                out = model(x)
+            out.float().mean()
+        totals[mode] = meter.count.total
+    ratio = totals["bf16"] / totals["fp32"]
+    assert ratio <= 0.55, ratio
+
+
+def test_nan_stops_and_keeps_the_last_good_checkpoint(tiny_set, tmp_path):
+    cfg = _cfg(tiny_set, tmp_path, precision="fp32", steps=6, checkpoint_every=2, fault={"nan_step": 3})
+    evs = _run(cfg)
+    assert evs[-1].type == "done" and evs[-1].status == "nan"
+    assert any(e.type == "error" and "nan" in e.message.lower() for e in evs)
+    assert not (tmp_path / "m.safetensors").exists()  # no model from a broken run
+    ck = load_checkpoint(evs[-1].checkpoint_path)
+    assert ck["step"] == 2
+
+
+def test_out_of_memory_takes_the_next_lever(tiny_set, tmp_path):
+    cfg = _cfg(tiny_set, tmp_path, precision="fp32", steps=4, fault={"oom_steps": [1]})
+    trainer = Trainer(cfg)
+    evs = list(trainer.run())
+    lever = [e for e in evs if e.type == "warning" and e.code == "lever"]
+    assert lever and "checkpointing" in lever[0].message
+    assert trainer.model.checkpointing is True
+    assert [e.step for e in evs if e.type == "step"] == [1, 2, 3, 4]
+    assert evs[-1].status == "finished"
+
+
+def test_stop_then_resume_continues_the_same_run(tiny_set, tmp_path):
+    stop = threading.Event()
+    cfg = _cfg(tiny_set, tmp_path, precision="fp32", steps=6)
+    trainer = Trainer(cfg, stop)
+    seen = []
+    for ev in trainer.run():
+        if ev.type == "step":
+            seen.append(ev.step)
+            if ev.step == 3:
+                stop.set()
+    assert seen == [1, 2, 3]
+    ckpt = tmp_path / "m.ckpt"
+    assert ckpt.exists()
+    resumed = Trainer(_cfg(tiny_set, tmp_path, precision="fp32", steps=6, resume=str(ckpt)))
+    steps = [e.step for e in resumed.run() if e.type == "step"]
+    assert steps == [4, 5, 6]
+    # the same run, uninterrupted, ends with the same weights
+    straight = Trainer(_cfg(tiny_set, tmp_path / "s", precision="fp32", steps=6))
+    list(straight.run())
+    for a, b in zip(resumed.model.parameters(), straight.model.parameters()):
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_bad_inputs_are_clear(tmp_path, tiny_set, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["train", str(empty), "--out", str(tmp_path / "m.safetensors"), "--preset", "tiny"]) == 2
+    assert "no labelled images" in capsys.readouterr().err
+    with pytest.raises(InputError, match="unknown precision"):
+        Trainer(_cfg(tiny_set, tmp_path, precision="fp8"))
+    evil = tmp_path / "evil.ckpt"
+    with open(evil, "wb") as fh:
+        pickle.dump({"format": "welltrace-checkpoint", "x": pickle.loads}, fh)
+    with pytest.raises(ModelFileError, match="refused|not a training checkpoint"):
+        load_checkpoint(evil)
+    fake = tmp_path / "fake.safetensors"
+    fake.write_bytes(b"\x00" * 64)
+    with pytest.raises(ModelFileError, match="not a safetensors"):
+        load_model(fake)
+    assert main(["digitize", str(tiny_set / "synth_000.png"), "--calib", str(tiny_set / "synth_000.calib.json"),
+                 "--out", str(tmp_path / "o.las"), "--model", str(fake)]) == 2
+    assert not (tmp_path / "o.las").exists()
+
+
+def test_mismatched_mask_names_the_file(tmp_path):
+    write_set(tmp_path, 1, seed=1, width=256, height=128)
+    from PIL import Image
+
+    Image.fromarray(np.zeros((10, 10), np.uint8)).save(tmp_path / "synth_000.mask.png")
+    with pytest.raises(InputError, match="synth_000.mask.png"):
+        load_folder(tmp_path)
