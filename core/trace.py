@@ -112,6 +112,13 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
     wraps = np.cumsum(wrap_step) * sign if spec.wrap else np.zeros(cols, np.int64)
+    if spec.wrap:
+        # The image cannot say whether the trace starts on the backup scale; assume the curve
+        # spends most of its length on the main scale (median fraction in [0, 1)).
+        t = spec.fraction_of(pos) + wraps
+        t_obs = t[observed & np.isfinite(t)]
+        if t_obs.size:
+            wraps = wraps - int(np.floor(np.median(t_obs)))
     # honest gaps: NaN where the nearest observed column is farther than max_gap_px
     dist = _distance_to_observed(observed)
     pos = np.where(dist <= params.max_gap_px, pos, np.nan)

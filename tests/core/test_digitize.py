@@ -1,0 +1,97 @@
+import json
+
+import lasio
+import numpy as np
+import pytest
+
+from core.calibration import Calibration
+from core.cli import main
+from core.data import to_canonical
+from core.digitize import digitize
+from core.errors import CalibrationError, InputError
+from core.infer import strips
+from core.metrics import compare_curve
+from core.synth import generate_log
+from core.trace import trace_all, trace_to_values
+
+
+def _oracle_metrics(log):
+    """Trace the truth mask itself: tests tracing + calibration → values, free of any model."""
+    canon = to_canonical(log.mask, log.calibration.depth_axis)
+    ev = {k: (canon == k).astype(np.float32) for k in (1, 2, 3)}
+    traces = trace_all(ev, log.calibration)
+    out = {}
+    for tr, spec in zip(traces, log.calibration.curves):
+        vals = trace_to_values(tr, spec, log.calibration, log.depth)
+        out[spec.mnemonic] = compare_curve(spec.mnemonic, log.depth, vals, log.truth[spec.mnemonic], spec.value_range)
+    return out
+
+
+@pytest.mark.parametrize("seed", [3, 8, 21, 34])
+def test_tracing_the_true_mask_recovers_the_curves(seed):
+    log = generate_log(seed, 1600, 384, "y" if seed % 2 else "x", style="clean")
+    ms = _oracle_metrics(log)
+    for name, m in ms.items():
+        assert m.r > 0.98 and m.rmse_pct < 2.5, (name, m)
+
+
+def test_gaps_are_null_not_invented():
+    log = generate_log(5, 1600, 384, "x", style="clean", curves=(1, 1))
+    canon = to_canonical(log.mask, "x")
+    ev = (canon > 0).astype(np.float32)
+    ev[:, 600:900] = 0.0  # 300 px with no evidence
+    spec = log.calibration.curves[0]
+    tr = trace_all({0: ev}, log.calibration)[0]
+    vals = trace_to_values(tr, spec, log.calibration, log.depth)
+    px = log.calibration.pixel_at(log.depth)
+    inside_gap = (px > 630) & (px < 870)
+    assert np.all(np.isnan(vals[inside_gap]))
+    assert np.isfinite(vals[(px < 500) & (px > 50)]).mean() > 0.9
+
+
+def test_digitize_cli_writes_readable_las(tmp_path, capsys):
+    main(["synth", str(tmp_path), "--count", "1", "--seed", "2", "--width", "1200", "--height", "256"])
+    scan, calib = tmp_path / "synth_000.png", tmp_path / "synth_000.calib.json"
+    out = tmp_path / "out.las"
+    assert main(["digitize", str(scan), "--calib", str(calib), "--out", str(out), "--classical",
+                 "--mask-out", str(tmp_path / "m.png")]) == 0
+    cal = Calibration.load(calib)
+    las = lasio.read(str(out))
+    grid = cal.depth_grid(1200)
+    assert las.well["STRT"].value == pytest.approx(grid[0]) and las.well["STOP"].value == pytest.approx(grid[-1])
+    assert las.well["STEP"].value == cal.step and las.well["NULL"].value == -999.25
+    assert las.curves[0].unit == cal.depth_unit
+    assert [c.mnemonic for c in las.curves[1:]] == [c.mnemonic for c in cal.curves]
+    assert [c.unit for c in las.curves[1:]] == [c.unit for c in cal.curves]
+    assert "source scan: synth_000.png" in las.other and "classical" in las.other
+    assert (tmp_path / "m.png").exists()
+    capsys.readouterr()
+    assert main(["eval", str(out), str(tmp_path / "synth_000.truth.las"), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["summary"]["curves"] == len(cal.curves)
+
+
+def test_digitize_bad_inputs(tmp_path):
+    log = generate_log(1, 800, 256, "x")
+    with pytest.raises(InputError, match="blank"):
+        digitize(np.full_like(log.image, 255), log.calibration)
+    bad = Calibration.from_dict({**log.calibration.as_dict(),
+                                 "curves": [{**log.calibration.curves[0].as_dict(), "track": [10, 900]}]})
+    with pytest.raises(CalibrationError, match="outside"):
+        digitize(log.image, bad)
+
+
+def test_strips_cover_the_log_with_overlap():
+    parts = strips(1100, 384, 128)
+    assert parts[0][0] == 0 and parts[-1][1] == 1100
+    assert all(b - a == 384 for a, b in parts)
+    assert all(parts[i][1] - parts[i + 1][0] >= 128 for i in range(len(parts) - 1))
+    assert strips(300, 384, 128) == [(0, 300)]
+
+
+def test_offset_is_reported_not_applied():
+    depth = np.arange(500) * 0.5
+    truth = np.sin(depth / 3.0) * 50 + 50
+    pred = np.roll(truth, 2)
+    m = compare_curve("GR", depth, pred, truth, 100.0)
+    assert m.best_offset == 2 and m.best_offset_r > m.r
