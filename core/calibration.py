@@ -10,12 +10,11 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from .atomic import atomic_write_text, json_text
-from .errors import CalibrationError
+from .errors import CalibrationError, require_file
 
 CALIBRATION_VERSION = 1
 DEPTH_UNITS = ("FT", "M")
@@ -201,11 +200,7 @@ class Calibration:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "Calibration":
-        p = Path(path)
-        if not p.exists():
-            raise CalibrationError(p, "no such file")
-        if p.is_dir():
-            raise CalibrationError(p, "is a directory, not a calibration file")
+        p = require_file(path, CalibrationError, "a calibration file")
         try:
             text = p.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:

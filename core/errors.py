@@ -39,3 +39,15 @@ class ModelFileError(InputError):
 
 class DataError(InputError):
     """A training or project folder that cannot be used."""
+
+
+def require_file(path: str | Path, error: type[InputError], what: str) -> Path:
+    """The path as a non-empty regular file, or ``error`` naming it and why not."""
+    p = Path(path)
+    if not p.exists():
+        raise error(p, "no such file")
+    if p.is_dir():
+        raise error(p, f"is a directory, not {what}")
+    if p.stat().st_size == 0:
+        raise error(p, "file is empty")
+    return p

@@ -13,13 +13,12 @@ import io
 import math
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import lasio
 import numpy as np
 
 from .atomic import atomic_write_text
-from .errors import LasError
+from .errors import LasError, require_file
 
 NULL = -999.25
 
@@ -126,13 +125,7 @@ def write_las(
 
 def read_las(path: str | os.PathLike) -> LasData:
     """Read a LAS file; any parse failure becomes a clear :class:`LasError`."""
-    p = Path(path)
-    if not p.exists():
-        raise LasError(p, "no such file")
-    if p.is_dir():
-        raise LasError(p, "is a directory, not a LAS file")
-    if p.stat().st_size == 0:
-        raise LasError(p, "file is empty")
+    p = require_file(path, LasError, "a LAS file")
     try:
         las = lasio.read(str(p), ignore_header_errors=False)
     except Exception as exc:  # noqa: BLE001 - lasio raises many types; all mean "unreadable"

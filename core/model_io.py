@@ -19,7 +19,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from .atomic import atomic_path
-from .errors import ModelFileError
+from .errors import ModelFileError, require_file
 from .network import NetConfig, VeerNet, build
 
 MODEL_FORMAT = "welltrace-model"
@@ -79,14 +79,7 @@ def load_model(path: str | os.PathLike) -> tuple[VeerNet, dict]:
 
 
 def _check(path) -> Path:
-    p = Path(path)
-    if not p.exists():
-        raise ModelFileError(p, "no such file")
-    if p.is_dir():
-        raise ModelFileError(p, "is a directory, not a model file")
-    if p.stat().st_size == 0:
-        raise ModelFileError(p, "file is empty")
-    return p
+    return require_file(path, ModelFileError, "a model file")
 
 
 def save_checkpoint(path: str | os.PathLike, state: dict) -> None:

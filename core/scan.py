@@ -17,7 +17,7 @@ import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .atomic import atomic_path
-from .errors import ScanError
+from .errors import ScanError, require_file
 
 #: Default bound on pixels per image (300 MP: a 12,800 × 23,000 scan passes).
 DEFAULT_MAX_PIXELS = 300_000_000
@@ -72,12 +72,7 @@ class Scan:
 
 
 def _check_path(path: Path) -> None:
-    if not path.exists():
-        raise ScanError(path, "no such file")
-    if path.is_dir():
-        raise ScanError(path, "is a directory, not an image file")
-    if path.stat().st_size == 0:
-        raise ScanError(path, "file is empty")
+    require_file(path, ScanError, "an image file")
 
 
 def _open(path: Path, bound: int) -> Image.Image:

@@ -8,7 +8,6 @@ the network's canonical frame: ``width`` along depth, ``height`` across.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path

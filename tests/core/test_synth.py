@@ -8,7 +8,6 @@ from PIL import Image
 
 from core.calibration import Calibration
 from core.cli import main
-from core.las_io import read_las
 from core.scan import load_mask, load_scan
 from core.synth import generate_log, parse_curve_range
 
