@@ -24,7 +24,6 @@ def _fmt_bytes(n: float | None) -> str:
 
 
 def cmd_train(args) -> int:
-    from .atomic import atomic_open
     from .cli import UsageError, progress_bar
     from .train import TrainConfig, Trainer
 
@@ -33,17 +32,22 @@ def cmd_train(args) -> int:
     out = Path(args.out)
     if out.suffix != ".safetensors":
         raise UsageError(f"--out {out}: model files end in .safetensors")
+    try:
+        sw, sh = (int(v) for v in args.stream_size.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--stream-size {args.stream_size!r}: expected WIDTHxHEIGHT, e.g. 1600x384") from None
     cfg = TrainConfig(
+        stream_size=(sw, sh),
         data=args.data if args.data != "synthetic" else None, synthetic=args.data == "synthetic" or args.synthetic,
         stage=args.stage, preset=args.preset, init_model=args.init, precision=args.precision, device=args.device,
         steps=args.steps if args.steps is not None else (None if args.epochs else 100), epochs=args.epochs,
-        lr=args.lr, crop_along=args.crop or None, checkpointing=args.checkpointing, tile=args.tile,
+        lr=args.lr, effective_batch=args.batch, micro_batch=min(4, args.batch), crop_along=args.crop or None, checkpointing=args.checkpointing, tile=args.tile,
         ceiling_gib=args.ceiling, out=str(out), resume=args.resume, seed=args.seed, eval_every=args.eval_every,
         fp32_modules=[m for m in (args.fp32_modules or "").split(",") if m],
     )
     trainer = Trainer(cfg)
-    events_fh = atomic_open(args.events, "w") if args.events else None
-    fh = events_fh.__enter__() if events_fh else None
+    # events are a live log (line-buffered, readable while the run goes on), not an atomic document
+    fh = open(args.events, "w", encoding="utf-8", buffering=1) if args.events else None
     status = "finished"
     try:
         with progress_bar(trainer.total_steps, "train", unit="step") as bar:
@@ -69,8 +73,8 @@ def cmd_train(args) -> int:
                     print(f"{ev.status} after {ev.step} steps; model {ev.model_path or '-'}; "
                           f"checkpoint {ev.checkpoint_path or '-'}")
     finally:
-        if events_fh:
-            events_fh.__exit__(None, None, None)
+        if fh:
+            fh.close()
     return 0 if status in ("finished", "stopped") else 1
 
 
@@ -147,6 +151,126 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def _budget_levers(args, cfg, device, ceiling):
+    from .budget import Levers, default_16bit, plan
+
+    mode = default_16bit(device) if args.precision == "auto" else args.precision
+    pl = plan(cfg, args.width, args.height, ceiling, precision=mode, checkpointing=args.checkpointing,
+              tile=args.tile, batch=args.batch, precision_fixed=args.precision != "auto")
+    if args.checkpointing == "auto" or args.tile == "auto":
+        lev = pl.levers or Levers(mode, args.checkpointing != "off", None)
+    else:
+        lev = Levers(mode, args.checkpointing == "on", int(args.tile) if args.tile.isdigit() else None)
+    return pl, lev
+
+
+def cmd_budget(args) -> int:
+    from .budget import GIB, device_ceiling, machine_description, measure_step, predict, preset_config
+    from .cli import UsageError
+    from .train import pick_device
+
+    if args.width < 16 or args.height < 16:
+        raise UsageError("--width and --height must be at least 16 px")
+    if args.tile not in ("auto", "off") and not args.tile.isdigit():
+        raise UsageError(f"--tile must be auto, off or a strip length in px, not {args.tile!r}")
+    device = pick_device(args.device)
+    cfg = preset_config(args.preset)
+    ceiling = int(args.ceiling * GIB) if args.ceiling else device_ceiling(device)
+    pl, lev = _budget_levers(args, cfg, device, ceiling)
+    terms = predict(cfg, args.width, args.height, lev, args.batch)
+    out = {
+        "machine": machine_description(device), "preset": cfg.preset, "width": args.width, "height": args.height,
+        "batch": args.batch, "levers": {"precision": lev.precision, "checkpointing": lev.checkpointing,
+                                        "tile": lev.tile},
+        "terms": terms.as_dict(), "total": terms.total, "ceiling": ceiling, "fits": terms.total <= ceiling,
+        "plan": pl.as_dict(), "spill_width": pl.spill,
+    }
+    if args.measure:
+        m = measure_step(cfg, args.width, args.height, lev, args.batch, device)
+        out["measured"] = m["terms"]
+        out["measured_peak"] = m.get("peak") or m.get("rss_peak_delta")
+        pred = terms.as_dict()
+        out["error"] = {k: (pred[k] - v) / v for k, v in m["terms"].items() if k in pred and v}
+        total_m = sum(m["terms"].values())
+        out["error"]["total"] = (terms.total - total_m) / total_m
+        if out["measured_peak"]:
+            out["error"]["peak"] = (terms.total - out["measured_peak"]) / out["measured_peak"]
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"machine  {out['machine']}")
+    print(f"step     {args.width} × {args.height}, batch {args.batch}, preset {cfg.preset}: {lev.describe()}")
+    print(f"{'term':<13}{'predicted':>14}" + (f"{'measured':>14}{'error':>9}" if args.measure else ""))
+    for k, v in terms.as_dict().items():
+        line = f"{k:<13}{_fmt_bytes(v):>14}"
+        if args.measure and k in out["measured"]:
+            line += f"{_fmt_bytes(out['measured'][k]):>14}{out['error'].get(k, 0):>+9.1%}"
+        print(line)
+    line = f"{'total':<13}{_fmt_bytes(terms.total):>14}"
+    if args.measure:
+        line += f"{_fmt_bytes(sum(out['measured'].values())):>14}{out['error']['total']:>+9.1%}"
+    print(line)
+    if args.measure and out.get("measured_peak"):
+        kind = "CUDA peak" if device.type == "cuda" else "RSS peak rise"
+        print(f"{kind:<13}{'':>14}{_fmt_bytes(out['measured_peak']):>14}{out['error']['peak']:>+9.1%}")
+    print(f"ceiling  {_fmt_bytes(ceiling)}: {'fits' if out['fits'] else 'does NOT fit'}"
+          f" (headroom {_fmt_bytes(ceiling - terms.total)})")
+    print(f"plan     {pl.as_dict()['summary']}")
+    for st in pl.steps:
+        print(f"         - {st['levers']}: {_fmt_bytes(st['predicted_total'])} {'fits' if st['fits'] else 'too big'}")
+    print("spill    widest log that fits (px along depth):")
+    for mode, d in pl.spill.items():
+        print(f"         {mode:<5} plain {d['plain']:>9,}   with checkpointing {d['checkpointing']:>9,}")
+    return 0
+
+
+def cmd_bench(args) -> int:
+    import statistics
+
+    from .budget import Levers, machine_description, measure_step, preset_config
+    from .precision import MODES
+    from .train import pick_device
+
+    device = pick_device(args.device)
+    cfg = preset_config(args.preset)
+    modes = [m.strip() for m in args.precisions.split(",") if m.strip()]
+    bad = [m for m in modes if m not in MODES or m == "auto"]
+    if bad:
+        raise InputError(None, f"--precisions: unknown mode {', '.join(bad)} (fp32, bf16, fp16)")
+    if device.type == "cuda":
+        import torch
+
+        torch.backends.cudnn.benchmark = args.cudnn_benchmark
+    rows = {}
+    for mode in modes:
+        m = measure_step(cfg, args.width, args.height, Levers(mode, args.checkpointing), 1, device,
+                         repeats=args.warmup + args.steps)
+        times = m["step_times"][args.warmup:]
+        rows[mode] = {"activations": m["terms"]["activations"], "activations_by_dtype": m["activations_by_dtype"],
+                      "peak": m.get("peak") or m.get("rss_peak_delta"), "step_time_median": statistics.median(times),
+                      "step_times": times}
+    base = rows.get("fp32")
+    for r in rows.values():
+        if base:
+            r["activation_ratio"] = r["activations"] / base["activations"]
+            r["time_ratio"] = r["step_time_median"] / base["step_time_median"]
+            if r["peak"] and base["peak"]:
+                r["peak_ratio"] = r["peak"] / base["peak"]
+    out = {"machine": machine_description(device), "preset": cfg.preset, "width": args.width,
+           "height": args.height, "checkpointing": args.checkpointing, "results": rows}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"machine  {out['machine']}")
+    print(f"step     {args.width} × {args.height}, batch 1, preset {cfg.preset}, median of {args.steps} after "
+          f"{args.warmup} warm-up")
+    print(f"{'mode':<6}{'activations':>14}{'ratio':>8}{'peak':>14}{'step s':>10}{'ratio':>8}")
+    for mode, r in rows.items():
+        print(f"{mode:<6}{_fmt_bytes(r['activations']):>14}{r.get('activation_ratio', float('nan')):>8.3f}"
+              f"{_fmt_bytes(r['peak']):>14}{r['step_time_median']:>10.3f}{r.get('time_ratio', float('nan')):>8.2f}")
+    return 0
+
+
 def add_engine_commands(sub) -> None:
     """Register the engine's subcommands on the ``welltrace`` parser."""
     t = sub.add_parser("train", help="train the segmentation network (headless)")
@@ -159,6 +283,8 @@ def add_engine_commands(sub) -> None:
     t.add_argument("--steps", type=int)
     t.add_argument("--epochs", type=int)
     t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--stream-size", default="1600x384", help="synthetic stream logs: WIDTHxHEIGHT (canonical frame)")
+    t.add_argument("--batch", type=int, default=16, help="multiclass: logs per optimizer step (default 16)")
     t.add_argument("--crop", type=int, default=1024, help="random crop along depth in px (0: whole logs)")
     t.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     t.add_argument("--checkpointing", default="off", choices=("auto", "on", "off"))
@@ -184,6 +310,33 @@ def add_engine_commands(sub) -> None:
     d.add_argument("--tile", help="strip length in px for tiled inference")
     d.add_argument("--well", help="well name for the LAS header")
     d.set_defaults(func=cmd_digitize)
+
+    b = sub.add_parser("budget", help="predict (and --measure) the memory of one training step and plan the levers")
+    b.add_argument("--width", type=int, required=True, help="px along depth")
+    b.add_argument("--height", type=int, required=True, help="px across the tracks")
+    b.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16", "fp16"))
+    b.add_argument("--checkpointing", default="auto", choices=("auto", "on", "off"))
+    b.add_argument("--tile", default="auto", help="auto, off or a strip length in px")
+    b.add_argument("--ceiling", type=float, metavar="GIB", help="memory ceiling (default: the device's memory)")
+    b.add_argument("--batch", type=int, default=1)
+    b.add_argument("--preset", default="demo", choices=("tiny", "demo", "full"))
+    b.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    b.add_argument("--measure", action="store_true", help="also run one real step and show the errors")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_budget)
+
+    k = sub.add_parser("bench", help="measure one training step per precision: activations, peak, time")
+    k.add_argument("--width", type=int, default=12800)
+    k.add_argument("--height", type=int, default=640)
+    k.add_argument("--precisions", default="fp32,bf16,fp16")
+    k.add_argument("--preset", default="demo", choices=("tiny", "demo", "full"))
+    k.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    k.add_argument("--steps", type=int, default=3, help="timed steps (median reported)")
+    k.add_argument("--warmup", type=int, default=1)
+    k.add_argument("--checkpointing", action="store_true")
+    k.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
+    k.add_argument("--json", action="store_true")
+    k.set_defaults(func=cmd_bench)
 
     e = sub.add_parser("eval", help="compare a digitised LAS with a truth LAS")
     e.add_argument("pred")

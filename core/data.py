@@ -33,6 +33,16 @@ class LabelledLog:
     calibration: Calibration | None = None
     truth_path: Path | None = None
     source: Path | None = None
+    truth: tuple[np.ndarray, dict[str, np.ndarray]] | None = None  # in-memory (depth, curves), e.g. synthetic
+
+    def truth_curves(self) -> tuple[np.ndarray, dict[str, np.ndarray]] | None:
+        """The truth depth grid and curves, from memory or the truth LAS beside the scan."""
+        if self.truth is None and self.truth_path is not None:
+            from .las_io import read_las
+
+            las = read_las(self.truth_path)
+            self.truth = (las.depth, {c.mnemonic.upper(): c.values for c in las.curves})
+        return self.truth
 
 
 def to_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
@@ -159,14 +169,22 @@ class SyntheticStream:
         self.seed, self.width, self.height, self.depth_axis = seed, width, height, depth_axis
         self.index = 0
 
-    def next(self) -> LabelledLog:
+    def _make(self, tag: int, index: int, name: str) -> LabelledLog:
         from .synth import generate_log
 
-        log_seed = int(np.random.SeedSequence([self.seed, 1_000_003, self.index]).generate_state(1)[0])
+        log_seed = int(np.random.SeedSequence([self.seed, tag, index]).generate_state(1)[0])
+        axis = self.depth_axis if self.depth_axis in ("x", "y") else ("x", "y")[index % 2]
+        lg = generate_log(log_seed, self.width, self.height, axis, name=name)
+        return LabelledLog(lg.name, to_canonical(lg.image, axis), to_canonical(lg.mask, axis), lg.calibration,
+                           truth=(lg.depth, {k.upper(): v for k, v in lg.truth.items()}))
+
+    def next(self) -> LabelledLog:
         self.index += 1
-        lg = generate_log(log_seed, self.width, self.height, self.depth_axis, name=f"stream_{self.index}")
-        return LabelledLog(lg.name, to_canonical(lg.image, lg.calibration.depth_axis),
-                           to_canonical(lg.mask, lg.calibration.depth_axis), lg.calibration)
+        return self._make(1_000_003, self.index - 1, f"stream_{self.index}")
+
+    def validation(self, count: int) -> list[LabelledLog]:
+        """Held-out logs from a separate seed stream (never drawn for training)."""
+        return [self._make(2_000_003, i, f"stream_val_{i}") for i in range(count)]
 
 
 class LogSampler:

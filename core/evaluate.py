@@ -7,7 +7,6 @@ import torch
 
 from .data import LabelledLog, collate, image_to_input
 from .infer import predict_canonical
-from .las_io import read_las
 from .metrics import compare_curve
 from .trace import trace_all, trace_to_values
 
@@ -35,19 +34,20 @@ def evaluate_logs(model, logs: list[LabelledLog], precision, device, loss_fn) ->
             logits = torch.log(p / (1 - p)) if probs.shape[0] == 1 else torch.log(p)
             losses.append(float(loss_fn(logits, y, valid)))
         entry = {"name": lg.name, "f1": 2 * a / max(1, 2 * a + b + c)}
-        if lg.calibration is not None and lg.truth_path is not None:
-            truth = read_las(lg.truth_path)
+        truth = lg.truth_curves() if lg.calibration is not None else None
+        if truth is not None:
+            t_depth, t_curves = truth
             ev = {0: probs[0]} if probs.shape[0] == 1 else {k: probs[k] for k in (1, 2, 3)}
             traces = trace_all(ev, lg.calibration)
             curves = []
             for tr, spec in zip(traces, lg.calibration.curves):
-                vals = trace_to_values(tr, spec, lg.calibration, truth.depth)
-                m = compare_curve(spec.mnemonic, truth.depth, vals, truth.curve(spec.mnemonic).values,
-                                  spec.value_range)
+                t_vals = t_curves[spec.mnemonic.upper()]
+                vals = trace_to_values(tr, spec, lg.calibration, t_depth)
+                m = compare_curve(spec.mnemonic, t_depth, vals, t_vals, spec.value_range)
                 curves.append({"mnemonic": spec.mnemonic, "r": m.r, "rmse_pct": m.rmse_pct,
-                               "null": m.null_fraction, "depth": truth.depth.tolist(),
+                               "null": m.null_fraction, "depth": t_depth.tolist(),
                                "pred": [None if not np.isfinite(v) else float(v) for v in vals],
-                               "truth": truth.curve(spec.mnemonic).values.tolist()})
+                               "truth": [None if not np.isfinite(v) else float(v) for v in t_vals]})
                 if np.isfinite(m.r):
                     rs.append(m.r)
                     rmses.append(m.rmse_pct)

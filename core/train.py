@@ -66,6 +66,7 @@ class TrainConfig:
     checkpoint_every: int = 50
     fp32_modules: list[str] = field(default_factory=list)
     stream_size: tuple[int, int] = (1600, 384)
+    val_count: int = 4  # held-out stream logs when there is no folder to validate on
     per_layer_norms: bool = False
     scaler_growth_interval: int = 200  # fp16: clean steps before the scale doubles
     fault: dict = field(default_factory=dict)  # test hooks: {"overflow_steps": [..], "oom_steps": [..], "nan_step": n}
@@ -190,7 +191,9 @@ class Trainer:
             self.train_logs, self.val_logs = load_folder(cfg.data)
         elif not cfg.synthetic:
             raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
-        stream = SyntheticStream(cfg.seed, *cfg.stream_size) if cfg.synthetic else None
+        stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed") if cfg.synthetic else None
+        if stream is not None and not self.val_logs:
+            self.val_logs = stream.validation(cfg.val_count)
         self.sampler = LogSampler(self.train_logs, stream, cfg.mix if cfg.data else 1.0, cfg.seed)
         if cfg.init_model:
             self.model, _info = load_model(cfg.init_model)
@@ -211,6 +214,9 @@ class Trainer:
         self.model.set_checkpointing(cfg.checkpointing == "on")
         self.tile = int(cfg.tile) if str(cfg.tile).isdigit() else None
         self.crop = self.tile or cfg.crop_along
+        self.plan = None
+        if cfg.checkpointing == "auto" or cfg.tile == "auto":
+            self._apply_plan()
         self.loss_fn = loss_for(classes)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.total_steps = self._total_steps()
@@ -222,6 +228,28 @@ class Trainer:
         self.last_good_ckpt: str | None = None
         if cfg.resume:
             self._resume(cfg.resume)
+
+    def _apply_plan(self) -> None:
+        """Plan the levers for the largest step this run will take, under the ceiling."""
+        from .budget import device_ceiling, plan
+
+        cfg = self.cfg
+        ceiling = int(cfg.ceiling_gib * 1024**3) if cfg.ceiling_gib else device_ceiling(self.device)
+        logs = self.train_logs or [self.sampler.stream.validation(1)[0]]
+        height = max(lg.image.shape[0] for lg in logs)
+        width = max(lg.image.shape[1] for lg in logs)
+        if self.crop:
+            width = min(width, self.crop)
+        per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, cfg.effective_batch))
+        self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
+                         checkpointing=cfg.checkpointing if cfg.checkpointing != "auto" else "auto",
+                         tile=cfg.tile if cfg.tile != "auto" else "auto", batch=per_step, precision_fixed=True)
+        if self.plan.levers is None:
+            raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
+                             "ceiling with every lever taken; raise --ceiling or use a smaller preset")
+        self.model.set_checkpointing(self.plan.levers.checkpointing)
+        if self.plan.levers.tile:
+            self.crop = self.plan.levers.tile
 
     # -- bookkeeping ---------------------------------------------------------
     def _total_steps(self) -> int:
@@ -367,7 +395,8 @@ class Trainer:
             yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")
         yield BudgetEvent(self.step, {"precision": self.precision.mode, "reason": self.precision.reason,
                                       "device": str(self.device), "checkpointing": self.model.checkpointing,
-                                      "tile": self.crop, "total_steps": self.total_steps})
+                                      "tile": self.crop, "total_steps": self.total_steps,
+                                      "plan": self.plan.as_dict() if self.plan else None})
         status = "finished"
         while self.step < self.total_steps:
             if self.stop.is_set():
