@@ -271,6 +271,46 @@ def cmd_bench(args) -> int:
     return 0
 
 
+def cmd_parity(args) -> int:
+    from .budget import default_16bit
+    from .parity import layer_profile, run_parity, worst
+    from .train import TrainConfig, pick_device
+
+    device = pick_device(args.device)
+    mode16 = args.mode if args.mode != "auto" else default_16bit(device)
+    cfg = TrainConfig(data=args.data if args.data != "synthetic" else None, synthetic=args.data == "synthetic",
+                      preset=args.preset, steps=args.steps, crop_along=args.crop or None, seed=args.seed,
+                      device=str(device), stage=args.stage)
+    if args.layers:
+        keep = [m for m in (args.fp32_modules or "").split(",") if m]
+        res = layer_profile(cfg, mode16, keep, args.threshold)
+        if args.json:
+            print(json.dumps(res, indent=2))
+            return 0
+        for label, rows in res["reports"].items():
+            print(f"{mode16} vs fp32, {label}: worst modules by output error (threshold {args.threshold:g})")
+            print(f"  {'module':<34}{'rel. error':>12}{'grad underflow':>16}")
+            for r in worst(rows):
+                flag = "  <- flagged" if r["flagged"] else ""
+                print(f"  {r['module']:<34}{r['rel_error']:>12.2e}{r['grad_underflow']:>16.2%}{flag}")
+        print(f"flagged: {', '.join(res['flagged']) or 'none'}")
+        return 0
+    res = run_parity(cfg, mode16)
+    if args.json:
+        print(json.dumps(res, indent=2))
+        return 0
+    print(f"{'metric':<16}{'fp32':>10}{mode16:>10}{'rel. diff':>11}")
+    for k in ("mask_f1", "curve_r", "curve_rmse_pct", "val_loss"):
+        a, b, d = res["fp32"][k], res[mode16][k], res["relative_difference"][k]
+        fa = "-" if a is None else f"{a:.4f}"
+        fb = "-" if b is None else f"{b:.4f}"
+        fd = "-" if d is None else f"{d:.2%}"
+        print(f"{k:<16}{fa:>10}{fb:>10}{fd:>11}")
+    if res["drifted"]:
+        print(f"warning: {mode16} drifts from fp32 by more than 1 % in {', '.join(res['drifted'])}", file=sys.stderr)
+    return 0
+
+
 def add_engine_commands(sub) -> None:
     """Register the engine's subcommands on the ``welltrace`` parser."""
     t = sub.add_parser("train", help="train the segmentation network (headless)")
@@ -337,6 +377,21 @@ def add_engine_commands(sub) -> None:
     k.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
     k.add_argument("--json", action="store_true")
     k.set_defaults(func=cmd_bench)
+
+    q = sub.add_parser("parity", help="train fp32 and a 16-bit mode from one seed and compare (or --layers)")
+    q.add_argument("data", help="a project or synthetic folder, or 'synthetic'")
+    q.add_argument("--steps", type=int, default=30)
+    q.add_argument("--mode", default="auto", choices=("auto", "bf16", "fp16"))
+    q.add_argument("--preset", default="tiny", choices=("tiny", "demo", "full"))
+    q.add_argument("--stage", default="binary", choices=("binary", "multiclass"))
+    q.add_argument("--crop", type=int, default=512)
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    q.add_argument("--layers", action="store_true", help="per-module output error and gradient underflow")
+    q.add_argument("--fp32-modules", help="with --layers: keep these modules in fp32 and show before/after")
+    q.add_argument("--threshold", type=float, default=0.05)
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=cmd_parity)
 
     e = sub.add_parser("eval", help="compare a digitised LAS with a truth LAS")
     e.add_argument("pred")

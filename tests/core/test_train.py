@@ -183,3 +183,24 @@ def test_mismatched_mask_names_the_file(tmp_path):
     Image.fromarray(np.zeros((10, 10), np.uint8)).save(tmp_path / "synth_000.mask.png")
     with pytest.raises(InputError, match="synth_000.mask.png"):
         load_folder(tmp_path)
+
+
+def test_parity_reports_both_runs(tiny_set, capsys):
+    assert main(["parity", str(tiny_set), "--steps", "2", "--mode", "bf16", "--crop", "256", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert set(res) >= {"fp32", "bf16", "relative_difference", "within_1pct"}
+    for mode in ("fp32", "bf16"):
+        assert 0.0 <= res[mode]["mask_f1"] <= 1.0 and res[mode]["val_loss"] > 0
+    assert res["relative_difference"]["val_loss"] is not None
+
+
+def test_layer_profile_flags_and_keeps_layers_in_fp32(tiny_set):
+    from core.parity import layer_profile
+
+    cfg = TrainConfig(data=str(tiny_set), preset="tiny", steps=1, crop_along=256)
+    res = layer_profile(cfg, "fp16", ["head"], threshold=1e-9)  # a threshold every module exceeds
+    before = {r["module"]: r for r in res["reports"]["as is"]}
+    after = {r["module"]: r for r in res["reports"]["fp32 kept"]}
+    assert "head" in before and "head" in after and before["head"]["flagged"]
+    assert all(0 <= r["grad_underflow"] <= 1 and r["rel_error"] >= 0 for r in before.values())
+    assert set(res["flagged"]) == set(before)
