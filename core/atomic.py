@@ -13,6 +13,13 @@ from pathlib import Path
 from typing import IO, Iterator
 
 
+def _umask_mode() -> int:
+    """The mode a plain ``open()`` would give a new file (mkstemp's is 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to ``path``; on success it replaces ``path``."""
@@ -20,6 +27,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
     target.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.chmod(tmp, _umask_mode())
     try:
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as fh:
             yield fh
@@ -48,6 +56,7 @@ def temp_path_beside(path: str | os.PathLike) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, _umask_mode())
     return Path(tmp)
 
 

@@ -1,0 +1,729 @@
+"""The WellTrace main window: project panel, scan view, labelling, calibration, digitise, export.
+
+A view and controller over ``core``: it loads, edits and saves through core's
+APIs, runs long work in :class:`app.workers.Task` threads, and computes
+nothing core can.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from core.calibration import Calibration
+from core.data import from_canonical, to_canonical
+from core.errors import InputError
+from core.mask_edit import MaskEditor
+from core.project import Project, digitized_path_for, open_project
+from core.scan import (calib_path_for, is_scan_file, load_mask, load_scan, mask_path_for, save_gray_png)
+
+from .calibration_panel import CalibrationPanel
+from .scan_view import ScanView
+from .workers import Task
+
+RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+DEMO_PROJECT = RESOURCES / "demo_project"
+CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+def settings() -> QtCore.QSettings:
+    return QtCore.QSettings(os.environ.get("WELLTRACE_SETTINGS_ORG", "WellTrace"), "WellTrace")
+
+
+def user_demo_project() -> Path | None:
+    """A writable copy of the bundled demo project (autosave must never write into the install)."""
+    if not DEMO_PROJECT.is_dir():
+        return None
+    import platformdirs
+
+    dest = Path(platformdirs.user_data_dir("welltrace")) / "demo_project"
+    if not dest.exists():
+        shutil.copytree(DEMO_PROJECT, dest)
+    return dest
+
+
+def _run_digitize(image, calib, model, progress=None):
+    from core.digitize import digitize
+
+    return digitize(image, calib, model, progress=progress)
+
+
+class ExportDialog(QtWidgets.QDialog):
+    def __init__(self, default_path: Path, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Export LAS")
+        form = QtWidgets.QFormLayout(self)
+        self.well = QtWidgets.QLineEdit()
+        self.company = QtWidgets.QLineEdit()
+        self.path = QtWidgets.QLineEdit(str(default_path))
+        browse = QtWidgets.QPushButton("Browse…")
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.path)
+        row.addWidget(browse)
+        form.addRow("Well name", self.well)
+        form.addRow("Company", self.company)
+        form.addRow("File", row)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Save
+                                             | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        form.addRow(buttons)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        browse.clicked.connect(self._browse)
+
+    def _browse(self):
+        p, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export LAS", self.path.text(), "LAS files (*.las)")
+        if p:
+            self.path.setText(p)
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    def __init__(self):
+        super().__init__()
+        self.setWindowTitle("WellTrace")
+        self.setAcceptDrops(True)
+        self.project: Project | None = None
+        self.scan_path: Path | None = None
+        self.image: np.ndarray | None = None
+        self.editor: MaskEditor | None = None
+        self.calib: Calibration | None = None
+        self.result = None
+        self.model = None
+        self.model_name: str | None = None
+        self.task: Task | None = None
+        self.last_error: str | None = None
+        self.class_value = 1
+        self.brush_radius = 3.0
+        self._last_dab = None
+        self.ask_depth = self._ask_depth_dialog  # replaceable (tests answer without a dialog)
+
+        self.view = ScanView()
+        self.setCentralWidget(self.view)
+        self._build_docks()
+        self._build_actions()
+        self.cursor_label = QtWidgets.QLabel("")
+        self.statusBar().addPermanentWidget(self.cursor_label)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.hide()
+        self.statusBar().addPermanentWidget(self.progress)
+        self.autosave_timer = QtCore.QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(400)
+        self.autosave_timer.timeout.connect(self.autosave_mask)
+        # the PNG encode of an 8-megapixel mask takes ~60 ms: autosave encodes a snapshot off the UI thread,
+        # one save at a time and in order
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="welltrace-autosave")
+        self._pending_save = None
+        # brush dabs mark a dirty rectangle; the overlay re-renders at most every 16 ms
+        self._dirty_rect = None
+        self.repaint_timer = QtCore.QTimer(self)
+        self.repaint_timer.setSingleShot(True)
+        self.repaint_timer.setInterval(16)
+        self.repaint_timer.timeout.connect(self._repaint_dirty)
+
+        self.view.stroke_started.connect(self._stroke_start)
+        self.view.stroke_moved.connect(self._stroke_move)
+        self.view.stroke_finished.connect(self._stroke_end)
+        self.view.clicked.connect(self._clicked)
+        self.view.cursor_moved.connect(self._cursor)
+        self.view.pick_moved.connect(self._pick_dragged)
+        self.view.track_moved.connect(self._track_dragged)
+        self.calib_panel.changed.connect(self._calibration_changed)
+        self.calib_panel.add_pick_requested.connect(lambda: self.set_tool("pick"))
+        st = settings()
+        if st.value("geometry") is not None:
+            self.restoreGeometry(st.value("geometry"))
+            self.restoreState(st.value("state"))
+        else:
+            self.resize(1400, 900)
+
+    # -- construction ----------------------------------------------------------
+    def _build_docks(self):
+        self.project_list = QtWidgets.QTreeWidget()
+        self.project_list.setHeaderLabels(["scan", "state"])
+        self.project_list.itemActivated.connect(lambda it, _c: self.open_scan(Path(it.data(0, QtCore.Qt.ItemDataRole.UserRole))))
+        self.project_list.itemClicked.connect(lambda it, _c: self.open_scan(Path(it.data(0, QtCore.Qt.ItemDataRole.UserRole))))
+        dock = QtWidgets.QDockWidget("Project", self)
+        dock.setObjectName("project_dock")
+        dock.setWidget(self.project_list)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+
+        self.calib_panel = CalibrationPanel()
+        cdock = QtWidgets.QDockWidget("Calibration", self)
+        cdock.setObjectName("calibration_dock")
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(self.calib_panel)
+        cdock.setWidget(scroll)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, cdock)
+        self.calib_dock = cdock
+
+        self.curve_plots = pg.GraphicsLayoutWidget()
+        self.curve_plots.setBackground("w")
+        pdock = QtWidgets.QDockWidget("Digitised curves", self)
+        pdock.setObjectName("curves_dock")
+        pdock.setWidget(self.curve_plots)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, pdock)
+        self.tabifyDockWidget(cdock, pdock)
+        cdock.raise_()
+        self.curves_dock = pdock
+
+    def _action(self, text, slot, shortcut=None, checkable=False, tip=None):
+        act = QtGui.QAction(text, self)
+        if shortcut:
+            act.setShortcut(QtGui.QKeySequence(shortcut))
+        act.setCheckable(checkable)
+        act.triggered.connect(slot)
+        if tip:
+            act.setStatusTip(tip)
+            act.setToolTip(f"{text} ({shortcut})" if shortcut else text)
+        return act
+
+    def _build_actions(self):
+        a = {}
+        a["open_scan"] = self._action("Open scan…", self._open_scan_dialog, "Ctrl+O")
+        a["open_project"] = self._action("Open project…", self._open_project_dialog, "Ctrl+Shift+O")
+        a["add_scans"] = self._action("Add scans…", self._add_scans_dialog, "Ctrl+Shift+A")
+        a["save"] = self._action("Save", self.save_all, "Ctrl+S")
+        a["export"] = self._action("Export LAS…", self.export_dialog, "Ctrl+E", tip="write the digitised curves")
+        a["quit"] = self._action("Quit", self.close, "Ctrl+Q")
+        a["undo"] = self._action("Undo", self.undo, "Ctrl+Z")
+        a["redo"] = self._action("Redo", self.redo, "Ctrl+Shift+Z")
+        group = QtGui.QActionGroup(self)
+        for name, key, tip in (("pan", "H", "pan and zoom"), ("brush", "B", "paint the selected class"),
+                               ("eraser", "E", "erase to background"), ("fill", "F", "fill the ink stroke clicked"),
+                               ("polyline", "L", "click points of a thin curve; Enter closes it"),
+                               ("pick", "P", "click a depth mark and type its depth")):
+            act = self._action(name.capitalize(), lambda _=False, n=name: self.set_tool(n), key, True, tip)
+            group.addAction(act)
+            a[f"tool_{name}"] = act
+        a["tool_pan"].setChecked(True)
+        a["toggle_mask"] = self._action("Show mask", self.view.set_mask_visible, "M", True)
+        a["toggle_mask"].setChecked(True)
+        a["rotate"] = self._action("Rotate view", self.view.set_rotated, "R", True, "turn the log by 90°")
+        a["prefill"] = self._action("Pre-fill mask", self.prefill, "Ctrl+Shift+F",
+                                    tip="fill the mask from the current model or the classical tracer")
+        a["digitize"] = self._action("Digitise", self.digitize, "Ctrl+D", tip="trace the calibrated curves")
+        a["cancel"] = self._action("Cancel", self.cancel_task, "Esc")
+        a["load_model"] = self._action("Load model…", self._load_model_dialog)
+        self.actions_ = a
+        self.polyline_points: list[tuple[float, float]] = []
+
+        mb = self.menuBar()
+        f = mb.addMenu("&File")
+        for k in ("open_scan", "open_project", "add_scans", "save", "export", "load_model", "quit"):
+            f.addAction(a[k])
+        e = mb.addMenu("&Edit")
+        for k in ("undo", "redo", "prefill"):
+            e.addAction(a[k])
+        t = mb.addMenu("&Tools")
+        for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline", "tool_pick"):
+            t.addAction(a[k])
+        v = mb.addMenu("&View")
+        for k in ("toggle_mask", "rotate"):
+            v.addAction(a[k])
+        r = mb.addMenu("&Run")
+        r.addAction(a["digitize"])
+        r.addAction(a["cancel"])
+
+        tb = self.addToolBar("Main")
+        tb.setObjectName("main_toolbar")
+        for k in ("open_scan", "open_project", "undo", "redo"):
+            tb.addAction(a[k])
+        tb.addSeparator()
+        for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline", "tool_pick"):
+            tb.addAction(a[k])
+        self.class_box = QtWidgets.QComboBox()
+        self.class_box.addItems(["1 solid", "2 dashed", "3 dotted"])
+        self.class_box.currentIndexChanged.connect(lambda i: setattr(self, "class_value", i + 1))
+        tb.addWidget(QtWidgets.QLabel(" class "))
+        tb.addWidget(self.class_box)
+        self.size_box = QtWidgets.QSpinBox()
+        self.size_box.setRange(1, 60)
+        self.size_box.setValue(3)
+        self.size_box.valueChanged.connect(lambda v: setattr(self, "brush_radius", float(v)))
+        tb.addWidget(QtWidgets.QLabel(" size "))
+        tb.addWidget(self.size_box)
+        self.opacity_slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+        self.opacity_slider.setRange(0, 100)
+        self.opacity_slider.setValue(55)
+        self.opacity_slider.setMaximumWidth(90)
+        self.opacity_slider.valueChanged.connect(lambda v: self.view.set_opacity(v / 100.0))
+        tb.addWidget(QtWidgets.QLabel(" opacity "))
+        tb.addWidget(self.opacity_slider)
+        tb.addAction(a["toggle_mask"])
+        tb.addSeparator()
+        for k in ("prefill", "digitize", "export"):
+            tb.addAction(a[k])
+
+    # -- errors --------------------------------------------------------------------
+    def show_error(self, message: str) -> None:
+        """Name the file and the problem; never modal-blocking, never fatal."""
+        self.last_error = message
+        self.statusBar().showMessage(message, 10000)
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, "WellTrace", message,
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    # -- opening -------------------------------------------------------------------
+    def open_paths(self, paths: list[str | Path]) -> None:
+        for p in map(Path, paths):
+            if p.is_dir():
+                self.open_project(p)
+            elif self.project is not None and is_scan_file(p):
+                self.add_scan(p)
+            else:
+                self.open_scan(p)
+
+    def open_project(self, folder: Path) -> bool:
+        try:
+            proj = open_project(folder)
+        except InputError as exc:
+            self.show_error(exc.one_line())
+            return False
+        self.project = proj
+        self.setWindowTitle(f"WellTrace — {folder.name}")
+        self.refresh_project()
+        if proj.scans:
+            self.open_scan(proj.scan_paths()[0])
+        return True
+
+    @QtCore.Slot()
+    def refresh_project(self) -> None:
+        self.project_list.clear()
+        if self.project is None:
+            return
+        for p in self.project.scan_paths():
+            item = QtWidgets.QTreeWidgetItem([p.name, " · ".join(self.project.state(p))])
+            item.setData(0, QtCore.Qt.ItemDataRole.UserRole, str(p))
+            self.project_list.addTopLevelItem(item)
+            if self.scan_path is not None and p.resolve() == self.scan_path.resolve():
+                self.project_list.setCurrentItem(item)
+        self.project_list.resizeColumnToContents(0)
+
+    def add_scan(self, path: Path) -> None:
+        try:
+            load_scan(path)  # refuse a bad file before copying it into the project
+            dest = self.project.add_scan(path)
+        except InputError as exc:
+            self.show_error(exc.one_line())
+            return
+        self.refresh_project()
+        self.open_scan(dest)
+
+    def open_scan(self, path: Path) -> bool:
+        if self.scan_path is not None and path.resolve() == self.scan_path.resolve():
+            return True
+        try:
+            scan = load_scan(path)
+            mpath = mask_path_for(path)
+            mask = load_mask(mpath, scan.image.shape) if mpath.exists() else np.zeros(scan.image.shape, np.uint8)
+            cpath = calib_path_for(path)
+            calib = Calibration.load(cpath) if cpath.exists() else None
+        except InputError as exc:
+            self.show_error(exc.one_line())
+            return False
+        self.flush()
+        self.scan_path, self.image, self.calib, self.result = Path(path), scan.image, calib, None
+        self.editor = MaskEditor(mask)
+        self.view.set_scan(scan.image)
+        self.view.set_mask(mask)
+        self.view.set_traces([])
+        axis = calib.depth_axis if calib else scan.info.depth_axis
+        amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
+        self.calib_panel.load(calib, scan.info.depth_axis, float(amp))
+        self._update_handles()
+        self._plot_curves()
+        self.statusBar().showMessage(
+            f"{path.name}: {scan.info.width} × {scan.info.height} px, {scan.info.mode}"
+            + (f", {' '.join(scan.info.notes)}" if scan.info.notes else ""), 8000)
+        self.refresh_project()
+        return True
+
+    def _open_scan_dialog(self):
+        p, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open scan", "", "Scans (*.png *.jpg *.jpeg *.bmp *.tif *.tiff)")
+        if p:
+            self.open_paths([p])
+
+    def _open_project_dialog(self):
+        d = QtWidgets.QFileDialog.getExistingDirectory(self, "Open project folder")
+        if d:
+            self.open_project(Path(d))
+
+    def _add_scans_dialog(self):
+        if self.project is None:
+            self.show_error("open a project folder first (File › Open project)")
+            return
+        ps, _ = QtWidgets.QFileDialog.getOpenFileNames(self, "Add scans", "", "Scans (*.png *.jpg *.jpeg *.bmp *.tif *.tiff)")
+        for p in ps:
+            self.add_scan(Path(p))
+
+    def _load_model_dialog(self):
+        p, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Load model", "", "Models (*.safetensors)")
+        if p:
+            self.load_model(Path(p))
+
+    def load_model(self, path: Path) -> bool:
+        from core.model_io import load_model
+
+        try:
+            self.model, _info = load_model(path)
+        except InputError as exc:
+            self.show_error(exc.one_line())
+            return False
+        self.model_name = path.name
+        self.statusBar().showMessage(f"model {path.name} loaded", 5000)
+        return True
+
+    def dragEnterEvent(self, ev):
+        if ev.mimeData().hasUrls():
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev):
+        self.open_paths([u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()])
+
+    # -- labelling -------------------------------------------------------------------
+    def set_tool(self, tool: str) -> None:
+        self.view.set_tool(tool)
+        act = self.actions_.get(f"tool_{tool}")
+        if act and not act.isChecked():
+            act.setChecked(True)
+        if tool != "polyline":
+            self.polyline_points = []
+        if tool == "pick":
+            self.calib_dock.raise_()
+
+    def _stroke_start(self, row, col):
+        if self.editor is None:
+            return
+        self.editor.begin_stroke()
+        self._last_dab = None
+
+    def _stroke_move(self, row, col):
+        if self.editor is None:
+            return
+        value = 0 if self.view.tool == "eraser" else self.class_value
+        rect = self.editor.dab(row, col, self.brush_radius, value, self._last_dab)
+        self._last_dab = (row, col)
+        d = self._dirty_rect
+        self._dirty_rect = rect if d is None else (min(d[0], rect[0]), max(d[1], rect[1]),
+                                                   min(d[2], rect[2]), max(d[3], rect[3]))
+        if not self.repaint_timer.isActive():
+            self.repaint_timer.start()
+
+    def _repaint_dirty(self):
+        rect, self._dirty_rect = self._dirty_rect, None
+        self.view.update_mask_region(rect)
+
+    def _stroke_end(self):
+        if self.editor is None:
+            return
+        self.editor.end_stroke()
+        self._last_dab = None
+        self.repaint_timer.stop()
+        self._repaint_dirty()
+        self.autosave_timer.start()
+
+    def paint_stroke(self, points: list[tuple[float, float]], erase: bool = False) -> None:
+        """Programmatic stroke (row, col points) through the same path as the mouse."""
+        self.set_tool("eraser" if erase else "brush")
+        self._stroke_start(*points[0])
+        for p in points:
+            self._stroke_move(*p)
+        self._stroke_end()
+
+    def _clicked(self, row, col):
+        tool = self.view.tool
+        if self.editor is None:
+            return
+        if tool == "fill":
+            rect = self.editor.fill(int(row), int(col), self.class_value, source=self.image)
+            self.view.update_mask_region(rect)
+            self.autosave_timer.start()
+        elif tool == "polyline":
+            self.polyline_points.append((row, col))
+            if len(self.polyline_points) >= 2:
+                a, b = self.polyline_points[-2], self.polyline_points[-1]
+                rect = self.editor.polyline([a, b], max(1, int(self.brush_radius)), self.class_value)
+                self.view.update_mask_region(rect)
+                self.autosave_timer.start()
+        elif tool == "pick":
+            axis = self.calib_panel.axis.currentText()
+            pixel = row if axis == "y" else col
+            depth = self.ask_depth(pixel)
+            if depth is not None:
+                self.calib_panel.add_pick_at(pixel, depth)
+
+    def keyPressEvent(self, ev):
+        if ev.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
+            self.polyline_points = []
+        super().keyPressEvent(ev)
+
+    def _ask_depth_dialog(self, pixel: float) -> float | None:
+        depth, ok = QtWidgets.QInputDialog.getDouble(self, "Depth pick", f"Depth at pixel {pixel:.1f}:",
+                                                     0.0, -1e6, 1e6, 3)
+        return depth if ok else None
+
+    def undo(self):
+        if self.editor is not None:
+            self.view.update_mask_region(self.editor.undo())
+            self.autosave_timer.start()
+
+    def redo(self):
+        if self.editor is not None:
+            self.view.update_mask_region(self.editor.redo())
+            self.autosave_timer.start()
+
+    def prefill(self):
+        """Fill the mask from the current model or the classical tracer (one undo step)."""
+        if self.image is None:
+            return
+        axis = self.calib_panel.axis.currentText()
+        canon = to_canonical(self.image, axis)
+        if self.model is not None:
+            from core.infer import predict_canonical, probs_to_mask
+            from core.precision import resolve
+
+            new = probs_to_mask(predict_canonical(self.model, canon, resolve("auto", "cpu")))
+        else:
+            from core.classical import mask as classical_mask
+
+            new = classical_mask(canon)
+        rect = self.editor.replace_all(from_canonical(new, axis))
+        self.view.update_mask_region(rect)
+        self.autosave_timer.start()
+
+    # -- calibration -------------------------------------------------------------------
+    def _calibration_changed(self, calib: Calibration):
+        self.calib = calib
+        if self.scan_path is not None:
+            try:
+                calib.save(calib_path_for(self.scan_path))
+            except OSError as exc:
+                self.show_error(f"{calib_path_for(self.scan_path)}: cannot save: {exc}")
+        self._update_handles()
+        self.refresh_project()
+
+    def _update_handles(self):
+        c = self.calib
+        if c is None:
+            self.view.set_calibration_handles(self.calib_panel.axis.currentText(), [], [])
+            return
+        tracks = [(s.track_lo, s.track_hi, s.color or CURVE_COLORS[i % len(CURVE_COLORS)])
+                  for i, s in enumerate(c.curves)]
+        self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
+
+    def _pick_dragged(self, index, pixel):
+        self.calib_panel.set_pick_pixel(index, pixel)
+
+    def _track_dragged(self, index, a, b):
+        self.calib_panel.set_track(index, a, b)
+
+    def _cursor(self, row, col):
+        text = f"row {row:.0f}  col {col:.0f}"
+        c = self.calib
+        if c is not None:
+            along, across = (row, col) if c.depth_axis == "y" else (col, row)
+            text += f"   depth {float(c.depth_at(along)):.2f} {c.depth_unit}"
+            for s in c.curves:
+                if s.track_lo <= across <= s.track_hi:
+                    text += f"   {s.mnemonic} {float(s.value_at(across)):.4g} {s.unit}"
+        self.cursor_label.setText(text)
+
+    # -- digitise and export ---------------------------------------------------------------
+    def digitize(self) -> None:
+        if self.image is None:
+            return
+        if self.calib is None or not self.calib.curves:
+            self.show_error("calibrate first: two depth picks and at least one curve")
+            return
+        if self.task is not None and self.task.isRunning():
+            return
+        self.task = Task(_run_digitize, self.image, self.calib, self.model, parent=self)
+        self.task.progressed.connect(self._progress)
+        self.task.succeeded.connect(self._digitized)
+        self.task.failed.connect(self._task_failed)
+        self.task.cancelled.connect(lambda: self._task_done("digitising cancelled"))
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.statusBar().showMessage("digitising…")
+        self.task.start()
+
+    def cancel_task(self):
+        if self.task is not None and self.task.isRunning():
+            self.task.cancel()
+
+    def _progress(self, i, n):
+        self.progress.setRange(0, n)
+        self.progress.setValue(i)
+
+    def _task_done(self, message: str):
+        self.progress.hide()
+        self.statusBar().showMessage(message, 8000)
+
+    def _task_failed(self, message: str):
+        self._task_done("failed")
+        self.show_error(message)
+
+    def _digitized(self, result):
+        from core.digitize import write_result
+
+        self.result = result
+        self._task_done(f"digitised {len(result.values)} curves ({result.method})")
+        for w in result.warnings:
+            self.statusBar().showMessage(w, 10000)
+        self._show_traces()
+        self._plot_curves()
+        self.curves_dock.raise_()
+        try:
+            write_result(digitized_path_for(self.scan_path), result, self.calib, self.scan_path.name, self.model_name)
+        except (OSError, InputError) as exc:
+            self.show_error(f"{digitized_path_for(self.scan_path)}: cannot save: {exc}")
+        self.refresh_project()
+
+    def _show_traces(self):
+        items = []
+        if self.result is not None and self.calib is not None:
+            for i, (tr, spec) in enumerate(zip(self.result.traces, self.calib.curves)):
+                along = np.arange(tr.position.size, dtype=float)
+                across = tr.position
+                x, y = (across, along) if self.calib.depth_axis == "y" else (along, across)
+                items.append((x, y, spec.color or CURVE_COLORS[i % len(CURVE_COLORS)]))
+        self.view.set_traces(items)
+
+    def _plot_curves(self):
+        self.curve_plots.clear()
+        if self.result is None or self.calib is None:
+            return
+        for i, spec in enumerate(self.calib.curves):
+            p = self.curve_plots.addPlot(row=0, col=i, title=spec.mnemonic)
+            p.invertY(True)
+            p.setLabel("bottom", spec.mnemonic, units=spec.unit or None)
+            if i == 0:
+                p.setLabel("left", "depth", units=self.calib.depth_unit)
+            p.plot(self.result.values[spec.mnemonic], self.result.depth, connect="finite",
+                   pen=pg.mkPen(spec.color or CURVE_COLORS[i % len(CURVE_COLORS)], width=1.5))
+            p.showGrid(x=True, y=True, alpha=0.3)
+
+    def export_dialog(self) -> None:
+        if self.result is None:
+            self.show_error("digitise the scan first (Run › Digitise)")
+            return
+        dlg = ExportDialog(self.scan_path.with_suffix(".las"), self)
+        self.export_dlg = dlg
+        dlg.accepted.connect(lambda: self.export_las(Path(dlg.path.text()), dlg.well.text(), dlg.company.text()))
+        dlg.open()
+
+    def export_las(self, path: Path, well: str = "", company: str = "") -> bool:
+        from core.digitize import write_result
+
+        try:
+            write_result(path, self.result, self.calib, self.scan_path.name, self.model_name,
+                         well={k: v for k, v in (("WELL", well), ("COMP", company)) if v})
+        except (OSError, InputError) as exc:
+            self.show_error(f"{path}: cannot write LAS: {exc}")
+            return False
+        self.statusBar().showMessage(f"exported {path}", 8000)
+        return True
+
+    # -- saving ---------------------------------------------------------------------------
+    def autosave_mask(self) -> None:
+        if self.editor is None or self.scan_path is None or not self.editor.dirty:
+            return
+        snapshot = self.editor.mask.copy()
+        self.editor.dirty = False
+        path = mask_path_for(self.scan_path)
+        fresh = not path.exists()
+        self._pending_save = self._saver.submit(save_gray_png, path, snapshot)
+        self._pending_save.add_done_callback(lambda fut: self._autosaved(fut, fresh))
+
+    def _autosaved(self, fut, fresh: bool) -> None:  # on the saver thread: hand back to the UI thread
+        exc = fut.exception()
+        if exc is not None:
+            QtCore.QMetaObject.invokeMethod(self, "_autosave_failed", QtCore.Qt.ConnectionType.QueuedConnection,
+                                            QtCore.Q_ARG(str, str(exc)))
+        elif fresh:  # the scan just became "labelled"
+            QtCore.QMetaObject.invokeMethod(self, "refresh_project", QtCore.Qt.ConnectionType.QueuedConnection)
+
+    @QtCore.Slot(str)
+    def _autosave_failed(self, message: str) -> None:
+        if self.editor is not None:
+            self.editor.dirty = True
+        self.show_error(f"{mask_path_for(self.scan_path)}: autosave failed: {message}")
+
+    def save_mask(self) -> None:
+        """Save now, on this thread (closing, switching scans)."""
+        if self._pending_save is not None:
+            self._pending_save.result()
+            self._pending_save = None
+        if self.editor is not None and self.scan_path is not None and self.editor.dirty:
+            save_gray_png(mask_path_for(self.scan_path), self.editor.mask)
+            self.editor.dirty = False
+            self.refresh_project()
+
+    def flush(self) -> None:
+        self.autosave_timer.stop()
+        self.save_mask()
+
+    def save_all(self) -> None:
+        try:
+            self.flush()
+            if self.calib is not None and self.scan_path is not None:
+                self.calib.save(calib_path_for(self.scan_path))
+            if self.project is not None:
+                self.project.save()
+        except OSError as exc:
+            self.show_error(f"cannot save: {exc}")
+
+    def closeEvent(self, ev):
+        try:
+            self.flush()
+        except OSError as exc:
+            ans = QtWidgets.QMessageBox.question(self, "WellTrace", f"Your labels could not be saved ({exc}). "
+                                                 "Close anyway and lose them?")
+            if ans != QtWidgets.QMessageBox.StandardButton.Yes:
+                ev.ignore()
+                return
+        if self.task is not None and self.task.isRunning():
+            self.task.cancel()
+            self.task.wait(5000)
+        st = settings()
+        st.setValue("geometry", self.saveGeometry())
+        st.setValue("state", self.saveState())
+        super().closeEvent(ev)
+
+
+def make_app() -> QtWidgets.QApplication:
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    app.setApplicationName("WellTrace")
+    pg.setConfigOptions(imageAxisOrder="row-major", antialias=True)
+    return app
+
+
+def run(paths: list[str], screenshot: str | None = None) -> int:
+    app = make_app()
+    win = MainWindow()
+    if paths:
+        win.open_paths(paths)
+    else:
+        demo = user_demo_project()
+        if demo is not None:
+            win.open_project(demo)
+    win.show()
+    if screenshot:
+        def shoot():
+            app.processEvents()
+            win.grab().save(screenshot)
+            win.close()
+            app.quit()
+        QtCore.QTimer.singleShot(300, shoot)
+    return app.exec()
