@@ -58,6 +58,7 @@ class ExportDialog(QtWidgets.QDialog):
     def __init__(self, default_path: Path, parent=None):
         super().__init__(parent)
         self.setWindowTitle("Export LAS")
+        self.setMinimumWidth(520)
         form = QtWidgets.QFormLayout(self)
         self.well = QtWidgets.QLineEdit()
         self.company = QtWidgets.QLineEdit()
@@ -95,6 +96,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.result = None
         self.model = None
         self.model_name: str | None = None
+        self.model_path: Path | None = None
         self.task: Task | None = None
         self.last_error: str | None = None
         self.class_value = 1
@@ -112,6 +114,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress.setMaximumWidth(180)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
+        from .memory_gauge import MemoryGauge
+
+        self.memory_gauge = MemoryGauge(self)
+        self.statusBar().addPermanentWidget(self.memory_gauge)
         self.autosave_timer = QtCore.QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(400)
@@ -176,6 +182,13 @@ class MainWindow(QtWidgets.QMainWindow):
         cdock.raise_()
         self.curves_dock = pdock
 
+        from .training_dock import TrainingDock
+
+        self.training = TrainingDock(self, self)
+        self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.training)
+        self.training.hide()
+        self.training.model_trained.connect(self._model_trained)
+
     def _action(self, text, slot, shortcut=None, checkable=False, tip=None):
         act = QtGui.QAction(text, self)
         if shortcut:
@@ -214,6 +227,7 @@ class MainWindow(QtWidgets.QMainWindow):
         a["digitize"] = self._action("Digitise", self.digitize, "Ctrl+D", tip="trace the calibrated curves")
         a["cancel"] = self._action("Cancel", self.cancel_task, "Esc")
         a["load_model"] = self._action("Load model…", self._load_model_dialog)
+        a["train"] = self._action("Train…", self.show_training, "Ctrl+T", tip="train the network on this project")
         self.actions_ = a
         self.polyline_points: list[tuple[float, float]] = []
 
@@ -231,6 +245,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for k in ("toggle_mask", "rotate"):
             v.addAction(a[k])
         r = mb.addMenu("&Run")
+        r.addAction(a["train"])
         r.addAction(a["digitize"])
         r.addAction(a["cancel"])
 
@@ -261,7 +276,7 @@ class MainWindow(QtWidgets.QMainWindow):
         tb.addWidget(self.opacity_slider)
         tb.addAction(a["toggle_mask"])
         tb.addSeparator()
-        for k in ("prefill", "digitize", "export"):
+        for k in ("prefill", "train", "digitize", "export"):
             tb.addAction(a[k])
 
     # -- errors --------------------------------------------------------------------
@@ -372,6 +387,15 @@ class MainWindow(QtWidgets.QMainWindow):
         if p:
             self.load_model(Path(p))
 
+    def show_training(self) -> None:
+        self.training.show()
+        self.training.raise_()
+        self.training.refresh_budget()
+
+    def _model_trained(self, path: str) -> None:
+        """A finished run's model becomes the current model for pre-fill and digitise."""
+        self.load_model(Path(path))
+
     def load_model(self, path: Path) -> bool:
         from core.model_io import load_model
 
@@ -381,6 +405,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(exc.one_line())
             return False
         self.model_name = path.name
+        self.model_path = path
         self.statusBar().showMessage(f"model {path.name} loaded", 5000)
         return True
 
@@ -696,6 +721,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.task is not None and self.task.isRunning():
             self.task.cancel()
             self.task.wait(5000)
+        self.training.shutdown()
         st = settings()
         st.setValue("geometry", self.saveGeometry())
         st.setValue("state", self.saveState())

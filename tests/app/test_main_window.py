@@ -196,3 +196,38 @@ def test_event_loop_never_stalls_on_a_full_size_scan(win, qtbot, tmp_path):
     print(f"open {open_s * 1000:.0f} ms, worst event-loop gap {worst * 1000:.0f} ms over {len(gaps)} ticks")
     assert open_s < 1.0
     assert worst < 0.100
+
+
+def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
+    from PySide6 import QtCore, QtGui
+
+    log = generate_log(12, 1200, 256, "y", style="clean", name="p")
+    write_log(tmp_path, log)
+    (tmp_path / "p.mask.png").unlink()
+    # drag and drop a scan onto the window opens it
+    mime = QtCore.QMimeData()
+    mime.setUrls([QtCore.QUrl.fromLocalFile(str(tmp_path / "p.png"))])
+    drop = QtGui.QDropEvent(QtCore.QPointF(50, 50), QtCore.Qt.DropAction.CopyAction, mime,
+                            QtCore.Qt.MouseButton.NoButton, QtCore.Qt.KeyboardModifier.NoModifier)
+    win.dropEvent(drop)
+    assert win.scan_path == tmp_path / "p.png" and win.editor.mask.max() == 0
+    # pre-fill from the classical tracer: one undo step, mostly on the true curve pixels
+    win.actions_["prefill"].trigger()
+    filled = win.editor.mask > 0
+    assert filled.sum() > 500
+    assert (log.mask[filled] > 0).mean() > 0.5  # the pre-fill lies on curves more than on the grid
+    win.undo()
+    assert win.editor.mask.max() == 0
+    # fill: click on a curve's ink fills that stroke with the chosen class
+    rows, cols = np.nonzero(log.mask == log.calibration.curves[0].klass)
+    win.class_box.setCurrentIndex(2)
+    win.set_tool("fill")
+    win.view.clicked.emit(float(rows[len(rows) // 2]), float(cols[len(cols) // 2]))
+    assert (win.editor.mask == 3).sum() > 20
+    # rotation keeps painting in scan pixels
+    win.actions_["rotate"].trigger()
+    assert win.view.rotated
+    before = win.editor.mask.copy()
+    win.paint_stroke([(600, 100), (610, 110)])
+    assert (win.editor.mask != before)[590:620, 90:120].any()
+    qtbot.wait(10)

@@ -1,0 +1,219 @@
+"""The training instruments: activation budget bar, loss-scale trace, gradient underflow
+histogram, loss and metric curves, reconstructed curves against truth.
+
+Each is a pyqtgraph plot fed with engine events; none computes what the
+engine reports (bytes, scales, histograms come from the events).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore
+
+GIB = 1024**3
+MODES = ("fp32", "bf16", "fp16")
+TERMS = ("params", "grads", "optimizer", "activations")
+TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", "activations": "#dd8452"}
+
+
+def _plot(title: str, left: str, bottom: str) -> pg.PlotWidget:
+    w = pg.PlotWidget(background="w", title=title)
+    w.setLabel("left", left)
+    w.setLabel("bottom", bottom)
+    w.showGrid(x=True, y=True, alpha=0.25)
+    return w
+
+
+class BudgetBar(pg.PlotWidget):
+    """One stacked bar per precision mode for one step; the ceiling as a draggable line."""
+
+    ceiling_dragged = QtCore.Signal(float)  # GiB
+
+    def __init__(self):
+        super().__init__(background="w", title="Activation budget of one step (GiB)")
+        self.setLabel("left", "memory (GiB)")  # no SI prefixes on a binary unit
+        self.getAxis("bottom").setTicks([[(i, m) for i, m in enumerate(MODES)]])
+        legend = self.addLegend(offset=(-10, 10))
+        self.values: dict[str, dict[str, float]] = {}  # mode -> term -> bytes
+        self.measured: set[str] = set()
+        self.bars: list[pg.BarGraphItem] = []
+        for term in TERMS:  # legend entries: one swatch per term
+            legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0.5, brush=TERM_COLORS[term]), term)
+        self.ceiling = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#b00020", width=2),
+                                       label="ceiling {value:.2f} GiB", labelOpts={"position": 0.85, "color": "#b00020"})
+        self.ceiling.sigPositionChangeFinished.connect(lambda ln: self.ceiling_dragged.emit(float(ln.value())))
+        self.addItem(self.ceiling)
+        self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine),
+                                     label="fp32 footprint", labelOpts={"position": 0.1, "color": "#555555"})
+        self.addItem(self.ghost)
+        self.labels: list[pg.TextItem] = []
+
+    def set_ceiling(self, gib: float) -> None:
+        self.ceiling.setValue(gib)
+        self._fit()
+
+    def _fit(self) -> None:
+        """Show the bars legibly; include the ceiling when it is within reach of them."""
+        top = max((self.total(m) for m in self.values), default=0.0) / GIB
+        ceil = float(self.ceiling.value())
+        if top <= 0:
+            return
+        upper = max(ceil, top) if ceil <= 4 * top else top
+        self.setYRange(0, upper * 1.25, padding=0)
+        self.ceiling.label.setFormat("ceiling {value:.2f} GiB" if ceil <= upper * 1.25 else
+                                     f"ceiling {ceil:.2f} GiB (above the view)")
+
+    def set_terms(self, mode: str, terms: dict[str, float], measured: bool) -> None:
+        self.values[mode] = {t: float(terms.get(t, 0)) for t in TERMS}
+        if measured:
+            self.measured.add(mode)
+        self._redraw()
+
+    def total(self, mode: str) -> float:
+        return sum(self.values.get(mode, {}).values())
+
+    def _redraw(self) -> None:
+        for b in self.bars:
+            self.removeItem(b)
+        for lbl in self.labels:
+            self.removeItem(lbl)
+        self.bars, self.labels = [], []
+        for i, mode in enumerate(MODES):
+            vals = self.values.get(mode)
+            if not vals:
+                continue
+            bottom = 0.0
+            for term in TERMS:
+                h = vals[term] / GIB
+                bar = pg.BarGraphItem(x=[i], height=[h], y0=[bottom], width=0.6, brush=TERM_COLORS[term],
+                                      pen=pg.mkPen("k", width=0.5))
+                self.addItem(bar)
+                self.bars.append(bar)
+                bottom += h
+            tag = "measured" if mode in self.measured else "predicted"
+            size = f"{bottom:.2f} GiB" if bottom >= 0.1 else f"{bottom * 1024:.1f} MiB"
+            lbl = pg.TextItem(f"{size}\n{tag}", color="k", anchor=(0.5, 1.0))
+            lbl.setPos(i, bottom)
+            self.addItem(lbl, ignoreBounds=True)
+            self.labels.append(lbl)
+        if "fp32" in self.values:
+            self.ghost.setValue(self.total("fp32") / GIB)
+        self._fit()
+
+
+class ScaleTrace(pg.PlotWidget):
+    def __init__(self):
+        super().__init__(background="w", title="Loss scale (log2)")
+        self.setLabel("left", "log2 scale")
+        self.setLabel("bottom", "step")
+        self.showGrid(x=True, y=True, alpha=0.25)
+        self.curve = self.plot([], [], pen=pg.mkPen("#4c72b0", width=2), name="scale")
+        self.skips = self.plot([], [], pen=None, symbol="x", symbolSize=10, symbolPen=pg.mkPen("#b00020", width=2))
+        self.note = pg.TextItem("", color="#555555", anchor=(0, 0))
+        self.addItem(self.note, ignoreBounds=True)
+        self.steps: list[int] = []
+        self.log2: list[float] = []
+        self.skipped: list[tuple[int, float]] = []
+
+    def reset(self, note: str = "") -> None:
+        self.steps, self.log2, self.skipped = [], [], []
+        self.note.setText(note)
+        self.note.setPos(0, 0)
+        self.refresh()
+
+    def add(self, step: int, scale: float | None, skipped: bool) -> None:
+        if scale is None:
+            return
+        self.steps.append(step)
+        self.log2.append(math.log2(scale))
+        if skipped:
+            self.skipped.append((step, math.log2(scale)))
+
+    def refresh(self) -> None:
+        self.curve.setData(self.steps, self.log2)
+        if self.skipped:
+            s, v = zip(*self.skipped)
+            self.skips.setData(list(s), list(v))
+        else:
+            self.skips.setData([], [])
+
+
+class GradHistogram(pg.PlotWidget):
+    """|g| on a log2 axis, with fp16's subnormal and normal ranges and bf16's range as bands."""
+
+    def __init__(self):
+        super().__init__(background="w", title="Gradient magnitudes (log2 |g|)")
+        self.setLabel("left", "elements")
+        self.setLabel("bottom", "log2 |g|")
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.9, brush="#4c72b0")
+        self.addItem(self.bars)
+        sub = pg.LinearRegionItem((-24, -14), movable=False, brush=(255, 165, 0, 45))
+        normal = pg.LinearRegionItem((-14, 16), movable=False, brush=(60, 179, 113, 30))
+        for item, text, x in ((sub, "fp16 subnormal", -23.5), (normal, "fp16 normal", -13.5)):
+            self.addItem(item, ignoreBounds=True)
+            lbl = pg.TextItem(text, color="#444444", anchor=(0, 0))
+            lbl.setPos(x, 0)
+            self.addItem(lbl, ignoreBounds=True)
+        self.flush_line = pg.InfiniteLine(pos=-24, angle=90, pen=pg.mkPen("#b00020", width=2),
+                                          label="fp16 flush to zero", labelOpts={"position": 0.9, "color": "#b00020"})
+        self.addItem(self.flush_line, ignoreBounds=True)
+        self.bf16 = pg.TextItem("bf16: 2^-133 … 2^127,\nall of this axis", color="#555555", anchor=(1, 0))
+        self.addItem(self.bf16, ignoreBounds=True)
+        self.counts = np.zeros(0)
+
+    def set_hist(self, lo: int, counts: list[int], underflow_share: float) -> None:
+        self.counts = np.asarray(counts, dtype=float)
+        x = lo + np.arange(len(counts)) + 0.5
+        self.bars.setOpts(x=x, height=self.counts, width=0.9)
+        top = float(self.counts.max()) if self.counts.size else 1.0
+        self.bf16.setPos(lo + len(counts), top)
+        self.setTitle(f"log2 |g|: {underflow_share:.3%} would flush to zero in unscaled fp16")
+
+
+class LossPlot(pg.PlotWidget):
+    def __init__(self):
+        super().__init__(background="w", title="Loss and validation")
+        self.setLabel("left", "loss / metric")
+        self.setLabel("bottom", "step")
+        self.addLegend()
+        self.showGrid(x=True, y=True, alpha=0.25)
+        self.train = self.plot([], [], pen=pg.mkPen("#4c72b0", width=1), name="train loss")
+        self.val = self.plot([], [], pen=pg.mkPen("#c44e52", width=2), symbol="o", name="val loss")
+        self.f1 = self.plot([], [], pen=pg.mkPen("#55a868", width=2), symbol="t", name="mask F1")
+        self.r = self.plot([], [], pen=pg.mkPen("#8172b3", width=2), symbol="s", name="curve r")
+        self.data = {"train": ([], []), "val": ([], []), "f1": ([], []), "r": ([], [])}
+
+    def reset(self) -> None:
+        self.data = {k: ([], []) for k in self.data}
+        self.refresh()
+
+    def add(self, key: str, step: int, value: float | None) -> None:
+        if value is not None and math.isfinite(value):
+            self.data[key][0].append(step)
+            self.data[key][1].append(value)
+
+    def refresh(self) -> None:
+        for key, item in (("train", self.train), ("val", self.val), ("f1", self.f1), ("r", self.r)):
+            item.setData(*self.data[key])
+
+
+class CurvesVsTruth(pg.PlotWidget):
+    def __init__(self):
+        super().__init__(background="w", title="Reconstructed curve vs truth")
+        self.invertY(True)
+        self.setLabel("left", "depth")
+        self.addLegend()
+        self.truth = self.plot([], [], pen=pg.mkPen("#333333", width=1.5), name="truth")
+        self.pred = self.plot([], [], pen=pg.mkPen("#d62728", width=1.5), name="traced", connect="finite")
+
+    def show_curve(self, name: str, depth, pred, truth, r: float | None) -> None:
+        d = np.asarray(depth, float)
+        p = np.array([np.nan if v is None else v for v in pred], float)
+        t = np.array([np.nan if v is None else v for v in truth], float)
+        self.truth.setData(t, d, connect="finite")
+        self.pred.setData(p, d)
+        self.setTitle(f"{name}: traced vs truth" + (f" (r = {r:.3f})" if r is not None and math.isfinite(r) else ""))
+        self.setLabel("bottom", name)

@@ -1,0 +1,472 @@
+"""Click-to-train: the training dock, its worker thread and the live instruments.
+
+The engine's training generator runs in a ``QThread``; every event crosses to
+the UI thread as a queued signal into a buffer, and the plots redraw from the
+buffer a few times a second at most, so the UI never lags the run. A crash
+or out-of-memory in training becomes an error in the panel, never a dead app.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import time
+import traceback
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from core.errors import InputError
+
+from .instruments import GIB, MODES, BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
+
+REFRESH_MS = 250  # at most four redraws a second
+
+
+def _train_in_child(cfg, events, stop) -> None:
+    """Child-process entry: run the engine's training generator, send every event back."""
+    import os
+
+    import torch
+
+    from core.train import Trainer
+
+    # leave a core to the desktop: torch's intra-op workers would otherwise take every core
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+    try:
+        for ev in Trainer(cfg, _StopFlag(stop)).run():
+            events.put(ev)
+    except InputError as exc:
+        events.put(("crashed", exc.one_line()))
+    except BaseException as exc:  # noqa: BLE001 - reported in the panel, never a dead app
+        traceback.print_exc()
+        events.put(("crashed", f"training failed: {type(exc).__name__}: {exc}"))
+    finally:
+        events.put(("exit", None))
+
+
+class _StopFlag:
+    """The engine's ``stop`` interface (``is_set``) over a multiprocessing event."""
+
+    def __init__(self, ev):
+        self.ev = ev
+
+    def is_set(self) -> bool:
+        return self.ev.is_set()
+
+    def set(self) -> None:
+        self.ev.set()
+
+
+class TrainerProcess(QtCore.QObject):
+    """Training in a child process: the desktop's event loop never shares a GIL (or a crash) with
+    the engine. Events arrive through a queue that the dock drains on its own timer."""
+
+    crashed = QtCore.Signal(str)
+
+    def __init__(self, cfg, parent=None):
+        super().__init__(parent)
+        ctx = multiprocessing.get_context("spawn")  # no fork of a Qt process
+        self.events = ctx.Queue()
+        self._stop = ctx.Event()
+        self.stop_flag = _StopFlag(self._stop)
+        self.proc = ctx.Process(target=_train_in_child, args=(cfg, self.events, self._stop), daemon=True,
+                                name="welltrace-train")
+        self.listeners: list = []  # called on the UI thread for every event (tests)
+        self._done = False
+
+    def start(self) -> None:
+        self.proc.start()
+
+    def isRunning(self) -> bool:  # noqa: N802 - the QThread spelling the dock uses
+        return not self._done
+
+    def isFinished(self) -> bool:  # noqa: N802
+        return self._done
+
+    def wait(self, ms: int = 60000) -> bool:
+        deadline = time.monotonic() + ms / 1000
+        while not self._done and time.monotonic() < deadline:
+            self.poll()
+            time.sleep(0.02)
+        return self._done
+
+    def poll(self) -> list:
+        """Events waiting from the child (and the end of the run, once it has ended)."""
+        out = []
+        while True:
+            try:
+                item = self.events.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, tuple):
+                kind, payload = item
+                if kind == "crashed":
+                    self.crashed.emit(payload)
+                elif kind == "exit" and not self._done:
+                    self._done = True  # the child tears down on its own; never block the UI on join
+                continue
+            for fn in self.listeners:
+                fn(item)
+            out.append(item)
+        if not self._done and not self.proc.is_alive() and self.proc.exitcode not in (None, 0):
+            self._done = True  # killed (out of memory, a signal): say so, keep the app
+            self.crashed.emit(f"training process ended with exit code {self.proc.exitcode}")
+        return out
+
+
+def _predict_modes(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int,
+                   progress=None) -> dict:
+    """Predicted terms of one step per precision mode, and the plan (off the UI thread)."""
+    from core.budget import Levers, plan, predict
+    from core.network import preset
+
+    cfg = preset(preset_name, classes)
+    out = {"terms": {m: predict(cfg, width, height, Levers(m), batch).as_dict() for m in MODES}}
+    out["plan"] = plan(cfg, width, height, ceiling, precision="bf16", batch=batch).as_dict()
+    return out
+
+
+class TrainingDock(QtWidgets.QDockWidget):
+    model_trained = QtCore.Signal(str)  # path of the new model
+
+    def __init__(self, window, parent=None):
+        super().__init__("Training", parent)
+        self.setObjectName("training_dock")
+        self.window_ = window
+        self.thread: TrainerProcess | None = None
+        self.buffer: list = []
+        self.steps_seen = 0
+        self.last_checkpoint: str | None = None
+        self.current_mode: str | None = None
+        self.warnings_seen: list = []
+        self.done_event = None
+        self.plan_task = None
+        self.fault: dict = {}  # engine fault injection, for tests and demonstrations
+        self.scaler_growth_interval = 200
+        body = QtWidgets.QWidget()
+        outer = QtWidgets.QHBoxLayout(body)
+        outer.addWidget(self._controls(), 0)
+        grid = QtWidgets.QGridLayout()
+        self.budget = BudgetBar()
+        self.scale = ScaleTrace()
+        self.hist = GradHistogram()
+        self.loss = LossPlot()
+        self.curves = CurvesVsTruth()
+        grid.addWidget(self.budget, 0, 0)
+        grid.addWidget(self.scale, 0, 1)
+        grid.addWidget(self.hist, 0, 2)
+        grid.addWidget(self.loss, 1, 0)
+        grid.addWidget(self.curves, 1, 1)
+        self.warn_list = QtWidgets.QListWidget()
+        self.warn_list.setWordWrap(True)
+        wbox = QtWidgets.QGroupBox("Warnings and advice")
+        QtWidgets.QVBoxLayout(wbox).addWidget(self.warn_list)
+        grid.addWidget(wbox, 1, 2)
+        outer.addLayout(grid, 1)
+        self.setWidget(body)
+        self.timer = QtCore.QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self._drain)
+        self.budget.ceiling_dragged.connect(self._ceiling_dragged)
+
+    # -- controls ------------------------------------------------------------------
+    def _controls(self) -> QtWidgets.QWidget:
+        w = QtWidgets.QWidget()
+        w.setMaximumWidth(330)
+        f = QtWidgets.QFormLayout(w)
+        self.source = QtWidgets.QComboBox()
+        self.source.addItems(["project scans", "synthetic stream", "both mixed"])
+        self.mix = QtWidgets.QDoubleSpinBox()
+        self.mix.setRange(0.0, 1.0)
+        self.mix.setSingleStep(0.1)
+        self.mix.setValue(0.5)
+        self.mix.setToolTip("share of synthetic logs when both are mixed")
+        self.stage = QtWidgets.QComboBox()
+        self.stage.addItems(["binary", "multiclass"])
+        self.preset = QtWidgets.QComboBox()
+        self.preset.addItems(["tiny", "demo", "full", "continue from current model"])
+        self.preset.setCurrentText("demo")
+        self.precision = QtWidgets.QComboBox()
+        self.precision.addItems(["auto", "bf16", "fp16", "fp32"])
+        self.precision_why = QtWidgets.QLabel("")
+        self.precision_why.setWordWrap(True)
+        self.precision_why.setStyleSheet("color: #555555")
+        self.checkpointing = QtWidgets.QComboBox()
+        self.checkpointing.addItems(["auto", "on", "off"])
+        self.checkpointing.setCurrentText("off")
+        self.tile = QtWidgets.QComboBox()
+        self.tile.addItems(["off", "auto", "512", "1024", "2048"])
+        self.tile.setEditable(True)
+        self.device = QtWidgets.QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda"])
+        self.ceiling = QtWidgets.QDoubleSpinBox()
+        self.ceiling.setRange(0.01, 4096)
+        self.ceiling.setDecimals(2)
+        self.ceiling.setSuffix(" GiB")
+        self.ceiling.setValue(self._device_ceiling_gib())
+        self.steps = QtWidgets.QSpinBox()
+        self.steps.setRange(1, 1_000_000)
+        self.steps.setValue(200)
+        self.crop = QtWidgets.QSpinBox()
+        self.crop.setRange(0, 100_000)
+        self.crop.setValue(1024)
+        self.crop.setToolTip("random crop along depth (0: whole logs)")
+        for label, widget in (("data", self.source), ("synthetic share", self.mix), ("stage", self.stage),
+                              ("model", self.preset), ("precision", self.precision), ("", self.precision_why),
+                              ("checkpointing", self.checkpointing), ("tiling", self.tile), ("device", self.device),
+                              ("memory ceiling", self.ceiling), ("steps", self.steps), ("crop along depth", self.crop)):
+            f.addRow(label, widget)
+        row = QtWidgets.QHBoxLayout()
+        self.train_btn = QtWidgets.QPushButton("Train")
+        self.stop_btn = QtWidgets.QPushButton("Stop")
+        self.resume_btn = QtWidgets.QPushButton("Resume")
+        self.stop_btn.setEnabled(False)
+        self.resume_btn.setEnabled(False)
+        for b in (self.train_btn, self.stop_btn, self.resume_btn):
+            row.addWidget(b)
+        f.addRow(row)
+        self.status = QtWidgets.QLabel("idle")
+        self.status.setWordWrap(True)
+        f.addRow(self.status)
+        self.plan_label = QtWidgets.QLabel("")
+        self.plan_label.setWordWrap(True)
+        self.plan_label.setStyleSheet("color: #333333")
+        f.addRow(self.plan_label)
+        self.train_btn.clicked.connect(lambda: self.start())
+        self.stop_btn.clicked.connect(self.stop)
+        self.resume_btn.clicked.connect(lambda: self.start(resume=True))
+        self.precision.currentTextChanged.connect(self._explain_precision)
+        self.device.currentTextChanged.connect(self._explain_precision)
+        self._explain_precision()
+        return w
+
+    def _device_ceiling_gib(self) -> float:
+        import torch
+
+        from core.budget import device_ceiling
+
+        dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return round(device_ceiling(dev) / GIB, 2)
+
+    def _explain_precision(self, *_):
+        from core.precision import resolve
+        from core.train import pick_device
+
+        try:
+            p = resolve(self.precision.currentText(), pick_device(self.device.currentText()))
+        except (InputError, ValueError) as exc:
+            self.precision_why.setText(str(exc))
+            return
+        text = f"→ {p.mode}: {p.reason}"
+        if p.warning:
+            text += f"\n⚠ {p.warning}"
+        self.precision_why.setText(text)
+
+    # -- the budget before the run ------------------------------------------------------
+    def log_size(self) -> tuple[int, int]:
+        """(width along depth, height across) of one training step at the current log."""
+        from core.data import to_canonical
+
+        w = self.window_
+        if w.image is not None:
+            axis = w.calib.depth_axis if w.calib else ("y" if w.image.shape[0] >= w.image.shape[1] else "x")
+            h, wd = to_canonical(w.image, axis).shape
+        else:
+            h, wd = 480, 3200
+        crop = self.crop.value()
+        return (min(wd, crop) if crop else wd), h
+
+    def refresh_budget(self) -> None:
+        from .workers import Task
+
+        if self.preset.currentText() not in ("tiny", "demo", "full"):
+            return
+        if self.plan_task is not None and self.plan_task.isRunning():
+            self._replan = True  # one re-plan when the running one finishes; never drop a live thread
+            return
+        self._replan = False
+        width, height = self.log_size()
+        classes = 1 if self.stage.currentText() == "binary" else 4
+        ceiling = int(self.ceiling.value() * GIB)
+        self.budget.set_ceiling(self.ceiling.value())
+        self.plan_task = Task(_predict_modes, self.preset.currentText(), classes, width, height, 1, ceiling,
+                              parent=self)
+        self.plan_task.succeeded.connect(self._show_prediction)
+        self.plan_task.failed.connect(self.plan_label.setText)
+        self.plan_task.finished.connect(self._plan_finished)
+        self.plan_task.start()
+
+    def _plan_finished(self) -> None:
+        if getattr(self, "_replan", False):
+            self.refresh_budget()
+
+    def shutdown(self) -> None:
+        """Stop the run and wait for every worker (closing the window)."""
+        if self.thread is not None and self.thread.isRunning():
+            self.stop()
+            self.thread.wait(60000)
+            self._drain()
+        if self.plan_task is not None and self.plan_task.isRunning():
+            self.plan_task.wait(60000)
+
+    def _show_prediction(self, res: dict) -> None:
+        for mode, terms in res["terms"].items():
+            if mode not in self.budget.measured:
+                self.budget.set_terms(mode, terms, measured=False)
+        p = res["plan"]
+        spill = ", ".join(f"{m} {d['plain']:,} px ({d['checkpointing']:,} with checkpointing)"
+                          for m, d in p["spill_width"].items())
+        self.plan_label.setText(f"plan at {p['width']} × {p['height']} under {p['ceiling'] / GIB:.2f} GiB: "
+                                f"{p['summary']}.\nWidest log that fits: {spill}")
+
+    def _ceiling_dragged(self, gib: float) -> None:
+        self.ceiling.setValue(max(0.01, gib))
+        self.refresh_budget()
+
+    # -- running ---------------------------------------------------------------------
+    def _config(self, resume: bool):
+        from core.train import TrainConfig
+
+        w = self.window_
+        src = self.source.currentIndex()
+        project = str(w.project.folder) if (w.project is not None and src in (0, 2)) else None
+        if src in (0, 2) and project is None:
+            raise InputError(None, "no project is open: open a project folder or train on the synthetic stream")
+        out_dir = Path(project) / "models" if project else _user_models_dir()
+        out_dir.mkdir(parents=True, exist_ok=True)
+        out = getattr(self, "run_out", None) if resume else None
+        if out is None:
+            out = str(out_dir / f"model-{time.strftime('%Y%m%d-%H%M%S')}.safetensors")
+        self.run_out = out
+        preset = self.preset.currentText()
+        init = None
+        if preset == "continue from current model":
+            if not getattr(w, "model_path", None):
+                raise InputError(None, "no current model to continue from")
+            init, preset = str(w.model_path), "demo"
+        tile = self.tile.currentText().strip()
+        return TrainConfig(
+            data=project, synthetic=src in (1, 2), mix=self.mix.value(), stage=self.stage.currentText(),
+            preset=preset, init_model=init, precision=self.precision.currentText(), device=self.device.currentText(),
+            steps=self.steps.value(), crop_along=self.crop.value() or None, checkpointing=self.checkpointing.currentText(),
+            tile=tile, ceiling_gib=self.ceiling.value(), out=out,
+            resume=self.last_checkpoint if resume else None, eval_every=max(1, self.steps.value() // 4),
+            checkpoint_every=max(1, min(50, self.steps.value() // 4)), fault=dict(self.fault),
+            scaler_growth_interval=self.scaler_growth_interval,
+        )
+
+    def start(self, resume: bool = False) -> bool:
+        if self.thread is not None and self.thread.isRunning():
+            return False
+        try:
+            cfg = self._config(resume)
+        except InputError as exc:
+            self.status.setText(exc.one_line())
+            return False
+        if not resume:
+            self.steps_seen = 0
+            self.scale.reset()
+            self.loss.reset()
+            self.warn_list.clear()
+            self.budget.measured.clear()
+        self.done_event = None
+        self.thread = TrainerProcess(cfg, self)
+        self.thread.crashed.connect(self._crashed)
+        self._finish_handled = False
+        self.train_btn.setEnabled(False)
+        self.resume_btn.setEnabled(False)
+        self.stop_btn.setEnabled(True)
+        self.status.setText("resuming…" if resume else "starting…")
+        try:
+            self.thread.start()
+        except (OSError, RuntimeError) as exc:
+            self.status.setText(f"error: cannot start the training process: {exc}")
+            self.thread = None
+            self.train_btn.setEnabled(True)
+            self.stop_btn.setEnabled(False)
+            return False
+        self.timer.start()
+        self.refresh_budget()
+        return True
+
+    def stop(self) -> None:
+        if self.thread is not None:
+            self.thread.stop_flag.set()
+            self.status.setText("stopping after this step…")
+
+    def _crashed(self, message: str) -> None:
+        self.status.setText(f"error: {message}")
+        self.warn_list.insertItem(0, f"error: {message}")
+
+    def _finished(self) -> None:
+        self._finish_handled = True
+        self.timer.stop()
+        self.train_btn.setEnabled(True)
+        self.stop_btn.setEnabled(False)
+        self.resume_btn.setEnabled(self.last_checkpoint is not None and
+                                   (self.done_event is None or self.done_event.status != "finished"))
+
+    # -- events → instruments (throttled) ------------------------------------------------
+    def _drain(self) -> None:
+        if self.thread is not None:
+            self.buffer.extend(self.thread.poll())
+        events, self.buffer = self.buffer, []
+        last_step = None
+        for ev in events:
+            kind = ev.type
+            if kind == "step":
+                self.steps_seen += 1
+                last_step = ev
+                self.current_mode = ev.precision
+                self.scale.add(ev.step, ev.loss_scale, ev.skipped)
+                if not ev.skipped:  # a skipped step's loss overflowed; the scale trace marks it
+                    self.loss.add("train", ev.step, ev.loss)
+            elif kind == "budget":
+                mode = ev.plan.get("precision")
+                self.current_mode = mode
+                if mode != "fp16":
+                    self.scale.reset(f"no loss scaler runs in {mode}: "
+                                     + ("bf16 keeps fp32's exponent range" if mode == "bf16" else "fp32 needs none"))
+                self.status.setText(f"{ev.plan.get('precision')} on {ev.plan.get('device')}: {ev.plan.get('reason')}")
+            elif kind == "epoch":
+                self.loss.add("val", ev.step, ev.val_loss)
+                self.loss.add("f1", ev.step, ev.mask_f1)
+                self.loss.add("r", ev.step, ev.curve_r)
+                self._show_truth(ev)
+            elif kind == "warning":
+                self.warnings_seen.append(ev)
+                text = ev.message + (f" — {ev.advice}" if ev.advice else "")
+                self.warn_list.insertItem(0, f"step {ev.step}: {text}")
+            elif kind == "error":
+                self._crashed(ev.message)
+            elif kind == "done":
+                self.done_event = ev
+                self.last_checkpoint = ev.checkpoint_path or self.last_checkpoint
+                self.status.setText(f"{ev.status} after {ev.step} steps")
+                if ev.model_path and ev.status in ("finished", "stopped"):
+                    self.model_trained.emit(ev.model_path)
+        if last_step is not None:
+            m = last_step.memory
+            self.budget.set_terms(last_step.precision, m, measured=True)
+            g = last_step.grad
+            self.hist.set_hist(g.hist_log2_lo, g.hist_counts, g.fp16_underflow_fraction)
+            scale = "none" if last_step.loss_scale is None else f"{last_step.loss_scale:g}"
+            self.status.setText(f"step {last_step.step}: loss {last_step.loss:.4f}, scale {scale}, "
+                                f"activations {m['activations'] / 2**20:.1f} MiB, {last_step.wall_time:.2f} s/step")
+        self.scale.refresh()
+        self.loss.refresh()
+        if self.thread is not None and self.thread.isFinished() and not self._finish_handled:
+            self._finished()
+
+    def _show_truth(self, ev) -> None:
+        for entry in ev.per_log:
+            for c in entry.get("curves", []):
+                self.curves.show_curve(f"{entry['name']} {c['mnemonic']}", c["depth"], c["pred"], c["truth"], c["r"])
+                return
+
+
+def _user_models_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("welltrace")) / "models"

@@ -1,0 +1,121 @@
+"""Click-to-train: the dock drives the real engine in a worker thread."""
+
+import time
+
+import numpy as np
+import pytest
+from PySide6 import QtCore
+
+from app.main_window import MainWindow
+from core.synth import write_set
+
+
+@pytest.fixture
+def trained_win(qtbot, tmp_path):
+    write_set(tmp_path, 3, seed=6, width=512, height=128)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(1600, 1000)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.open_project(tmp_path)
+    w.show_training()
+    d = w.training
+    d.preset.setCurrentText("tiny")
+    d.source.setCurrentIndex(0)
+    d.crop.setValue(256)
+    yield w
+    d.shutdown()
+    w.flush()
+
+
+def _train(qtbot, d, steps, mode, resume=False):
+    d.precision.setCurrentText(mode)
+    d.steps.setValue(steps)
+    if resume:
+        d.resume_btn.click()
+    else:
+        d.train_btn.click()
+    qtbot.waitUntil(lambda: d.thread is not None and d.thread.isFinished() and d._finish_handled, timeout=180000)
+
+
+REFRESH_WAIT = 400
+
+
+def test_train_bf16_and_fp16_feed_the_instruments(trained_win, qtbot, shots_dir):
+    w = trained_win
+    d = w.training
+    _train(qtbot, d, 4, "bf16")
+    assert d.done_event is not None and d.done_event.status == "finished"
+    assert d.steps_seen == 4
+    assert "no loss scaler" in d.scale.note.toPlainText()
+    assert d.scale.steps == []
+    # the bf16 bar holds the engine's measured bytes of the last step
+    assert "bf16" in d.budget.measured and d.budget.values["bf16"]["activations"] > 0
+    assert d.hist.counts.sum() > 0
+    assert w.model is not None and w.model_path == __import__("pathlib").Path(d.done_event.model_path)
+    if shots_dir is not None:
+        w.grab().save(str(shots_dir / "training_bf16.png"))
+    # fp16 with a forced overflow at step 3: one scale point per step, the skip marked
+    d.fault = {"overflow_steps": [2]}
+    d.scaler_growth_interval = 2
+    _train(qtbot, d, 6, "fp16")
+    assert d.done_event.status == "finished"
+    assert len(d.scale.steps) == 6 and d.scale.steps == list(range(1, 7))
+    assert d.scale.skipped and d.scale.skipped[0][0] == 3
+    last_measured = d.budget.values["fp16"]
+    assert last_measured["activations"] > 0 and last_measured["params"] == d.budget.values["bf16"]["params"]
+    if shots_dir is not None:
+        w.grab().save(str(shots_dir / "training_fp16_skip.png"))
+    # drag the ceiling below the fp32 footprint: the plan re-runs and names its levers
+    qtbot.waitUntil(lambda: d.plan_task is None or d.plan_task.isFinished(), timeout=30000)
+    qtbot.waitUntil(lambda: "fp32" in d.budget.values, timeout=30000)
+    below = 0.6 * d.budget.total("fp32") / 1024**3
+    d.budget.ceiling.setValue(below)
+    d.budget.ceiling.sigPositionChangeFinished.emit(d.budget.ceiling)
+    qtbot.waitUntil(lambda: d.plan_task.isFinished(), timeout=30000)
+    qtbot.wait(100)
+    assert d.ceiling.value() == pytest.approx(below, abs=0.01)
+    assert "plan at" in d.plan_label.text() and "Widest log" in d.plan_label.text()
+    if shots_dir is not None:
+        d.grab().save(str(shots_dir / "budget_ceiling_dragged.png"))
+
+
+def test_stop_and_resume_continue_the_step_count(trained_win, qtbot):
+    d = trained_win.training
+    d.precision.setCurrentText("fp32")
+    d.steps.setValue(8)
+    steps = []
+    d.train_btn.click()
+    d.thread.listeners.append(lambda ev: steps.append(ev.step) if ev.type == "step" else None)
+    qtbot.waitUntil(lambda: len(steps) >= 2, timeout=60000)
+    d.stop_btn.click()
+    qtbot.waitUntil(lambda: d.thread.isFinished() and d._finish_handled, timeout=120000)
+    assert d.done_event.status == "stopped" and d.resume_btn.isEnabled()
+    stopped_at = d.done_event.step
+    assert 2 <= stopped_at < 8
+    _train(qtbot, d, 8, "fp32", resume=True)
+    assert d.done_event.status == "finished" and d.done_event.step == 8
+    assert d.steps_seen == 8  # the count went on from where it stopped
+
+
+def test_event_loop_stays_responsive_while_training(trained_win, qtbot):
+    d = trained_win.training
+    gaps, last = [], [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    probe = QtCore.QTimer()
+    probe.setInterval(10)
+    probe.timeout.connect(tick)
+    probe.start()
+    _train(qtbot, d, 6, "fp32")
+    probe.stop()
+    worst = max(gaps[1:])
+    print(f"worst event-loop gap while training: {worst * 1000:.0f} ms over {len(gaps)} ticks")
+    assert d.done_event.status == "finished"
+    assert worst < 0.100
+    assert np.isfinite(worst)
