@@ -65,5 +65,21 @@ def run_demo(out: Path | None, quick: bool = False) -> int:
         s = summarise([m for _, meth, m, _ in rows if meth == name])
         print(f"{name:<10} median r {s['median_r']:.3f}  median RMSE {s['median_rmse_pct']:.2f} % of range  "
               f"({s['curves']} curves)")
+    _print_budget(methods)
     print(f"LAS files in {out}; total {time.perf_counter() - t0:.1f} s")
     return 0
+
+
+def _print_budget(methods) -> None:
+    """The activation budget of one batch-1 training step of the bundled model at 12,800 × 640."""
+    from .budget import Levers, predict
+    from .network import preset
+
+    cfg = next((m.cfg for name, m in methods if name == "model"), None) or preset("demo")
+    print(f"\nactivation budget of one training step at 12,800 × 640, batch 1 ({cfg.preset} network, predicted):")
+    base = None
+    for lev in (Levers("fp32"), Levers("bf16"), Levers("bf16", True)):
+        t = predict(cfg, 12800, 640, lev)
+        base = base or t.activations
+        print(f"  {lev.describe():<42} activations {t.activations / 2**30:6.2f} GiB "
+              f"({t.activations / base:.3f} of fp32), total {t.total / 2**30:6.2f} GiB")
