@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
-from .network import NetConfig, build, preset, stage_names
+from .network import NetConfig, build, stage_names
 from .precision import Precision, resolve
 
 GIB = 1024**3
@@ -327,7 +327,3 @@ def default_16bit(device: torch.device) -> str:
     if p.mode != "fp32":
         return p.mode
     return "bf16"  # a CPU without native 16-bit still saves half the bytes in bf16
-
-
-def preset_config(name: str, classes: int = 1) -> NetConfig:
-    return preset(name, classes)

@@ -98,12 +98,12 @@ def cmd_digitize(args) -> int:
         from .train import pick_device
 
         model, info = load_model(args.model)
-        dev = pick_device(args.device)
-        model.to(dev)
-        device = dev
-        precision = prec.resolve(args.precision if args.precision != "model" else
-                                 (info["precision"] if info["precision"] != "fp16" or dev.type == "cuda" else "fp32"),
-                                 dev)
+        device = pick_device(args.device)
+        model.to(device)
+        mode = args.precision
+        if mode == "model":  # the precision it was trained in, except fp16 on a CPU (no native support)
+            mode = info["precision"] if info["precision"] != "fp16" or device.type == "cuda" else "fp32"
+        precision = prec.resolve(mode, device)
         torch.set_grad_enabled(False)
     with progress_bar(1, "digitize", unit="strip") as bar:
         def prog(i, n):
@@ -165,7 +165,8 @@ def _budget_levers(args, cfg, device, ceiling):
 
 
 def cmd_budget(args) -> int:
-    from .budget import GIB, device_ceiling, machine_description, measure_step, predict, preset_config
+    from .budget import GIB, device_ceiling, machine_description, measure_step, predict
+    from .network import preset
     from .cli import UsageError
     from .train import pick_device
 
@@ -174,7 +175,7 @@ def cmd_budget(args) -> int:
     if args.tile not in ("auto", "off") and not args.tile.isdigit():
         raise UsageError(f"--tile must be auto, off or a strip length in px, not {args.tile!r}")
     device = pick_device(args.device)
-    cfg = preset_config(args.preset)
+    cfg = preset(args.preset)
     ceiling = int(args.ceiling * GIB) if args.ceiling else device_ceiling(device)
     pl, lev = _budget_levers(args, cfg, device, ceiling)
     terms = predict(cfg, args.width, args.height, lev, args.batch)
@@ -227,12 +228,13 @@ def cmd_budget(args) -> int:
 def cmd_bench(args) -> int:
     import statistics
 
-    from .budget import Levers, machine_description, measure_step, preset_config
+    from .budget import Levers, machine_description, measure_step
+    from .network import preset
     from .precision import MODES
     from .train import pick_device
 
     device = pick_device(args.device)
-    cfg = preset_config(args.preset)
+    cfg = preset(args.preset)
     modes = [m.strip() for m in args.precisions.split(",") if m.strip()]
     bad = [m for m in modes if m not in MODES or m == "auto"]
     if bad:

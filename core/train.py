@@ -16,7 +16,7 @@ import math
 import random
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
@@ -242,8 +242,7 @@ class Trainer:
             width = min(width, self.crop)
         per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, cfg.effective_batch))
         self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
-                         checkpointing=cfg.checkpointing if cfg.checkpointing != "auto" else "auto",
-                         tile=cfg.tile if cfg.tile != "auto" else "auto", batch=per_step, precision_fixed=True)
+                         checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
         if self.plan.levers is None:
             raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
                              "ceiling with every lever taken; raise --ceiling or use a smaller preset")
@@ -457,7 +456,3 @@ class Trainer:
 def train(cfg: TrainConfig, stop: threading.Event | None = None) -> Iterator[Event]:
     """Convenience: build a :class:`Trainer` and run it."""
     yield from Trainer(cfg, stop).run()
-
-
-def config_dict(cfg: TrainConfig) -> dict:
-    return asdict(cfg)
