@@ -20,7 +20,9 @@ from core.errors import InputError
 
 from .instruments import GIB, MODES, BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
 
-REFRESH_MS = 250  # at most four redraws a second
+REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick, round robin:
+# each instrument at most four times a second, and one tick never paints all of them at once
+# (offscreen, one pyqtgraph plot costs ~30 ms to paint on a slow CPU)
 
 
 def _train_in_child(cfg, events, stop) -> None:
@@ -142,6 +144,8 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.warnings_seen: list = []
         self.done_event = None
         self.plan_task = None
+        self.pending: dict = {}  # instrument -> a redraw waiting for its turn
+        self._turn = 0
         self.fault: dict = {}  # engine fault injection, for tests and demonstrations
         self.scaler_growth_interval = 200
         body = QtWidgets.QWidget()
@@ -192,6 +196,8 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.precision_why = QtWidgets.QLabel("")
         self.precision_why.setWordWrap(True)
         self.precision_why.setStyleSheet("color: #555555")
+        self.precision_why.setFixedHeight(self.precision_why.fontMetrics().lineSpacing() * 5 + 4)
+        self.precision_why.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         self.checkpointing = QtWidgets.QComboBox()
         self.checkpointing.addItems(["auto", "on", "off"])
         self.checkpointing.setCurrentText("off")
@@ -228,10 +234,14 @@ class TrainingDock(QtWidgets.QDockWidget):
         f.addRow(row)
         self.status = QtWidgets.QLabel("idle")
         self.status.setWordWrap(True)
+        # fixed heights: a label that grows a line would re-lay out (and repaint) every plot
+        self.status.setFixedHeight(self.status.fontMetrics().lineSpacing() * 3 + 4)
         f.addRow(self.status)
         self.plan_label = QtWidgets.QLabel("")
         self.plan_label.setWordWrap(True)
         self.plan_label.setStyleSheet("color: #333333")
+        self.plan_label.setFixedHeight(self.plan_label.fontMetrics().lineSpacing() * 6 + 4)
+        self.plan_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         f.addRow(self.plan_label)
         self.train_btn.clicked.connect(lambda: self.start())
         self.stop_btn.clicked.connect(self.stop)
@@ -307,6 +317,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.stop()
             self.thread.wait(60000)
             self._drain()
+            self.flush_instruments()
         if self.plan_task is not None and self.plan_task.isRunning():
             self.plan_task.wait(60000)
 
@@ -366,8 +377,10 @@ class TrainingDock(QtWidgets.QDockWidget):
             return False
         if not resume:
             self.steps_seen = 0
-            self.scale.reset()
-            self.loss.reset()
+            self.scale.steps, self.scale.log2, self.scale.skipped = [], [], []
+            self.loss.data = {k: ([], []) for k in self.loss.data}
+            self.pending["scale"] = self.scale.refresh  # cleared plots redraw in their turn
+            self.pending["loss"] = self.loss.refresh
             self.warn_list.clear()
             self.budget.measured.clear()
         self.done_event = None
@@ -426,14 +439,17 @@ class TrainingDock(QtWidgets.QDockWidget):
                 mode = ev.plan.get("precision")
                 self.current_mode = mode
                 if mode != "fp16":
-                    self.scale.reset(f"no loss scaler runs in {mode}: "
-                                     + ("bf16 keeps fp32's exponent range" if mode == "bf16" else "fp32 needs none"))
+                    self.scale.steps, self.scale.log2, self.scale.skipped = [], [], []
+                    self.scale.note.setText(f"no loss scaler runs in {mode}: " + (
+                        "bf16 keeps fp32's exponent range" if mode == "bf16" else "fp32 needs none"))
+                else:
+                    self.scale.note.setText("")
                 self.status.setText(f"{ev.plan.get('precision')} on {ev.plan.get('device')}: {ev.plan.get('reason')}")
             elif kind == "epoch":
                 self.loss.add("val", ev.step, ev.val_loss)
                 self.loss.add("f1", ev.step, ev.mask_f1)
                 self.loss.add("r", ev.step, ev.curve_r)
-                self._show_truth(ev)
+                self.pending["truth"] = lambda ev=ev: self._show_truth(ev)
             elif kind == "warning":
                 self.warnings_seen.append(ev)
                 text = ev.message + (f" — {ev.advice}" if ev.advice else "")
@@ -447,17 +463,38 @@ class TrainingDock(QtWidgets.QDockWidget):
                 if ev.model_path and ev.status in ("finished", "stopped"):
                     self.model_trained.emit(ev.model_path)
         if last_step is not None:
-            m = last_step.memory
-            self.budget.set_terms(last_step.precision, m, measured=True)
-            g = last_step.grad
-            self.hist.set_hist(g.hist_log2_lo, g.hist_counts, g.fp16_underflow_fraction)
+            m, g = last_step.memory, last_step.grad
+            self.pending["budget"] = lambda s=last_step: self.budget.set_terms(s.precision, s.memory, measured=True)
+            self.pending["hist"] = lambda g=g: self.hist.set_hist(g.hist_log2_lo, g.hist_counts,
+                                                                  g.fp16_underflow_fraction)
+            self.pending["scale"] = self.scale.refresh
+            self.pending["loss"] = self.loss.refresh
             scale = "none" if last_step.loss_scale is None else f"{last_step.loss_scale:g}"
             self.status.setText(f"step {last_step.step}: loss {last_step.loss:.4f}, scale {scale}, "
                                 f"activations {m['activations'] / 2**20:.1f} MiB, {last_step.wall_time:.2f} s/step")
-        self.scale.refresh()
-        self.loss.refresh()
+        elif events:
+            self.pending["scale"] = self.scale.refresh
+            self.pending["loss"] = self.loss.refresh
+        self._redraw_one()
         if self.thread is not None and self.thread.isFinished() and not self._finish_handled:
+            self.flush_instruments()
             self._finished()
+
+    ORDER = ("budget", "scale", "hist", "loss", "truth")
+
+    def _redraw_one(self) -> None:
+        """Apply the next waiting redraw in round-robin order."""
+        for i in range(len(self.ORDER)):
+            name = self.ORDER[(self._turn + i) % len(self.ORDER)]
+            if name in self.pending:
+                self.pending.pop(name)()
+                self._turn = (self._turn + i + 1) % len(self.ORDER)
+                return
+
+    def flush_instruments(self) -> None:
+        """Apply every waiting redraw now (the end of a run)."""
+        while self.pending:
+            self._redraw_one()
 
     def _show_truth(self, ev) -> None:
         for entry in ev.per_log:
