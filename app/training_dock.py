@@ -111,9 +111,10 @@ class TrainerProcess(QtCore.QObject):
             for fn in self.listeners:
                 fn(item)
             out.append(item)
-        if not self._done and not self.proc.is_alive() and self.proc.exitcode not in (None, 0):
-            self._done = True  # killed (out of memory, a signal): say so, keep the app
-            self.crashed.emit(f"training process ended with exit code {self.proc.exitcode}")
+        if not self._done and not self.proc.is_alive() and self.events.empty():
+            self._done = True  # the child is gone and nothing more will come
+            if self.proc.exitcode not in (None, 0):  # killed (out of memory, a signal): say so, keep the app
+                self.crashed.emit(f"training process ended with exit code {self.proc.exitcode}")
         return out
 
 
