@@ -53,7 +53,11 @@ class CurveSpec:
 
     def value_at(self, pos, wraps=0) -> np.ndarray:
         """Value of a trace at pixel ``pos`` having wrapped ``wraps`` whole track widths."""
-        t = self.fraction_of(pos) + np.asarray(wraps, dtype=np.float64)
+        return self.value_of_fraction(self.fraction_of(pos) + np.asarray(wraps, dtype=np.float64))
+
+    def value_of_fraction(self, t) -> np.ndarray:
+        """Value at unwrapped fraction ``t`` of the track (linear, or s0·(s1/s0)^t on a log track)."""
+        t = np.asarray(t, dtype=np.float64)
         s0, s1 = self.scale
         if self.log:
             return s0 * np.power(s1 / s0, t)

@@ -150,13 +150,7 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
     ti = np.interp(px, col[ok], t[ok])
     # a depth sample takes a value only if an observed (or bridged) column lies within one pixel
     near = np.interp(px, col, ok.astype(np.float64)) > 0.5
-    ti = np.where(inside & near, ti, np.nan)
-    s0, s1 = spec.scale
-    if spec.log:
-        out = s0 * np.power(s1 / s0, ti)
-    else:
-        out = s0 + ti * (s1 - s0)
-    return out
+    return spec.value_of_fraction(np.where(inside & near, ti, np.nan))
 
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
