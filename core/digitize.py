@@ -50,23 +50,21 @@ def digitize(
     t0 = time.perf_counter()
     if model is not None:
         from . import precision as prec
-        from .infer import predict_canonical, probs_to_mask
+        from .infer import evidence_by_class, predict_canonical, probs_to_mask
 
         classes = model.cfg.classes
         if classes not in (1, 4):
             raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
         precision = precision or prec.resolve("auto", device)
         probs = predict_canonical(model, canon, precision, device, tile, progress=progress)
+        evidence = evidence_by_class(probs)
         if classes == 1:
-            evidence = {0: probs[0]}
             by_track: dict = {}
             for c in calib.curves:
                 by_track.setdefault(c.track, set()).add(c.klass)
             if any(len(v) > 1 for v in by_track.values()):
                 warnings.append("a binary model cannot tell curves of one track apart by line style; "
                                 "a multiclass model traces crossing curves better")
-        else:
-            evidence = {k: probs[k] for k in (1, 2, 3)}
         mask_c = probs_to_mask(probs)
         method = "model"
     else:

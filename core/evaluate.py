@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from .data import LabelledLog, collate, image_to_input
-from .infer import predict_canonical
+from .infer import evidence_by_class, predict_canonical
 from .metrics import compare_curve
 from .trace import trace_all, trace_to_values
 
@@ -37,8 +37,7 @@ def evaluate_logs(model, logs: list[LabelledLog], precision, device, loss_fn) ->
         truth = lg.truth_curves() if lg.calibration is not None else None
         if truth is not None:
             t_depth, t_curves = truth
-            ev = {0: probs[0]} if probs.shape[0] == 1 else {k: probs[k] for k in (1, 2, 3)}
-            traces = trace_all(ev, lg.calibration)
+            traces = trace_all(evidence_by_class(probs), lg.calibration)
             curves = []
             for tr, spec in zip(traces, lg.calibration.curves):
                 t_vals = t_curves[spec.mnemonic.upper()]

@@ -83,6 +83,14 @@ def predict_scan(model, image: np.ndarray, depth_axis: str, precision: Precision
     return np.stack([from_canonical(p, depth_axis) for p in probs])
 
 
+def evidence_by_class(probs: np.ndarray) -> dict[int, np.ndarray]:
+    """Tracing evidence from class probabilities: a binary model's curve map serves every class
+    (key 0); a multiclass model gives one map per curve class."""
+    if probs.shape[0] == 1:
+        return {0: probs[0]}
+    return {k: probs[k] for k in (1, 2, 3)}
+
+
 def probs_to_mask(probs: np.ndarray, threshold: float = 0.5) -> np.ndarray:
     """Binary: 1 where p > threshold; multiclass: the argmax class."""
     if probs.shape[0] == 1:
