@@ -31,11 +31,11 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def progress_bar(total: int, desc: str, unit: str = "log"):
-    """A tqdm bar on a terminal, nothing otherwise."""
+def progress_bar(total: int, desc: str, unit: str = "log", disable: bool = False):
+    """A tqdm bar on a terminal, nothing otherwise (or when ``disable``: e.g. a torchrun rank other than 0)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, disable=not sys.stderr.isatty(), leave=False, unit=unit)
+    return tqdm(total=total, desc=desc, disable=disable or not sys.stderr.isatty(), leave=False, unit=unit)
 
 
 # -- subcommands ---------------------------------------------------------------

@@ -24,7 +24,7 @@ def _fmt_bytes(n: float | None) -> str:
 
 
 def cmd_train(args) -> int:
-    from .cli import UsageError, progress_bar
+    from .cli import UsageError
     from .train import TrainConfig, Trainer
 
     if args.steps is not None and args.epochs is not None:
@@ -45,16 +45,37 @@ def cmd_train(args) -> int:
         ceiling_gib=args.ceiling, out=str(out), resume=args.resume, seed=args.seed, eval_every=args.eval_every,
         fp32_modules=[m for m in (args.fp32_modules or "").split(",") if m],
     )
-    trainer = Trainer(cfg)
+    from .distributed import join_from_env
+
+    world = join_from_env(args.device)  # a world of one unless torchrun started this process
+    try:
+        return _run_training(Trainer(cfg, world=world), args.events if world.is_main else None,
+                             quiet=not world.is_main)
+    finally:
+        world.close()
+
+
+def _run_training(trainer, events_path: str | None, quiet: bool) -> int:
+    """Drive the trainer's events to the terminal and the events file. Under torchrun only rank 0 prints and
+    writes; the other ranks are quiet but for errors."""
+    from .cli import progress_bar
+
     # events are a live log (line-buffered, readable while the run goes on), not an atomic document
-    fh = open(args.events, "w", encoding="utf-8", buffering=1) if args.events else None
+    fh = open(events_path, "w", encoding="utf-8", buffering=1) if events_path else None
     status = "finished"
     try:
-        with progress_bar(trainer.total_steps, "train", unit="step") as bar:
+        with progress_bar(trainer.total_steps, "train", unit="step", disable=quiet) as bar:
             bar.update(trainer.step)
             for ev in trainer.run():
                 if fh:
                     fh.write(ev.to_json() + "\n")
+                if ev.type == "error":
+                    print(f"welltrace: rank {trainer.world.rank}: {ev.message}" if trainer.world.distributed
+                          else f"welltrace: {ev.message}", file=sys.stderr)
+                elif ev.type == "done":
+                    status = ev.status
+                if quiet:
+                    continue
                 if ev.type == "step":
                     scale = "none" if ev.loss_scale is None else f"{ev.loss_scale:g}"
                     bar.set_postfix_str(f"loss {ev.loss:.4f} scale {scale} act {_fmt_bytes(ev.memory['activations'])}")
@@ -66,11 +87,9 @@ def cmd_train(args) -> int:
                     r = "-" if ev.curve_r is None else f"{ev.curve_r:.4f}"
                     print(f"step {ev.step}: val loss {ev.val_loss:.4f}  mask F1 {ev.mask_f1:.3f}  "
                           f"IoU {ev.mask_iou:.3f}  curve r {r}")
-                elif ev.type == "error":
-                    print(f"welltrace: {ev.message}", file=sys.stderr)
                 elif ev.type == "done":
-                    status = ev.status
-                    print(f"{ev.status} after {ev.step} steps; model {ev.model_path or '-'}; "
+                    ranks = f" on {trainer.world.size} ranks" if trainer.world.distributed else ""
+                    print(f"{ev.status} after {ev.step} steps{ranks}; model {ev.model_path or '-'}; "
                           f"checkpoint {ev.checkpoint_path or '-'}")
     finally:
         if fh:

@@ -179,8 +179,14 @@ class SyntheticStream:
                            truth=(lg.depth, {k.upper(): v for k, v in lg.truth.items()}))
 
     def next(self) -> LabelledLog:
-        self.index += 1
-        return self._make(1_000_003, self.index - 1, f"stream_{self.index}")
+        return self.take(0, 1)
+
+    def take(self, rank: int, world: int) -> LabelledLog:
+        """This rank's log of the next draw: every rank draws ``world`` logs and keeps its own, so ranks never
+        share a log and the stream position stays global (a run resumes on any number of ranks)."""
+        i = self.index + rank
+        self.index += world
+        return self._make(1_000_003, i, f"stream_{i + 1}")
 
     def validation(self, count: int) -> list[LabelledLog]:
         """Held-out logs from a separate seed stream (never drawn for training)."""
@@ -188,33 +194,65 @@ class SyntheticStream:
 
 
 class LogSampler:
-    """Draws training logs: from a folder's logs, the synthetic stream, or both mixed."""
+    """Draws training logs: from a folder's logs, the synthetic stream, or both mixed.
 
-    def __init__(self, logs: list[LabelledLog], stream: SyntheticStream | None, mix: float, seed: int):
+    Under data-parallel training every rank holds the same sampler state and
+    draws the same ``world`` logs at each step, keeping the ``rank``-th: the
+    sharding of ``torch.utils.data.DistributedSampler`` (one seeded permutation
+    per epoch, padded with its own items to a multiple of the world size, rank
+    r taking every world-th item), but with a global cursor, so a checkpoint
+    written by N ranks resumes on M. The source decision (folder or stream)
+    and the permutation come from the shared generator; crops and flips from a
+    per-rank one. In a world of one both are the same generator, as they were
+    before data-parallel training existed, so seeded single-process runs are
+    unchanged.
+    """
+
+    def __init__(self, logs: list[LabelledLog], stream: SyntheticStream | None, mix: float, seed: int,
+                 rank: int = 0, world: int = 1):
         if not logs and stream is None:
             raise InputError(None, "no training data: give a folder of labelled scans or the synthetic stream")
+        if logs and len(logs) < world and (stream is None or mix < 1.0):
+            raise InputError(None, f"{len(logs)} training log(s) cannot be shared among {world} ranks: "
+                             "give at least one log per rank, or fewer ranks")
         self.logs, self.stream, self.mix = logs, stream, mix
+        self.seed, self.rank, self.world = seed, rank, world
         self.rng = np.random.default_rng(seed)
+        self.aug_rng = self.rng if world == 1 else np.random.default_rng([seed, rank])
         self.order: list[int] = []
+        self.draws = 0
 
     def state(self) -> dict:
         return {"rng": self.rng.bit_generator.state, "order": [int(i) for i in self.order],
-                "stream_index": self.stream.index if self.stream else 0}
+                "stream_index": self.stream.index if self.stream else 0, "draws": self.draws}
 
     def load_state(self, st: dict) -> None:
         self.rng.bit_generator.state = st["rng"]
         self.order = list(st["order"])
+        self.draws = int(st.get("draws", 0))
         if self.stream:
             self.stream.index = int(st["stream_index"])
+        if self.world > 1:  # the per-rank generator is not saved: reseed it where the run stands
+            self.aug_rng = np.random.default_rng([self.seed, self.rank, self.draws])
+
+    def _refill(self) -> None:
+        n = len(self.logs)
+        perm = [int(i) for i in self.rng.permutation(n)]
+        pad = (-n) % self.world
+        # items are popped from the end, so the epoch's last draw is the list's head: pad it with items that
+        # draw does not already hold (positions world-pad … world-1), so its ranks still get distinct logs
+        self.order = perm[self.world - pad : self.world] + perm + self.order if pad else perm + self.order
 
     def next(self) -> LabelledLog:
+        self.draws += 1
         use_stream = self.stream is not None and (not self.logs or self.rng.random() < self.mix)
         if use_stream:
-            return self.stream.next()
-        if not self.order:  # epoch: a fresh permutation
-            self.order = list(self.rng.permutation(len(self.logs)))
-        return self.logs[int(self.order.pop())]
+            return self.stream.take(self.rank, self.world)
+        if len(self.order) < self.world:  # epoch: a fresh permutation
+            self._refill()
+        draw = [self.order.pop() for _ in range(self.world)]
+        return self.logs[draw[self.rank]]
 
     def batches(self, batch: int, aug: Augment | None) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         while True:
-            yield collate([make_sample(self.next(), self.rng, aug) for _ in range(batch)])
+            yield collate([make_sample(self.next(), self.aug_rng, aug) for _ in range(batch)])

@@ -12,6 +12,7 @@ which Resume continues the same run.
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
 import random
 import threading
@@ -24,6 +25,7 @@ import numpy as np
 import torch
 
 from . import precision as prec
+from .distributed import SINGLE, World
 from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
 from .errors import DataError, InputError
 from .events import (BudgetEvent, DoneEvent, ErrorEvent, EvalEvent, Event, GradHealth, StepEvent,
@@ -173,13 +175,16 @@ def _is_oom(exc: BaseException) -> bool:
 class Trainer:
     """Holds the run's state; :meth:`run` is the event generator."""
 
-    def __init__(self, cfg: TrainConfig, stop: threading.Event | None = None):
+    def __init__(self, cfg: TrainConfig, stop: threading.Event | None = None, world: World = SINGLE):
         self.cfg = cfg
         self.stop = stop or threading.Event()
+        self.world = world
         if cfg.stage not in ("binary", "multiclass"):
             raise InputError(None, f"--stage must be binary or multiclass, not {cfg.stage!r}")
         try:
             self.device = pick_device(cfg.device)
+            if self.device.type == "cuda" and world.distributed:
+                self.device = torch.device("cuda", world.local_rank)
             self.precision = prec.resolve(cfg.precision, self.device)
         except ValueError as exc:
             raise InputError(None, str(exc)) from None
@@ -194,7 +199,8 @@ class Trainer:
         stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed") if cfg.synthetic else None
         if stream is not None and not self.val_logs:
             self.val_logs = stream.validation(cfg.val_count)
-        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if cfg.data else 1.0, cfg.seed)
+        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if cfg.data else 1.0, cfg.seed,
+                                  rank=world.rank, world=world.size)
         if cfg.init_model:
             self.model, _info = load_model(cfg.init_model)
             if self.model.cfg.classes != classes:
@@ -211,6 +217,7 @@ class Trainer:
             except ValueError as exc:
                 raise InputError(None, f"--fp32-modules: {exc}") from None
         self.model.to(self.device)
+        self.net = self._wrap(self.model)
         self.model.set_checkpointing(cfg.checkpointing == "on")
         self.tile = int(cfg.tile) if str(cfg.tile).isdigit() else None
         self.crop = self.tile or cfg.crop_along
@@ -226,8 +233,28 @@ class Trainer:
         self.watch = FailureWatch()
         self.ckpt_path = Path(cfg.checkpoint) if cfg.checkpoint else (Path(cfg.out).with_suffix(".ckpt") if cfg.out else None)
         self.last_good_ckpt: str | None = None
+        self.resumed_from_world = world.size
+        self._saved_at = -1
         if cfg.resume:
             self._resume(cfg.resume)
+
+    def _wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The module the training forward runs through: DistributedDataParallel over ``model`` when the world has
+        several ranks (it broadcasts rank 0's weights now and all-reduces gradients in backward), else ``model``.
+        ``self.model`` stays the bare network for evaluation, checkpoints and the model file."""
+        if not self.world.distributed:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        # gradient_as_bucket_view: the all-reduce buckets are the .grad tensors, not a second copy of them
+        return DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None,
+                                       gradient_as_bucket_view=True)
+
+    @property
+    def logs_per_rank(self) -> int:
+        """Multiclass: logs each rank accumulates per optimizer step; the global batch stays ``effective_batch``
+        whatever the number of ranks, so a run's hyperparameters do not change with the world size."""
+        return max(1, math.ceil(self.cfg.effective_batch / self.world.size))
 
     def _apply_plan(self) -> None:
         """Plan the levers for the largest step this run will take, under the ceiling."""
@@ -240,7 +267,7 @@ class Trainer:
         width = max(lg.image.shape[1] for lg in logs)
         if self.crop:
             width = min(width, self.crop)
-        per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, cfg.effective_batch))
+        per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, self.logs_per_rank))
         self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
                          checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
         if self.plan.levers is None:
@@ -257,15 +284,14 @@ class Trainer:
             if cfg.steps < 1:
                 raise InputError(None, "--steps must be at least 1")
             return cfg.steps
-        per_epoch = max(1, len(self.train_logs))
-        if cfg.stage == "multiclass":
-            per_epoch = max(1, math.ceil(per_epoch / cfg.effective_batch))
-        return max(1, (cfg.epochs or 1) * per_epoch)
+        return max(1, (cfg.epochs or 1) * self.steps_per_epoch)
 
     @property
     def steps_per_epoch(self) -> int:
+        """Optimizer steps that show every training log once across all ranks."""
         n = max(1, len(self.train_logs))
-        return max(1, math.ceil(n / self.cfg.effective_batch)) if self.cfg.stage == "multiclass" else n
+        per_step = self.world.size * (self.logs_per_rank if self.cfg.stage == "multiclass" else 1)
+        return max(1, math.ceil(n / per_step))
 
     def _state(self) -> dict:
         return {
@@ -281,13 +307,19 @@ class Trainer:
             "precision": self.precision.mode,
             "levers": {"checkpointing": self.model.checkpointing, "crop": self.crop},
             "total_steps": self.total_steps,
+            "world_size": self.world.size,
         }
 
     def save_checkpoint(self) -> str | None:
+        """Rank 0 writes (the replicas are identical); every rank records the path it will resume from."""
         if not self.ckpt_path:
             return None
-        save_checkpoint(self.ckpt_path, self._state())
-        self.last_good_ckpt = str(self.ckpt_path)
+        if self.last_good_ckpt == str(self.ckpt_path) and self._saved_at == self.step:
+            return self.last_good_ckpt  # already written at this step (a periodic save on the last step)
+        if self.world.is_main:
+            save_checkpoint(self.ckpt_path, self._state())
+        self.world.barrier()  # nobody reads the file before it is complete
+        self.last_good_ckpt, self._saved_at = str(self.ckpt_path), self.step
         return self.last_good_ckpt
 
     def _resume(self, path: str) -> None:
@@ -303,6 +335,7 @@ class Trainer:
         except (KeyError, RuntimeError, ValueError) as exc:
             raise InputError(path, f"checkpoint does not fit this run: {str(exc).splitlines()[0][:160]}") from None
         self.step = int(st["step"])
+        self.resumed_from_world = int(st.get("world_size", 1))
         lev = st.get("levers", {})
         self.model.set_checkpointing(bool(lev.get("checkpointing", self.model.checkpointing)))
         self.crop = lev.get("crop", self.crop)
@@ -313,7 +346,7 @@ class Trainer:
         aug = Augment(crop_along=self.crop)
         if self.cfg.stage == "binary":
             return [next(self.sampler.batches(1, aug))]
-        n = self.cfg.effective_batch
+        n = self.logs_per_rank
         mb = max(1, min(self.cfg.micro_batch, n))
         return [next(self.sampler.batches(min(mb, n - i), aug)) for i in range(0, n, mb)]
 
@@ -330,23 +363,29 @@ class Trainer:
         if self.step in cfg.fault.get("oom_steps", []):
             cfg.fault["oom_steps"] = [s for s in cfg.fault["oom_steps"] if s != self.step]
             raise torch.OutOfMemoryError("simulated out of memory (test fault injection)")
+        fault_here = cfg.fault.get("rank", self.world.rank) == self.world.rank
         with meter:
-            for x, y, valid in batches:
+            for i, (x, y, valid) in enumerate(batches):
                 x, y, valid = x.to(self.device), y.to(self.device), valid.to(self.device)
                 if self.device.type == "cuda":
                     x = x.contiguous(memory_format=torch.channels_last)
-                with self.precision.autocast():
-                    logits = self.model(x)
-                loss = self.loss_fn(logits.float(), y, valid)  # fp32, outside autocast
-                weight = float(valid.sum()) / max(1.0, n_pix)
-                if self.step in cfg.fault.get("overflow_steps", []):
-                    loss = loss * 1e38  # a huge loss: overflows once scaled
-                if cfg.fault.get("nan_step") == self.step:
-                    loss = loss * float("nan")
-                loss_total += float(loss.detach()) * weight
-                scaled = loss * weight
-                (self.scaler.scale(scaled) if self.scaler else scaled).backward()
+                # DDP: all-reduce the gradients once, after the last micro-batch, not after each
+                sync = (self.net.no_sync() if self.world.distributed and i < len(batches) - 1
+                        else contextlib.nullcontext())
+                with sync:
+                    with self.precision.autocast():
+                        logits = self.net(x)
+                    loss = self.loss_fn(logits.float(), y, valid)  # fp32, outside autocast
+                    weight = float(valid.sum()) / max(1.0, n_pix)
+                    if self.step in cfg.fault.get("overflow_steps", []) and fault_here:
+                        loss = loss * 1e38  # a huge loss: overflows once scaled
+                    if cfg.fault.get("nan_step") == self.step and fault_here:
+                        loss = loss * float("nan")
+                    loss_total += float(loss.detach()) * weight
+                    scaled = loss * weight
+                    (self.scaler.scale(scaled) if self.scaler else scaled).backward()
         activations = meter.count.as_dict()
+        loss_total = self.world.mean(loss_total, self.device)  # NaN on one rank is NaN on all: they stop together
         if not math.isfinite(loss_total) and self.scaler is None:
             raise FloatingPointError(f"loss is {loss_total} at step {self.step}")
         if self.scaler is not None:
@@ -360,6 +399,12 @@ class Trainer:
             self.scaler.update()
             after = self.scaler.get_scale()
             skipped = after < before
+            # the gradients were all-reduced, so every rank's scaler saw the same Inf and decided alike; check it,
+            # since replicas that step apart would silently drift
+            any_skip, all_skip = self.world.flags(skipped, self.device)
+            if any_skip != all_skip:
+                raise RuntimeError(f"ranks disagree on skipping step {self.step + 1} (fp16 overflow); the replicas "
+                                   "are no longer in step")
             scale = after
         else:
             self.optimizer.step()
@@ -392,8 +437,12 @@ class Trainer:
         if self.scaler is None:
             why = "bf16 keeps fp32's exponent range" if self.precision.mode == "bf16" else "fp32 needs none"
             yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")
+        if self.resumed_from_world != self.world.size:
+            yield WarningEvent(self.step, "world_size", f"resumed a checkpoint written by {self.resumed_from_world} "
+                               f"rank(s) on {self.world.size}", "the global batch and the data order carry on; "
+                               "per-rank crops and flips are reseeded")
         yield BudgetEvent(self.step, {"precision": self.precision.mode, "reason": self.precision.reason,
-                                      "device": str(self.device), "checkpointing": self.model.checkpointing,
+                                      "device": str(self.device), "ranks": self.world.size, "checkpointing": self.model.checkpointing,
                                       "tile": self.crop, "total_steps": self.total_steps,
                                       "plan": self.plan.as_dict() if self.plan else None})
         status = "finished"
@@ -408,7 +457,8 @@ class Trainer:
                 status = "nan"
                 break
             except Exception as exc:  # noqa: BLE001
-                if not _is_oom(exc):
+                if not _is_oom(exc) or self.world.distributed:
+                    # with several ranks one rank cannot change levers alone: the others wait in the all-reduce
                     raise
                 if self.device.type == "cuda":
                     torch.cuda.empty_cache()
@@ -442,14 +492,21 @@ class Trainer:
         ckpt = self.last_good_ckpt if status == "nan" else self.save_checkpoint()
         model_path = None
         if cfg.out and status in ("finished", "stopped"):
-            save_model(cfg.out, self.model, self.precision.mode, summary)
-            model_path = cfg.out
+            if self.world.is_main:
+                save_model(cfg.out, self.model, self.precision.mode, summary)
+                model_path = cfg.out
+            self.world.barrier()
         yield DoneEvent(self.step, status, model_path, ckpt, summary)
 
     def evaluate(self) -> EvalEvent:
-        from .evaluate import evaluate_logs
+        from .evaluate import combine_scores, score_log
 
-        res = evaluate_logs(self.model, self.val_logs, self.precision, self.device, self.loss_fn)
+        # each rank scores its share of the validation logs; the gathered scores give every rank the same metrics
+        mine = [score_log(self.model, lg, self.precision, self.device, self.loss_fn)
+                for lg in self.val_logs[self.world.rank :: self.world.size]]
+        scores = [e for part in self.world.gather(mine) for e in part]
+        order = {lg.name: i for i, lg in enumerate(self.val_logs)}
+        res = combine_scores(sorted(scores, key=lambda e: order.get(e["name"], 0)))
         return EvalEvent(step=self.step, epoch=self.step // self.steps_per_epoch, **res)
 
 

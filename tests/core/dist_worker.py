@@ -1,0 +1,55 @@
+"""One rank of the 2-rank Gloo test (started by torchrun from test_distributed.py; not a test module itself).
+
+It runs the real Trainer inside the process group torchrun describes and
+reports, for the test to check: the logs this rank drew, each step's scale and
+skip flag, its final parameters, and which file-writing functions it called.
+The reports go to REPORT_DIR, apart from the run's own output folder.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+import core.train as train_mod
+from core.distributed import join_from_env
+from core.train import TrainConfig, Trainer
+
+
+def main(data: str, out_dir: str, report_dir: str) -> None:
+    world = join_from_env("cpu")
+    writes: list[str] = []
+    for name in ("save_model", "save_checkpoint"):  # spy on the trainer's two writers
+        real = getattr(train_mod, name)
+
+        def spy(path, *a, _real=real, _name=name, **kw):
+            writes.append(f"{_name}:{Path(path).name}")
+            return _real(path, *a, **kw)
+
+        setattr(train_mod, name, spy)
+    cfg = TrainConfig(data=data, preset="tiny", steps=4, crop_along=256, precision="fp16", seed=5,
+                      out=str(Path(out_dir) / "m.safetensors"), checkpoint_every=2, scaler_growth_interval=1000,
+                      fault={"overflow_steps": [1], "rank": 1})  # a huge loss on rank 1 only, at step 2
+    trainer = Trainer(cfg, world=world)
+    drawn: list[str] = []
+    real_next = trainer.sampler.next
+
+    def next_log():
+        lg = real_next()
+        drawn.append(lg.name)
+        return lg
+
+    trainer.sampler.next = next_log
+    steps = [{"step": e.step, "skipped": e.skipped, "scale": e.loss_scale, "loss": e.loss}
+             for e in trainer.run() if e.type == "step"]
+    flat = torch.cat([p.detach().reshape(-1) for p in trainer.model.parameters()])
+    torch.save(flat, Path(report_dir) / f"params{world.rank}.pt")
+    report = {"rank": world.rank, "size": world.size, "backend": world.backend, "drawn": drawn, "steps": steps,
+              "writes": writes}
+    (Path(report_dir) / f"rank{world.rank}.json").write_text(json.dumps(report))
+    world.close()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
