@@ -731,6 +731,9 @@ class MainWindow(QtWidgets.QMainWindow):
 def make_app() -> QtWidgets.QApplication:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("WellTrace")
+    icon = RESOURCES / "icons" / "welltrace.png"
+    if icon.exists():
+        app.setWindowIcon(QtGui.QIcon(str(icon)))
     pg.setConfigOptions(imageAxisOrder="row-major", antialias=True)
     return app
 
