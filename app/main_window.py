@@ -28,6 +28,7 @@ from .scan_view import ScanView
 from .workers import Task
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
+BUNDLED_MODEL = RESOURCES / "models" / "demo.safetensors"
 DEMO_PROJECT = RESOURCES / "demo_project"
 CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
@@ -392,6 +393,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.training.raise_()
         self.training.refresh_budget()
 
+    def open_demo(self) -> bool:
+        """First start: a writable copy of the bundled demo project, with the bundled demo model as the current
+        model so that Digitise and Pre-fill work out of the box (File → Load model… replaces it)."""
+        demo = user_demo_project()
+        if demo is None or not self.open_project(demo):
+            return False
+        if self.model is None and BUNDLED_MODEL.exists():
+            self.load_model(BUNDLED_MODEL)
+        return True
+
     def _model_trained(self, path: str) -> None:
         """A finished run's model becomes the current model for pre-fill and digitise."""
         self.load_model(Path(path))
@@ -744,9 +755,7 @@ def run(paths: list[str], screenshot: str | None = None) -> int:
     if paths:
         win.open_paths(paths)
     else:
-        demo = user_demo_project()
-        if demo is not None:
-            win.open_project(demo)
+        win.open_demo()
     win.show()
     if screenshot:
         def shoot():

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("WELLTRACE_SETTINGS_ORG", "WellTraceTests")
+# the app's settings (window layout) and user data (the demo project copy) go to a fresh folder per test run:
+# tests never read the user's own files, nor leave a layout one test made for the next run to restore
+_HOME = tempfile.mkdtemp(prefix="welltrace-tests-")
+atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_HOME, "config")
+os.environ["XDG_DATA_HOME"] = os.path.join(_HOME, "data")
 
 import pytest  # noqa: E402
 

@@ -137,12 +137,10 @@ def test_bad_files_get_a_dialog_and_the_app_stays_up(win, tmp_path):
     assert win.isVisible()
 
 
-def test_demo_project_screenshot(win, shots_dir):
-    from app.main_window import user_demo_project
-
-    demo = user_demo_project()
-    assert demo is not None and win.open_project(demo)
+def test_demo_project_opens_with_the_bundled_model(win, shots_dir):
+    assert win.open_demo()
     assert win.project_list.topLevelItemCount() == 3
+    assert win.model is not None and win.model_name == "demo.safetensors"  # Digitise uses it out of the box
     _shot(win, shots_dir, "main_window_demo.png")
 
 
