@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import queue
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -75,10 +76,30 @@ class TrainerProcess(QtCore.QObject):
         self.proc = ctx.Process(target=_train_in_child, args=(cfg, self.events, self._stop), daemon=True,
                                 name="welltrace-train")
         self.listeners: list = []  # called on the UI thread for every event (tests)
+        self._inbox: queue.Queue = queue.Queue()
         self._done = False
 
     def start(self) -> None:
         self.proc.start()
+        threading.Thread(target=self._receive, name="welltrace-train-events", daemon=True).start()
+
+    def _receive(self) -> None:
+        """Reader thread: moves the child's events from the pipe into a thread-safe inbox. The UI thread never
+        reads the pipe itself, where a message the child left half-written would block it for good."""
+        while True:
+            try:
+                item = self.events.get(timeout=0.2)
+            except queue.Empty:
+                if not self.proc.is_alive() and self.events.empty():
+                    self._inbox.put(("gone", self.proc.exitcode))  # the child is gone; nothing more will come
+                    return
+                continue
+            except (EOFError, OSError, ValueError):
+                self._inbox.put(("gone", self.proc.exitcode))
+                return
+            self._inbox.put(item)
+            if item == ("exit", None):
+                return
 
     def isRunning(self) -> bool:  # noqa: N802 - the QThread spelling the dock uses
         return not self._done
@@ -94,11 +115,11 @@ class TrainerProcess(QtCore.QObject):
         return self._done
 
     def poll(self) -> list:
-        """Events waiting from the child (and the end of the run, once it has ended)."""
+        """Events waiting from the child (and the end of the run, once it has ended). Never blocks."""
         out = []
         while True:
             try:
-                item = self.events.get_nowait()
+                item = self._inbox.get_nowait()
             except queue.Empty:
                 break
             if isinstance(item, tuple):
@@ -107,14 +128,14 @@ class TrainerProcess(QtCore.QObject):
                     self.crashed.emit(payload)
                 elif kind == "exit" and not self._done:
                     self._done = True  # the child tears down on its own; never block the UI on join
+                elif kind == "gone" and not self._done:
+                    self._done = True
+                    if payload not in (None, 0):  # killed (out of memory, a signal): say so, keep the app
+                        self.crashed.emit(f"training process ended with exit code {payload}")
                 continue
             for fn in self.listeners:
                 fn(item)
             out.append(item)
-        if not self._done and not self.proc.is_alive() and self.events.empty():
-            self._done = True  # the child is gone and nothing more will come
-            if self.proc.exitcode not in (None, 0):  # killed (out of memory, a signal): say so, keep the app
-                self.crashed.emit(f"training process ended with exit code {self.proc.exitcode}")
         return out
 
 
