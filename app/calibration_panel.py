@@ -12,7 +12,10 @@ from PySide6 import QtCore, QtWidgets
 from core.calibration import Calibration
 
 CURVE_COLUMNS = ["mnemonic", "unit", "description", "class", "track from", "track to", "scale left",
-                 "scale right", "log", "wrap"]
+                 "scale right", "log", "wrap", "backup"]
+BACKUP_TIP = ("where the backup scale lies when wrap is on: high = past the right-hand scale value "
+              "(GR 0–150 → 150–300), low = before the left-hand one (DT 140–40 → 240–140); "
+              "empty when the header does not say")
 CLASS_LABELS = {1: "1 solid", 2: "2 dashed", 3: "3 dotted"}
 
 
@@ -139,9 +142,11 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.curves.insertRow(n)
         values = [d["mnemonic"], d.get("unit", ""), d.get("description", ""), str(d["class"]),
                   float(d["track"][0]), float(d["track"][1]), float(d["scale"][0]), float(d["scale"][1]),
-                  bool(d.get("log", False)), bool(d.get("wrap", False))]
+                  bool(d.get("log", False)), bool(d.get("wrap", False)), d.get("backup") or ""]
         for c, v in enumerate(values):
             self._set(self.curves, n, c, v)
+        self.curves.item(n, len(values) - 1).setToolTip(BACKUP_TIP)
+        self.curves.item(n, 0).setData(QtCore.Qt.ItemDataRole.UserRole, d.get("color"))  # kept, not shown
         self._loading = False
         if emit:
             self._emit()
@@ -181,6 +186,12 @@ class CalibrationPanel(QtWidgets.QWidget):
                            "track": [self._num(self.curves, r, 4), self._num(self.curves, r, 5)],
                            "scale": [self._num(self.curves, r, 6), self._num(self.curves, r, 7)],
                            "log": check(8), "wrap": check(9)})
+            backup = text(10).lower()
+            if backup:
+                curves[-1]["backup"] = backup
+            color = self.curves.item(r, 0).data(QtCore.Qt.ItemDataRole.UserRole) if self.curves.item(r, 0) else None
+            if color:
+                curves[-1]["color"] = color
         return {"version": 1, "depth_axis": self.axis.currentText(), "depth_unit": self.unit.currentText(),
                 "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
 

@@ -19,6 +19,7 @@ from .errors import CalibrationError, require_file
 CALIBRATION_VERSION = 1
 DEPTH_UNITS = ("FT", "M")
 MAX_CLASS = 3
+BACKUP_SIDES = ("high", "low")
 
 
 @dataclass
@@ -31,6 +32,9 @@ class CurveSpec:
     scale: tuple[float, float]
     log: bool = False
     wrap: bool = False
+    # where the backup scale lies when ``wrap`` is set: "high" past scale[1] (GR 0–150 → 150–300),
+    # "low" before scale[0] (DT 140–40 → 240–140); None when the header does not say
+    backup: str | None = None
     color: str | None = None  # display colour (optional, "#rrggbb")
 
     # -- pixel ↔ value -------------------------------------------------
@@ -97,6 +101,7 @@ class CurveSpec:
             "scale": [float(self.scale[0]), float(self.scale[1])],
             "log": self.log,
             "wrap": self.wrap,
+            **({"backup": self.backup} if self.wrap and self.backup else {}),
         }
         if self.color:
             d["color"] = self.color
@@ -283,6 +288,12 @@ def _parse(data, path: str | None) -> Calibration:
         log = bool(c.get("log", False))
         if log and (scale[0] <= 0 or scale[1] <= 0):
             raise CalibrationError(path, f"{where}scale: a log track needs positive ends, got {list(scale)}")
+        wrap = bool(c.get("wrap", False))
+        backup = c.get("backup")
+        if backup is not None and backup not in BACKUP_SIDES:
+            raise CalibrationError(path, f"{where}backup: must be \"high\" or \"low\", got {backup!r}")
+        if backup is not None and not wrap:
+            raise CalibrationError(path, f"{where}backup: a backup scale needs \"wrap\": true")
         unit_c = c.get("unit", "")
         descr = c.get("description", "")
         if not isinstance(unit_c, str) or not isinstance(descr, str):
@@ -296,7 +307,8 @@ def _parse(data, path: str | None) -> Calibration:
                 track=track,
                 scale=scale,
                 log=log,
-                wrap=bool(c.get("wrap", False)),
+                wrap=wrap,
+                backup=backup,
                 color=c.get("color") if isinstance(c.get("color"), str) else None,
             )
         )

@@ -262,6 +262,8 @@ def cmd_bench(args) -> int:
         import torch
 
         torch.backends.cudnn.benchmark = args.cudnn_benchmark
+    if args.forward_only:
+        return _bench_forward_only(args, cfg, device, modes)
     rows = {}
     for mode in modes:
         m = measure_step(cfg, args.width, args.height, Levers(mode, args.checkpointing), 1, device,
@@ -289,6 +291,37 @@ def cmd_bench(args) -> int:
     for mode, r in rows.items():
         print(f"{mode:<6}{_fmt_bytes(r['activations']):>14}{r.get('activation_ratio', float('nan')):>8.3f}"
               f"{_fmt_bytes(r['peak']):>14}{r['step_time_median']:>10.3f}{r.get('time_ratio', float('nan')):>8.2f}")
+    return 0
+
+
+def _bench_forward_only(args, cfg, device, modes) -> int:
+    """Activations saved by one forward per mode, beside the prediction (no backward, no timing of a step)."""
+    from .budget import Levers, machine_description, measure_forward, predict
+
+    rows = {}
+    for mode in modes:
+        lev = Levers(mode, args.checkpointing)
+        m = measure_forward(cfg, args.width, args.height, lev, 1, device)
+        m["predicted"] = predict(cfg, args.width, args.height, lev).activations
+        m["prediction_error"] = (m["predicted"] - m["activations"]) / m["activations"]
+        rows[mode] = m
+        if not args.json:
+            print(f"  {mode}: {_fmt_bytes(m['activations'])} in {m['forward_time']:.0f} s", file=sys.stderr)
+    if "fp32" in rows:
+        for r in rows.values():
+            r["activation_ratio"] = r["activations"] / rows["fp32"]["activations"]
+    out = {"machine": machine_description(device), "preset": cfg.preset, "width": args.width,
+           "height": args.height, "checkpointing": args.checkpointing, "forward_only": True, "results": rows}
+    if args.json:
+        print(json.dumps(out, indent=2))
+        return 0
+    print(f"machine  {out['machine']}")
+    print(f"forward  {args.width} × {args.height}, batch 1, preset {cfg.preset}"
+          f"{', gradient checkpointing' if args.checkpointing else ''}: bytes saved for backward")
+    print(f"{'mode':<6}{'measured':>14}{'ratio':>8}{'predicted':>14}{'error':>9}{'forward s':>11}")
+    for mode, r in rows.items():
+        print(f"{mode:<6}{_fmt_bytes(r['activations']):>14}{r.get('activation_ratio', float('nan')):>8.3f}"
+              f"{_fmt_bytes(r['predicted']):>14}{r['prediction_error']:>9.2%}{r['forward_time']:>11.1f}")
     return 0
 
 
@@ -395,6 +428,8 @@ def add_engine_commands(sub) -> None:
     k.add_argument("--steps", type=int, default=3, help="timed steps (median reported)")
     k.add_argument("--warmup", type=int, default=1)
     k.add_argument("--checkpointing", action="store_true")
+    k.add_argument("--forward-only", action="store_true",
+                   help="count the activations of one forward per mode beside the prediction (no step, no timing)")
     k.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
     k.add_argument("--json", action="store_true")
     k.set_defaults(func=cmd_bench)

@@ -4,7 +4,9 @@ Per curve, a Viterbi path over the track's columns of evidence (the curve
 class's probability, or classical ink): emission cost −log p, a transition
 cost linear in the jump across the track (cyclic when the curve wraps, so a
 backup excursion re-enters from the other edge), refined to sub-pixel by a
-probability-weighted centroid around the path. Where there is no evidence
+probability-weighted centroid around the path. On a wrapping curve the path
+only says where the curve is, not how it got there: the wrap count is then
+decided between observed columns from the ink (see ``resolve_wraps``). Where there is no evidence
 the value is NULL, bridged over at most ``max_gap_px`` along depth.
 
 All maps are canonical: rows across the tracks, columns along depth.
@@ -35,6 +37,9 @@ class TraceParams:
     threshold: float = 0.3  # evidence that counts as seeing the curve
     max_gap_px: int = 16  # gaps (dash gaps, crossings) bridged along depth
     refine_radius: int = 3
+    wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap
+    wrap_ink_gap_px: int = 16  # a direct move leaves no longer run of rows without ink than this ...
+    wrap_ink_gap_share: float = 0.25  # ... and a longer one than this share of the track is a wrap
 
 
 def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -111,18 +116,101 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     observed = conf >= params.threshold
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
-    wraps = np.cumsum(wrap_step) * sign if spec.wrap else np.zeros(cols, np.int64)
     if spec.wrap:
-        # The image cannot say whether the trace starts on the backup scale; assume the curve
-        # spends most of its length on the main scale (median fraction in [0, 1)).
-        t = spec.fraction_of(pos) + wraps
-        t_obs = t[observed & np.isfinite(t)]
-        if t_obs.size:
-            wraps = wraps - int(np.floor(np.median(t_obs)))
+        wrap_step = resolve_wraps(path, wrap_step, ev, observed, params)
+        wraps = np.cumsum(wrap_step) * sign
+        wraps = wraps - _main_scale_level(wraps[observed], spec.backup)
+    else:
+        wraps = np.zeros(cols, np.int64)
     # honest gaps: NaN where the nearest observed column is farther than max_gap_px
     dist = _distance_to_observed(observed)
     pos = np.where(dist <= params.max_gap_px, pos, np.nan)
     return Trace(spec.mnemonic, pos, wraps, conf, observed)
+
+
+def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, observed: np.ndarray,
+                  params: TraceParams) -> np.ndarray:
+    """Wrap steps of a wrapping curve, decided from the ink between observed columns.
+
+    The cyclic Viterbi path takes the shorter way round, but a fast curve can
+    leave the track and re-enter by a way that is *longer* than the direct
+    move across it. The ink tells them apart: a pen moving directly across the
+    track draws the rows in between (a dashed or dotted pen all but its gaps,
+    which a steep stretch spreads over many rows), while at a wrap the pen
+    jumps to the other edge and draws nothing between. So between two
+    neighbouring observed columns whose positions differ by more than
+    ``wrap_min_jump_px``, the longest run of rows between them without ink
+    (in any column of the stretch) decides: up to ``wrap_ink_gap_px`` the move
+    is direct, beyond ``wrap_ink_gap_share`` of the track it is a wrap, and in
+    between the curve's own motion on either side does: heading against the
+    direct move means it left through the edge behind it (a wrap), heading
+    with it means a steep stretch whose ink fell in dash gaps; standing still,
+    the shorter way round wins.
+    """
+    rows = ev.shape[0]
+    inked = ev >= params.threshold
+    surely_wrap = max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+    out = np.zeros_like(wrap_step)
+    obs = np.flatnonzero(observed)
+    if obs.size < 2:
+        return wrap_step
+    for a, b in zip(obs[:-1], obs[1:]):
+        if b - a > params.max_gap_px + 1:
+            out[a + 1 : b + 1] = wrap_step[a + 1 : b + 1]  # a long gap is NULL anyway: keep the path's count
+            continue
+        direct = int(path[b]) - int(path[a])
+        if abs(direct) <= params.wrap_min_jump_px:
+            continue
+        lo, hi = sorted((int(path[a]), int(path[b])))
+        gap = _longest_false_run(inked[lo : hi + 1, a : b + 1].any(axis=1))
+        if gap <= params.wrap_ink_gap_px:
+            continue
+        if gap <= surely_wrap:
+            along = np.sign(direct) * (_velocity(path, a, -1, rows) + _velocity(path, b, 1, rows))
+            if along > 0 or (along == 0 and abs(direct) <= rows - abs(direct)):
+                continue
+        # a wrap: the curve crossed the edge the direct move turns away from
+        step = 1 if direct < 0 else -1
+        within = np.flatnonzero(wrap_step[a + 1 : b + 1])
+        at = a + 1 + (int(within[0]) if within.size else int(np.argmax(np.abs(np.diff(path[a : b + 1])))))
+        out[at] = step
+    return out
+
+
+def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:
+    """Rows per column the path moves over ``span`` columns before (−1) or after (+1) ``at``;
+    0 across an apparent wrap (a move of more than half the track)."""
+    other = int(np.clip(at + direction * span, 0, path.size - 1))
+    if other == at:
+        return 0.0
+    d = (int(path[at]) - int(path[other])) * (1 if direction < 0 else -1)
+    return 0.0 if abs(d) > rows // 2 else d / abs(other - at)
+
+
+def _longest_false_run(flags: np.ndarray) -> int:
+    idx = np.flatnonzero(np.concatenate([[True], flags, [True]]))
+    return int(np.max(np.diff(idx)) - 1) if idx.size > 1 else int(flags.size)
+
+
+def _main_scale_level(observed_wraps: np.ndarray, backup: str | None, min_share: float = 0.01,
+                      min_columns: int = 16) -> int:
+    """The wrap count that is the main scale.
+
+    The image cannot say on which scale a trace starts. With the backup side
+    known, the main scale is the lowest level a "high" backup reaches (the
+    highest for "low"); otherwise it is the level the curve spends most of
+    its length on, as a backup scale carries only excursions. Levels held for
+    only a few columns (a misread pair of crossings) do not count.
+    """
+    if observed_wraps.size == 0:
+        return 0
+    levels, counts = np.unique(observed_wraps, return_counts=True)
+    held = levels[counts >= min(max(min_columns, min_share * observed_wraps.size), counts.max())]
+    if backup == "high":
+        return int(held.min())
+    if backup == "low":
+        return int(held.max())
+    return int(levels[np.argmax(counts)])
 
 
 def _distance_to_observed(observed: np.ndarray) -> np.ndarray:

@@ -37,6 +37,10 @@ LINEAR_CURVES = [
     ("PEF", "B/E", "Photoelectric factor", (0.0, 10.0)),
     ("SPHI", "PU", "Sonic porosity", (30.0, -10.0)),
 ]
+# The side a backup scale takes where the values are physical: GR past 150 API (shales),
+# DT past 140 us/ft, NPHI past 0.45 and RHOB below 1.95 g/cc (coals, washouts), CALI past 16 in.
+BACKUP_SIDE = {"GR": "high", "SP": "high", "CALI": "high", "DT": "low", "NPHI": "low", "RHOB": "low",
+               "PEF": "high", "SPHI": "low"}
 LOG_CURVES = [
     ("ILD", "OHMM", "Deep induction resistivity"),
     ("ILM", "OHMM", "Medium induction resistivity"),
@@ -131,7 +135,8 @@ def generate_log(
             spec = CurveSpec(
                 mnemonic=mnem, unit=cunit, description=descr, klass=int(klass),
                 track=(float(track.left), float(track.right)), scale=tuple(float(s) for s in scale),
-                log=log, wrap=(ci == wrap_slot), color=CURVE_COLORS[int(klass)],
+                log=log, wrap=(ci == wrap_slot), backup=BACKUP_SIDE[mnem] if ci == wrap_slot else None,
+                color=CURVE_COLORS[int(klass)],
             )
             specs.append(spec)
             widths[mnem] = int(rng.choice({1: [1, 2, 2, 3, 3, 4], 2: [1, 2, 2, 3], 3: [2, 2, 3]}[int(klass)]))
@@ -151,6 +156,8 @@ def generate_log(
             lo = rng.uniform(0.03, 0.35)
             hi = rng.uniform(min(0.97, lo + 0.3), 0.97)
         frac = lo + shape * (hi - lo)
+        if spec.backup == "low":  # excursions leave the track before scale[0]
+            frac = 1.0 - frac
         values = spec.value_at(spec.track[0] + frac * (spec.track[1] - spec.track[0]))
         truth[spec.mnemonic] = np.round(values, 4)
 
@@ -212,7 +219,7 @@ def generate_log(
         "artefacts": applied,
         "curves": [
             {"mnemonic": s.mnemonic, "class": s.klass, "width_px": widths[s.mnemonic], "wrap": s.wrap,
-             "log": s.log, "source": sources[s.mnemonic]}
+             "backup": s.backup, "log": s.log, "source": sources[s.mnemonic]}
             for s in specs
         ],
         "px_per_unit": round(float(px_per_unit), 4),

@@ -33,6 +33,11 @@ def default_las_dir() -> Path | None:
     return candidate if candidate.is_dir() else None
 
 
+# Curves that are not measurements of the rock: positions, survey, depth and time indexes.
+# Their windows are near-constant or monotonic, not the shapes a logging tool draws.
+_NOT_SHAPES = ("X_LOC", "Y_LOC", "Z_LOC", "TVD", "TVDSS", "DEPT", "DEPTH", "MD", "TIME", "ETIM", "DEVI", "AZIM",
+               "HAZI", "INCL", "LAT", "LONG", "LON", "EAST", "NORTH", "EASTING", "NORTHING", "TENS", "SPEED")
+LIBRARY_VERSION = 2  # bump when the parsing rules change: the disk cache is keyed by it
 _LOG_MNEMONICS = ("RDEP", "RMED", "RSHA", "ILD", "ILM", "LLD", "LLS", "MSFL", "SFLU", "RT", "RXO", "DFAR", "DNEAR", "COND")
 
 
@@ -43,7 +48,7 @@ def _cache_file(las_dir: Path) -> Path:
 
     import platformdirs
 
-    h = hashlib.sha256()
+    h = hashlib.sha256(f"v{LIBRARY_VERSION};".encode())
     for path in sorted(las_dir.glob("*")):
         st = path.stat()
         h.update(f"{path.name}:{st.st_size}:{st.st_mtime_ns};".encode())
@@ -90,6 +95,8 @@ def _parse_library(las_dir: Path) -> tuple[ShapeSource, ...]:
         except LasError:
             continue  # e.g. the Wellington file lasio cannot reshape
         for curve in data.curves:
+            if curve.mnemonic.upper() in _NOT_SHAPES:
+                continue
             v = np.asarray(curve.values, dtype=np.float64)
             ok = np.isfinite(v)
             if ok.sum() < 200:
@@ -106,6 +113,9 @@ def _parse_library(las_dir: Path) -> tuple[ShapeSource, ...]:
                 continue
             norm = np.clip((v - lo) / (hi - lo), 0.0, 1.0)
             if np.unique(np.round(norm, 3)).size < 20:  # flags, lithology codes
+                continue
+            steps = np.diff(norm)
+            if max((steps > 0).mean(), (steps < 0).mean()) > 0.95:  # a drift or an index, not beds
                 continue
             sources.append(ShapeSource(f"{path.name}:{curve.mnemonic}", norm, is_log))
     return tuple(sources)
@@ -152,6 +162,12 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return np.clip((x - lo) / (hi - lo), 0.0, 1.0)
 
 
+# A window spanning less of its source's (normalised) range than this is flat: stretched to
+# the full track it would draw noise, or a constant line whose r against anything is undefined.
+MIN_WINDOW_RANGE = 0.1
+MAX_WINDOW_TRIES = 4
+
+
 def draw_shape(
     n: int, rng: np.random.Generator, library: tuple[ShapeSource, ...], want_log: bool | None = None
 ) -> tuple[np.ndarray, str]:
@@ -159,11 +175,17 @@ def draw_shape(
     pool = [s for s in library if want_log is None or s.log == want_log] or list(library)
     if pool and rng.random() < 0.7:
         src = pool[int(rng.integers(len(pool)))]
-        # resample a window: stretch factor between 0.5× and 2× of the source sampling
-        factor = rng.uniform(0.5, 2.0)
-        span = min(src.values.size - 1, max(16, int(n / factor)))
-        start = int(rng.integers(0, src.values.size - span))
-        window = src.values[start : start + span + 1]
+        for _ in range(MAX_WINDOW_TRIES):
+            # resample a window: stretch factor between 0.5× and 2× of the source sampling
+            factor = rng.uniform(0.5, 2.0)
+            span = min(src.values.size - 1, max(16, int(n / factor)))
+            start = int(rng.integers(0, src.values.size - span))
+            window = src.values[start : start + span + 1]
+            lo, hi = np.percentile(window, [0.5, 99.5])
+            if hi - lo >= MIN_WINDOW_RANGE:
+                break
+        else:  # a source flat over most of its length (padded or clipped curves): draw beds instead
+            return _normalise(_pen_smoothing(random_layered(n, rng), rng)), "random"
         if rng.random() < 0.5:
             window = window[::-1]
         x = np.interp(np.linspace(0, window.size - 1, n), np.arange(window.size), window)

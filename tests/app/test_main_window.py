@@ -115,6 +115,9 @@ def test_open_the_real_kgs_tiff_and_trace_it(win, qtbot, kgs_scan, tmp_path, sho
     assert win.open_scan(scan)
     assert win.image.shape == (17864, 1664) and win.calib is not None
     assert time.perf_counter() - t0 < 5.0
+    # the panel shows every field and gives back what it was given (backup side, colours included)
+    assert win.calib_panel.calibration().as_dict() == win.calib.as_dict()
+    assert win.calib.curves[0].backup == "high"
     win.digitize()
     qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
     gr = win.result.values["GR"]

@@ -64,6 +64,18 @@ def test_linear_log_and_wrap_values(tmp_path):
     assert np.allclose(ild.value_at(p), v)
 
 
+def test_backup_side_round_trips_and_places_the_value(tmp_path):
+    data = json.loads(json.dumps(GOOD))
+    data["curves"][0]["backup"] = "low"
+    cal = Calibration.load(_write(tmp_path, data))
+    gr = cal.curves[0]
+    assert gr.backup == "low" and cal.as_dict()["curves"][0]["backup"] == "low"
+    assert "backup" not in cal.as_dict()["curves"][1]  # only written where it is set
+    pos, k = gr.position_of(np.array([-75.0]))  # one track width below scale[0]: on the backup scale
+    assert np.allclose(pos, [272.5]) and list(k) == [-1]
+    assert gr.value_at(272.5, wraps=-1) == pytest.approx(-75.0)
+
+
 @pytest.mark.parametrize(
     "edit,field",
     [
@@ -78,6 +90,8 @@ def test_linear_log_and_wrap_values(tmp_path):
         (lambda d: d.update(depth_axis="z"), "depth_axis"),
         (lambda d: d["curves"][1].update(mnemonic="GR"), "curves[1].mnemonic"),
         (lambda d: d.update(version=2), "version"),
+        (lambda d: d["curves"][0].update(backup="up"), 'curves[0].backup: must be "high" or "low"'),
+        (lambda d: d["curves"][1].update(backup="high"), 'curves[1].backup: a backup scale needs "wrap": true'),
     ],
 )
 def test_invalid_calibration_names_the_field(tmp_path, edit, field):
