@@ -13,6 +13,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
+from .plot_axes import plain_axes
+
 GIB = 1024**3
 MODES = ("fp32", "bf16", "fp16")
 TERMS = ("params", "grads", "optimizer", "activations")
@@ -21,6 +23,7 @@ TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", 
 
 def _plot(title: str, left: str, bottom: str) -> pg.PlotWidget:
     w = pg.PlotWidget(background="w", title=title)
+    plain_axes(w)
     w.setLabel("left", left)
     w.setLabel("bottom", bottom)
     w.showGrid(x=True, y=True, alpha=0.25)
@@ -34,12 +37,12 @@ class BudgetBar(pg.PlotWidget):
 
     def __init__(self):
         super().__init__(background="w", title="Activation budget of one step (GiB)")
-        self.setLabel("left", "memory (GiB)")  # no SI prefixes on a binary unit
+        plain_axes(self)
+        self.setLabel("left", "memory (GiB)")
         self.getAxis("bottom").setTicks([[(i, m) for i, m in enumerate(MODES)]])
         legend = self.addLegend(offset=(-10, 10))
         self.values: dict[str, dict[str, float]] = {}  # mode -> term -> bytes
         self.measured: set[str] = set()
-        self.bars: list[pg.BarGraphItem] = []
         for term in TERMS:  # legend entries: one swatch per term
             legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0.5, brush=TERM_COLORS[term]), term)
         self.ceiling = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#b00020", width=2),
@@ -47,9 +50,19 @@ class BudgetBar(pg.PlotWidget):
         self.ceiling.sigPositionChangeFinished.connect(lambda ln: self.ceiling_dragged.emit(float(ln.value())))
         self.addItem(self.ceiling)
         self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine),
-                                     label="fp32 footprint", labelOpts={"position": 0.1, "color": "#555555"})
+                                     label="fp32 footprint", labelOpts={"position": 0.5, "color": "#555555"})
+        # the label sits over the middle (bf16) column, the empty space between a 16-bit bar and fp32's height
         self.addItem(self.ghost)
-        self.labels: list[pg.TextItem] = []
+        # one stacked segment item per term and one label per mode, made once and updated in place:
+        # rebuilding a dozen scene items on every prediction cost the UI thread ~80 ms on a 2-core CPU
+        self.bars = {term: pg.BarGraphItem(x=[0], height=[0], y0=[0], width=0.6, brush=TERM_COLORS[term],
+                                           pen=pg.mkPen("k", width=0.5)) for term in TERMS}
+        for bar in self.bars.values():
+            bar.setVisible(False)
+            self.addItem(bar)
+        self.labels = [pg.TextItem("", color="k", anchor=(0.5, 1.0)) for _ in MODES]
+        for lbl in self.labels:
+            self.addItem(lbl, ignoreBounds=True)
 
     def set_ceiling(self, gib: float) -> None:
         self.ceiling.setValue(gib)
@@ -67,38 +80,36 @@ class BudgetBar(pg.PlotWidget):
                                      f"ceiling {ceil:.2f} GiB (above the view)")
 
     def set_terms(self, mode: str, terms: dict[str, float], measured: bool) -> None:
-        self.values[mode] = {t: float(terms.get(t, 0)) for t in TERMS}
-        if measured:
-            self.measured.add(mode)
+        self.set_modes({mode: terms}, measured)
+
+    def set_modes(self, terms_by_mode: dict[str, dict[str, float]], measured: bool) -> None:
+        """Several modes' terms at once (a prediction covers all three): one redraw, not one per mode."""
+        for mode, terms in terms_by_mode.items():
+            self.values[mode] = {t: float(terms.get(t, 0)) for t in TERMS}
+            if measured:
+                self.measured.add(mode)
         self._redraw()
 
     def total(self, mode: str) -> float:
         return sum(self.values.get(mode, {}).values())
 
     def _redraw(self) -> None:
-        for b in self.bars:
-            self.removeItem(b)
-        for lbl in self.labels:
-            self.removeItem(lbl)
-        self.bars, self.labels = [], []
-        for i, mode in enumerate(MODES):
-            vals = self.values.get(mode)
-            if not vals:
+        shown = [i for i, m in enumerate(MODES) if m in self.values]
+        bottoms = np.zeros(len(shown))
+        for term in TERMS:
+            heights = np.array([self.values[MODES[i]][term] / GIB for i in shown])
+            self.bars[term].setOpts(x=shown, height=heights, y0=bottoms.copy())
+            self.bars[term].setVisible(bool(shown))
+            bottoms += heights
+        tops = dict(zip(shown, bottoms))
+        for i, (mode, lbl) in enumerate(zip(MODES, self.labels)):
+            if i not in tops:
+                lbl.setText("")
                 continue
-            bottom = 0.0
-            for term in TERMS:
-                h = vals[term] / GIB
-                bar = pg.BarGraphItem(x=[i], height=[h], y0=[bottom], width=0.6, brush=TERM_COLORS[term],
-                                      pen=pg.mkPen("k", width=0.5))
-                self.addItem(bar)
-                self.bars.append(bar)
-                bottom += h
-            tag = "measured" if mode in self.measured else "predicted"
-            size = f"{bottom:.2f} GiB" if bottom >= 0.1 else f"{bottom * 1024:.1f} MiB"
-            lbl = pg.TextItem(f"{size}\n{tag}", color="k", anchor=(0.5, 1.0))
-            lbl.setPos(i, bottom)
-            self.addItem(lbl, ignoreBounds=True)
-            self.labels.append(lbl)
+            top = float(tops[i])
+            size = f"{top:.2f} GiB" if top >= 0.1 else f"{top * 1024:.1f} MiB"
+            lbl.setText(f"{size}\n{'measured' if mode in self.measured else 'predicted'}")
+            lbl.setPos(i, top)
         if "fp32" in self.values:
             self.ghost.setValue(self.total("fp32") / GIB)
         self._fit()
@@ -107,6 +118,7 @@ class BudgetBar(pg.PlotWidget):
 class ScaleTrace(pg.PlotWidget):
     def __init__(self):
         super().__init__(background="w", title="Loss scale (log2)")
+        plain_axes(self)
         self.setLabel("left", "log2 scale")
         self.setLabel("bottom", "step")
         self.showGrid(x=True, y=True, alpha=0.25)
@@ -150,21 +162,26 @@ class GradHistogram(pg.PlotWidget):
 
     def __init__(self):
         super().__init__(background="w", title="Gradient magnitudes (log2 |g|)")
+        plain_axes(self)
         self.setLabel("left", "elements")
         self.setLabel("bottom", "log2 |g|")
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.9, brush="#4c72b0")
         self.addItem(self.bars)
         sub = pg.LinearRegionItem((-24, -14), movable=False, brush=(255, 165, 0, 45))
         normal = pg.LinearRegionItem((-14, 16), movable=False, brush=(60, 179, 113, 30))
-        for item, text, x in ((sub, "fp16 subnormal", -23.5), (normal, "fp16 normal", -13.5)):
+        # band names sit on the axis, just above it; the normal band's moves right of the last bar (set_hist)
+        self.band_labels = []
+        for item, text, x in ((sub, "fp16\nsubnormal", -23.5), (normal, "fp16\nnormal", -13.5)):
             self.addItem(item, ignoreBounds=True)
-            lbl = pg.TextItem(text, color="#444444", anchor=(0, 0))
+            lbl = pg.TextItem(text, color="#444444", anchor=(0, 1))
             lbl.setPos(x, 0)
             self.addItem(lbl, ignoreBounds=True)
+            self.band_labels.append(lbl)
         self.flush_line = pg.InfiniteLine(pos=-24, angle=90, pen=pg.mkPen("#b00020", width=2),
-                                          label="fp16 flush to zero", labelOpts={"position": 0.9, "color": "#b00020"})
+                                          label="fp16 flush\nto zero", labelOpts={"position": 0.6, "color": "#b00020"})
         self.addItem(self.flush_line, ignoreBounds=True)
-        self.bf16 = pg.TextItem("bf16: 2^-133 … 2^127,\nall of this axis", color="#555555", anchor=(1, 0))
+        # top-left, over magnitudes below fp16's floor where few gradients live, so it never hides bars
+        self.bf16 = pg.TextItem("bf16 covers\n2^-133 … 2^127:\nall of this axis", color="#555555", anchor=(0, 0))
         self.addItem(self.bf16, ignoreBounds=True)
         self.counts = np.zeros(0)
 
@@ -173,13 +190,17 @@ class GradHistogram(pg.PlotWidget):
         x = lo + np.arange(len(counts)) + 0.5
         self.bars.setOpts(x=x, height=self.counts, width=0.9)
         top = float(self.counts.max()) if self.counts.size else 1.0
-        self.bf16.setPos(lo + len(counts), top)
-        self.setTitle(f"log2 |g|: {underflow_share:.3%} would flush to zero in unscaled fp16")
+        self.bf16.setPos(lo, top)
+        filled = np.flatnonzero(self.counts)
+        right = lo + int(filled[-1]) + 1 if filled.size else -14
+        self.band_labels[1].setPos(min(max(-13.5, right + 0.5), lo + len(counts) - 6), 0)
+        self.setTitle(f"|g|: {underflow_share:.3%} flush to zero in unscaled fp16")
 
 
 class LossPlot(pg.PlotWidget):
     def __init__(self):
         super().__init__(background="w", title="Loss and validation")
+        plain_axes(self)
         self.setLabel("left", "loss / metric")
         self.setLabel("bottom", "step")
         self.addLegend()
@@ -208,6 +229,7 @@ class LossPlot(pg.PlotWidget):
 class CurvesVsTruth(pg.PlotWidget):
     def __init__(self):
         super().__init__(background="w", title="Reconstructed curve vs truth")
+        plain_axes(self)
         self.invertY(True)
         self.setLabel("left", "depth")
         self.addLegend()

@@ -24,6 +24,9 @@ from core.project import Project, digitized_path_for, open_project
 from core.scan import (calib_path_for, is_scan_file, load_mask, load_scan, mask_path_for, save_gray_png)
 
 from .calibration_panel import CalibrationPanel
+from .heap import freeze_long_lived
+from .planner_process import stop_planner
+from .plot_axes import plain_axes
 from .scan_view import ScanView
 from .workers import Task
 
@@ -82,6 +85,18 @@ class ExportDialog(QtWidgets.QDialog):
         p, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export LAS", self.path.text(), "LAS files (*.las)")
         if p:
             self.path.setText(p)
+
+
+def _track_range(spec, values: np.ndarray) -> tuple[float, float]:
+    """The x range of a curve's plot: its track's scale as on the paper, widened to any value past it (a wrap,
+    a backup scale); on a log track in decades, as pyqtgraph's log axes take it."""
+    lo, hi = min(spec.scale), max(spec.scale)
+    finite = values[np.isfinite(values) & (values > 0)] if spec.log else values[np.isfinite(values)]
+    if finite.size:
+        lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
+    if spec.log:
+        return float(np.log10(lo)), float(np.log10(hi))
+    return lo, hi
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -151,6 +166,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.restoreState(st.value("state"))
         else:
             self.resize(1400, 900)
+        freeze_long_lived()  # the libraries and the window live as long as the app
 
     # -- construction ----------------------------------------------------------
     def _build_docks(self):
@@ -417,6 +433,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         self.model_name = path.name
         self.model_path = path
+        freeze_long_lived()  # PyTorch's modules, loaded with the first model
         self.statusBar().showMessage(f"model {path.name} loaded", 5000)
         return True
 
@@ -643,11 +660,18 @@ class MainWindow(QtWidgets.QMainWindow):
         for i, spec in enumerate(self.calib.curves):
             p = self.curve_plots.addPlot(row=0, col=i, title=spec.mnemonic)
             p.invertY(True)
+            plain_axes(p)  # OHMM stays OHMM, not kOHMM
+            # as on the paper: a log-scaled track (resistivity) on a log axis, a reversed scale (NPHI 0.45 → -0.15,
+            # DT 140 → 40) increasing to the left
+            p.setLogMode(x=spec.log, y=False)
+            p.invertX(spec.scale[0] > spec.scale[1])
             p.setLabel("bottom", spec.mnemonic, units=spec.unit or None)
             if i == 0:
                 p.setLabel("left", "depth", units=self.calib.depth_unit)
-            p.plot(self.result.values[spec.mnemonic], self.result.depth, connect="finite",
+            values = self.result.values[spec.mnemonic]
+            p.plot(values, self.result.depth, connect="finite",
                    pen=pg.mkPen(spec.color or CURVE_COLORS[i % len(CURVE_COLORS)], width=1.5))
+            p.setXRange(*_track_range(spec, values), padding=0.02)
             p.showGrid(x=True, y=True, alpha=0.3)
 
     def export_dialog(self) -> None:
@@ -751,6 +775,7 @@ def make_app() -> QtWidgets.QApplication:
 
 def run(paths: list[str], screenshot: str | None = None) -> int:
     app = make_app()
+    app.aboutToQuit.connect(stop_planner)  # the budget planner's process ends with the app
     win = MainWindow()
     if paths:
         win.open_paths(paths)

@@ -11,6 +11,8 @@ from PySide6 import QtCore, QtWidgets
 
 from core.memory import process_memory
 
+from .plot_axes import plain_axes
+
 GIB = 1024**3
 
 
@@ -58,6 +60,7 @@ class MemoryGauge(QtWidgets.QPushButton):
             self.dialog.setWindowTitle("Memory history")
             lay = QtWidgets.QVBoxLayout(self.dialog)
             plot = pg.PlotWidget(background="w")
+            plain_axes(plot)
             plot.setLabel("left", "in use", units="GiB")
             plot.setLabel("bottom", "time", units="s")
             self._curve = plot.plot([], [], pen=pg.mkPen("#4c72b0", width=2))

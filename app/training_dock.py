@@ -1,9 +1,10 @@
-"""Click-to-train: the training dock, its worker thread and the live instruments.
+"""Click-to-train: the training dock, its training process and the live instruments.
 
-The engine's training generator runs in a ``QThread``; every event crosses to
-the UI thread as a queued signal into a buffer, and the plots redraw from the
-buffer a few times a second at most, so the UI never lags the run. A crash
-or out-of-memory in training becomes an error in the panel, never a dead app.
+The engine's training generator runs in a child process at a lower priority
+(``app/training_child.py``); a reader thread moves its events into an inbox,
+the dock drains the inbox on a timer and redraws one instrument per tick, so
+the UI never lags the run. A crash or out-of-memory in training becomes an
+error in the panel, never a dead app.
 """
 
 from __future__ import annotations
@@ -12,76 +13,85 @@ import multiprocessing
 import queue
 import threading
 import time
-import traceback
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
 from core.errors import InputError
 
-from .instruments import GIB, MODES, BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
+from .heap import freeze_long_lived
+from .planner_process import predict_in_planner
+from .instruments import GIB, BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
+from .training_child import lower_priority, train_in_child
 
 REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick, round robin:
 # each instrument at most four times a second, and one tick never paints all of them at once
 # (offscreen, one pyqtgraph plot costs ~30 ms to paint on a slow CPU)
 
 
-def _train_in_child(cfg, events, stop) -> None:
-    """Child-process entry: run the engine's training generator, send every event back."""
-    import os
+class PendingStop:
+    """The parent's side of the stop flag: remembers a Stop requested before the child exists and
+    passes it on to the child's event once the launch has made one."""
 
-    import torch
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._requested = False
+        self._event = None
 
-    from core.train import Trainer
-
-    # leave a core to the desktop: torch's intra-op workers would otherwise take every core
-    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
-    try:
-        for ev in Trainer(cfg, _StopFlag(stop)).run():
-            events.put(ev)
-    except InputError as exc:
-        events.put(("crashed", exc.one_line()))
-    except BaseException as exc:  # noqa: BLE001 - reported in the panel, never a dead app
-        traceback.print_exc()
-        events.put(("crashed", f"training failed: {type(exc).__name__}: {exc}"))
-    finally:
-        events.put(("exit", None))
-
-
-class _StopFlag:
-    """The engine's ``stop`` interface (``is_set``) over a multiprocessing event."""
-
-    def __init__(self, ev):
-        self.ev = ev
-
-    def is_set(self) -> bool:
-        return self.ev.is_set()
+    def attach(self, event) -> None:
+        with self._lock:
+            self._event = event
+            if self._requested:
+                event.set()
 
     def set(self) -> None:
-        self.ev.set()
+        with self._lock:
+            self._requested = True
+            if self._event is not None:
+                self._event.set()
+
+    def is_set(self) -> bool:
+        return self._requested
 
 
 class TrainerProcess(QtCore.QObject):
     """Training in a child process: the desktop's event loop never shares a GIL (or a crash) with
-    the engine. Events arrive through a queue that the dock drains on its own timer."""
+    the engine. Events arrive through a queue that the dock drains on its own timer.
+
+    Launching the child is itself slow on a small machine (spawning the interpreter, starting
+    multiprocessing's resource tracker: ~300 ms on a 2-core CPU, measured as the worst event-loop
+    stall of a run), so ``start`` hands the launch to the reader thread and returns at once."""
 
     crashed = QtCore.Signal(str)
 
     def __init__(self, cfg, parent=None):
         super().__init__(parent)
-        ctx = multiprocessing.get_context("spawn")  # no fork of a Qt process
-        self.events = ctx.Queue()
-        self._stop = ctx.Event()
-        self.stop_flag = _StopFlag(self._stop)
-        self.proc = ctx.Process(target=_train_in_child, args=(cfg, self.events, self._stop), daemon=True,
-                                name="welltrace-train")
+        self.cfg = cfg
+        self.proc = None  # the child, once the reader thread has launched it
+        self.events = None
+        self.stop_flag = PendingStop()
         self.listeners: list = []  # called on the UI thread for every event (tests)
         self._inbox: queue.Queue = queue.Queue()
         self._done = False
 
     def start(self) -> None:
-        self.proc.start()
-        threading.Thread(target=self._receive, name="welltrace-train-events", daemon=True).start()
+        threading.Thread(target=self._launch_and_receive, name="welltrace-train-events", daemon=True).start()
+
+    def _launch_and_receive(self) -> None:
+        try:
+            ctx = multiprocessing.get_context("spawn")  # no fork of a Qt process
+            self.events = ctx.Queue()
+            stop = ctx.Event()
+            self.proc = ctx.Process(target=train_in_child, args=(self.cfg, self.events, stop), daemon=True,
+                                    name="welltrace-train")
+            self.proc.start()
+        except (OSError, RuntimeError, ValueError) as exc:
+            self._inbox.put(("crashed", f"cannot start the training process: {exc}"))
+            self._inbox.put(("gone", None))
+            return
+        lower_priority(self.proc.pid)
+        self.stop_flag.attach(stop)  # a Stop clicked while the child was starting reaches it now
+        self._receive()
 
     def _receive(self) -> None:
         """Reader thread: moves the child's events from the pipe into a thread-safe inbox. The UI thread never
@@ -139,18 +149,6 @@ class TrainerProcess(QtCore.QObject):
         return out
 
 
-def _predict_modes(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int,
-                   progress=None) -> dict:
-    """Predicted terms of one step per precision mode, and the plan (off the UI thread)."""
-    from core.budget import Levers, plan, predict
-    from core.network import preset
-
-    cfg = preset(preset_name, classes)
-    out = {"terms": {m: predict(cfg, width, height, Levers(m), batch).as_dict() for m in MODES}}
-    out["plan"] = plan(cfg, width, height, ceiling, precision="bf16", batch=batch).as_dict()
-    return out
-
-
 class TrainingDock(QtWidgets.QDockWidget):
     model_trained = QtCore.Signal(str)  # path of the new model
 
@@ -189,6 +187,12 @@ class TrainingDock(QtWidgets.QDockWidget):
         wbox = QtWidgets.QGroupBox("Warnings and advice")
         QtWidgets.QVBoxLayout(wbox).addWidget(self.warn_list)
         grid.addWidget(wbox, 1, 2)
+        # equal shares, fixed by stretch rather than by content: a status text or a new warning that
+        # changes a size hint must not shift the plots by a pixel (that repaints all six at once)
+        for i in range(3):
+            grid.setColumnStretch(i, 1)
+        for i in range(2):
+            grid.setRowStretch(i, 1)
         outer.addLayout(grid, 1)
         self.setWidget(body)
         self.timer = QtCore.QTimer(self)
@@ -199,7 +203,7 @@ class TrainingDock(QtWidgets.QDockWidget):
     # -- controls ------------------------------------------------------------------
     def _controls(self) -> QtWidgets.QWidget:
         w = QtWidgets.QWidget()
-        w.setMaximumWidth(330)
+        w.setFixedWidth(330)  # a fixed column: text that changes never re-lays out the plots
         f = QtWidgets.QFormLayout(w)
         self.source = QtWidgets.QComboBox()
         self.source.addItems(["project scans", "synthetic stream", "both mixed"])
@@ -218,7 +222,7 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.precision_why = QtWidgets.QLabel("")
         self.precision_why.setWordWrap(True)
         self.precision_why.setStyleSheet("color: #555555")
-        self.precision_why.setFixedHeight(self.precision_why.fontMetrics().lineSpacing() * 5 + 4)
+        self.precision_why.setFixedHeight(self.precision_why.fontMetrics().lineSpacing() * 6 + 4)  # the longest note
         self.precision_why.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         self.checkpointing = QtWidgets.QComboBox()
         self.checkpointing.addItems(["auto", "on", "off"])
@@ -294,6 +298,7 @@ class TrainingDock(QtWidgets.QDockWidget):
         if p.warning:
             text += f"\n⚠ {p.warning}"
         self.precision_why.setText(text)
+        self.precision_why.setToolTip(text)  # whole, should a narrow font still cut the label
 
     # -- the budget before the run ------------------------------------------------------
     def log_size(self) -> tuple[int, int]:
@@ -322,7 +327,7 @@ class TrainingDock(QtWidgets.QDockWidget):
         classes = 1 if self.stage.currentText() == "binary" else 4
         ceiling = int(self.ceiling.value() * GIB)
         self.budget.set_ceiling(self.ceiling.value())
-        self.plan_task = Task(_predict_modes, self.preset.currentText(), classes, width, height, 1, ceiling,
+        self.plan_task = Task(predict_in_planner, self.preset.currentText(), classes, width, height, 1, ceiling,
                               parent=self)
         self.plan_task.succeeded.connect(self._show_prediction)
         self.plan_task.failed.connect(self.plan_label.setText)
@@ -344,9 +349,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.plan_task.wait(60000)
 
     def _show_prediction(self, res: dict) -> None:
-        for mode, terms in res["terms"].items():
-            if mode not in self.budget.measured:
-                self.budget.set_terms(mode, terms, measured=False)
+        self.budget.set_modes({m: t for m, t in res["terms"].items() if m not in self.budget.measured}, measured=False)
         p = res["plan"]
         spill = ", ".join(f"{m} {d['plain']:,} px ({d['checkpointing']:,} with checkpointing)"
                           for m, d in p["spill_width"].items())
@@ -406,6 +409,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.warn_list.clear()
             self.budget.measured.clear()
         self.done_event = None
+        freeze_long_lived()  # whatever the budget prediction loaded (PyTorch) lives as long as the app
         self.thread = TrainerProcess(cfg, self)
         self.thread.crashed.connect(self._crashed)
         self._finish_handled = False
@@ -498,9 +502,8 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.pending["scale"] = self.scale.refresh
             self.pending["loss"] = self.loss.refresh
         self._redraw_one()
-        if self.thread is not None and self.thread.isFinished() and not self._finish_handled:
-            self.flush_instruments()
-            self._finished()
+        if self.thread is not None and self.thread.isFinished() and not self._finish_handled and not self.pending:
+            self._finished()  # after the last redraws, one per tick like the rest of the run
 
     ORDER = ("budget", "scale", "hist", "loss", "truth")
 

@@ -287,7 +287,8 @@ def cmd_bench(args) -> int:
     print(f"machine  {out['machine']}")
     print(f"step     {args.width} × {args.height}, batch 1, preset {cfg.preset}, median of {args.steps} after "
           f"{args.warmup} warm-up")
-    print(f"{'mode':<6}{'activations':>14}{'ratio':>8}{'peak':>14}{'step s':>10}{'ratio':>8}")
+    peak_name = "CUDA peak" if device.type == "cuda" else "RSS rise"  # CPU: peak resident size over the step's start
+    print(f"{'mode':<6}{'activations':>14}{'ratio':>8}{peak_name:>14}{'step s':>10}{'ratio':>8}")
     for mode, r in rows.items():
         print(f"{mode:<6}{_fmt_bytes(r['activations']):>14}{r.get('activation_ratio', float('nan')):>8.3f}"
               f"{_fmt_bytes(r['peak']):>14}{r['step_time_median']:>10.3f}{r.get('time_ratio', float('nan')):>8.2f}")

@@ -97,7 +97,7 @@ def join_from_env(device: str = "auto", timeout_s: float = 1800.0) -> World:
     size = _env_int("WORLD_SIZE", 1)
     if size <= 1:
         return SINGLE
-    rank, local = _env_int("RANK", 0), _env_int("LOCAL_RANK", 0)
+    local = _env_int("LOCAL_RANK", 0)  # the global rank comes from the process group itself
     use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
     if use_cuda:
         if local >= torch.cuda.device_count():

@@ -147,6 +147,25 @@ def test_demo_project_opens_with_the_bundled_model(win, shots_dir):
     _shot(win, shots_dir, "main_window_demo.png")
 
 
+def test_curve_tracks_keep_the_papers_units_log_axes_and_direction(win, qtbot):
+    """The digitised-curves plots read as the paper does: the LAS unit as written (no SI prefix: OHMM, not kOHMM),
+    a log-scaled track on a log axis, a scale running right to left drawn right to left."""
+    assert win.open_demo()
+    scan = next(Path(it.data(0, 0x0100)) for it in (win.project_list.topLevelItem(i) for i in range(3))
+                if Path(it.data(0, 0x0100)).name == "synth_001.png")
+    assert win.open_scan(scan)
+    specs = win.calib.curves
+    assert any(s.log for s in specs)  # the demo scan carries a resistivity on a log track
+    win.digitize()
+    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
+    for i, spec in enumerate(specs):
+        plot = win.curve_plots.getItem(0, i)
+        axis = plot.getAxis("bottom")
+        assert axis.logMode == spec.log
+        assert plot.getViewBox().state["xInverted"] == (spec.scale[0] > spec.scale[1])
+        assert not axis.autoSIPrefix and axis.labelUnits == spec.unit
+
+
 def test_event_loop_never_stalls_on_a_full_size_scan(win, qtbot, tmp_path):
     """A QTimer probe measures the event loop while a 12,800 × 640 scan is opened, zoomed and painted."""
     img = generate_log(2, 12800, 640, "x").image

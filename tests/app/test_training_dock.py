@@ -1,8 +1,7 @@
-"""Click-to-train: the dock drives the real engine in a worker thread."""
+"""Click-to-train: the dock drives the real engine in a child process and streams its events."""
 
 import time
 
-import numpy as np
 import pytest
 from PySide6 import QtCore
 
@@ -99,25 +98,28 @@ def test_stop_and_resume_continue_the_step_count(trained_win, qtbot):
     assert d.steps_seen == 8  # the count went on from where it stopped
 
 
-@pytest.mark.xfail(strict=False, reason="known gap (issue 7 left open): on a 2-core CPU rendering offscreen the "
-                   "loop still stalls 150-350 ms when a run starts and when its first events repaint the dock")
 def test_event_loop_stays_responsive_while_training(trained_win, qtbot):
+    """Issue 7's latency probe: a 10 ms timer never waits more than 100 ms while a run starts, streams
+    its events into the instruments and ends (the training and the budget planner run in their own
+    processes; the dock redraws one instrument per tick)."""
     d = trained_win.training
     gaps, last = [], [time.perf_counter()]
 
     def tick():
         now = time.perf_counter()
-        gaps.append(now - last[0])
+        gaps.append((now - last[0], now))
         last[0] = now
 
     probe = QtCore.QTimer()
     probe.setInterval(10)
     probe.timeout.connect(tick)
     probe.start()
+    t0 = time.perf_counter()
     _train(qtbot, d, 6, "fp32")
     probe.stop()
-    worst = max(gaps[1:])
-    print(f"worst event-loop gap while training: {worst * 1000:.0f} ms over {len(gaps)} ticks")
+    worst, at = max(gaps[1:])
+    print(f"worst event-loop gap while training: {worst * 1000:.0f} ms, {at - t0:.2f} s after Train, "
+          f"over {len(gaps)} ticks in {time.perf_counter() - t0:.1f} s")
     assert d.done_event.status == "finished"
+    assert len(gaps) > 100  # the probe really ran through the run
     assert worst < 0.100
-    assert np.isfinite(worst)

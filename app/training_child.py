@@ -1,0 +1,63 @@
+"""The training dock's child process: runs the engine and sends its events back.
+
+Kept free of Qt so the spawned child starts by importing the engine only (a
+spawned child imports the module of its target; the dock's module would drag
+PySide6 and pyqtgraph into a process that never shows a window).
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+
+from core.errors import InputError
+
+# How much lower than the desktop the training child runs (POSIX nice levels). On a machine with
+# few cores the child's start (importing torch) and its steps compete with the UI thread for CPU;
+# a lower priority makes the kernel hand the desktop its slice first, and costs training nothing
+# when the desktop is idle.
+CHILD_NICENESS = 10
+
+
+def lower_priority(pid: int) -> None:
+    """Lower a child's scheduling priority right after it starts (no-op where unsupported)."""
+    if not hasattr(os, "setpriority"):
+        return
+    try:
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, pid, min(19, own + CHILD_NICENESS))
+    except OSError:
+        pass  # not permitted or already gone: the run goes on at normal priority
+
+
+def train_in_child(cfg, events, stop) -> None:
+    """Child-process entry: run the engine's training generator, send every event back."""
+    import torch
+
+    from core.train import Trainer
+
+    # leave a core to the desktop: torch's intra-op workers would otherwise take every core
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+    try:
+        for ev in Trainer(cfg, StopFlag(stop)).run():
+            events.put(ev)
+    except InputError as exc:
+        events.put(("crashed", exc.one_line()))
+    except BaseException as exc:  # noqa: BLE001 - reported in the panel, never a dead app
+        traceback.print_exc()
+        events.put(("crashed", f"training failed: {type(exc).__name__}: {exc}"))
+    finally:
+        events.put(("exit", None))
+
+
+class StopFlag:
+    """The engine's ``stop`` interface (``is_set``) over a multiprocessing event."""
+
+    def __init__(self, ev):
+        self.ev = ev
+
+    def is_set(self) -> bool:
+        return self.ev.is_set()
+
+    def set(self) -> None:
+        self.ev.set()
