@@ -135,3 +135,19 @@ def test_tiled_inference_leaves_no_seam_with_the_trained_model():
         near[max(0, s - 8): s + 8] = True
     diff = (m_full != m_tiled).mean(0)
     assert diff[near].mean() < 5 * max(diff[~near].mean(), 1e-4)
+
+
+def test_viterbi_distance_transform_is_the_exact_l1_minimum():
+    """The Viterbi inner step against brute force: min_j cost[j] + λ|i − j| and an argmin attaining it."""
+    from core.trace import _dt_l1
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 64, 301):
+        for cost in (rng.random(n) * 5, np.round(rng.random(n), 1), np.zeros(n)):
+            val, arg = _dt_l1(cost, 0.04)
+            i = np.arange(n)
+            brute = cost[None, :] + 0.04 * np.abs(i[:, None] - i[None, :])
+            np.testing.assert_allclose(val, brute.min(1), atol=1e-12)
+            np.testing.assert_allclose(cost[arg] + 0.04 * np.abs(arg - i), val, atol=1e-12)
+    flat = np.zeros(5)
+    assert list(_dt_l1(flat, 0.04)[1]) == [0, 1, 2, 3, 4]  # on a tie a row stays where it is
