@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import lasio
 import numpy as np
@@ -151,3 +152,107 @@ def test_viterbi_distance_transform_is_the_exact_l1_minimum():
             np.testing.assert_allclose(cost[arg] + 0.04 * np.abs(arg - i), val, atol=1e-12)
     flat = np.zeros(5)
     assert list(_dt_l1(flat, 0.04)[1]) == [0, 1, 2, 3, 4]  # on a tie a row stays where it is
+
+
+def _two_line_calibration():
+    curve = {"unit": "API", "description": "", "class": 1, "track": [0.0, 99.0], "scale": [0.0, 100.0],
+             "log": False, "wrap": False}
+    return Calibration.from_dict({"version": 1, "depth_axis": "x", "depth_unit": "FT",
+                                  "depth_picks": [[0.0, 1000.0], [199.0, 1099.5]], "step": 0.5,
+                                  "curves": [dict(curve, mnemonic="A"), dict(curve, mnemonic="B")]})
+
+
+def test_two_curves_of_one_style_in_one_track_follow_lines_of_their_own():
+    """A multiclass model gives two solid curves of one track one map: the second is traced with the
+    first one's stroke explained away, so it follows the other line instead of duplicating the first."""
+    ev = np.zeros((100, 200), np.float32)
+    cols = np.arange(200)
+    strong = (30 + 5 * np.sin(cols / 15)).round().astype(int)
+    weak = (70 + 5 * np.cos(cols / 20)).round().astype(int)
+    for rows, p in ((strong, 0.95), (weak, 0.7)):
+        for d in (-1, 0, 1):  # a three-pixel stroke
+            ev[rows + d, cols] = p
+    a, b = trace_all({1: ev, 2: np.zeros_like(ev), 3: np.zeros_like(ev)}, _two_line_calibration())
+    assert np.nanmax(np.abs(a.position - strong)) < 1.0
+    assert np.nanmax(np.abs(b.position - weak)) < 1.0 and np.isfinite(b.position).all()
+    # class-blind evidence (classical ink, a binary model) cannot say which line is which: both take the strongest
+    a0, b0 = trace_all({0: ev}, _two_line_calibration())
+    np.testing.assert_allclose(a0.position, b0.position)
+
+
+def _kgs_window(kgs_scan, top: int, bottom: int):
+    """Rows top..bottom of the real KGS sonic scan with the hand-made calibration moved along."""
+    from core.scan import load_scan
+
+    data = json.loads((Path(__file__).resolve().parents[1] / "data" / "kgs_273101_bhc_sonic.calib.json").read_text())
+    data["depth_picks"] = [[px - top, d] for px, d in data["depth_picks"]]
+    return load_scan(kgs_scan).image[top:bottom], Calibration.from_dict(data)
+
+
+def _on_ink_share(image, calib, result, mnemonic, reach=3):
+    """Share of a curve's depth samples whose traced position lies on dark ink in the scan."""
+    spec = next(s for s in calib.curves if s.mnemonic == mnemonic)
+    pos, _ = spec.position_of(result.values[mnemonic])
+    rows = calib.pixel_at(result.depth)
+    ok = np.isfinite(pos) & (rows >= 0) & (rows < image.shape[0])
+    r, x = np.rint(rows[ok]).astype(int), np.rint(pos[ok]).astype(int)
+    near = np.stack([image[r, np.clip(x + d, 0, image.shape[1] - 1)] for d in range(-reach, reach + 1)])
+    return float((near.min(0) < 128).mean())
+
+
+def _draw_traces(image, calib, result, path):
+    """The traced curves in their calibration colours over the scan (BGR PNG)."""
+    import cv2
+
+    out = cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    rows = calib.pixel_at(result.depth)
+    for spec in calib.curves:
+        pos, _ = spec.position_of(result.values[spec.mnemonic])
+        rgb = tuple(int(spec.color[i:i + 2], 16) for i in (1, 3, 5))
+        pts = np.stack([pos, rows], 1)
+        ok = np.isfinite(pts).all(1)
+        for run in np.split(np.arange(len(pts)), np.flatnonzero(np.diff(ok.astype(int))) + 1):
+            if ok[run[0]] and run.size > 1:
+                cv2.polylines(out, [np.int32(pts[run])], False, rgb[::-1], 3)
+    cv2.imwrite(str(path), out)
+
+
+@pytest.mark.skipif(not BUNDLED.exists(), reason="no bundled demo model")
+def test_bundled_model_traces_gamma_ray_and_delta_t_on_the_real_kgs_scan(kgs_scan, shots_dir):
+    """795–955 ft of the real 1-bit KGS sonic log, digitised with the bundled model (trained only on
+    synthetic logs): GR and DT are followed along their own lines, GR on its main scale, and DT is not
+    captured by the near-straight line-tension curve at the right edge of its track (what the classical
+    tracer does). With WELLTRACE_SHOTS set, the traced curves over the scan go to kgs_model_traced.png."""
+    from core.model_io import load_model
+
+    image, calib = _kgs_window(kgs_scan, 8100, 9720)
+    model, _ = load_model(BUNDLED)
+    result = digitize(image, calib, model=model)
+    if shots_dir:
+        _draw_traces(image, calib, result, shots_dir / "kgs_model_traced.png")
+    inside = (result.depth > 800) & (result.depth < 955)
+    for name in ("GR", "DT"):
+        assert np.isfinite(result.values[name][inside]).mean() > 0.9, name
+        assert _on_ink_share(image, calib, result, name) > 0.85, name
+    # one backup scale means two levels: GR stays on its main 0-150 scale but for short excursions
+    assert 40 < np.nanmedian(result.values["GR"][inside]) < 150
+    dt = result.values["DT"][inside]
+    assert 60 < np.nanmedian(dt) < 120  # a sonic log's delta-t, not the 46 us/ft the tension line reads as
+    assert np.nanmax(dt) <= 140 and np.nanmin(dt) >= 40
+
+
+def test_a_curve_with_one_backup_scale_lives_on_two_levels():
+    """A misread crossing (a second wrap upwards while already on the backup) is dropped, not added up:
+    otherwise it would shift the rest of the log by one whole scale."""
+    from core.trace import _two_level_wraps
+
+    steps = np.zeros(100, np.int64)
+    steps[[10, 20, 30, 40, 50]] = [1, -1, 1, 1, -1]  # the up at 40 is a misread
+    wraps = _two_level_wraps(steps, "high")
+    assert set(np.unique(wraps)) == {0, 1}
+    assert list(wraps[[5, 15, 25, 35, 45, 55]]) == [0, 1, 0, 1, 1, 0]
+    # a log that starts on the backup scale: its first crossing is downwards
+    steps = np.zeros(60, np.int64)
+    steps[[10, 30, 40]] = [-1, 1, -1]
+    assert list(_two_level_wraps(steps, "high")[[5, 20, 35, 50]]) == [1, 0, 1, 0]
+    assert list(_two_level_wraps(-steps, "low")[[5, 20, 35, 50]]) == [-1, 0, -1, 0]
