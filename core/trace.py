@@ -119,7 +119,7 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
             wraps = _two_level_wraps(wrap_step, spec.backup)
         else:
             wraps = np.cumsum(wrap_step)
-            wraps = wraps - _main_scale_level(wraps[observed], spec.backup)
+            wraps = wraps - _main_scale_level(wraps[observed])
     else:
         wraps = np.zeros(cols, np.int64)
     # honest gaps: NaN where the nearest observed column is farther than max_gap_px
@@ -223,24 +223,16 @@ def _longest_false_run(flags: np.ndarray) -> int:
     return int(np.max(np.diff(idx)) - 1) if idx.size > 1 else int(flags.size)
 
 
-def _main_scale_level(observed_wraps: np.ndarray, backup: str | None, min_share: float = 0.01,
-                      min_columns: int = 16) -> int:
-    """The wrap count that is the main scale.
+def _main_scale_level(observed_wraps: np.ndarray) -> int:
+    """The wrap count that is the main scale when the calibration does not name the backup side.
 
-    The image cannot say on which scale a trace starts. With the backup side
-    known, the main scale is the lowest level a "high" backup reaches (the
-    highest for "low"); otherwise it is the level the curve spends most of
-    its length on, as a backup scale carries only excursions. Levels held for
-    only a few columns (a misread pair of crossings) do not count.
+    The image cannot say on which scale a trace starts: the main scale is the level the curve spends
+    most of its length on, as a backup scale carries only excursions. (With the side named, see
+    ``_two_level_wraps``.)
     """
     if observed_wraps.size == 0:
         return 0
     levels, counts = np.unique(observed_wraps, return_counts=True)
-    held = levels[counts >= min(max(min_columns, min_share * observed_wraps.size), counts.max())]
-    if backup == "high":
-        return int(held.min())
-    if backup == "low":
-        return int(held.max())
     return int(levels[np.argmax(counts)])
 
 
