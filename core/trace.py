@@ -285,7 +285,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         ev = evidence_by_class.get(spec.klass, evidence_by_class.get(0))
         if ev is None:
             raise ValueError(f"no evidence for class {spec.klass}")
-        trace = trace_curve(explained.get(spec.klass, ev) if own else ev, spec, params)
+        trace = trace_curve(explained.get(spec.klass, ev), spec, params)  # only own maps are ever explained
         traces.append(trace)
         if own and any(s.klass == spec.klass and _tracks_overlap(s, spec) for s in calib.curves[i + 1:]):
             if spec.klass not in explained:
