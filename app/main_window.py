@@ -52,6 +52,12 @@ def user_demo_project() -> Path | None:
     return dest
 
 
+def _read_model(path, progress=None):
+    from core.model_io import load_model
+
+    return load_model(path)
+
+
 def _run_digitize(image, calib, model, progress=None):
     from core.digitize import digitize
 
@@ -114,6 +120,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_name: str | None = None
         self.model_path: Path | None = None
         self.task: Task | None = None
+        self.model_task: Task | None = None  # loads a finished training run's model
         self.last_error: str | None = None
         self.class_value = 1
         self.brush_radius = 3.0
@@ -420,22 +427,35 @@ class MainWindow(QtWidgets.QMainWindow):
         return True
 
     def _model_trained(self, path: str) -> None:
-        """A finished run's model becomes the current model for pre-fill and digitise."""
-        self.load_model(Path(path))
+        """A finished run's model becomes the current model for pre-fill and digitise.
+
+        It is read and built off the UI thread: that takes 15–45 ms on two cores and arrives just as
+        the run's last events are being drawn, while the training process is still writing and exiting.
+        """
+        if self.model_task is not None and self.model_task.isRunning():
+            self.model_task.wait()  # an earlier run's model; the newer one is loaded after it
+        self.model_task = Task(_read_model, Path(path), parent=self)
+        self.model_task.succeeded.connect(lambda loaded, p=Path(path): self._use_model(loaded[0], p))
+        self.model_task.failed.connect(self.show_error)
+        self.model_task.start()
 
     def load_model(self, path: Path) -> bool:
         from core.model_io import load_model
 
         try:
-            self.model, _info = load_model(path)
+            model, _info = load_model(path)
         except InputError as exc:
             self.show_error(exc.one_line())
             return False
+        self._use_model(model, path)
+        return True
+
+    def _use_model(self, model, path: Path) -> None:
+        self.model = model
         self.model_name = path.name
         self.model_path = path
         freeze_long_lived()  # PyTorch's modules, loaded with the first model
         self.statusBar().showMessage(f"model {path.name} loaded", 5000)
-        return True
 
     def dragEnterEvent(self, ev):
         if ev.mimeData().hasUrls():
@@ -756,6 +776,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.task is not None and self.task.isRunning():
             self.task.cancel()
             self.task.wait(5000)
+        if self.model_task is not None:
+            self.model_task.wait(5000)
         self.training.shutdown()
         st = settings()
         st.setValue("geometry", self.saveGeometry())

@@ -1,12 +1,13 @@
 """Click-to-train: the dock drives the real engine in a child process and streams its events."""
 
-import time
+from pathlib import Path
 
 import pytest
-from PySide6 import QtCore
 
 from app.main_window import MainWindow
 from core.synth import write_set
+
+from .latency import EventLoopProbe, assert_responsive
 
 
 @pytest.fixture
@@ -52,7 +53,9 @@ def test_train_bf16_and_fp16_feed_the_instruments(trained_win, qtbot, shots_dir)
     # the bf16 bar holds the engine's measured bytes of the last step
     assert "bf16" in d.budget.measured and d.budget.values["bf16"]["activations"] > 0
     assert d.hist.counts.sum() > 0
-    assert w.model is not None and w.model_path == __import__("pathlib").Path(d.done_event.model_path)
+    # the finished run's model becomes the window's model (read off the UI thread)
+    qtbot.waitUntil(lambda: w.model_path == Path(d.done_event.model_path), timeout=30000)
+    assert w.model is not None
     if shots_dir is not None:
         w.grab().save(str(shots_dir / "training_bf16.png"))
     # fp16 with a forced overflow at step 3: one scale point per step, the skip marked
@@ -103,23 +106,10 @@ def test_event_loop_stays_responsive_while_training(trained_win, qtbot):
     its events into the instruments and ends (the training and the budget planner run in their own
     processes; the dock redraws one instrument per tick)."""
     d = trained_win.training
-    gaps, last = [], [time.perf_counter()]
-
-    def tick():
-        now = time.perf_counter()
-        gaps.append((now - last[0], now))
-        last[0] = now
-
-    probe = QtCore.QTimer()
-    probe.setInterval(10)
-    probe.timeout.connect(tick)
-    probe.start()
-    t0 = time.perf_counter()
-    _train(qtbot, d, 6, "fp32")
-    probe.stop()
-    worst, at = max(gaps[1:])
-    print(f"worst event-loop gap while training: {worst * 1000:.0f} ms, {at - t0:.2f} s after Train, "
-          f"over {len(gaps)} ticks in {time.perf_counter() - t0:.1f} s")
+    with EventLoopProbe(10) as probe:
+        qtbot.wait(50)  # the first gap is the probe's own start; the click on Train comes after it
+        _train(qtbot, d, 6, "fp32")
+    print(probe.report())
     assert d.done_event.status == "finished"
-    assert len(gaps) > 100  # the probe really ran through the run
-    assert worst < 0.100
+    assert len(probe.gaps) > 100  # the probe really ran through the run
+    assert_responsive(probe)
