@@ -70,7 +70,7 @@ def in_planner(fn, *args):
         with _lock:
             if _pool is pool:
                 _pool = None
-        raise InputError("the budget planner process ended unexpectedly; the next change re-plans") from exc
+        raise InputError(None, "the budget planner process ended unexpectedly; the next change re-plans") from exc
 
 
 def predict_in_planner(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int,
