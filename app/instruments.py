@@ -21,6 +21,19 @@ TERMS = ("params", "grads", "optimizer", "activations")
 TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", "activations": "#dd8452"}
 
 
+SWATCH, LINE, DASHED = "■", "━", "╍"
+
+
+def keyed_title(title: str, key: list[tuple[str, str, str]]) -> str:
+    """A plot title with its key (label, colour, mark) as a second, smaller line.
+
+    The instruments share a dock with the scan, so their plots can be a couple of hundred pixels
+    tall; a legend inside one sat on the very bars, lines and labels it explains.
+    """
+    entries = " &nbsp;".join(f'<span style="color:{color}">{mark}</span>&nbsp;{label}' for label, color, mark in key)
+    return f'{title}<br><span style="font-size:8pt">{entries}</span>'
+
+
 def _plot(title: str, left: str, bottom: str) -> pg.PlotWidget:
     w = pg.PlotWidget(background="w", title=title)
     plain_axes(w)
@@ -36,23 +49,24 @@ class BudgetBar(pg.PlotWidget):
     ceiling_dragged = QtCore.Signal(float)  # GiB
 
     def __init__(self):
-        super().__init__(background="w", title="Activation budget of one step (GiB)")
+        super().__init__(background="w")
         plain_axes(self)
         self.setLabel("left", "memory (GiB)")
         self.getAxis("bottom").setTicks([[(i, m) for i, m in enumerate(MODES)]])
-        legend = self.addLegend(offset=(-10, 10))
         self.values: dict[str, dict[str, float]] = {}  # mode -> term -> bytes
         self.measured: set[str] = set()
-        for term in TERMS:  # legend entries: one swatch per term
-            legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=0.5, brush=TERM_COLORS[term]), term)
-        self.ceiling = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#b00020", width=2),
-                                       label="ceiling {value:.2f} GiB", labelOpts={"position": 0.85, "color": "#b00020"})
+        # unlabelled: a label on the line sat on the bars' own labels wherever the ceiling crossed them;
+        # its value is the dock's "memory ceiling" field, its meaning the axis title (see _fit)
+        self.ceiling = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#b00020", width=2))
+        self.ceiling.setToolTip("the memory ceiling: drag it to re-plan")
         self.ceiling.sigPositionChangeFinished.connect(lambda ln: self.ceiling_dragged.emit(float(ln.value())))
         self.addItem(self.ceiling)
-        self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine),
-                                     label="fp32 footprint", labelOpts={"position": 0.5, "color": "#555555"})
-        # the label sits over the middle (bf16) column, the empty space between a 16-bit bar and fp32's height
+        ghost_pen = pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine)
+        self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=ghost_pen)
         self.addItem(self.ghost)
+        self.setTitle(keyed_title("Activation budget of one step (GiB)", [(t, TERM_COLORS[t], SWATCH) for t in TERMS]))
+        self._caption = "dashed: fp32 footprint · red: the ceiling, drag it"
+        self.setLabel("bottom", self._caption)
         # one stacked segment item per term and one label per mode, made once and updated in place:
         # rebuilding a dozen scene items on every prediction cost the UI thread ~80 ms on a 2-core CPU
         self.bars = {term: pg.BarGraphItem(x=[0], height=[0], y0=[0], width=0.6, brush=TERM_COLORS[term],
@@ -63,6 +77,8 @@ class BudgetBar(pg.PlotWidget):
         self.labels = [pg.TextItem("", color="k", anchor=(0.5, 1.0)) for _ in MODES]
         for lbl in self.labels:
             self.addItem(lbl, ignoreBounds=True)
+
+    HEAD_ROOM = 1.45  # the y range over the tallest bar (or the ceiling): room for its two-line label
 
     def set_ceiling(self, gib: float) -> None:
         self.ceiling.setValue(gib)
@@ -75,9 +91,13 @@ class BudgetBar(pg.PlotWidget):
         if top <= 0:
             return
         upper = max(ceil, top) if ceil <= 4 * top else top
-        self.setYRange(0, upper * 1.25, padding=0)
-        self.ceiling.label.setFormat("ceiling {value:.2f} GiB" if ceil <= upper * 1.25 else
-                                     f"ceiling {ceil:.2f} GiB (above the view)")
+        self.setYRange(0, upper * self.HEAD_ROOM, padding=0)
+        self.setXRange(-0.6, len(MODES) - 0.4, padding=0)  # room for the outer bars' labels
+        caption = ("dashed: fp32 footprint · red: the ceiling, drag it" if ceil <= upper * self.HEAD_ROOM else
+                   f"dashed: fp32 footprint · ceiling {ceil:.2f} GiB, above the view")
+        if caption != self._caption:  # a new axis title re-lays out the plot: only when it changes
+            self._caption = caption
+            self.setLabel("bottom", caption)
 
     def set_terms(self, mode: str, terms: dict[str, float], measured: bool) -> None:
         self.set_modes({mode: terms}, measured)
@@ -160,8 +180,12 @@ class ScaleTrace(pg.PlotWidget):
 class GradHistogram(pg.PlotWidget):
     """|g| on a log2 axis, with fp16's subnormal and normal ranges and bf16's range as bands."""
 
+    # the bands are named in the title's key: names on the axis sat on the bars of a small plot
+    KEY = [("fp16 subnormal", "#f5a623", SWATCH), ("fp16 normal", "#3cb371", SWATCH),
+           ("fp16 flush to zero", "#b00020", "┃")]
+
     def __init__(self):
-        super().__init__(background="w", title="Gradient magnitudes (log2 |g|)")
+        super().__init__(background="w", title=keyed_title("Gradient magnitudes (log2 |g|)", self.KEY))
         plain_axes(self)
         self.setLabel("left", "elements")
         self.setLabel("bottom", "log2 |g|")
@@ -169,16 +193,9 @@ class GradHistogram(pg.PlotWidget):
         self.addItem(self.bars)
         sub = pg.LinearRegionItem((-24, -14), movable=False, brush=(255, 165, 0, 45))
         normal = pg.LinearRegionItem((-14, 16), movable=False, brush=(60, 179, 113, 30))
-        # band names sit on the axis, just above it; the normal band's moves right of the last bar (set_hist)
-        self.band_labels = []
-        for item, text, x in ((sub, "fp16\nsubnormal", -23.5), (normal, "fp16\nnormal", -13.5)):
-            self.addItem(item, ignoreBounds=True)
-            lbl = pg.TextItem(text, color="#444444", anchor=(0, 1))
-            lbl.setPos(x, 0)
-            self.addItem(lbl, ignoreBounds=True)
-            self.band_labels.append(lbl)
-        self.flush_line = pg.InfiniteLine(pos=-24, angle=90, pen=pg.mkPen("#b00020", width=2),
-                                          label="fp16 flush\nto zero", labelOpts={"position": 0.6, "color": "#b00020"})
+        for band in (sub, normal):
+            self.addItem(band, ignoreBounds=True)
+        self.flush_line = pg.InfiniteLine(pos=-24, angle=90, pen=pg.mkPen("#b00020", width=2))
         self.addItem(self.flush_line, ignoreBounds=True)
         # top-left, over magnitudes below fp16's floor where few gradients live, so it never hides bars
         self.bf16 = pg.TextItem("bf16 covers\n2^-133 … 2^127:\nall of this axis", color="#555555", anchor=(0, 0))
@@ -191,25 +208,24 @@ class GradHistogram(pg.PlotWidget):
         self.bars.setOpts(x=x, height=self.counts, width=0.9)
         top = float(self.counts.max()) if self.counts.size else 1.0
         self.bf16.setPos(lo, top)
-        filled = np.flatnonzero(self.counts)
-        right = lo + int(filled[-1]) + 1 if filled.size else -14
-        self.band_labels[1].setPos(min(max(-13.5, right + 0.5), lo + len(counts) - 6), 0)
-        self.setTitle(f"|g|: {underflow_share:.3%} flush to zero in unscaled fp16")
+        self.setTitle(keyed_title(f"|g|: {underflow_share:.3%} flush to zero in unscaled fp16", self.KEY))
 
 
 class LossPlot(pg.PlotWidget):
+    KEY = [("train loss", "#4c72b0", LINE), ("val loss", "#c44e52", LINE), ("mask F1", "#55a868", LINE),
+           ("curve r", "#8172b3", DASHED)]
+
     def __init__(self):
-        super().__init__(background="w", title="Loss and validation")
+        super().__init__(background="w", title=keyed_title("Loss and validation", self.KEY))
         plain_axes(self)
         self.setLabel("left", "loss / metric")
         self.setLabel("bottom", "step")
-        self.addLegend()
         self.showGrid(x=True, y=True, alpha=0.25)
-        self.train = self.plot([], [], pen=pg.mkPen("#4c72b0", width=1), name="train loss")
-        self.val = self.plot([], [], pen=pg.mkPen("#c44e52", width=2.5), name="val loss")
-        self.f1 = self.plot([], [], pen=pg.mkPen("#55a868", width=2.5), name="mask F1")
-        self.r = self.plot([], [], pen=pg.mkPen("#8172b3", width=2.5, style=QtCore.Qt.PenStyle.DashLine),
-                           name="curve r")
+        (_, train, _), (_, val, _), (_, f1, _), (_, r, _) = self.KEY
+        self.train = self.plot([], [], pen=pg.mkPen(train, width=1))
+        self.val = self.plot([], [], pen=pg.mkPen(val, width=2.5))
+        self.f1 = self.plot([], [], pen=pg.mkPen(f1, width=2.5))
+        self.r = self.plot([], [], pen=pg.mkPen(r, width=2.5, style=QtCore.Qt.PenStyle.DashLine))
         self.data = {"train": ([], []), "val": ([], []), "f1": ([], []), "r": ([], [])}
 
     def reset(self) -> None:
@@ -227,14 +243,21 @@ class LossPlot(pg.PlotWidget):
 
 
 class CurvesVsTruth(pg.PlotWidget):
+    TRUTH, TRACED = "#333333", "#d62728"
+
     def __init__(self):
-        super().__init__(background="w", title="Reconstructed curve vs truth")
+        super().__init__(background="w", title=self._title("Reconstructed curve"))
         plain_axes(self)
         self.invertY(True)
         self.setLabel("left", "depth")
-        self.addLegend()
-        self.truth = self.plot([], [], pen=pg.mkPen("#333333", width=1.5), name="truth")
-        self.pred = self.plot([], [], pen=pg.mkPen("#d62728", width=1.5), name="traced", connect="finite")
+        self.truth = self.plot([], [], pen=pg.mkPen(self.TRUTH, width=1.5))
+        self.pred = self.plot([], [], pen=pg.mkPen(self.TRACED, width=1.5), connect="finite")
+
+    def _title(self, name: str, r: float | None = None) -> str:
+        """The colours of the words are the key (no legend over the curves)."""
+        score = f" (r = {r:.3f})" if r is not None and math.isfinite(r) else ""
+        return (f'{name}: <span style="color:{self.TRACED}">traced</span> vs '
+                f'<span style="color:{self.TRUTH}">truth</span>{score}')
 
     def show_curve(self, name: str, depth, pred, truth, r: float | None) -> None:
         d = np.asarray(depth, float)
@@ -242,5 +265,5 @@ class CurvesVsTruth(pg.PlotWidget):
         t = np.array([np.nan if v is None else v for v in truth], float)
         self.truth.setData(t, d, connect="finite")
         self.pred.setData(p, d)
-        self.setTitle(f"{name}: traced vs truth" + (f" (r = {r:.3f})" if r is not None and math.isfinite(r) else ""))
+        self.setTitle(self._title(name, r))
         self.setLabel("bottom", name)

@@ -173,7 +173,40 @@ class MainWindow(QtWidgets.QMainWindow):
             self.restoreState(st.value("state"))
         else:
             self.resize(1400, 900)
+        self._layout_checked = False
         freeze_long_lived()  # the libraries and the window live as long as the app
+
+    def showEvent(self, ev):
+        super().showEvent(ev)
+        if not self._layout_checked:
+            self._layout_checked = True
+            QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the restored layout is applied
+
+    # the scan view's least share of the window before the docks are given their default sizes back
+    MIN_VIEW_SHARE = 0.35
+
+    def keep_scan_view_usable(self) -> None:
+        """Give the docks their default sizes back when they leave the scan view a sliver.
+
+        A layout saved on a wider screen, or saved while the training dock was pulled up, is restored
+        as is by Qt, and the scan (the thing the user is here for) can open squeezed to a few pixels.
+        """
+        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
+        areas = QtCore.Qt.DockWidgetArea
+        docked = [d for d in self.findChildren(QtWidgets.QDockWidget) if d.isVisible() and not d.isFloating()]
+
+        def first_in(area):
+            return next((d for d in docked if self.dockWidgetArea(d) == area), None)
+
+        if self.view.width() < self.MIN_VIEW_SHARE * self.width():
+            pairs = [(first_in(areas.LeftDockWidgetArea), 0.18), (first_in(areas.RightDockWidgetArea), 0.27)]
+            pairs = [(d, share) for d, share in pairs if d is not None]
+            if pairs:
+                self.resizeDocks([d for d, _ in pairs], [int(share * self.width()) for _, share in pairs], horizontal)
+        bottom = first_in(areas.BottomDockWidgetArea)
+        if bottom is not None and self.view.height() < self.MIN_VIEW_SHARE * self.height():
+            # the height the scan and the bottom dock share, split evenly
+            self.resizeDocks([bottom], [(self.view.height() + bottom.height()) // 2], vertical)
 
     # -- construction ----------------------------------------------------------
     def _build_docks(self):
@@ -415,6 +448,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.training.show()
         self.training.raise_()
         self.training.refresh_budget()
+        QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the dock has taken its place
 
     def open_demo(self) -> bool:
         """First start: a writable copy of the bundled demo project, with the bundled demo model as the current

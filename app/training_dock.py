@@ -202,8 +202,14 @@ class TrainingDock(QtWidgets.QDockWidget):
 
     # -- controls ------------------------------------------------------------------
     def _controls(self) -> QtWidgets.QWidget:
+        """The settings scroll, the buttons and the status stay in sight below them.
+
+        Scrolling settings keep the dock's least height small: on a laptop screen the dock and the
+        scan view share the height, and the user decides the split. The column's width is fixed, so
+        text that changes never re-lays out the plots.
+        """
         w = QtWidgets.QWidget()
-        w.setFixedWidth(330)  # a fixed column: text that changes never re-lays out the plots
+        w.setFixedWidth(330)
         f = QtWidgets.QFormLayout(w)
         self.source = QtWidgets.QComboBox()
         self.source.addItems(["project scans", "synthetic stream", "both mixed"])
@@ -257,25 +263,34 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.resume_btn.setEnabled(False)
         for b in (self.train_btn, self.stop_btn, self.resume_btn):
             row.addWidget(b)
-        f.addRow(row)
         self.status = QtWidgets.QLabel("idle")
         self.status.setWordWrap(True)
         # fixed heights: a label that grows a line would re-lay out (and repaint) every plot
         self.status.setFixedHeight(self.status.fontMetrics().lineSpacing() * 3 + 4)
-        f.addRow(self.status)
         self.plan_label = QtWidgets.QLabel("")
         self.plan_label.setWordWrap(True)
         self.plan_label.setStyleSheet("color: #333333")
         self.plan_label.setFixedHeight(self.plan_label.fontMetrics().lineSpacing() * 6 + 4)
         self.plan_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         f.addRow(self.plan_label)
+        settings = QtWidgets.QScrollArea()
+        settings.setWidget(w)
+        settings.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        settings.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        column = QtWidgets.QWidget()
+        column.setFixedWidth(w.width() + settings.verticalScrollBar().sizeHint().width())
+        lay = QtWidgets.QVBoxLayout(column)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(settings, 1)
+        lay.addLayout(row)
+        lay.addWidget(self.status)
         self.train_btn.clicked.connect(lambda: self.start())
         self.stop_btn.clicked.connect(self.stop)
         self.resume_btn.clicked.connect(lambda: self.start(resume=True))
         self.precision.currentTextChanged.connect(self._explain_precision)
         self.device.currentTextChanged.connect(self._explain_precision)
         self._explain_precision()
-        return w
+        return column
 
     def _device_ceiling_gib(self) -> float:
         import torch

@@ -149,6 +149,44 @@ def test_demo_project_opens_with_the_bundled_model(win, shots_dir):
     _shot(win, shots_dir, "main_window_demo.png")
 
 
+def test_a_squeezed_saved_layout_gives_the_scan_view_room_back(qtbot):
+    """A layout saved with the docks pulled wide (another screen, the training dock dragged up) is
+    restored, but the scan view is not left a sliver: the docks get their default sizes back."""
+    from PySide6 import QtCore, QtWidgets
+
+    from app.main_window import settings
+
+    st = settings()
+    saved = {k: st.value(k) for k in ("geometry", "state")}
+    try:
+        first = MainWindow()
+        qtbot.addWidget(first)
+        first.resize(1400, 900)
+        first.show()
+        qtbot.waitExposed(first)
+        first.show_training()
+        qtbot.wait(50)  # the dock takes its place (and its default share of the height)
+        left = first.findChild(QtWidgets.QDockWidget, "project_dock")
+        first.resizeDocks([left, first.calib_dock], [650, 650], QtCore.Qt.Orientation.Horizontal)
+        first.resizeDocks([first.training], [800], QtCore.Qt.Orientation.Vertical)
+        qtbot.wait(50)
+        assert first.view.width() < 0.2 * first.width() and first.view.height() < 0.2 * first.height()
+        first.close()  # saves geometry and dock state
+        again = MainWindow()
+        qtbot.addWidget(again)
+        again.show()
+        qtbot.waitExposed(again)
+        qtbot.waitUntil(lambda: again.view.width() >= again.MIN_VIEW_SHARE * again.width(), timeout=5000)
+        qtbot.waitUntil(lambda: again.view.height() >= again.MIN_VIEW_SHARE * again.height(), timeout=5000)
+        # the docks themselves are restored as saved: shown, docked where they were
+        assert again.training.isVisible() and not again.training.isFloating()
+        assert again.findChild(QtWidgets.QDockWidget, "project_dock").isVisible()
+        again.close()
+    finally:
+        for k, v in saved.items():
+            st.setValue(k, v) if v is not None else st.remove(k)
+
+
 def test_curve_tracks_keep_the_papers_units_log_axes_and_direction(win, qtbot):
     """The digitised-curves plots read as the paper does: the LAS unit as written (no SI prefix: OHMM, not kOHMM),
     a log-scaled track on a log axis, a scale running right to left drawn right to left."""
