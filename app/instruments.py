@@ -22,6 +22,7 @@ TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", 
 
 
 SWATCH, LINE, DASHED = "■", "━", "╍"
+TITLE_SIZE = "10pt"  # the instruments are small plots; pyqtgraph's default title size clipped their titles
 
 
 def keyed_title(title: str, key: list[tuple[str, str, str]]) -> str:
@@ -32,15 +33,6 @@ def keyed_title(title: str, key: list[tuple[str, str, str]]) -> str:
     """
     entries = " &nbsp;".join(f'<span style="color:{color}">{mark}</span>&nbsp;{label}' for label, color, mark in key)
     return f'{title}<br><span style="font-size:8pt">{entries}</span>'
-
-
-def _plot(title: str, left: str, bottom: str) -> pg.PlotWidget:
-    w = pg.PlotWidget(background="w", title=title)
-    plain_axes(w)
-    w.setLabel("left", left)
-    w.setLabel("bottom", bottom)
-    w.showGrid(x=True, y=True, alpha=0.25)
-    return w
 
 
 class BudgetBar(pg.PlotWidget):
@@ -64,8 +56,9 @@ class BudgetBar(pg.PlotWidget):
         ghost_pen = pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine)
         self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=ghost_pen)
         self.addItem(self.ghost)
-        self.setTitle(keyed_title("Activation budget of one step (GiB)", [(t, TERM_COLORS[t], SWATCH) for t in TERMS]))
-        self._caption = "dashed: fp32 footprint · red: the ceiling, drag it"
+        self.setTitle(keyed_title("Activation budget of one step (GiB)", [(t, TERM_COLORS[t], SWATCH) for t in TERMS]),
+                      size=TITLE_SIZE)
+        self._caption = "dashed: fp32 footprint · red: ceiling (drag)"
         self.setLabel("bottom", self._caption)
         # one stacked segment item per term and one label per mode, made once and updated in place:
         # rebuilding a dozen scene items on every prediction cost the UI thread ~80 ms on a 2-core CPU
@@ -93,8 +86,8 @@ class BudgetBar(pg.PlotWidget):
         upper = max(ceil, top) if ceil <= 4 * top else top
         self.setYRange(0, upper * self.HEAD_ROOM, padding=0)
         self.setXRange(-0.6, len(MODES) - 0.4, padding=0)  # room for the outer bars' labels
-        caption = ("dashed: fp32 footprint · red: the ceiling, drag it" if ceil <= upper * self.HEAD_ROOM else
-                   f"dashed: fp32 footprint · ceiling {ceil:.2f} GiB, above the view")
+        caption = ("dashed: fp32 footprint · red: ceiling (drag)" if ceil <= upper * self.HEAD_ROOM else
+                   f"dashed: fp32 footprint · ceiling {ceil:.2f} GiB: off scale")
         if caption != self._caption:  # a new axis title re-lays out the plot: only when it changes
             self._caption = caption
             self.setLabel("bottom", caption)
@@ -137,7 +130,8 @@ class BudgetBar(pg.PlotWidget):
 
 class ScaleTrace(pg.PlotWidget):
     def __init__(self):
-        super().__init__(background="w", title="Loss scale (log2)")
+        super().__init__(background="w")
+        self.setTitle("Loss scale (log2)", size=TITLE_SIZE)
         plain_axes(self)
         self.setLabel("left", "log2 scale")
         self.setLabel("bottom", "step")
@@ -185,7 +179,8 @@ class GradHistogram(pg.PlotWidget):
            ("fp16 flush to zero", "#b00020", "┃")]
 
     def __init__(self):
-        super().__init__(background="w", title=keyed_title("Gradient magnitudes (log2 |g|)", self.KEY))
+        super().__init__(background="w")
+        self.setTitle(keyed_title("Gradient magnitudes (log2 |g|)", self.KEY), size=TITLE_SIZE)
         plain_axes(self)
         self.setLabel("left", "elements")
         self.setLabel("bottom", "log2 |g|")
@@ -198,7 +193,7 @@ class GradHistogram(pg.PlotWidget):
         self.flush_line = pg.InfiniteLine(pos=-24, angle=90, pen=pg.mkPen("#b00020", width=2))
         self.addItem(self.flush_line, ignoreBounds=True)
         # top-left, over magnitudes below fp16's floor where few gradients live, so it never hides bars
-        self.bf16 = pg.TextItem("bf16 covers\n2^-133 … 2^127:\nall of this axis", color="#555555", anchor=(0, 0))
+        self.bf16 = pg.TextItem("bf16 covers\n2^-133…2^127:\nall of this axis", color="#555555", anchor=(0, 0))
         self.addItem(self.bf16, ignoreBounds=True)
         self.counts = np.zeros(0)
 
@@ -208,7 +203,8 @@ class GradHistogram(pg.PlotWidget):
         self.bars.setOpts(x=x, height=self.counts, width=0.9)
         top = float(self.counts.max()) if self.counts.size else 1.0
         self.bf16.setPos(lo, top)
-        self.setTitle(keyed_title(f"|g|: {underflow_share:.3%} flush to zero in unscaled fp16", self.KEY))
+        self.setTitle(keyed_title(f"|g|: {underflow_share:.3%} flush to zero in unscaled fp16", self.KEY),
+                      size=TITLE_SIZE)
 
 
 class LossPlot(pg.PlotWidget):
@@ -216,7 +212,8 @@ class LossPlot(pg.PlotWidget):
            ("curve r", "#8172b3", DASHED)]
 
     def __init__(self):
-        super().__init__(background="w", title=keyed_title("Loss and validation", self.KEY))
+        super().__init__(background="w")
+        self.setTitle(keyed_title("Loss and validation", self.KEY), size=TITLE_SIZE)
         plain_axes(self)
         self.setLabel("left", "loss / metric")
         self.setLabel("bottom", "step")
@@ -246,7 +243,8 @@ class CurvesVsTruth(pg.PlotWidget):
     TRUTH, TRACED = "#333333", "#d62728"
 
     def __init__(self):
-        super().__init__(background="w", title=self._title("Reconstructed curve"))
+        super().__init__(background="w")
+        self.setTitle(self._title("Reconstructed curve"), size=TITLE_SIZE)
         plain_axes(self)
         self.invertY(True)
         self.setLabel("left", "depth")
@@ -255,7 +253,7 @@ class CurvesVsTruth(pg.PlotWidget):
 
     def _title(self, name: str, r: float | None = None) -> str:
         """The colours of the words are the key (no legend over the curves)."""
-        score = f" (r = {r:.3f})" if r is not None and math.isfinite(r) else ""
+        score = f" (r = {r:.2f})" if r is not None and math.isfinite(r) else ""
         return (f'{name}: <span style="color:{self.TRACED}">traced</span> vs '
                 f'<span style="color:{self.TRUTH}">truth</span>{score}')
 
@@ -265,5 +263,5 @@ class CurvesVsTruth(pg.PlotWidget):
         t = np.array([np.nan if v is None else v for v in truth], float)
         self.truth.setData(t, d, connect="finite")
         self.pred.setData(p, d)
-        self.setTitle(self._title(name, r))
+        self.setTitle(self._title(name, r), size=TITLE_SIZE)
         self.setLabel("bottom", name)
