@@ -58,7 +58,7 @@ class BudgetBar(pg.PlotWidget):
         self.addItem(self.ghost)
         self.setTitle(keyed_title("Activation budget of one step (GiB)", [(t, TERM_COLORS[t], SWATCH) for t in TERMS]),
                       size=TITLE_SIZE)
-        self._caption = "dashed: fp32 footprint · red: ceiling (drag)"
+        self._caption = self.CAPTION
         self.setLabel("bottom", self._caption)
         # one stacked segment item per term and one label per mode, made once and updated in place:
         # rebuilding a dozen scene items on every prediction cost the UI thread ~80 ms on a 2-core CPU
@@ -72,6 +72,7 @@ class BudgetBar(pg.PlotWidget):
             self.addItem(lbl, ignoreBounds=True)
 
     HEAD_ROOM = 1.45  # the y range over the tallest bar (or the ceiling): room for its two-line label
+    CAPTION = "dashed: fp32 footprint · red: ceiling (drag)"  # the bottom axis title while the ceiling is in view
 
     def set_ceiling(self, gib: float) -> None:
         self.ceiling.setValue(gib)
@@ -86,7 +87,7 @@ class BudgetBar(pg.PlotWidget):
         upper = max(ceil, top) if ceil <= 4 * top else top
         self.setYRange(0, upper * self.HEAD_ROOM, padding=0)
         self.setXRange(-0.6, len(MODES) - 0.4, padding=0)  # room for the outer bars' labels
-        caption = ("dashed: fp32 footprint · red: ceiling (drag)" if ceil <= upper * self.HEAD_ROOM else
+        caption = (self.CAPTION if ceil <= upper * self.HEAD_ROOM else
                    f"dashed: fp32 footprint · ceiling {ceil:.2f} GiB: off scale")
         if caption != self._caption:  # a new axis title re-lays out the plot: only when it changes
             self._caption = caption
