@@ -474,10 +474,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_task.start()
 
     def load_model(self, path: Path) -> bool:
-        from core.model_io import load_model
-
         try:
-            model, _info = load_model(path)
+            model, _info = _read_model(path)
         except InputError as exc:
             self.show_error(exc.one_line())
             return False
