@@ -36,8 +36,19 @@ def cmd_train(args) -> int:
         sw, sh = (int(v) for v in args.stream_size.lower().split("x"))
     except ValueError:
         raise UsageError(f"--stream-size {args.stream_size!r}: expected WIDTHxHEIGHT, e.g. 1600x384") from None
+    from .synth.styles import FAMILIES, parse_families
+
+    try:
+        styles = parse_families(args.styles)
+        if args.exclude_styles:
+            dropped = parse_families(args.exclude_styles)
+            styles = tuple(f for f in styles if f not in dropped)
+    except ValueError as exc:
+        raise UsageError(f"--styles/--exclude-styles: {exc}") from None
+    if not styles:
+        raise UsageError("--exclude-styles leaves no print-style family to train on")
     cfg = TrainConfig(
-        stream_size=(sw, sh),
+        stream_size=(sw, sh), styles=None if set(styles) == set(FAMILIES) else styles,
         data=args.data if args.data != "synthetic" else None, synthetic=args.data == "synthetic" or args.synthetic,
         stage=args.stage, preset=args.preset, init_model=args.init, precision=args.precision, device=args.device,
         steps=args.steps if args.steps is not None else (None if args.epochs else 100), epochs=args.epochs,
@@ -390,6 +401,8 @@ def add_engine_commands(sub) -> None:
     t.add_argument("--seed", type=int, default=0)
     t.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")
     t.add_argument("--synthetic", action="store_true", help="mix the synthetic stream into a folder's data")
+    t.add_argument("--styles", help="print-style families of the synthetic stream, comma-separated (default: all)")
+    t.add_argument("--exclude-styles", help="families left out of the stream (leave-one-family-out training)")
     t.add_argument("--fp32-modules", help="comma-separated module names kept in fp32")
     t.set_defaults(func=cmd_train)
 

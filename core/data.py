@@ -165,8 +165,10 @@ def collate(samples: list[tuple[np.ndarray, np.ndarray]]) -> tuple[torch.Tensor,
 class SyntheticStream:
     """An endless, seeded stream of freshly generated synthetic logs."""
 
-    def __init__(self, seed: int, width: int = 1600, height: int = 384, depth_axis: str = "x"):
+    def __init__(self, seed: int, width: int = 1600, height: int = 384, depth_axis: str = "x",
+                 families: tuple[str, ...] | None = None):
         self.seed, self.width, self.height, self.depth_axis = seed, width, height, depth_axis
+        self.families = families  # print-style families drawn evenly (None: all of them)
         self.index = 0
 
     def _make(self, tag: int, index: int, name: str) -> LabelledLog:
@@ -174,7 +176,7 @@ class SyntheticStream:
 
         log_seed = int(np.random.SeedSequence([self.seed, tag, index]).generate_state(1)[0])
         axis = self.depth_axis if self.depth_axis in ("x", "y") else ("x", "y")[index % 2]
-        lg = generate_log(log_seed, self.width, self.height, axis, name=name)
+        lg = generate_log(log_seed, self.width, self.height, axis, name=name, families=self.families)
         return LabelledLog(lg.name, to_canonical(lg.image, axis), to_canonical(lg.mask, axis), lg.calibration,
                            truth=(lg.depth, {k.upper(): v for k, v in lg.truth.items()}))
 

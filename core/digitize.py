@@ -16,6 +16,7 @@ import numpy as np
 from .calibration import Calibration
 from .data import from_canonical, to_canonical
 from .errors import InputError
+from .grid import detect_grid, track_bands
 from .las_io import LasCurve, write_las
 from .trace import Trace, TraceParams, trace_all, trace_to_values
 
@@ -41,7 +42,12 @@ def digitize(
     params: TraceParams | None = None,
     progress: Callable[[int, int], None] | None = None,
     source: str | None = None,
+    grid: bool = True,
 ) -> DigitizeResult:
+    """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
+
+    ``grid``: damp the evidence on the printed grid found in the image (``core/grid.py``); off only to
+    measure what the damping buys."""
     calib.check_fits(image.shape, source)
     canon = to_canonical(image, calib.depth_axis)
     if float((canon < 128).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
@@ -77,7 +83,8 @@ def digitize(
         if progress:
             progress(1, 1)
     t1 = time.perf_counter()
-    traces = trace_all(evidence, calib, params)
+    found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
+    traces = trace_all(evidence, calib, params, found)
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
     values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}

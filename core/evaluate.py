@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from .data import LabelledLog, collate, image_to_input
+from .grid import detect_grid, track_bands
 from .infer import evidence_by_class, predict_canonical
 from .metrics import compare_curve
 from .trace import trace_all, trace_to_values
@@ -31,7 +32,8 @@ def score_log(model, lg: LabelledLog, precision, device, loss_fn) -> dict:
     truth = lg.truth_curves() if lg.calibration is not None else None
     if truth is not None:
         t_depth, t_curves = truth
-        traces = trace_all(evidence_by_class(probs), lg.calibration)
+        grid = detect_grid(lg.image, track_bands(lg.calibration, lg.image.shape[0]))
+        traces = trace_all(evidence_by_class(probs), lg.calibration, grid=grid)
         curves = []
         for tr, spec in zip(traces, lg.calibration.curves):
             t_vals = t_curves[spec.mnemonic.upper()]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .calibration import Calibration, CurveSpec
+from .grid import Grid
 
 
 @dataclass
@@ -40,6 +41,7 @@ class TraceParams:
     wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap
     wrap_ink_gap_px: int = 16  # a direct move leaves no longer run of rows without ink than this ...
     wrap_ink_gap_share: float = 0.25  # ... and a longer one than this share of the track is a wrap
+    grid_floor: float = 0.15  # evidence on a certain grid line keeps this share (see core/grid.py)
 
 
 def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -91,13 +93,21 @@ def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tup
     return path, wrap_step
 
 
-def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams | None = None) -> Trace:
-    """Trace one curve through its track of a canonical evidence map (rows across, columns along depth)."""
+def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams | None = None,
+                grid: Grid | None = None) -> Trace:
+    """Trace one curve through its track of a canonical evidence map (rows across, columns along depth).
+
+    With a ``grid``, the evidence on its lines is damped (``params.grid_floor``) so a straight grid line
+    never outranks a wiggling curve; where the path does run on a grid line (a curve crossing one, or
+    lying on one for a stretch) and the undamped evidence there is strong, those columns count as
+    observed when real observations flank them, so the stretch is traced, not left NULL.
+    """
     params = params or TraceParams()
     rows_total, cols = evidence_full.shape
     lo = int(np.clip(np.floor(spec.track_lo), 0, rows_total - 1))
     hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, rows_total - 1))
-    ev = evidence_full[lo : hi + 1].astype(np.float32)
+    raw = evidence_full[lo : hi + 1].astype(np.float32)
+    ev = raw * grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else raw
     path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
     # sub-pixel refinement: probability-weighted centroid around the path
     r = params.refine_radius
@@ -111,6 +121,9 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     centroid = np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
     pos = centroid + lo
     observed = conf >= params.threshold
+    if grid is not None:
+        observed = _grid_supported(observed, raw[path, np.arange(cols)] >= params.threshold, path,
+                                   params.max_gap_px)
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
     if spec.wrap:
@@ -174,6 +187,35 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
         within = np.flatnonzero(wrap_step[a + 1 : b + 1])
         at = a + 1 + (int(within[0]) if within.size else int(np.argmax(np.abs(np.diff(path[a : b + 1])))))
         out[at] = step
+    return out
+
+
+def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarray, max_gap: int,
+                    slope_px: float = 2.0, step_px: float = 4.0) -> np.ndarray:
+    """Observed columns, plus runs where the path lies on damped grid evidence that was strong before
+    damping, when a real observation lies within ``max_gap`` at both ends of the run and the path runs
+    on into the run without a jump (within ``step_px`` plus ``slope_px`` per column between): a curve
+    crossing or following a grid line. A run open at either end (a grid line where the curve is
+    absent), or one the path jumped onto (it left the curve for a grid line), is not."""
+    extra = strong_raw & ~observed
+    if not extra.any() or not observed.any():
+        return observed
+    idx = np.flatnonzero(np.diff(np.concatenate([[0], extra.astype(np.int8), [0]])))
+    a, b = idx[::2], idx[1::2]  # runs [a, b)
+    obs = np.flatnonzero(observed)
+    i_before = np.searchsorted(obs, a) - 1
+    i_after = np.searchsorted(obs, b)
+    ok = (i_before >= 0) & (i_after < obs.size)
+    gap_before = a - obs[np.clip(i_before, 0, obs.size - 1)]
+    gap_after = obs[np.clip(i_after, 0, obs.size - 1)] - (b - 1)
+    ok &= (gap_before <= max_gap + 1) & (gap_after <= max_gap + 1)
+    p_before = path[obs[np.clip(i_before, 0, obs.size - 1)]]
+    p_after = path[obs[np.clip(i_after, 0, obs.size - 1)]]
+    ok &= np.abs(path[a] - p_before) <= step_px + slope_px * gap_before
+    ok &= np.abs(path[b - 1] - p_after) <= step_px + slope_px * gap_after
+    out = observed.copy()
+    for lo, hi in zip(a[ok], b[ok]):
+        out[lo:hi] = True
     return out
 
 
@@ -265,7 +307,7 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
 
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
-              ) -> list[Trace]:
+              grid: Grid | None = None) -> list[Trace]:
     """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
 
     Two curves of one line style in one track (a multiclass model gives them one map) would both
@@ -285,7 +327,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         ev = evidence_by_class.get(spec.klass, evidence_by_class.get(0))
         if ev is None:
             raise ValueError(f"no evidence for class {spec.klass}")
-        trace = trace_curve(explained.get(spec.klass, ev), spec, params)  # only own maps are ever explained
+        trace = trace_curve(explained.get(spec.klass, ev), spec, params, grid)  # only own maps are ever explained
         traces.append(trace)
         if own and any(s.klass == spec.klass and _tracks_overlap(s, spec) for s in calib.curves[i + 1:]):
             if spec.klass not in explained:

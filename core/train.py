@@ -68,6 +68,7 @@ class TrainConfig:
     checkpoint_every: int = 50
     fp32_modules: list[str] = field(default_factory=list)
     stream_size: tuple[int, int] = (1600, 384)
+    styles: tuple[str, ...] | None = None  # print-style families of the synthetic stream (None: all)
     val_count: int = 4  # held-out stream logs when there is no folder to validate on
     per_layer_norms: bool = False
     scaler_growth_interval: int = 200  # fp16: clean steps before the scale doubles
@@ -196,7 +197,7 @@ class Trainer:
             self.train_logs, self.val_logs = load_folder(cfg.data)
         elif not cfg.synthetic:
             raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
-        stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed") if cfg.synthetic else None
+        stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles) if cfg.synthetic else None
         if stream is not None and not self.val_logs:
             self.val_logs = stream.validation(cfg.val_count)
         self.sampler = LogSampler(self.train_logs, stream, cfg.mix if cfg.data else 1.0, cfg.seed,

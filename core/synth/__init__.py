@@ -22,9 +22,10 @@ from ..scan import save_gray_png
 from . import artefacts as art
 from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks
 from .shapes import default_las_dir, draw_shape, load_library
+from .styles import FAMILIES, STYLE_CHOICES, PrintStyle, parse_families, sample_style
 
-GENERATOR_VERSION = 1
-STYLES = ("clean", "scanned", "mixed")
+GENERATOR_VERSION = 2  # 2: print-style families (styles.py)
+STYLES = STYLE_CHOICES
 
 # mnemonic, unit, description, scale ends (value at track left, value at track right)
 LINEAR_CURVES = [
@@ -83,22 +84,26 @@ def generate_log(
     style: str = "mixed",
     name: str = "log",
     las_dir: str | Path | None = "default",
+    families: tuple[str, ...] | None = None,
 ) -> SyntheticLog:
     """One synthetic log, deterministic for ``seed``.
 
     ``width`` is the extent along depth and ``height`` across the tracks (the
-    canonical wide frame); with ``depth_axis="y"`` the image is written tall.
+    canonical wide frame); with ``depth_axis="y"`` the image is written tall. ``style`` is a print-style
+    family (``core/synth/styles.py``), ``"mixed"`` for one drawn evenly from ``families`` (default: all),
+    or the first generator's ``"clean"`` / ``"scanned"`` looks.
     """
     if depth_axis not in ("x", "y"):
         raise ValueError("depth_axis must be 'x' or 'y'")
     if width < 64 or height < 96:
         raise ValueError(f"a synthetic log needs at least 64 px along depth and 96 across, got {width} × {height}")
     if style not in STYLES:
-        raise ValueError(f"style must be one of {STYLES}")
+        raise ValueError(f"style must be one of {', '.join(STYLES)}")
     rng = np.random.default_rng(seed)
     library = load_library(str(default_las_dir()) if las_dir == "default" else (str(las_dir) if las_dir else None))
     depth_len, amp = int(width), int(height)
-    scanned = style == "scanned" or (style == "mixed" and rng.random() < 0.65)
+    look: PrintStyle = sample_style(style, rng, families)
+    scanned = look.scanned
 
     # -- depth calibration: paper speed, unit, step, start depth -------------
     unit = "FT" if rng.random() < 0.75 else "M"
@@ -109,7 +114,7 @@ def generate_log(
         px_per_unit, step = rng.uniform(8.0, 24.0), float(rng.choice([0.1, 0.2]))
         top = float(rng.integers(10, 300) * 10)
     picks = stretch_picks(depth_len, top, px_per_unit, rng, jitter=0.02 if scanned else 0.0)
-    layout = make_layout(amp, rng)
+    layout = make_layout(amp, rng, look)
 
     # -- curves: per track 1..3 in distinct line styles ------------------------
     specs: list[CurveSpec] = []
@@ -117,29 +122,37 @@ def generate_log(
     sources: dict[str, str] = {}
     used = set()
     for ti, track in enumerate(layout.tracks):
-        n = int(rng.integers(curves[0], curves[1] + 1))
+        lo_n = max(curves[0], min(look.curves_per_track[0], curves[1]))
+        hi_n = max(lo_n, min(curves[1], look.curves_per_track[1]))
+        n = int(rng.integers(lo_n, hi_n + 1))
         classes = list(rng.permutation([1, 2, 3])[:n])
         wrap_slot = int(rng.integers(n)) if (not track.log and rng.random() < 0.35) else -1
         for ci, klass in enumerate(classes):
             if track.log:
-                pool = [c for c in LOG_CURVES if c[0] not in used]
+                pool = [c for c in LOG_CURVES if c[0] not in used] or LOG_CURVES
                 mnem, cunit, descr = pool[int(rng.integers(len(pool)))]
                 s0 = float(rng.choice([0.2, 1.0, 2.0]))
                 scale = (s0, s0 * 10.0**track.decades)
                 log = True
             else:
-                pool = [c for c in LINEAR_CURVES if c[0] not in used]
+                pool = [c for c in LINEAR_CURVES if c[0] not in used] or LINEAR_CURVES
                 mnem, cunit, descr, scale = pool[int(rng.integers(len(pool)))]
                 log = False
+            base, k = mnem, 2
+            while mnem in used:  # a busy print repeats a curve (a repeat pass): number it
+                mnem, k = f"{base}{k}", k + 1
             used.add(mnem)
+            backup = BACKUP_SIDE.get(base)
             spec = CurveSpec(
                 mnemonic=mnem, unit=cunit, description=descr, klass=int(klass),
                 track=(float(track.left), float(track.right)), scale=tuple(float(s) for s in scale),
-                log=log, wrap=(ci == wrap_slot), backup=BACKUP_SIDE[mnem] if ci == wrap_slot else None,
+                log=log, wrap=(ci == wrap_slot), backup=backup if ci == wrap_slot else None,
                 color=CURVE_COLORS[int(klass)],
             )
             specs.append(spec)
-            widths[mnem] = int(rng.choice({1: [1, 2, 2, 3, 3, 4], 2: [1, 2, 2, 3], 3: [2, 2, 3]}[int(klass)]))
+            pens = {1: look.pen_widths, 2: [w for w in look.pen_widths if w <= 3] or [1],
+                    3: [w for w in look.pen_widths if 2 <= w <= 3] or [2]}[int(klass)]
+            widths[mnem] = int(rng.choice(pens))
     calib = Calibration(depth_axis=depth_axis, depth_unit=unit, depth_picks=picks, step=step, curves=specs)
 
     # -- truth on the LAS grid, drawn into ink and mask ------------------------
@@ -161,10 +174,9 @@ def generate_log(
         values = spec.value_at(spec.track[0] + frac * (spec.track[1] - spec.track[0]))
         truth[spec.mnemonic] = np.round(values, 4)
 
-    ink_level = int(rng.integers(200, 256))
+    ink_level = int(rng.integers(*look.pen_strength))
     frame = np.zeros((depth_len, amp), np.uint8)
-    grid_style = {"grid_strength": int(rng.integers(90, 190)), "border_strength": int(rng.integers(210, 256))}
-    draw_grid(frame, layout, calib, rng, grid_style)
+    draw_grid(frame, layout, calib, rng, look)
     ink = np.zeros((depth_len, amp), np.uint8)
     mask = np.zeros((depth_len, amp), np.uint8)
     for spec in specs:
@@ -172,7 +184,7 @@ def generate_log(
         if spec.log:  # interpolate log curves in log space, as the pen moved
             values = np.exp(np.interp(row_depth, depth, np.log(truth[spec.mnemonic])))
         klass, width_px = spec.klass, widths[spec.mnemonic]
-        pattern = dash_pattern(klass, width_px, rng)
+        pattern = dash_pattern(klass, width_px, rng, look.dash_scale)
         lines = curve_polylines(spec, rows, values, pattern, phase=float(rng.uniform(0, 20)))
         draw_curve(ink, mask, lines, klass, width_px, ink_level)
 
@@ -183,30 +195,44 @@ def generate_log(
     a = frame.astype(np.float32) / 255.0
     img = img * (1 - a) + frame_color * a
     a = ink.astype(np.float32) / 255.0
-    if scanned and rng.random() < 0.5:  # faded ink: strength varies slowly along depth
+    if scanned and rng.random() < look.artefacts.get("faded", 0.5):  # faded ink: strength varies slowly along depth
         fade = 1.0 - rng.uniform(0.05, 0.25) * (0.5 + 0.5 * np.sin(rows / rng.uniform(200, 900) + rng.uniform(0, 6)))
         a = a * fade[:, None].astype(np.float32)
     img = img * (1 - a) + ink_color * a
-    applied: dict = {"style": "scanned" if scanned else "clean"}
+    applied: dict = {"style": "scanned" if scanned else "clean", "family": look.family}
+    p = look.artefacts
     if scanned:
+        if rng.random() < p.get("stains", 0.0):
+            art.stains(img, rng)
+            applied["stains"] = True
+        if rng.random() < p.get("folds", 0.0):
+            art.folds(img, rng)
+            applied["folds"] = True
+        if rng.random() < p.get("low_contrast", 0.0):
+            art.low_contrast(img, rng)
+            applied["low_contrast"] = True
         art.uneven_illumination(img, rng)
-        if rng.random() < 0.8:
+        if rng.random() < p.get("blur", 0.8):
             img = art.blur(img, rng)
             applied["blur"] = True
         art.gaussian_noise(img, rng)
-        if rng.random() < 0.5:
+        if rng.random() < p.get("salt", 0.5):
             art.salt_and_pepper(img, rng)
             applied["salt_pepper"] = True
-        if rng.random() < 0.6:
+        if rng.random() < p.get("skew", 0.6):
             img, mask, angle = art.skew(img, mask, rng)
             applied["skew_deg"] = round(angle, 5)
+    elif rng.random() < p.get("jpeg", 0.0) * 0.5:  # a clean print can still be a (lightly) compressed file
+        img8, q = art.jpeg(np.clip(np.rint(img), 0, 255).astype(np.uint8), rng, (70, 95))
+        img = img8.astype(np.float32)
+        applied["jpeg_quality"] = q
     img8 = np.clip(np.rint(img), 0, 255).astype(np.uint8)
     if scanned:
         r = rng.random()
-        if r < 0.3:
+        if r < p.get("bilevel", 0.3):
             img8, thr = art.bilevel(img8, rng)
             applied["bilevel_threshold"] = thr
-        elif r < 0.7:
+        elif r < p.get("bilevel", 0.3) + p.get("jpeg", 0.4):
             img8, q = art.jpeg(img8, rng)
             applied["jpeg_quality"] = q
 
@@ -223,6 +249,7 @@ def generate_log(
             for s in specs
         ],
         "px_per_unit": round(float(px_per_unit), 4),
+        "print_style": look.as_dict(),
     }
     return SyntheticLog(name, img8, mask, calib, depth, truth, meta)
 
@@ -262,6 +289,7 @@ def write_set(
     style: str = "mixed",
     prefix: str = "synth",
     progress: Callable[[int, int], None] | None = None,
+    families: tuple[str, ...] | None = None,
 ) -> dict:
     """Write ``count`` logs and a manifest; a synthetic folder is a valid project."""
     if count < 1:
@@ -272,7 +300,8 @@ def write_set(
     for i in range(count):
         # one independent stream per log, so log i is the same whatever the count
         log_seed = int(np.random.SeedSequence([seed, i]).generate_state(1)[0])
-        log = generate_log(log_seed, width, height, depth_axis, curves, style, name=f"{prefix}_{i:0{digits}d}")
+        log = generate_log(log_seed, width, height, depth_axis, curves, style, name=f"{prefix}_{i:0{digits}d}",
+                           families=families)
         entries.append(write_log(out, log))
         if progress:
             progress(i + 1, count)
@@ -286,6 +315,7 @@ def write_set(
         "depth_axis": depth_axis,
         "curves_per_track": list(curves),
         "style": style,
+        "families": list(families or FAMILIES) if style == "mixed" else [style],
         "shape_library": str(las_dir) if las_dir else None,
         "logs": entries,
     }

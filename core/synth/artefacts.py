@@ -65,8 +65,8 @@ def skew(img: np.ndarray, mask: np.ndarray, rng: np.random.Generator, max_shift_
     return img, mask, float(angle)
 
 
-def jpeg(img8: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    quality = int(rng.integers(35, 86))
+def jpeg(img8: np.ndarray, rng: np.random.Generator, quality_range: tuple[int, int] = (35, 86)) -> tuple[np.ndarray, int]:
+    quality = int(rng.integers(*quality_range))
     ok, buf = cv2.imencode(".jpg", img8, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         return img8, 100
@@ -77,3 +77,39 @@ def bilevel(img8: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int
     """Fax/G4-like 1-bit scan: a global threshold, 0 or 255 only."""
     thr = int(rng.integers(150, 195))
     return np.where(img8 < thr, 0, 255).astype(np.uint8), thr
+
+
+def stains(img: np.ndarray, rng: np.random.Generator) -> None:
+    """Water or coffee stains: a few soft blotches that darken the paper (and what is printed on it)."""
+    h, w = img.shape
+    for _ in range(int(rng.integers(1, 5))):
+        cy, cx = rng.uniform(0, h), rng.uniform(0, w)
+        ry, rx = rng.uniform(0.02, 0.15) * h, rng.uniform(0.15, 0.6) * w
+        y0, y1 = int(max(0, cy - 2 * ry)), int(min(h, cy + 2 * ry))
+        if y1 <= y0:
+            continue
+        yy = (np.arange(y0, y1, dtype=np.float32)[:, None] - cy) / ry
+        xx = (np.arange(w, dtype=np.float32)[None, :] - cx) / rx
+        blob = np.exp(-(yy * yy + xx * xx))
+        ring = np.exp(-((np.sqrt(yy * yy + xx * xx) - 1.0) ** 2) / 0.02)  # a dried edge is darker
+        img[y0:y1] *= 1.0 - (rng.uniform(0.04, 0.15) * blob + rng.uniform(0.0, 0.12) * ring)
+
+
+def folds(img: np.ndarray, rng: np.random.Generator) -> None:
+    """Fold creases across the page: a dark crease line with a soft shadow on one side."""
+    h, w = img.shape
+    for _ in range(int(rng.integers(1, 4))):
+        y = rng.uniform(0.05, 0.95) * h
+        rows = np.arange(h, dtype=np.float32)
+        d = rows - y
+        shade = rng.uniform(0.05, 0.2) * np.exp(-np.maximum(d, 0) / rng.uniform(4, 20)) * (d >= 0)
+        crease = rng.uniform(0.1, 0.35) * np.exp(-(d * d) / 1.5)
+        img *= (1.0 - shade - crease)[:, None].astype(np.float32)
+
+
+def low_contrast(img: np.ndarray, rng: np.random.Generator) -> None:
+    """A washed-out copy: everything pulled towards a grey paper."""
+    level = rng.uniform(170, 215)
+    keep = rng.uniform(0.45, 0.75)
+    img *= keep
+    img += (1.0 - keep) * level

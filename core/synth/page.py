@@ -33,31 +33,48 @@ class Layout:
     tracks: list[Track] = field(default_factory=list)
 
 
-def make_layout(amp: int, rng: np.random.Generator) -> Layout:
-    """Tracks and a depth column across ``amp`` pixels, like an API log layout."""
+MIN_TRACK_PX = 48
+
+
+def make_layout(amp: int, rng: np.random.Generator, style=None) -> Layout:
+    """Tracks and a depth column across ``amp`` pixels, like an API log layout.
+
+    ``style`` (a :class:`~core.synth.styles.PrintStyle`) sets the track count, whether there is a depth
+    column and where it sits; without one, the classic look (one or two tracks, depth column)."""
     margin = max(2, int(amp * rng.uniform(0.005, 0.02)))
-    depth_w = int(np.clip(amp * rng.uniform(0.08, 0.14), 28, 150))
+    has_depth = True if style is None else style.depth_column
+    depth_w = int(np.clip(amp * rng.uniform(0.08, 0.14), 28, 150)) if has_depth else 0
     usable = amp - 2 * margin - depth_w
-    two_tracks = amp >= 300 and rng.random() < 0.75
-    if two_tracks:
-        split = rng.uniform(0.4, 0.55)
-        w1 = int(usable * split)
-        w2 = usable - w1
-        if rng.random() < 0.7:  # track 1 | depth | track 2 (API layout)
-            t1 = (margin, margin + w1)
-            dc = (t1[1], t1[1] + depth_w)
-            t2 = (dc[1], dc[1] + w2)
-        else:  # depth | track 1 | track 2
-            dc = (margin, margin + depth_w)
-            t1 = (dc[1], dc[1] + w1)
-            t2 = (t1[1], t1[1] + w2)
-        tracks = [Track(*t1, log=False), Track(*t2, log=rng.random() < 0.4)]
+    if style is None:
+        n = 2 if (amp >= 300 and rng.random() < 0.75) else 1
+        api = rng.random() < 0.7
+        log_share = 0.4
     else:
-        dc = (margin, margin + depth_w)
-        tracks = [Track(dc[1], dc[1] + usable, log=rng.random() < 0.25)]
-    for t in tracks:
+        n = style.tracks
+        api = style.api_layout
+        log_share = style.log_track_share
+    n = max(1, min(n, usable // MIN_TRACK_PX))
+    if n == 1:
+        widths = [usable]
+    else:
+        split = rng.dirichlet(np.full(n, 6.0))
+        widths = [int(usable * f) for f in split]
+        widths[-1] = usable - sum(widths[:-1])
+    # where the depth column goes: after the first track (API layout with two or more), else first
+    depth_slot = 1 if (has_depth and n >= 2 and api) else 0
+    x = margin
+    tracks, dc = [], (margin, margin)
+    for i, w in enumerate(widths):
+        if has_depth and i == depth_slot:
+            dc = (x, x + depth_w)
+            x += depth_w
+        tracks.append(Track(x, x + w, log=False))
+        x += w
+    for i, t in enumerate(tracks):
+        t.log = i > 0 and rng.random() < log_share if n > 1 else rng.random() < (0.25 if style is None else log_share * 0.7)
         if t.log:
-            t.decades = int(rng.integers(2, 5))
+            lo, hi = (2, 4) if style is None else style.decades
+            t.decades = int(rng.integers(lo, hi + 1))
     return Layout(depth_col=dc, tracks=tracks)
 
 
@@ -72,13 +89,13 @@ def stretch_picks(depth_len: int, top: float, px_per_unit: float, rng: np.random
     return [[float(round(k, 3)), float(round(d, 4))] for k, d in zip(knots, depth)]
 
 
-def grid_intervals(unit: str, px_per_unit: float) -> tuple[float, float, float]:
+def grid_intervals(unit: str, px_per_unit: float, least_px: float = 9.0) -> tuple[float, float, float]:
     """Minor, major and labelled depth-line intervals, as on paper logs at this scale."""
     options = [(1.0, 5.0, 25.0), (2.0, 10.0, 50.0), (5.0, 25.0, 100.0), (10.0, 50.0, 100.0)]
     if unit != "FT":
         options = [(0.5, 2.5, 10.0), (1.0, 5.0, 25.0), (2.0, 10.0, 50.0), (5.0, 25.0, 100.0)]
     for minor, major, label in options:
-        if minor * px_per_unit >= 9.0:
+        if minor * px_per_unit >= least_px:
             return minor, major, label
     return options[-1]
 
@@ -95,48 +112,81 @@ def _hline(layer: np.ndarray, y: float, x0: float, x1: float, strength: float, w
     )
 
 
-def draw_grid(layer: np.ndarray, layout: Layout, calib: Calibration, rng: np.random.Generator, style: dict) -> None:
+def draw_grid(layer: np.ndarray, layout: Layout, calib: Calibration, rng: np.random.Generator, style) -> None:
     """Track borders, amplitude grid (linear or log decades) and depth lines, ticks and numbers."""
     depth_len = layer.shape[0]
-    g = style["grid_strength"]
+    g = style.grid_strength
+    heavy = min(255.0, g * style.heavy_gain)
     d0, d1 = sorted(calib.depth_at(np.array([0.0, depth_len - 1.0])))
-    minor, major, label = grid_intervals(calib.depth_unit, depth_len / max(d1 - d0, 1e-9))
+    minor, major, label = grid_intervals(calib.depth_unit, depth_len / max(d1 - d0, 1e-9), style.depth_line_px)
     for t in layout.tracks:
         w = t.right - t.left
         if t.log:
             for k in range(t.decades):
                 for m in range(1, 10):
                     frac = (k + math.log10(m)) / t.decades
-                    _vline(layer, t.left + frac * w, g * (1.0 if m == 1 else 0.55), 2 if m == 1 else 1)
+                    _vline(layer, t.left + frac * w, heavy if m == 1 else g, style.heavy_width if m == 1 else style.grid_width)
         else:
-            for i in range(1, 10):
-                _vline(layer, t.left + i * w / 10, g * (1.0 if i == 5 else 0.6), 2 if i == 5 else 1)
+            n = style.divisions
+            for i in range(1, n):
+                is_heavy = style.heavy_every is not None and i % style.heavy_every == 0
+                _vline(layer, t.left + i * w / n, heavy if is_heavy else g, style.heavy_width if is_heavy else style.grid_width)
         # depth lines across the track
         for d in np.arange(math.ceil(d0 / minor) * minor, d1, minor):
             y = float(calib.pixel_at(d))
-            heavy = abs(d / major - round(d / major)) < 1e-6
+            is_major = abs(d / major - round(d / major)) < 1e-6
             big = abs(d / label - round(d / label)) < 1e-6
-            _hline(layer, y, t.left, t.right, g * (1.0 if heavy else 0.5), 2 if big else 1)
-        _vline(layer, t.left, style["border_strength"], 2)
-        _vline(layer, t.right, style["border_strength"], 2)
+            _hline(layer, y, t.left, t.right, heavy if is_major else g * 0.8,
+                   style.heavy_width if big else style.grid_width)
+            if big and style.numbers_in_tracks:
+                _text(layer, f"{d:.0f}", t.left + rng.uniform(0.05, 0.6) * w, y, rng, style.border_strength)
+        _vline(layer, t.left, style.border_strength, style.border_width)
+        _vline(layer, t.right, style.border_strength, style.border_width)
+    for _ in range(style.annotations):
+        t = layout.tracks[int(rng.integers(len(layout.tracks)))]
+        word = ANNOTATIONS[int(rng.integers(len(ANNOTATIONS)))]
+        x = t.left + rng.uniform(0.02, 0.5) * (t.right - t.left)
+        y = rng.uniform(0.03, 0.97) * depth_len
+        _text(layer, word, x, y, rng, float(rng.uniform(150, 256)), boxed=rng.random() < 0.35)
     # depth column: ticks and numbers
     c0, c1 = layout.depth_col
+    if c1 - c0 < 8:
+        return
     font_scale = np.clip((c1 - c0) / 110.0, 0.3, 0.7)
     for d in np.arange(math.ceil(d0 / major) * major, d1, major):
         y = float(calib.pixel_at(d))
-        _hline(layer, y, c0, c0 + 0.18 * (c1 - c0), style["border_strength"], 1)
-        _hline(layer, y, c1 - 0.18 * (c1 - c0), c1, style["border_strength"], 1)
+        _hline(layer, y, c0, c0 + 0.18 * (c1 - c0), style.border_strength, 1)
+        _hline(layer, y, c1 - 0.18 * (c1 - c0), c1, style.border_strength, 1)
         if abs(d / label - round(d / label)) < 1e-6:
             text = f"{d:.0f}"
             (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, font_scale, 1)
             org = (int((c0 + c1) / 2 - tw / 2), int(y + th / 2))
-            cv2.putText(layer, text, org, cv2.FONT_HERSHEY_SIMPLEX, font_scale, style["border_strength"], 1, cv2.LINE_AA)
+            cv2.putText(layer, text, org, cv2.FONT_HERSHEY_SIMPLEX, font_scale, style.border_strength, 1, cv2.LINE_AA)
+
+
+ANNOTATIONS = ("CASING", "TD", "LIMESTONE", "SHALE", "SAND", "REPEAT", "LOST CIRC", "CORE #2", "DST 1",
+               "TOP ARBUCKLE", "MAIN PASS", "SCALE CHANGE", "BIT 7 7/8", "MUD WT 9.2", "RUN 2", "x5")
+
+
+def _text(layer: np.ndarray, text: str, x: float, y: float, rng: np.random.Generator, strength: float,
+          boxed: bool = False) -> None:
+    """Words printed over the tracks (upright on the tall page, as on a log), optionally in a stamp box."""
+    scale = float(rng.uniform(0.3, 0.6))
+    thick = int(rng.choice([1, 1, 2]))
+    font = int(rng.choice([cv2.FONT_HERSHEY_SIMPLEX, cv2.FONT_HERSHEY_PLAIN, cv2.FONT_HERSHEY_DUPLEX]))
+    (tw, th), _ = cv2.getTextSize(text, font, scale, thick)
+    org = (int(x), int(y + th / 2))
+    cv2.putText(layer, text, org, font, scale, strength, thick, cv2.LINE_AA)
+    if boxed:
+        cv2.rectangle(layer, (org[0] - 3, org[1] - th - 4), (org[0] + tw + 3, org[1] + 5), strength, 1, cv2.LINE_AA)
 
 
 # Dash patterns along arc length (pixels): alternating on/off lengths.
-def dash_pattern(klass: int, width: int, rng: np.random.Generator) -> list[float] | None:
+def dash_pattern(klass: int, width: int, rng: np.random.Generator, scale: float = 1.0) -> list[float] | None:
     if klass == 1:
         return None
+    if scale != 1.0:
+        return [max(1.5, v * scale) for v in dash_pattern(klass, width, rng)]
     if klass == 2:
         return [rng.uniform(7, 14) + width, rng.uniform(4, 7) + width * 0.5]
     if rng.random() < 0.5:  # dotted: dots long enough to survive blur and thresholding

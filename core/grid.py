@@ -1,0 +1,168 @@
+"""The printed grid of a log, found from the image itself, and how much to distrust evidence on it.
+
+Both tracers (the network's class maps and the classical ink) see a grid line
+as a dark straight line, and a Viterbi path finds a straight line cheaper than
+a wiggling curve, so an undamped grid line wins long stretches of a trace.
+What tells a grid line from a curve is that it is *straight and long*:
+
+- an amplitude grid line or a track border runs along depth at one position
+  across the track, so in a canonical image (rows across, columns along
+  depth) its row is dark over a large share of the columns of any long
+  window: the 65th percentile of the row's darkness over a window of about
+  2,000 columns is high (the row is dark over more than 35 % of them), while
+  a curve that crosses the row leaves the percentile at paper level;
+- a depth line runs across a whole track, so its column is dark over most of
+  the track's rows: the 40th percentile over the track's rows (dark across
+  more than 60 % of the track).
+
+Each profile is taken relative to its neighbours (a top-hat: the percentile
+minus the lowest value within a few rows or columns) so a shaded band or a
+dark paper tone is not a line. The result is a grid-ness map in [0, 1]. The
+tracers multiply their evidence by ``1 − (1 − floor)·grid`` (``floor`` 0.15):
+damped, not removed, so a curve that crosses a grid line, or runs exactly on
+one for a stretch, still has evidence there and is traced through it. This
+is projection-profile grid suppression; the percentiles replace the
+threshold-then-count of a binary profile, so faint and dark grids need no
+threshold of their own, and windows along depth keep a slightly skewed scan
+(a line drifting a few pixels over the log) line-shaped within each window.
+
+Work in the canonical frame; ``detect_grid`` takes the uint8 image (or its
+darkness map) and optionally the tracks' row bands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+WINDOW_PX = 2048  # columns per along-depth window of the row profile
+ALONG_DARK_SHARE = 0.35  # a row dark over more than this share of a window is a grid line
+ACROSS_DARK_SHARE = 0.60  # a column dark over more than this share of a track is a depth line
+PROMINENCE = (0.06, 0.16)  # darkness above the neighbourhood: from "not a line" to "a line", linearly
+NEIGHBOURHOOD_PX = 5  # the top-hat's reach each side
+FLOOR = 0.15  # evidence on a certain grid line keeps this share
+
+
+@dataclass
+class Grid:
+    """Grid-ness in [0, 1] per pixel of a canonical image, from its two line families."""
+
+    along: np.ndarray  # (rows, windows): rows that are lines running along depth, per window
+    windows: np.ndarray  # (windows + 1,) column edges of the windows
+    across: np.ndarray  # (bands, cols): columns that are lines across each band
+    bands: list[tuple[int, int]]  # row ranges [lo, hi) the across profile was taken over
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.along.shape[0], int(self.windows[-1])
+
+    def map(self, rows: slice | None = None) -> np.ndarray:
+        """Grid-ness (rows × cols) float32; ``rows`` limits it to a band of rows (a track)."""
+        h, w = self.shape
+        r = rows or slice(0, h)
+        r0, r1, _ = r.indices(h)
+        widths = np.diff(self.windows).astype(np.int64)
+        out = np.repeat(self.along[r0:r1], widths, axis=1)
+        for (lo, hi), prof in zip(self.bands, self.across):
+            a, b = max(lo, r0), min(hi, r1)
+            if a < b:
+                np.maximum(out[a - r0 : b - r0], prof[None, :], out=out[a - r0 : b - r0])
+        return out
+
+    def damping(self, rows: slice | None = None, floor: float = FLOOR) -> np.ndarray:
+        """The factor evidence is multiplied by: 1 off the grid, ``floor`` on a certain line."""
+        return 1.0 - (1.0 - floor) * self.map(rows)
+
+    def line_rows(self, threshold: float = 0.5) -> np.ndarray:
+        """Rows that are along-depth lines in most windows (for overlays and tests)."""
+        return np.flatnonzero(np.median(self.along, axis=1) >= threshold)
+
+    def line_cols(self, threshold: float = 0.5) -> np.ndarray:
+        """Columns that are across lines in any band."""
+        if not len(self.across):
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(np.max(self.across, axis=0) >= threshold)
+
+
+def darkness(img: np.ndarray) -> np.ndarray:
+    """Darkness in [0, 1] relative to the local paper tone, 1 at the darkest ink (the classical ink map)."""
+    from .classical import ink_map
+
+    return ink_map(img)
+
+
+def _prominence(profile: np.ndarray, axis: int) -> np.ndarray:
+    """Top-hat: the profile minus its minimum within ``NEIGHBOURHOOD_PX`` each side along ``axis``."""
+    k = 2 * NEIGHBOURHOOD_PX + 1
+    shape = (1, k) if axis == 1 else (k, 1)
+    base = cv2.erode(profile.astype(np.float32), np.ones(shape, np.uint8), borderType=cv2.BORDER_REPLICATE)
+    return profile - base
+
+
+def _lineness(prom: np.ndarray) -> np.ndarray:
+    a, b = PROMINENCE
+    return np.clip((prom - a) / (b - a), 0.0, 1.0).astype(np.float32)
+
+
+def _spread(g: np.ndarray, axis: int) -> np.ndarray:
+    """Widen by one pixel each side: the anti-aliased edges of a line belong to it."""
+    shape = (1, 3) if axis == 1 else (3, 1)
+    return cv2.dilate(g, np.ones(shape, np.uint8), borderType=cv2.BORDER_REPLICATE)
+
+
+def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | None = None,
+                dark: np.ndarray | None = None) -> Grid:
+    """Find the grid of a canonical image (uint8, rows across, columns along depth).
+
+    ``bands``: row ranges [lo, hi) of the tracks (the across profile is taken per track, where depth
+    lines run; without them, over the whole height). ``dark``: a darkness map to use instead of the
+    image's own (e.g. already computed by the classical tracer).
+    """
+    if dark is None:
+        if img is None:
+            raise ValueError("detect_grid needs an image or a darkness map")
+        dark = darkness(img)
+    h, w = dark.shape
+    n_win = max(1, int(round(w / WINDOW_PX)))
+    edges = np.linspace(0, w, n_win + 1).round().astype(np.int64)
+    q_along = 100.0 * (1.0 - ALONG_DARK_SHARE)
+    prof = np.stack([np.percentile(dark[:, a:b], q_along, axis=1) for a, b in zip(edges[:-1], edges[1:])], axis=1)
+    along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
+    if not bands:
+        bands = [(0, h)]
+    bands = [(int(max(0, lo)), int(min(h, hi))) for lo, hi in bands if min(h, hi) - max(0, lo) >= 3]
+    q_across = 100.0 * (1.0 - ACROSS_DARK_SHARE)
+    across = []
+    for lo, hi in bands:
+        # the band's own border rows are lines along depth, dark in every column: leave them out
+        inner = dark[lo + 2 : hi - 2] if hi - lo > 8 else dark[lo:hi]
+        col = np.percentile(inner, q_across, axis=0).astype(np.float32)[None, :]
+        across.append(_spread(_lineness(_prominence(col, axis=1)), axis=1)[0])
+    across_arr = np.stack(across) if across else np.zeros((0, w), np.float32)
+    return Grid(along.astype(np.float32), edges, across_arr, bands)
+
+
+def track_bands(calib, rows: int) -> list[tuple[int, int]]:
+    """Distinct row bands [lo, hi) of a calibration's tracks, widened by two rows to take in their borders."""
+    seen = []
+    for c in calib.curves:
+        band = (int(np.floor(c.track_lo)) - 2, int(np.ceil(c.track_hi)) + 3)
+        band = (max(0, band[0]), min(rows, band[1]))
+        if band not in seen:
+            seen.append(band)
+    return seen
+
+
+def clean_mask(mask: np.ndarray, grid: Grid, threshold: float = 0.5) -> np.ndarray:
+    """A pre-fill mask with the grid's lines taken out and the curves' crossings of them put back.
+
+    Grid pixels are removed; a removed pixel is restored where a small closing of what is left bridges
+    it, i.e. where curve pixels lie on both sides of the line (a curve crossing it).
+    """
+    on_grid = grid.map() >= threshold
+    kept = np.where(on_grid, 0, mask).astype(np.uint8)
+    closed = cv2.morphologyEx(kept, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    restore = on_grid & (closed > 0) & (mask > 0)
+    return np.where(restore, mask, kept).astype(np.uint8)
