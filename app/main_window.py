@@ -595,10 +595,13 @@ class MainWindow(QtWidgets.QMainWindow):
         axis = self.calib_panel.axis.currentText()
         canon = to_canonical(self.image, axis)
         if self.model is not None:
+            from core.grid import clean_mask, detect_grid
             from core.infer import predict_canonical, probs_to_mask
             from core.precision import resolve
 
-            new = probs_to_mask(predict_canonical(self.model, canon, resolve("auto", "cpu")))
+            # the model may paint a printed grid line as curve: straight runs on the detected grid go
+            new = clean_mask(probs_to_mask(predict_canonical(self.model, canon, resolve("auto", "cpu"))),
+                             detect_grid(canon))
         else:
             from core.classical import mask as classical_mask
 

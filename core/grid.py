@@ -155,14 +155,23 @@ def track_bands(calib, rows: int) -> list[tuple[int, int]]:
     return seen
 
 
-def clean_mask(mask: np.ndarray, grid: Grid, threshold: float = 0.5) -> np.ndarray:
-    """A pre-fill mask with the grid's lines taken out and the curves' crossings of them put back.
+def clean_mask(mask: np.ndarray, grid: Grid, threshold: float = 0.5, min_run_px: int = 61) -> np.ndarray:
+    """A pre-fill mask with the grid's lines taken out, the curves' crossings of them kept.
 
-    Grid pixels are removed; a removed pixel is restored where a small closing of what is left bridges
-    it, i.e. where curve pixels lie on both sides of the line (a curve crossing it).
+    What goes is the labelled pixels on a grid line that form a straight run along that line of at least
+    ``min_run_px``: a grid line painted as curve. Where a curve crosses such a line, its pixels on the
+    line are part of the run; they come back where the curve's pixels lie on both sides of the line
+    (a small closing across the line bridges them).
     """
     on_grid = grid.map() >= threshold
-    kept = np.where(on_grid, 0, mask).astype(np.uint8)
-    closed = cv2.morphologyEx(kept, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-    restore = on_grid & (closed > 0) & (mask > 0)
+    labelled = ((mask > 0) & on_grid).astype(np.uint8)
+    along = cv2.morphologyEx(labelled, cv2.MORPH_OPEN, np.ones((1, min_run_px), np.uint8))
+    across = cv2.morphologyEx(labelled, cv2.MORPH_OPEN, np.ones((min(min_run_px, max(3, mask.shape[0] // 3)), 1),
+                                                                  np.uint8))
+    kept = np.where((along > 0) | (across > 0), 0, mask).astype(np.uint8)
+    curve = (kept > 0).astype(np.uint8)
+    # a disc, not a bar across the line: a shallow crossing has its pixels on either side of the line
+    # in different columns
+    bridged = cv2.morphologyEx(curve, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (11, 11))) > 0
+    restore = ((along > 0) | (across > 0)) & bridged
     return np.where(restore, mask, kept).astype(np.uint8)
