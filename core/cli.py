@@ -17,6 +17,7 @@ from typing import Callable
 
 from . import __version__
 from .errors import InputError
+from .synth.styles import STYLE_CHOICES
 
 
 class UsageError(InputError):
@@ -66,11 +67,18 @@ def cmd_info(args) -> int:
 
 def cmd_synth(args) -> int:
     from .synth import parse_curve_range, write_set
+    from .synth.styles import parse_families
 
     try:
         curves = parse_curve_range(args.curves)
     except ValueError as exc:
         raise UsageError(f"--curves: {exc}") from None
+    try:
+        families = parse_families(args.families) if args.families else None
+    except ValueError as exc:
+        raise UsageError(f"--families: {exc}") from None
+    if families and args.style != "mixed":
+        raise UsageError("--families goes with --style mixed")
     if args.count < 1:
         raise UsageError("--count must be at least 1")
     out = Path(args.out)
@@ -81,7 +89,7 @@ def cmd_synth(args) -> int:
             manifest = write_set(
                 out, args.count, seed=args.seed, width=args.width, height=args.height,
                 depth_axis=args.depth_axis, curves=curves, style=args.style,
-                progress=lambda i, n: bar.update(1),
+                progress=lambda i, n: bar.update(1), families=families,
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from None
@@ -125,7 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--height", type=int, default=480, help="pixels across the tracks (default 480)")
     s.add_argument("--curves", default="1..3", help="curves per track: N or A..B within 1..3")
     s.add_argument("--depth-axis", choices=("x", "y"), default="x")
-    s.add_argument("--style", choices=("clean", "scanned", "mixed"), default="mixed")
+    s.add_argument("--style", choices=STYLE_CHOICES, default="mixed",
+                   help="a print-style family, 'mixed' (all families evenly), or the first generator's "
+                   "'clean'/'scanned' looks")
+    s.add_argument("--families", help="with --style mixed: the families to draw from, comma-separated")
     s.set_defaults(func=cmd_synth)
 
     d = sub.add_parser("demo", help="the headless end-to-end job on bundled defaults")
@@ -134,8 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_demo)
 
     from .commands import add_engine_commands
+    from .eval_styles_command import add_eval_styles_command
 
     add_engine_commands(sub)
+    add_eval_styles_command(sub)
     return p
 
 

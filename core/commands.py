@@ -114,10 +114,15 @@ def cmd_digitize(args) -> int:
     from .digitize import digitize, write_result
     from .scan import load_scan, save_gray_png
 
-    if bool(args.model) == bool(args.classical):
-        raise InputError(None, "give exactly one of --model MODEL or --classical")
+    if sum(map(bool, (args.model, args.classical, args.from_mask))) != 1:
+        raise InputError(None, "give exactly one of --model MODEL, --classical or --from-mask MASK.png")
     scan = load_scan(args.scan)
     calib = Calibration.load(args.calib)
+    mask = None
+    if args.from_mask:
+        from .scan import load_mask
+
+        mask = load_mask(args.from_mask, scan.image.shape)
     model = precision = None
     device = "cpu"
     if args.model:
@@ -141,10 +146,13 @@ def cmd_digitize(args) -> int:
             bar.n = i
             bar.refresh()
         tile = int(args.tile) if args.tile and args.tile.isdigit() else None
-        res = digitize(scan.image, calib, model, precision, device, tile=tile, progress=prog, source=args.scan)
+        res = digitize(scan.image, calib, model, precision, device, tile=tile, progress=prog, source=args.scan,
+                       mask=mask)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
-    write_result(args.out, res, calib, str(Path(args.scan).name), Path(args.model).name if args.model else None,
+    source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
+              else None)
+    write_result(args.out, res, calib, str(Path(args.scan).name), source,
                  well={"WELL": args.well} if args.well else None)
     if args.mask_out:
         save_gray_png(args.mask_out, res.mask)
@@ -412,6 +420,7 @@ def add_engine_commands(sub) -> None:
     d.add_argument("--out", required=True)
     d.add_argument("--model")
     d.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
+    d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
     d.add_argument("--mask-out", metavar="PNG")
     d.add_argument("--precision", default="model", choices=("model", "auto", "fp32", "bf16", "fp16"))
     d.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))

@@ -17,6 +17,8 @@ from .calibration import Calibration
 from .data import from_canonical, to_canonical
 from .errors import InputError
 from .grid import detect_grid, track_bands
+
+MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 from .las_io import LasCurve, write_las
 from .trace import Trace, TraceParams, trace_all, trace_to_values
 
@@ -43,18 +45,31 @@ def digitize(
     progress: Callable[[int, int], None] | None = None,
     source: str | None = None,
     grid: bool = True,
+    mask: np.ndarray | None = None,
 ) -> DigitizeResult:
     """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
 
     ``grid``: damp the evidence on the printed grid found in the image (``core/grid.py``); off only to
-    measure what the damping buys."""
+    measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
+    to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
+    painted, with no grid damping."""
     calib.check_fits(image.shape, source)
+    for i, c in enumerate(calib.curves):
+        if c.track_width < MIN_TRACK_PX:
+            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
+                             f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
+                             "resolution, or check the track ends in the calibration)")
     canon = to_canonical(image, calib.depth_axis)
     if float((canon < 128).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
         raise InputError(source, "the scan is blank: no ink to trace")
     warnings = []
     t0 = time.perf_counter()
-    if model is not None:
+    if mask is not None:
+        evidence, mask_c = _mask_evidence(mask, image.shape, calib, warnings, source)
+        method, grid = "mask", False
+        if progress:
+            progress(1, 1)
+    elif model is not None:
         from . import precision as prec
         from .infer import evidence_by_class, predict_canonical, probs_to_mask
 
@@ -93,6 +108,38 @@ def digitize(
             warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings)
+
+
+def _mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration, warnings: list[str],
+                   source: str | None) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """Per-class evidence from a class mask: each class's pixels, softened by a sub-pixel blur so the
+    centroid refinement finds the stroke's middle. A mask with one class (a binary mask) serves every
+    curve; otherwise a curve whose class has no pixels in its track is warned about (and NULL)."""
+    import cv2
+
+    if mask.shape != tuple(shape[:2]):
+        raise InputError(source, f"mask is {mask.shape[1]} × {mask.shape[0]} but the scan is {shape[1]} × {shape[0]}")
+    top = int(mask.max(initial=0))
+    if top > 3:
+        raise InputError(source, f"mask holds class {top}; classes run 0..3 (0 background, 1 solid, 2 dashed, "
+                         "3 dotted)")
+    canon = to_canonical(mask, calib.depth_axis)
+    present = [k for k in (1, 2, 3) if (canon == k).any()]
+    if not present:
+        warnings.append("the mask is empty: no curve pixels to trace; every curve is NULL")
+
+    def soft(m: np.ndarray) -> np.ndarray:  # a 1-px line keeps ≥ 0.3 at its centre after the blur
+        return cv2.GaussianBlur(m.astype(np.float32), (0, 0), 0.7) / 0.45
+
+    if len(present) == 1 and not any(s.klass == present[0] for s in calib.curves):
+        evidence = {0: np.clip(soft(canon > 0), 0.0, 1.0)}  # a binary mask: one map for every curve
+    else:
+        evidence = {k: np.clip(soft(canon == k), 0.0, 1.0) for k in (1, 2, 3)}
+        for c in calib.curves:
+            lo, hi = int(max(0, np.floor(c.track_lo))), int(np.ceil(c.track_hi)) + 1
+            if present and not (canon[lo:hi] == c.klass).any():
+                warnings.append(f"{c.mnemonic}: the mask has no class-{c.klass} pixels in its track")
+    return evidence, (canon > 0).astype(np.uint8) if len(present) <= 1 else canon
 
 
 def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, source_scan: str,

@@ -485,6 +485,12 @@ class Trainer:
             if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
         summary: dict = {"steps": self.step, "precision": self.precision.mode, "preset": self.model.cfg.preset}
+        if cfg.synthetic:  # which print styles the model saw: held-out figures depend on it (eval-styles)
+            from .synth.styles import FAMILIES
+
+            summary["styles"] = list(cfg.styles or FAMILIES)
+        if cfg.init_model:
+            summary["init_model"] = Path(cfg.init_model).name
         if status == "finished":
             ev_final = self.evaluate()
             yield ev_final

@@ -57,8 +57,9 @@ def make_layout(amp: int, rng: np.random.Generator, style=None) -> Layout:
     if n == 1:
         widths = [usable]
     else:
-        split = rng.dirichlet(np.full(n, 6.0))
-        widths = [int(usable * f) for f in split]
+        split = rng.dirichlet(np.full(n, 6.0))  # every track at least MIN_TRACK_PX, the rest shared out
+        spare = usable - n * MIN_TRACK_PX
+        widths = [MIN_TRACK_PX + int(spare * f) for f in split]
         widths[-1] = usable - sum(widths[:-1])
     # where the depth column goes: after the first track (API layout with two or more), else first
     depth_slot = 1 if (has_depth and n >= 2 and api) else 0

@@ -269,3 +269,55 @@ def test_a_curve_with_one_backup_scale_lives_on_two_levels():
     steps[[10, 30, 40]] = [-1, 1, -1]
     assert list(_two_level_wraps(steps, "high")[[5, 20, 35, 50]]) == [1, 0, 1, 0]
     assert list(_two_level_wraps(-steps, "low")[[5, 20, 35, 50]]) == [-1, 0, -1, 0]
+
+
+def test_a_track_narrower_than_40_px_is_refused_by_name(tmp_path, capsys):
+    log = generate_log(3, 800, 256, "x", style="clean")
+    calib = Calibration.from_dict({**log.calibration.as_dict(),
+                                   "curves": [{**log.calibration.curves[0].as_dict(), "track": [100, 130]}]})
+    with pytest.raises(InputError, match=r"curves\[0\].*30 px wide.*at least 40"):
+        digitize(log.image, calib, None)
+    from core.scan import save_gray_png
+
+    save_gray_png(tmp_path / "s.png", log.image)
+    calib.save(tmp_path / "s.calib.json")
+    out = tmp_path / "s.las"
+    assert main(["digitize", str(tmp_path / "s.png"), "--calib", str(tmp_path / "s.calib.json"),
+                 "--out", str(out), "--classical"]) == 2
+    assert "at least 40 px" in capsys.readouterr().err and not out.exists()
+
+
+def test_from_mask_follows_the_painted_mask(tmp_path, capsys):
+    from core.scan import save_gray_png
+
+    log = generate_log(21, 1600, 384, "y", style="clean")
+    save_gray_png(tmp_path / "s.png", log.image)
+    save_gray_png(tmp_path / "s.mask.png", log.mask)
+    log.calibration.save(tmp_path / "s.calib.json")
+    out = tmp_path / "s.las"
+    assert main(["digitize", str(tmp_path / "s.png"), "--calib", str(tmp_path / "s.calib.json"),
+                 "--from-mask", str(tmp_path / "s.mask.png"), "--out", str(out)]) == 0
+    las = lasio.read(str(out))
+    assert "mask s.mask.png" in str(las.other)
+    rs = []
+    for spec in log.calibration.curves:
+        m = compare_curve(spec.mnemonic, log.depth, las[spec.mnemonic], log.truth[spec.mnemonic], spec.value_range)
+        rs.append(m.r)
+    assert np.median(rs) > 0.97, rs
+    # bad masks: another size, a class outside 0..3 -> exit 2, the LAS untouched; an empty mask -> NULLs
+    before = out.read_bytes()
+    save_gray_png(tmp_path / "small.mask.png", log.mask[:100])
+    bad = log.mask.copy()
+    bad[5, 5] = 7
+    save_gray_png(tmp_path / "bad.mask.png", bad)
+    for m, why in (("small.mask.png", "but its scan is"), ("bad.mask.png", "classes run 0..3")):
+        assert main(["digitize", str(tmp_path / "s.png"), "--calib", str(tmp_path / "s.calib.json"),
+                     "--from-mask", str(tmp_path / m), "--out", str(out)]) == 2
+        assert why in capsys.readouterr().err and out.read_bytes() == before
+    save_gray_png(tmp_path / "empty.mask.png", np.zeros_like(log.mask))
+    empty = tmp_path / "empty.las"
+    assert main(["digitize", str(tmp_path / "s.png"), "--calib", str(tmp_path / "s.calib.json"),
+                 "--from-mask", str(tmp_path / "empty.mask.png"), "--out", str(empty)]) == 0
+    assert "the mask is empty" in capsys.readouterr().err
+    las = lasio.read(str(empty))
+    assert all(np.isnan(las[s.mnemonic]).all() for s in log.calibration.curves)

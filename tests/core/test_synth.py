@@ -9,7 +9,7 @@ from PIL import Image
 from core.calibration import Calibration
 from core.cli import main
 from core.scan import load_mask, load_scan
-from core.synth import generate_log, parse_curve_range
+from core.synth import generate_log, parse_curve_range, write_set
 
 
 def _truth_hits(mask, calib, depth, values, spec, along=2, across=2):
@@ -171,3 +171,31 @@ def test_synth_bad_usage_exit_2(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(e.startswith("welltrace:") for e in err)
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_style_families_are_listed_deterministic_and_differ():
+    from core.synth.styles import FAMILIES
+
+    assert {"classic", "uniform", "dark_grid", "annotated", "fax", "worn"} <= set(FAMILIES)
+    looks = {}
+    for fam in FAMILIES:
+        a = generate_log(7, 800, 256, "x", style=fam)
+        b = generate_log(7, 800, 256, "x", style=fam)
+        assert np.array_equal(a.image, b.image) and np.array_equal(a.mask, b.mask)
+        assert a.meta["artefacts"]["family"] == fam == a.meta["print_style"]["family"]
+        assert all(abs(c.track[1] - c.track[0]) >= 40 for c in a.calibration.curves)
+        looks[fam] = a.image
+    # the families look different in kind: fax is 1-bit, dark_grid's grid as dark as its ink
+    assert set(np.unique(looks["fax"]).tolist()) <= {0, 255}
+    for seed in range(3):
+        d = generate_log(seed, 800, 256, "x", style="dark_grid")
+        assert d.meta["print_style"]["grid_strength"] >= 180
+        assert max(d.meta["print_style"]["pen_widths"]) <= max(1, d.meta["print_style"]["grid_width"])
+
+
+def test_mixed_draws_only_the_families_asked_for(tmp_path):
+    manifest = write_set(tmp_path / "s", 6, seed=3, width=400, height=160, families=("fax", "worn"))
+    assert {e["artefacts"]["family"] for e in manifest["logs"]} <= {"fax", "worn"}
+    assert manifest["families"] == ["fax", "worn"]
+    assert main(["synth", str(tmp_path / "t"), "--count", "1", "--families", "nope"]) == 2
+    assert main(["synth", str(tmp_path / "t"), "--count", "1", "--style", "fax", "--families", "worn"]) == 2

@@ -1,0 +1,43 @@
+"""``welltrace eval-styles``: per-family figures, held-out marks from the model's metadata, and the
+leave-one-family-out loop (a tiny recipe: it checks the protocol, not the accuracy)."""
+
+import json
+
+from core.cli import main
+from core.model_io import read_model_metadata
+
+
+def test_classical_scores_every_family_asked(capsys):
+    assert main(["eval-styles", "--classical", "--families", "uniform,fax", "--count", "1",
+                 "--width", "400", "--height", "160", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["family"] for r in out["families"]] == ["uniform", "fax"]
+    assert all(r["curves"] >= 1 and -1 <= r["median_r"] <= 1 for r in out["families"])
+    assert out["worst_family_median_r"] == min(r["median_r"] for r in out["families"])
+
+
+def test_leave_one_out_trains_without_each_family_and_marks_what_it_saw(tmp_path, capsys):
+    assert main(["eval-styles", "--leave-one-out", "--families", "uniform,fax", "--count", "1",
+                 "--width", "400", "--height", "160", "--steps", "2", "--preset", "tiny", "--batch", "1",
+                 "--crop", "256", "--stream-size", "400x160", "--out", str(tmp_path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["leave_one_out"]
+    assert [r["left_out"] for r in rows] == ["uniform", "fax"]
+    for r in rows:
+        summary = json.loads(read_model_metadata(r["model"])["summary"])
+        assert summary["styles"] == [f for f in ("uniform", "fax") if f != r["left_out"]]
+        assert r["held_out"]["curves"] >= 1 and r["in_distribution"]["curves"] >= 1
+    # the per-model view reads the same metadata: the family left out is marked held out
+    assert main(["eval-styles", "--model", rows[0]["model"], "--families", "uniform,fax", "--count", "1",
+                 "--width", "400", "--height", "160", "--json"]) == 0
+    marks = {r["family"]: r["held_out"] for r in json.loads(capsys.readouterr().out)["families"]}
+    assert marks == {"uniform": True, "fax": False}
+
+
+def test_bad_usage_exits_2(capsys):
+    assert main(["eval-styles", "--families", "nope"]) == 2
+    assert main(["eval-styles", "--leave-one-out", "--families", "fax"]) == 2
+    assert main(["eval-styles", "--leave-one-out", "--classical"]) == 2
+    assert main(["eval-styles", "--count", "0"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 4 and "unknown style family nope" in err[0] and "at least two families" in err[1]
+    assert "--init" in err[2] and "--count" in err[3]
