@@ -333,7 +333,22 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], trace, core_px=params.refine_radius)
+    _resolve_same_style_crossings(traces, calib, evidence_by_class)
     return traces
+
+
+def _resolve_same_style_crossings(traces: list[Trace], calib: Calibration, evidence_by_class: dict) -> None:
+    """Curves of one class sharing one track (and not wrapping) keep their identity through crossings
+    (``core/crossings.py``); class-blind evidence is left alone (nothing says which line is which)."""
+    from .crossings import resolve_group
+
+    groups: dict[tuple, list[int]] = {}
+    for i, spec in enumerate(calib.curves):
+        if spec.klass in evidence_by_class and not spec.wrap:
+            groups.setdefault((spec.klass, spec.track_lo, spec.track_hi), []).append(i)
+    for idx in groups.values():
+        if len(idx) >= 2:
+            resolve_group([traces[i] for i in idx], [calib.curves[i] for i in idx])
 
 
 def _tracks_overlap(a: CurveSpec, b: CurveSpec) -> bool:

@@ -85,13 +85,15 @@ def generate_log(
     name: str = "log",
     las_dir: str | Path | None = "default",
     families: tuple[str, ...] | None = None,
+    same_style: float = 0.0,
 ) -> SyntheticLog:
     """One synthetic log, deterministic for ``seed``.
 
     ``width`` is the extent along depth and ``height`` across the tracks (the
     canonical wide frame); with ``depth_axis="y"`` the image is written tall. ``style`` is a print-style
     family (``core/synth/styles.py``), ``"mixed"`` for one drawn evenly from ``families`` (default: all),
-    or the first generator's ``"clean"`` / ``"scanned"`` looks.
+    or the first generator's ``"clean"`` / ``"scanned"`` looks. ``same_style``: the chance that a track
+    with two or more curves draws its first two in one line style (told apart only by continuity).
     """
     if depth_axis not in ("x", "y"):
         raise ValueError("depth_axis must be 'x' or 'y'")
@@ -126,6 +128,8 @@ def generate_log(
         hi_n = max(lo_n, min(curves[1], look.curves_per_track[1]))
         n = int(rng.integers(lo_n, hi_n + 1))
         classes = list(rng.permutation([1, 2, 3])[:n])
+        if n >= 2 and same_style and rng.random() < same_style:  # two curves of one line style (two resistivities)
+            classes[1] = classes[0]
         wrap_slot = int(rng.integers(n)) if (not track.log and rng.random() < 0.35) else -1
         for ci, klass in enumerate(classes):
             if track.log:
@@ -173,6 +177,8 @@ def generate_log(
             frac = 1.0 - frac
         values = spec.value_at(spec.track[0] + frac * (spec.track[1] - spec.track[0]))
         truth[spec.mnemonic] = np.round(values, 4)
+    _order_same_style(specs, truth)
+    calib.curves = specs
 
     ink_level = int(rng.integers(*look.pen_strength))
     frame = np.zeros((depth_len, amp), np.uint8)
@@ -252,6 +258,23 @@ def generate_log(
         "print_style": look.as_dict(),
     }
     return SyntheticLog(name, img8, mask, calib, depth, truth, meta)
+
+
+def _order_same_style(specs: list[CurveSpec], truth: dict[str, np.ndarray]) -> None:
+    """Curves of one line style in one track are listed as the tracer names them (``core/crossings.py``):
+    nearest the ``track[0]`` edge at the top of the log first (in place)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, s in enumerate(specs):
+        if not s.wrap:
+            groups.setdefault((s.klass, s.track), []).append(i)
+    for idx in groups.values():
+        if len(idx) > 1:
+            def dist(i):
+                pos, _ = specs[i].position_of(truth[specs[i].mnemonic][:1])
+                return abs(float(pos[0]) - specs[i].track[0])
+            ordered = [specs[i] for i in sorted(idx, key=dist)]
+            for slot, spec in zip(idx, ordered):
+                specs[slot] = spec
 
 
 def write_log(out: Path, log: SyntheticLog) -> dict:
