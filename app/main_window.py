@@ -58,10 +58,27 @@ def _read_model(path, progress=None):
     return load_model(path)
 
 
-def _run_digitize(image, calib, model, progress=None):
+def _run_digitize(image, calib, model, mask=None, progress=None):
     from core.digitize import digitize
 
-    return digitize(image, calib, model, progress=progress)
+    return digitize(image, calib, model, progress=progress, mask=mask)
+
+
+def _grid_segments(image, calib, axis, progress=None):
+    """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
+    from core.data import to_canonical
+    from core.grid import detect_grid, track_bands
+
+    canon = to_canonical(image, axis)
+    bands = track_bands(calib, canon.shape[0]) if calib is not None and calib.curves else None
+    grid = detect_grid(canon, bands)
+    rows, length = canon.shape
+    segs = [((0.0, float(r)), (float(length - 1), float(r))) for r in grid.line_rows()]
+    for (lo, hi), prof in zip(grid.bands, grid.across):
+        segs += [((float(c), float(lo)), (float(c), float(hi - 1))) for c in np.flatnonzero(prof >= 0.5)]
+    seg = np.asarray(segs, np.float64).reshape(-1, 2, 2)
+    # canonical (along, across) -> scan (x, y): a tall scan has depth down the rows
+    return seg[..., ::-1] if axis == "y" else seg
 
 
 class ExportDialog(QtWidgets.QDialog):
@@ -251,7 +268,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if shortcut:
             act.setShortcut(QtGui.QKeySequence(shortcut))
         act.setCheckable(checkable)
-        act.triggered.connect(slot)
+        if slot is not None:
+            act.triggered.connect(slot)
         if tip:
             act.setStatusTip(tip)
             act.setToolTip(f"{text} ({shortcut})" if shortcut else text)
@@ -279,10 +297,17 @@ class MainWindow(QtWidgets.QMainWindow):
         a["toggle_mask"] = self._action("Show mask", self.view.set_mask_visible, "M", True)
         a["toggle_mask"].setChecked(True)
         a["rotate"] = self._action("Rotate view", self.view.set_rotated, "R", True, "turn the log by 90°")
+        a["show_grid"] = self._action("Show detected grid", self.show_grid, "G", True,
+                                      "the printed grid the tracers damp their evidence on")
+        a["from_mask"] = self._action("Digitise from the labelled mask", None, None, True,
+                                      "trace the painted mask when the scan has one, else the model")
+        a["from_mask"].setChecked(True)
         a["prefill"] = self._action("Pre-fill mask", self.prefill, "Ctrl+Shift+F",
                                     tip="fill the mask from the current model or the classical tracer")
         a["digitize"] = self._action("Digitise", self.digitize, "Ctrl+D", tip="trace the calibrated curves")
         a["cancel"] = self._action("Cancel", self.cancel_task, "Esc")
+        a["swap"] = self._action("Swap curves over a range…", self.swap_dialog, None, False,
+                                 "fix a crossing the tracer read wrong: two curves exchange values over a depth range")
         a["load_model"] = self._action("Load model…", self._load_model_dialog)
         a["train"] = self._action("Train…", self.show_training, "Ctrl+T", tip="train the network on this project")
         self.actions_ = a
@@ -299,11 +324,13 @@ class MainWindow(QtWidgets.QMainWindow):
         for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline", "tool_pick"):
             t.addAction(a[k])
         v = mb.addMenu("&View")
-        for k in ("toggle_mask", "rotate"):
+        for k in ("toggle_mask", "rotate", "show_grid"):
             v.addAction(a[k])
         r = mb.addMenu("&Run")
         r.addAction(a["train"])
         r.addAction(a["digitize"])
+        r.addAction(a["from_mask"])
+        r.addAction(a["swap"])
         r.addAction(a["cancel"])
 
         tb = self.addToolBar("Main")
@@ -410,6 +437,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.set_scan(scan.image)
         self.view.set_mask(mask)
         self.view.set_traces([])
+        self.show_grid(self.actions_["show_grid"].isChecked())
         axis = calib.depth_axis if calib else scan.info.depth_axis
         amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
         self.calib_panel.load(calib, scan.info.depth_axis, float(amp))
@@ -656,7 +684,10 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         if self.task is not None and self.task.isRunning():
             return
-        self.task = Task(_run_digitize, self.image, self.calib, self.model, parent=self)
+        mask = None
+        if self.actions_["from_mask"].isChecked() and self.editor is not None and self.editor.mask.any():
+            mask = self.editor.mask.copy()  # the user's labels are the truth they have: follow them
+        self.task = Task(_run_digitize, self.image, self.calib, self.model, mask, parent=self)
         self.task.progressed.connect(self._progress)
         self.task.succeeded.connect(self._digitized)
         self.task.failed.connect(self._task_failed)
@@ -665,6 +696,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress.show()
         self.statusBar().showMessage("digitising…")
         self.task.start()
+
+    def show_grid(self, on: bool) -> None:
+        """Overlay the grid the tracers detect (computed off the UI thread)."""
+        self.view.set_grid_lines(None)
+        if not on or self.image is None:
+            return
+        axis = self.calib.depth_axis if self.calib is not None else self.calib_panel.axis.currentText()
+        self.grid_task = Task(_grid_segments, self.image, self.calib, axis, parent=self)
+        self.grid_task.succeeded.connect(
+            lambda segs: self.view.set_grid_lines(segs) if self.actions_["show_grid"].isChecked() else None)
+        self.grid_task.failed.connect(self.show_error)
+        self.grid_task.start()
 
     def cancel_task(self):
         if self.task is not None and self.task.isRunning():
@@ -728,6 +771,39 @@ class MainWindow(QtWidgets.QMainWindow):
                    pen=pg.mkPen(spec.color or CURVE_COLORS[i % len(CURVE_COLORS)], width=1.5))
             p.setXRange(*_track_range(spec, values), padding=0.02)
             p.showGrid(x=True, y=True, alpha=0.3)
+
+    def swap_dialog(self) -> None:
+        if self.result is None or self.calib is None or len(self.calib.curves) < 2:
+            self.show_error("digitise a scan with at least two curves first (Run › Digitise)")
+            return
+        from .swap_dialog import SwapDialog
+
+        plots = [self.curve_plots.getItem(0, i) for i in range(len(self.calib.curves))]
+        dlg = SwapDialog([c.mnemonic for c in self.calib.curves], self.result.depth, self.calib.depth_unit,
+                         [p for p in plots if p is not None], self)
+        self.swap_dlg = dlg
+        self.curves_dock.raise_()
+        dlg.accepted.connect(lambda: self.swap_curves(dlg.a.currentText(), dlg.b.currentText(), *dlg.range()))
+        dlg.open()
+
+    def swap_curves(self, a: str, b: str, top: float, bottom: float) -> bool:
+        """Exchange two traced curves' values between two depths, replot and save the digitised LAS."""
+        from core.crossings import swap_range
+        from core.digitize import write_result
+
+        try:
+            n = swap_range(self.result.values, a, b, self.result.depth, top, bottom)
+        except ValueError as exc:
+            self.show_error(f"swap: {exc}")
+            return False
+        self._plot_curves()
+        try:
+            write_result(digitized_path_for(self.scan_path), self.result, self.calib, self.scan_path.name,
+                         self.model_name)
+        except (OSError, InputError) as exc:
+            self.show_error(f"{digitized_path_for(self.scan_path)}: cannot save: {exc}")
+        self.statusBar().showMessage(f"swapped {a} and {b} over {n} samples", 8000)
+        return True
 
     def export_dialog(self) -> None:
         if self.result is None:
@@ -813,6 +889,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.task.wait(5000)
         if self.model_task is not None:
             self.model_task.wait(5000)
+        if getattr(self, "grid_task", None) is not None:
+            self.grid_task.wait(10000)
         self.training.shutdown()
         st = settings()
         st.setValue("geometry", self.saveGeometry())

@@ -143,6 +143,20 @@ class ScanView(pg.GraphicsLayoutWidget):
             self._add(item)
             self.trace_items.append(item)
 
+    def set_grid_lines(self, segments: np.ndarray | None) -> None:
+        """The detected grid as line segments ((n, 2, 2): [[x0, y0], [x1, y1]] in scan pixels), or None."""
+        if getattr(self, "grid_item", None) is not None:
+            self.plot.removeItem(self.grid_item)
+            self.grid_item = None
+        if segments is None or len(segments) == 0:
+            return
+        pts = np.asarray(segments, np.float64).reshape(-1, 2)
+        item = pg.PlotDataItem(pts[:, 0], pts[:, 1], connect="pairs",
+                               pen=pg.mkPen((0, 170, 200, 160), width=1, style=QtCore.Qt.PenStyle.DashLine))
+        item.setZValue(8)
+        self._add(item)
+        self.grid_item = item
+
     def set_calibration_handles(self, depth_axis: str, picks: list[tuple[float, float]],
                                 tracks: list[tuple[float, float, str]]) -> None:
         for it in self.pick_lines + self.track_regions:

@@ -90,7 +90,8 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
                           timeout=60000, raising=False):
         win.digitize()
     qtbot.waitUntil(lambda: win.result is not None, timeout=60000)
-    assert win.result.method == "classical" and (tmp_path / "well.digitized.las").exists()
+    # the scan is labelled (write_log wrote its mask): Digitise follows the painted mask by default
+    assert win.result.method == "mask" and (tmp_path / "well.digitized.las").exists()
     win.export_dialog()
     dlg = win.export_dlg
     dlg.well.setText("TEST WELL 1")
@@ -272,3 +273,68 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
     win.paint_stroke([(600, 100), (610, 110)])
     assert (win.editor.mask != before)[590:620, 90:120].any()
     qtbot.wait(10)
+
+
+def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qtbot, tmp_path, shots_dir):
+    """A two-curve track labelled by hand: Digitise follows the painted mask, a range swapped on the plots
+    is what the LAS file says."""
+    log = next(lg for seed in range(40)
+               for lg in [generate_log(seed, 1200, 256, "y", curves=(2, 2), style="clean", name="pair")]
+               if len(lg.calibration.curves) == 2 and not any(c.wrap or c.log for c in lg.calibration.curves))
+    write_log(tmp_path, log)
+    (tmp_path / "pair.mask.png").unlink()  # unlabelled: the user paints it
+    assert win.open_scan(tmp_path / "pair.png") and not win.editor.mask.any()
+    rows = np.arange(log.image.shape[0], dtype=float)
+    row_depth = log.calibration.depth_at(rows)
+    win.size_box.setValue(2)
+    for spec in log.calibration.curves:
+        col, _ = spec.position_of(np.interp(row_depth, log.depth, log.truth[spec.mnemonic]))
+        win.class_box.setCurrentIndex(spec.klass - 1)
+        win.paint_stroke([(r, c) for r, c in zip(rows[::4], col[::4]) if np.isfinite(c)])
+    assert set(np.unique(win.editor.mask)) == {0} | {s.klass for s in log.calibration.curves}
+    win.digitize()
+    qtbot.waitUntil(lambda: win.result is not None, timeout=60000)
+    assert win.result.method == "mask"
+    names = [s.mnemonic for s in log.calibration.curves]
+    for spec in log.calibration.curves:
+        v = np.interp(log.depth, win.result.depth, win.result.values[spec.mnemonic])
+        ok = np.isfinite(v)
+        assert ok.mean() > 0.9 and np.corrcoef(v[ok], log.truth[spec.mnemonic][ok])[0, 1] > 0.97
+    before = {n: win.result.values[n].copy() for n in names}
+    win.curves_dock.raise_()
+    win.swap_dialog()
+    dlg = win.swap_dlg
+    d = win.result.depth
+    top, bottom = float(d[len(d) // 3]), float(d[len(d) // 2])
+    _, band = dlg.bands[0]
+    band.setRegion((top, bottom))  # the user drags the band on a plot: the fields follow
+    assert dlg.range() == pytest.approx((top, bottom))
+    _shot(win, shots_dir, "swap_range.png")
+    dlg.accept()
+    sel = (d >= top) & (d <= bottom)
+    assert np.array_equal(win.result.values[names[0]][sel], before[names[1]][sel], equal_nan=True)
+    assert np.array_equal(win.result.values[names[0]][~sel], before[names[0]][~sel], equal_nan=True)
+    out = tmp_path / "pair.export.las"
+    assert win.export_las(out)
+    las = lasio.read(str(out))
+    got = np.asarray(las[names[1]], float)
+    assert np.allclose(got[sel], before[names[0]][sel], equal_nan=True, atol=1e-3)
+    # a range outside the log is refused with its reason, nothing changed
+    now = {n: win.result.values[n].copy() for n in names}
+    assert not win.swap_curves(names[0], names[1], d.max() + 100, d.max() + 200)
+    assert "outside the log" in win.last_error
+    assert all(np.array_equal(win.result.values[n], now[n], equal_nan=True) for n in names)
+
+
+def test_show_detected_grid_overlays_the_grid_lines(win, qtbot, tmp_path, shots_dir):
+    write_set(tmp_path, 1, seed=6, width=1200, height=320, depth_axis="y", style="dark_grid")
+    assert win.open_project(tmp_path)
+    win.actions_["show_grid"].trigger()
+    qtbot.waitUntil(lambda: getattr(win.view, "grid_item", None) is not None, timeout=30000)
+    x, y = win.view.grid_item.getData()
+    assert len(x) >= 2 * 6  # track borders and grid lines, each a pair of points
+    vertical = np.isclose(x[0::2], x[1::2])  # a tall scan: lines along depth are vertical in scan pixels
+    assert vertical.any() and (np.abs(y[1::2] - y[0::2])[vertical] > 1000).all()
+    _shot(win, shots_dir, "detected_grid.png")
+    win.actions_["show_grid"].trigger()
+    assert win.view.grid_item is None
