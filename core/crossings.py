@@ -104,10 +104,35 @@ def order_at_top(traces: list, specs: list) -> None:
             setattr(t, n, v)
 
 
+def share_crossings(traces: list, i: int, j: int, longest: int = 4 * LONGEST_MEETING) -> int:
+    """Fill trace ``i``'s gaps that lie where it meets trace ``j`` with ``j``'s positions (in place).
+
+    The curve traced second had the first one's stroke removed from its evidence, and with it their
+    common pixels at a crossing: a gap, NULL though the curve is plainly there (under the other). A gap
+    no longer than ``longest`` columns whose two ends both lie on ``j`` is such a crossing. Returns the
+    columns filled."""
+    p, q = traces[i].position, traces[j].position
+    gap = ~np.isfinite(p)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], gap.astype(np.int8), [0]])))
+    filled = 0
+    for a, b in zip(edges[::2], edges[1::2]):
+        if a == 0 or b >= p.size or b - a > longest or not np.isfinite(q[a - 1 : b + 1]).all():
+            continue
+        if abs(p[a - 1] - q[a - 1]) <= 2 * MEET_PX and abs(p[b] - q[b]) <= 2 * MEET_PX:
+            p[a:b] = q[a:b]
+            traces[i].wraps[a:b] = traces[j].wraps[a:b]
+            filled += b - a
+    return filled
+
+
 def resolve_group(traces: list, specs: list) -> int:
     """Resolve the crossings within a group of same-style curves sharing one track (in place)."""
     if len(traces) < 2:
         return 0
+    for i in range(len(traces)):
+        for j in range(len(traces)):
+            if i != j:
+                share_crossings(traces, i, j)
     swaps = 0
     for i in range(len(traces)):
         for j in range(i + 1, len(traces)):
