@@ -20,6 +20,12 @@ def run_gui(args) -> int:
             raise InputError(None, "the desktop GUI is not part of this build yet; use the headless commands "
                              "(welltrace --help)") from None
         raise
+    from .xcb_check import advice, missing_libraries, will_use_xcb
+
+    if will_use_xcb():
+        missing = missing_libraries()
+        if missing:
+            raise InputError(None, advice(missing))
     return run(args.paths, screenshot=args.screenshot)
 
 

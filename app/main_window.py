@@ -188,8 +188,10 @@ class MainWindow(QtWidgets.QMainWindow):
         if st.value("geometry") is not None:
             self.restoreGeometry(st.value("geometry"))
             self.restoreState(st.value("state"))
-        else:
-            self.resize(1400, 900)
+        else:  # first start: most of the screen (a laptop's 1280 × 720 included), not Qt's small default
+            screen = QtWidgets.QApplication.primaryScreen()
+            avail = screen.availableGeometry() if screen is not None else QtCore.QRect(0, 0, 1400, 900)
+            self.resize(max(1024, int(avail.width() * 0.92)), max(640, int(avail.height() * 0.92)))
         self._layout_checked = False
         freeze_long_lived()  # the libraries and the window live as long as the app
 
@@ -333,35 +335,44 @@ class MainWindow(QtWidgets.QMainWindow):
         r.addAction(a["swap"])
         r.addAction(a["cancel"])
 
-        tb = self.addToolBar("Main")
+        # the workflow in order, on a toolbar of its own that never overflows at 1280 px:
+        # open · calibrate (pick) · label (pre-fill) · digitise · train · export
+        tb = self.addToolBar("Workflow")
         tb.setObjectName("main_toolbar")
-        for k in ("open_scan", "open_project", "undo", "redo"):
+        tb.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for k in ("open_scan", "open_project"):
             tb.addAction(a[k])
         tb.addSeparator()
-        for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline", "tool_pick"):
+        for k in ("tool_pick", "prefill", "digitize", "train", "export"):
             tb.addAction(a[k])
+        self.addToolBarBreak()
+        lb = self.addToolBar("Labelling")  # the secondary tools: a second row, free to fold
+        lb.setObjectName("labelling_toolbar")
+        for k in ("undo", "redo"):
+            lb.addAction(a[k])
+        lb.addSeparator()
+        for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline"):
+            lb.addAction(a[k])
         self.class_box = QtWidgets.QComboBox()
         self.class_box.addItems(["1 solid", "2 dashed", "3 dotted"])
         self.class_box.currentIndexChanged.connect(lambda i: setattr(self, "class_value", i + 1))
-        tb.addWidget(QtWidgets.QLabel(" class "))
-        tb.addWidget(self.class_box)
+        lb.addWidget(QtWidgets.QLabel(" class "))
+        lb.addWidget(self.class_box)
         self.size_box = QtWidgets.QSpinBox()
         self.size_box.setRange(1, 60)
         self.size_box.setValue(3)
         self.size_box.valueChanged.connect(lambda v: setattr(self, "brush_radius", float(v)))
-        tb.addWidget(QtWidgets.QLabel(" size "))
-        tb.addWidget(self.size_box)
+        lb.addWidget(QtWidgets.QLabel(" size "))
+        lb.addWidget(self.size_box)
         self.opacity_slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
         self.opacity_slider.setRange(0, 100)
         self.opacity_slider.setValue(55)
         self.opacity_slider.setMaximumWidth(90)
         self.opacity_slider.valueChanged.connect(lambda v: self.view.set_opacity(v / 100.0))
-        tb.addWidget(QtWidgets.QLabel(" opacity "))
-        tb.addWidget(self.opacity_slider)
-        tb.addAction(a["toggle_mask"])
-        tb.addSeparator()
-        for k in ("prefill", "train", "digitize", "export"):
-            tb.addAction(a[k])
+        lb.addWidget(QtWidgets.QLabel(" opacity "))
+        lb.addWidget(self.opacity_slider)
+        lb.addAction(a["toggle_mask"])
+        lb.addAction(a["show_grid"])
 
     # -- errors --------------------------------------------------------------------
     def show_error(self, message: str) -> None:

@@ -338,3 +338,18 @@ def test_show_detected_grid_overlays_the_grid_lines(win, qtbot, tmp_path, shots_
     _shot(win, shots_dir, "detected_grid.png")
     win.actions_["show_grid"].trigger()
     assert win.view.grid_item is None
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_primary_actions_are_never_in_the_toolbar_overflow(win, qtbot, size, shots_dir):
+    win.resize(*size)
+    assert win.open_demo()
+    qtbot.wait(50)
+    from PySide6.QtWidgets import QToolBar
+
+    tb = win.findChild(QToolBar, "main_toolbar")
+    for key in ("open_scan", "open_project", "tool_pick", "prefill", "digitize", "train", "export"):
+        button = tb.widgetForAction(win.actions_[key])
+        assert button is not None and button.isVisible(), key
+        assert tb.rect().contains(button.geometry()), key  # laid out inside the bar, not in the "»" menu
+    _shot(win, shots_dir, f"window_{size[0]}x{size[1]}.png")

@@ -22,3 +22,4 @@ def test_a_dead_planner_is_a_clear_error_and_the_next_call_starts_a_new_one():
         assert second not in (first, os.getpid())
     finally:
         stop_planner()
+
