@@ -59,7 +59,8 @@ def _classic(rng: np.random.Generator, scanned: bool | None = None) -> PrintStyl
     scanned = bool(rng.random() < 0.65) if scanned is None else scanned
     return PrintStyle(
         "classic", tracks=2 if rng.random() < 0.75 else 1, divisions=10, heavy_every=5,
-        grid_strength=float(rng.uniform(90, 190)), heavy_gain=1.0 / 0.6, grid_width=1, heavy_width=2,
+        # the first generator drew minor lines at 0.6 of a heavy line's strength, heavy ones at 90–190
+        grid_strength=0.6 * float(rng.uniform(90, 190)), heavy_gain=1.0 / 0.6, grid_width=1, heavy_width=2,
         border_strength=float(rng.uniform(210, 256)), scanned=scanned,
         artefacts={"bilevel": 0.3, "jpeg": 0.4, "faded": 0.5, "blur": 0.8, "salt": 0.5, "skew": 0.6},
     )
