@@ -74,8 +74,12 @@ def jpeg(img8: np.ndarray, rng: np.random.Generator, quality_range: tuple[int, i
 
 
 def bilevel(img8: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
-    """Fax/G4-like 1-bit scan: a global threshold, 0 or 255 only."""
-    thr = int(rng.integers(150, 195))
+    """Fax/G4-like 1-bit scan: a global threshold, 0 or 255 only.
+
+    The threshold is set from the page's own paper tone (its median), as a scanner's auto-threshold is:
+    a fixed one turns a washed-out grey copy (paper at 170–215) into a black page."""
+    paper = float(np.median(img8))
+    thr = int(round(paper * rng.uniform(0.62, 0.8)))
     return np.where(img8 < thr, 0, 255).astype(np.uint8), thr
 
 
