@@ -64,6 +64,26 @@ def _run_digitize(image, calib, model, mask=None, progress=None):
     return digitize(image, calib, model, progress=progress, mask=mask)
 
 
+def _digitise_all(scans, model, model_name, progress=None):
+    """Digitise every given scan with its calibration and write its digitised LAS; returns the paths written
+    and the scans skipped with why (a bad file is skipped, never the end of the batch)."""
+    from core.digitize import digitize, write_result
+
+    written, skipped = [], []
+    for i, scan in enumerate(scans):
+        try:
+            calib = Calibration.load(calib_path_for(scan))
+            image = load_scan(scan).image
+            res = digitize(image, calib, model, source=str(scan))
+            write_result(digitized_path_for(scan), res, calib, scan.name, model_name)
+            written.append(digitized_path_for(scan))
+        except (InputError, OSError) as exc:
+            skipped.append((scan.name, str(exc)))
+        if progress:
+            progress(i + 1, len(scans))
+    return written, skipped
+
+
 def _grid_segments(image, calib, axis, progress=None):
     """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
     from core.data import to_canonical
@@ -312,6 +332,8 @@ class MainWindow(QtWidgets.QMainWindow):
                                  "fix a crossing the tracer read wrong: two curves exchange values over a depth range")
         a["load_model"] = self._action("Load model…", self._load_model_dialog)
         a["train"] = self._action("Train…", self.show_training, "Ctrl+T", tip="train the network on this project")
+        a["adapt"] = self._action("Adapt…", self.adapt_dialog, None, False,
+                                  "adapt the current model to this project's labelled scans, time-boxed")
         self.actions_ = a
         self.polyline_points: list[tuple[float, float]] = []
 
@@ -329,6 +351,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for k in ("toggle_mask", "rotate", "show_grid"):
             v.addAction(a[k])
         r = mb.addMenu("&Run")
+        r.addAction(a["adapt"])
         r.addAction(a["train"])
         r.addAction(a["digitize"])
         r.addAction(a["from_mask"])
@@ -343,7 +366,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for k in ("open_scan", "open_project"):
             tb.addAction(a[k])
         tb.addSeparator()
-        for k in ("tool_pick", "prefill", "digitize", "train", "export"):
+        for k in ("tool_pick", "prefill", "digitize", "adapt", "train", "export"):
             tb.addAction(a[k])
         self.addToolBarBreak()
         lb = self.addToolBar("Labelling")  # the secondary tools: a second row, free to fold
@@ -488,6 +511,59 @@ class MainWindow(QtWidgets.QMainWindow):
         self.training.raise_()
         self.training.refresh_budget()
         QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the dock has taken its place
+
+    def adapt_dialog(self) -> None:
+        """*Adapt model to this project*: the current model (else the bundled one) fine-tuned on the labelled
+        scans within a time budget; the result becomes the current model, the base is never overwritten."""
+        if self.project is None:
+            self.show_error("open a project folder with a few labelled scans first (File › Open project)")
+            return
+        if self.training.thread is not None and self.training.thread.isRunning():
+            self.show_error("a training run is going: stop it or let it finish before adapting")
+            return
+        if getattr(self, "adapt_dlg", None) is not None and self.adapt_dlg.running():
+            self.adapt_dlg.show()
+            self.adapt_dlg.raise_()
+            return
+        from core.demo import BUNDLED_MODEL
+
+        from .adapt_dialog import AdaptDialog
+
+        self.flush()  # the labels on disk are the ones adapted on
+        dlg = AdaptDialog(self.project.folder, self.model_path or BUNDLED_MODEL, self)
+        dlg.adapted.connect(self._model_trained)
+        dlg.digitise_btn.clicked.connect(self.digitise_all)
+        self.adapt_dlg = dlg
+        dlg.show()
+
+    def digitise_all(self) -> None:
+        """Digitise every calibrated scan of the project that has no labels, with the current model."""
+        if self.project is None or self.model is None:
+            self.show_error("open a project and load a model first")
+            return
+        if self.model_task is not None and self.model_task.isRunning():
+            self.model_task.wait()  # the adapted model is still being read: use it, not the one before
+        scans = [p for p in self.project.scan_paths() if not mask_path_for(p).exists() and calib_path_for(p).exists()]
+        if not scans:
+            self.show_error("no calibrated scan without labels to digitise in this project")
+            return
+        self.batch_task = Task(_digitise_all, scans, self.model, self.model_name, parent=self)
+        self.batch_task.progressed.connect(self._progress)
+        self.batch_task.succeeded.connect(self._digitised_all)
+        self.batch_task.failed.connect(self._task_failed)
+        self.progress.setRange(0, len(scans))
+        self.progress.show()
+        self.statusBar().showMessage(f"digitising {len(scans)} scans…")
+        self.batch_task.start()
+
+    def _digitised_all(self, outcome) -> None:
+        written, skipped = outcome
+        self.last_batch = outcome
+        self._task_done(f"digitised {len(written)} scan(s) with {self.model_name}"
+                        + (f"; skipped {len(skipped)}" if skipped else ""))
+        for name, why in skipped:
+            self.show_error(f"{name}: skipped: {why}")
+        self.refresh_project()
 
     def open_demo(self) -> bool:
         """First start: a writable copy of the bundled demo project, with the bundled demo model as the current
@@ -902,6 +978,10 @@ class MainWindow(QtWidgets.QMainWindow):
             self.model_task.wait(5000)
         if getattr(self, "grid_task", None) is not None:
             self.grid_task.wait(10000)
+        if getattr(self, "batch_task", None) is not None:
+            self.batch_task.wait(60000)
+        if getattr(self, "adapt_dlg", None) is not None and self.adapt_dlg.running():
+            self.adapt_dlg.stop()
         self.training.shutdown()
         st = settings()
         st.setValue("geometry", self.saveGeometry())

@@ -50,6 +50,26 @@ def train_in_child(cfg, events, stop) -> None:
         events.put(("exit", None))
 
 
+def adapt_in_child(cfg, events, stop) -> None:
+    """Child-process entry for *Adapt model to this project*: run ``core.adapt`` and send every event back
+    (its before/after report last)."""
+    import torch
+
+    from core.adapt import adapt
+
+    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+    try:
+        for ev in adapt(cfg, StopFlag(stop)):
+            events.put(ev)
+    except InputError as exc:
+        events.put(("crashed", exc.one_line()))
+    except BaseException as exc:  # noqa: BLE001 - reported in the dialog, never a dead app
+        traceback.print_exc()
+        events.put(("crashed", f"adapting failed: {type(exc).__name__}: {exc}"))
+    finally:
+        events.put(("exit", None))
+
+
 class StopFlag:
     """The engine's ``stop`` interface (``is_set``) over a multiprocessing event."""
 

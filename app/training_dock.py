@@ -64,9 +64,10 @@ class TrainerProcess(QtCore.QObject):
 
     crashed = QtCore.Signal(str)
 
-    def __init__(self, cfg, parent=None):
+    def __init__(self, cfg, parent=None, target=train_in_child):
         super().__init__(parent)
         self.cfg = cfg
+        self.target = target  # the child's entry: training, or adapting (core.adapt)
         self.proc = None  # the child, once the reader thread has launched it
         self.events = None
         self.stop_flag = PendingStop()
@@ -82,7 +83,7 @@ class TrainerProcess(QtCore.QObject):
             ctx = multiprocessing.get_context("spawn")  # no fork of a Qt process
             self.events = ctx.Queue()
             stop = ctx.Event()
-            self.proc = ctx.Process(target=train_in_child, args=(self.cfg, self.events, stop), daemon=True,
+            self.proc = ctx.Process(target=self.target, args=(self.cfg, self.events, stop), daemon=True,
                                     name="welltrace-train")
             self.proc.start()
         except (OSError, RuntimeError, ValueError) as exc:

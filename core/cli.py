@@ -145,10 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_demo)
 
     from .commands import add_engine_commands
+    from .adapt_command import add_adapt_command
     from .eval_styles_command import add_eval_styles_command
 
     add_engine_commands(sub)
     add_eval_styles_command(sub)
+    add_adapt_command(sub)
     return p
 
 

@@ -69,6 +69,7 @@ class TrainConfig:
     fp32_modules: list[str] = field(default_factory=list)
     stream_size: tuple[int, int] = (1600, 384)
     styles: tuple[str, ...] | None = None  # print-style families of the synthetic stream (None: all)
+    train_val: tuple | None = None  # in-process callers (adapt): (train logs, validation logs), already split
     val_count: int = 4  # held-out stream logs when there is no folder to validate on
     per_layer_norms: bool = False
     scaler_growth_interval: int = 200  # fp16: clean steps before the scale doubles
@@ -193,14 +194,16 @@ class Trainer:
         seed_everything(cfg.seed)
         self.train_logs: list[LabelledLog] = []
         self.val_logs: list[LabelledLog] = []
-        if cfg.data:
+        if cfg.train_val is not None:
+            self.train_logs, self.val_logs = list(cfg.train_val[0]), list(cfg.train_val[1])
+        elif cfg.data:
             self.train_logs, self.val_logs = load_folder(cfg.data)
         elif not cfg.synthetic:
             raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
         stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles) if cfg.synthetic else None
         if stream is not None and not self.val_logs:
             self.val_logs = stream.validation(cfg.val_count)
-        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if cfg.data else 1.0, cfg.seed,
+        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if self.train_logs else 1.0, cfg.seed,
                                   rank=world.rank, world=world.size)
         if cfg.init_model:
             self.model, _info = load_model(cfg.init_model)
