@@ -128,9 +128,11 @@ class AdaptDialog(QtWidgets.QDialog):
                 self.table.setItem(row, col, QtWidgets.QTableWidgetItem("—" if v is None else f"{v:.3f}"))
         held = ", ".join(rep.held_out_names)
         if rep.out:
+            best = (f"best at step {rep.best_step}" if rep.best_step else
+                    "no step beat the base model on the held-out scans: its weights were kept")
             self.status.setText(f"adapted on {len(rep.train_names)} scan(s), measured on {held}; "
                                 f"{rep.steps} steps in {rep.seconds:.0f} s; model {Path(rep.out).name} "
-                                f"(best at step {rep.best_step}) is now the current model")
+                                f"({best}) is now the current model")
             self.digitise_btn.setEnabled(True)
             self.adapted.emit(rep.out)
         else:

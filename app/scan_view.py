@@ -62,9 +62,7 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.plot.hideAxis("bottom")
         self.plot.hideAxis("left")
         self.tool = "pan"
-        # zoomed out, a tall log is shown smaller than its pixels: downsample by averaging, not by
-        # skipping rows, so thin curves stay lines instead of scattered dots
-        self.image_item = pg.ImageItem(axisOrder="row-major", autoDownsample=True)
+        self.image_item = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image_item)
         self.tiles: dict[tuple[int, int], pg.ImageItem] = {}
         self.mask: np.ndarray | None = None

@@ -133,7 +133,7 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     import torch
 
     from .losses import loss_for
-    from .model_io import load_model, read_model_metadata, save_model
+    from .model_io import load_model, read_model_metadata
     from .train import TrainConfig, Trainer
 
     t0 = time.perf_counter()
@@ -170,23 +170,22 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     trainer.scheduler.lr_lambdas[0] = _schedule_for(steps)
     trainer.cfg.eval_every = max(1, steps // n_evals)
     yield first
-    best, best_step, last_eval = None, 0, 0
+    # the base model is the first candidate: an adapted model is written only if it beats it on the held-out
+    # scans, else the base weights are written back (the run then says it found no improvement)
+    best, best_step, last_eval, saved = before, 0, 0, False
     out = Path(cfg.out)
     meta_base = json.loads(read_model_metadata(cfg.model).get("summary", "{}") or "{}")
 
     def consider(ev: EvalEvent) -> None:
         """Keep the model when it scores best on the held-out scans so far (written atomically)."""
-        nonlocal best, best_step, last_eval
+        nonlocal best, best_step, last_eval, saved
         last_eval = ev.step
         score = {"mask_f1": ev.mask_f1, "curve_r": ev.curve_r, "curve_rmse_pct": ev.curve_rmse_pct,
                  "val_loss": ev.val_loss}
         if not _better(score, best):
             return
-        best, best_step = score, ev.step
-        save_model(out, trainer.model, info["precision"], {
-            "adapted_from": Path(cfg.model).name, "base_summary": meta_base,
-            "adapted_on": [lg.name for lg in train_logs], "held_out": [lg.name for lg in held], "step": ev.step,
-            "before": before, "after": score, "preset": base_model.cfg.preset, "styles": meta_base.get("styles")})
+        best, best_step, saved = score, ev.step, True
+        _write(out, trainer.model, info["precision"], cfg, meta_base, train_logs, held, ev.step, before, score)
 
     timer = threading.Timer(max(0.0, deadline - time.perf_counter()), stop.set)
     timer.daemon = True
@@ -204,8 +203,23 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
         ev = trainer.evaluate()
         consider(ev)
         yield ev
+    if not saved:
+        yield WarningEvent(trainer.step, "no_improvement", "no adapted step scored better than the base model on the "
+                           "held-out scans: the base weights are written", "label more scans, or give it more time")
+        base_again, _ = load_model(cfg.model)
+        _write(out, base_again, info["precision"], cfg, meta_base, train_logs, held, 0, before, before)
     yield AdaptReport(before, best, [lg.name for lg in train_logs], [lg.name for lg in held], trainer.step,
-                      time.perf_counter() - t0, str(out) if best is not None else None, best_step)
+                      time.perf_counter() - t0, str(out), best_step)
+
+
+def _write(out: Path, model, precision: str, cfg: AdaptConfig, meta_base: dict, train_logs, held, step: int,
+           before: dict, after: dict) -> None:
+    from .model_io import save_model
+
+    save_model(out, model, precision, {
+        "adapted_from": Path(cfg.model).name, "base_summary": meta_base, "adapted_on": [lg.name for lg in train_logs],
+        "held_out": [lg.name for lg in held], "step": step, "before": before, "after": after,
+        "preset": model.cfg.preset, "styles": meta_base.get("styles")})
 
 
 def _schedule_for(total: int):

@@ -64,5 +64,6 @@ def cmd_adapt(args) -> int:
     print(f"{'':<10}{'mask F1':>9}{'curve r':>9}{'RMSE %':>9}")
     for name, m in (("before", b), ("after", a)):
         print(f"{name:<10}{_fmt(m.get('mask_f1')):>9}{_fmt(m.get('curve_r')):>9}{_fmt(m.get('curve_rmse_pct')):>9}")
-    print(f"model {report.out} (the best on the held-out scans: step {report.best_step})" if report.out else "no model written (no evaluation finished in the budget)")
+    print(f"model {report.out} (the best on the held-out scans: step {report.best_step})" if report.best_step else
+          f"model {report.out}: no adapted step beat the base model on the held-out scans; its weights were kept")
     return 0

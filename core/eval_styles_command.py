@@ -107,6 +107,8 @@ def _load(args):
     model, _ = load_model(path)
     summary = json.loads(read_model_metadata(path).get("summary", "{}") or "{}")
     styles = summary.get("styles")
+    if summary.get("adapted_on"):  # adapted on a folder's scans: which families it has seen is unknown
+        return model, None, f"model {path.name} (adapted from {summary.get('adapted_from')})"
     return model, (tuple(styles) if styles else None), f"model {path.name}"
 
 
