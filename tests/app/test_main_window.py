@@ -11,7 +11,6 @@ from PIL import Image
 
 from app.main_window import MainWindow
 from core.calibration import Calibration
-from core.demo import BUNDLED_MODEL as BUNDLED
 from core.scan import load_mask
 from core.synth import generate_log, write_log, write_set
 
@@ -355,42 +354,3 @@ def test_primary_actions_are_never_in_the_toolbar_overflow(win, qtbot, size, sho
         assert tb.rect().contains(button.geometry()), key  # laid out inside the bar, not in the "»" menu
     _shot(win, shots_dir, f"window_{size[0]}x{size[1]}.png")
 
-
-def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
-    """The few-shot loop through the real widgets: pre-fill and correct a mask, Adapt (a tiny budget), the
-    before/after table, Digitise all unlabelled scans, LAS files read back."""
-    write_set(tmp_path, 5, seed=11, width=640, height=192, depth_axis="y", style="uniform")
-    for p in tmp_path.glob("*.truth.las"):
-        p.unlink()  # a user's project: the labels are the truth
-    for name in ("synth_003", "synth_004"):  # two scans not labelled yet: digitised at the end
-        (tmp_path / f"{name}.mask.png").unlink()
-    assert win.open_project(tmp_path)
-    assert win.model is not None or win.load_model(BUNDLED)
-    win.open_scan(tmp_path / "synth_003.png")
-    win.prefill()  # the model's mask ...
-    assert win.editor.mask.any()
-    win.paint_stroke([(100 + i, 60.0) for i in range(0, 40, 2)], erase=True)  # ... and one correction
-    win.flush()
-    assert (tmp_path / "synth_003.mask.png").exists()  # now labelled: adapted on, not digitised
-    win.training.thread = None
-    win.actions_["adapt"].trigger()
-    dlg = win.adapt_dlg
-    dlg.minutes.setValue(0.3)
-    dlg.start_btn.click()
-    qtbot.waitUntil(lambda: not dlg.running(), timeout=180000)
-    assert dlg.report is not None and dlg.report.out, dlg.status.text()
-    assert dlg.table.item(0, 1) is not None and dlg.table.item(1, 1) is not None  # curve r before / after
-    assert Path(dlg.report.out).parent == tmp_path / "models" and BUNDLED.exists()
-    qtbot.waitUntil(lambda: win.model_path is not None and win.model_path.name.startswith("adapted-"), timeout=30000)
-    _shot(dlg, shots_dir, "adapt_dialog.png")
-    dlg.digitise_btn.click()
-    qtbot.waitUntil(lambda: getattr(win, "last_batch", None) is not None, timeout=120000)
-    written, skipped = win.last_batch
-    assert not skipped and [p.name for p in written] == ["synth_004.digitized.las"]
-    las = lasio.read(str(written[0]))
-    assert las.well["NULL"].value == -999.25 and np.isfinite(las.curves[1].data).mean() > 0.8
-    # refused while a training run is going
-    win.training.thread = type("Busy", (), {"isRunning": lambda self: True})()
-    win.actions_["adapt"].trigger()
-    assert "training run is going" in win.last_error
-    win.training.thread = None
