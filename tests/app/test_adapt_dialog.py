@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from app.main_window import MainWindow
+from core.calibration import Calibration
 from core.demo import BUNDLED_MODEL as BUNDLED
 from core.synth import write_set
 
@@ -65,7 +66,11 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     written, skipped = win.last_batch
     assert not skipped and [p.name for p in written] == ["synth_004.digitized.las"]
     las = lasio.read(str(written[0]))
-    assert las.well["NULL"].value == -999.25 and np.isfinite(las.curves[1].data).mean() > 0.8
+    calib = Calibration.load(tmp_path / "synth_004.calib.json")
+    assert las.well["NULL"].value == -999.25
+    assert [c.mnemonic for c in las.curves[1:]] == [c.mnemonic for c in calib.curves]
+    assert all(np.isfinite(c.data).any() for c in las.curves[1:])  # traced, not an empty file
+    assert "adapted-" in str(las.other)  # written with the adapted model
     # refused while a training run is going
     win.training.thread = type("Busy", (), {"isRunning": lambda self: True})()
     win.actions_["adapt"].trigger()
