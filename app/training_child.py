@@ -30,44 +30,37 @@ def lower_priority(pid: int) -> None:
         pass  # not permitted or already gone: the run goes on at normal priority
 
 
-def train_in_child(cfg, events, stop) -> None:
-    """Child-process entry: run the engine's training generator, send every event back."""
+def _run_in_child(events, what: str, run) -> None:
+    """Send every event ``run()`` yields back to the parent; a failure becomes one line for the panel."""
     import torch
-
-    from core.train import Trainer
 
     # leave a core to the desktop: torch's intra-op workers would otherwise take every core
     torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
     try:
-        for ev in Trainer(cfg, StopFlag(stop)).run():
+        for ev in run():
             events.put(ev)
     except InputError as exc:
         events.put(("crashed", exc.one_line()))
     except BaseException as exc:  # noqa: BLE001 - reported in the panel, never a dead app
         traceback.print_exc()
-        events.put(("crashed", f"training failed: {type(exc).__name__}: {exc}"))
+        events.put(("crashed", f"{what} failed: {type(exc).__name__}: {exc}"))
     finally:
         events.put(("exit", None))
+
+
+def train_in_child(cfg, events, stop) -> None:
+    """Child-process entry: run the engine's training generator, send every event back."""
+    from core.train import Trainer
+
+    _run_in_child(events, "training", lambda: Trainer(cfg, StopFlag(stop)).run())
 
 
 def adapt_in_child(cfg, events, stop) -> None:
     """Child-process entry for *Adapt model to this project*: run ``core.adapt`` and send every event back
     (its before/after report last)."""
-    import torch
-
     from core.adapt import adapt
 
-    torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
-    try:
-        for ev in adapt(cfg, StopFlag(stop)):
-            events.put(ev)
-    except InputError as exc:
-        events.put(("crashed", exc.one_line()))
-    except BaseException as exc:  # noqa: BLE001 - reported in the dialog, never a dead app
-        traceback.print_exc()
-        events.put(("crashed", f"adapting failed: {type(exc).__name__}: {exc}"))
-    finally:
-        events.put(("exit", None))
+    _run_in_child(events, "adapting", lambda: adapt(cfg, StopFlag(stop)))
 
 
 class StopFlag:

@@ -10,28 +10,12 @@ from pathlib import Path
 
 import lasio
 import numpy as np
-import pytest
 
-from app.main_window import MainWindow
 from core.calibration import Calibration
 from core.demo import BUNDLED_MODEL as BUNDLED
 from core.synth import write_set
 
-
-@pytest.fixture
-def win(qtbot):
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.resize(1400, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.flush()
-
-
-def _shot(w, shots_dir, name):
-    if shots_dir is not None:
-        w.grab().save(str(shots_dir / name))
+from .test_main_window import _shot, win  # noqa: F401 - the same window fixture and screenshot helper
 
 
 def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
