@@ -17,10 +17,10 @@ from .calibration import Calibration
 from .data import from_canonical, to_canonical
 from .errors import InputError
 from .grid import detect_grid, track_bands
-
-MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 from .las_io import LasCurve, write_las
 from .trace import Trace, TraceParams, trace_all, trace_to_values
+
+MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
 
 @dataclass

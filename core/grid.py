@@ -37,6 +37,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .classical import ink_map
+
 WINDOW_PX = 2048  # columns per along-depth window of the row profile
 ALONG_DARK_SHARE = 0.35  # a row dark over more than this share of a window is a grid line
 ACROSS_DARK_SHARE = 0.60  # a column dark over more than this share of a track is a depth line
@@ -86,13 +88,6 @@ class Grid:
         return np.flatnonzero(np.max(self.across, axis=0) >= threshold)
 
 
-def darkness(img: np.ndarray) -> np.ndarray:
-    """Darkness in [0, 1] relative to the local paper tone, 1 at the darkest ink (the classical ink map)."""
-    from .classical import ink_map
-
-    return ink_map(img)
-
-
 def _prominence(profile: np.ndarray, axis: int) -> np.ndarray:
     """Top-hat: the profile minus its minimum within ``NEIGHBOURHOOD_PX`` each side along ``axis``."""
     k = 2 * NEIGHBOURHOOD_PX + 1
@@ -123,7 +118,7 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
     if dark is None:
         if img is None:
             raise ValueError("detect_grid needs an image or a darkness map")
-        dark = darkness(img)
+        dark = ink_map(img)  # darkness in [0, 1] relative to the local paper tone
     h, w = dark.shape
     n_win = max(1, int(round(w / WINDOW_PX)))
     edges = np.linspace(0, w, n_win + 1).round().astype(np.int64)

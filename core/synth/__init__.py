@@ -177,8 +177,7 @@ def generate_log(
             frac = 1.0 - frac
         values = spec.value_at(spec.track[0] + frac * (spec.track[1] - spec.track[0]))
         truth[spec.mnemonic] = np.round(values, 4)
-    _order_same_style(specs, truth)
-    calib.curves = specs
+    _order_same_style(specs, truth)  # in place: the calibration holds this same list
 
     ink_level = int(rng.integers(*look.pen_strength))
     frame = np.zeros((depth_len, amp), np.uint8)
