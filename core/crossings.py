@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .runs import true_runs
+
 MEET_PX = 6.0  # paths this close (px across) are meeting
 LONGEST_MEETING = 40  # columns: curves that run together longer say nothing by their slopes at the ends
 MARGIN = 0.3  # px per column: how much more continuous a swap must be than keeping
@@ -53,8 +55,8 @@ def meetings(p: np.ndarray, q: np.ndarray, meet_px: float = MEET_PX) -> list[tup
     """Column runs [a, b) where two paths lie within ``meet_px`` of each other."""
     close = np.abs(p - q) <= meet_px
     close &= np.isfinite(p) & np.isfinite(q)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], close.astype(np.int8), [0]])))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist()))
+    starts, stops = true_runs(close)
+    return list(zip(starts.tolist(), stops.tolist()))
 
 
 def resolve_pair(traces: list, i: int, j: int) -> int:
@@ -113,9 +115,8 @@ def share_crossings(traces: list, i: int, j: int, longest: int = 4 * LONGEST_MEE
     columns filled."""
     p, q = traces[i].position, traces[j].position
     gap = ~np.isfinite(p)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], gap.astype(np.int8), [0]])))
     filled = 0
-    for a, b in zip(edges[::2], edges[1::2]):
+    for a, b in zip(*true_runs(gap)):
         if a == 0 or b >= p.size or b - a > longest or not np.isfinite(q[a - 1 : b + 1]).all():
             continue
         if abs(p[a - 1] - q[a - 1]) <= 2 * MEET_PX and abs(p[b] - q[b]) <= 2 * MEET_PX:

@@ -20,6 +20,7 @@ import numpy as np
 
 from .calibration import Calibration, CurveSpec
 from .grid import Grid
+from .runs import true_runs
 
 
 @dataclass
@@ -200,8 +201,7 @@ def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarr
     extra = strong_raw & ~observed
     if not extra.any() or not observed.any():
         return observed
-    idx = np.flatnonzero(np.diff(np.concatenate([[0], extra.astype(np.int8), [0]])))
-    a, b = idx[::2], idx[1::2]  # runs [a, b)
+    a, b = true_runs(extra)  # runs [a, b)
     obs = np.flatnonzero(observed)
     i_before = np.searchsorted(obs, a) - 1
     i_after = np.searchsorted(obs, b)

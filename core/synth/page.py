@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from ..calibration import Calibration, CurveSpec
+from ..runs import true_runs
 
 SHIFT = 4  # cv2 fixed-point bits: sub-pixel polyline vertices
 ONE = 1 << SHIFT
@@ -233,8 +234,7 @@ def curve_polylines(
         bounds = np.cumsum(pattern)
         slot = np.searchsorted(bounds, np.mod(s, period), side="right")
         on = slot % 2 == 0
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], on.astype(np.int8), [0]])))
-        for a, b in zip(edges[::2], edges[1::2]):
+        for a, b in zip(*true_runs(on)):
             if b - a >= 1:
                 pieces.append((x[a:b], y[a:b]) if b - a > 1 else (x[a : a + 1].repeat(2), y[a : a + 1].repeat(2)))
     return [np.stack([np.round(px * ONE), np.round(py * ONE)], axis=1).astype(np.int32) for px, py in pieces]

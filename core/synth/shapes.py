@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..runs import true_runs
+
 LAS_DIR_ENV = "WELLTRACE_LAS_DIR"
 
 
@@ -122,9 +124,7 @@ def _parse_library(las_dir: Path) -> tuple[ShapeSource, ...]:
 
 
 def _longest_finite_run(v: np.ndarray) -> np.ndarray:
-    ok = np.isfinite(v).astype(np.int8)
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], ok, [0]])))
-    starts, ends = edges[::2], edges[1::2]
+    starts, ends = true_runs(np.isfinite(v))
     if starts.size == 0:
         return v[:0]
     i = int(np.argmax(ends - starts))
