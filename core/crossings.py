@@ -106,6 +106,16 @@ def order_at_top(traces: list, specs: list) -> None:
             setattr(t, n, v)
 
 
+def same_style_groups(specs: list) -> list[list[int]]:
+    """Indices of the curves that share one line style and one track (two or more, none wrapping), in
+    calibration order: the curves this module tells apart, and whose order names them (see above)."""
+    groups: dict[tuple, list[int]] = {}
+    for i, s in enumerate(specs):
+        if not s.wrap:
+            groups.setdefault((s.klass, s.track_lo, s.track_hi), []).append(i)
+    return [idx for idx in groups.values() if len(idx) >= 2]
+
+
 def share_crossings(traces: list, i: int, j: int, longest: int = 4 * LONGEST_MEETING) -> int:
     """Fill trace ``i``'s gaps that lie where it meets trace ``j`` with ``j``'s positions (in place).
 

@@ -340,14 +340,10 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
 def _resolve_same_style_crossings(traces: list[Trace], calib: Calibration, evidence_by_class: dict) -> None:
     """Curves of one class sharing one track (and not wrapping) keep their identity through crossings
     (``core/crossings.py``); class-blind evidence is left alone (nothing says which line is which)."""
-    from .crossings import resolve_group
+    from .crossings import resolve_group, same_style_groups
 
-    groups: dict[tuple, list[int]] = {}
-    for i, spec in enumerate(calib.curves):
-        if spec.klass in evidence_by_class and not spec.wrap:
-            groups.setdefault((spec.klass, spec.track_lo, spec.track_hi), []).append(i)
-    for idx in groups.values():
-        if len(idx) >= 2:
+    for idx in same_style_groups(calib.curves):
+        if calib.curves[idx[0]].klass in evidence_by_class:
             resolve_group([traces[i] for i in idx], [calib.curves[i] for i in idx])
 
 

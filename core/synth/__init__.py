@@ -262,18 +262,16 @@ def generate_log(
 def _order_same_style(specs: list[CurveSpec], truth: dict[str, np.ndarray]) -> None:
     """Curves of one line style in one track are listed as the tracer names them (``core/crossings.py``):
     nearest the ``track[0]`` edge at the top of the log first (in place)."""
-    groups: dict[tuple, list[int]] = {}
-    for i, s in enumerate(specs):
-        if not s.wrap:
-            groups.setdefault((s.klass, s.track), []).append(i)
-    for idx in groups.values():
-        if len(idx) > 1:
-            def dist(i):
-                pos, _ = specs[i].position_of(truth[specs[i].mnemonic][:1])
-                return abs(float(pos[0]) - specs[i].track[0])
-            ordered = [specs[i] for i in sorted(idx, key=dist)]
-            for slot, spec in zip(idx, ordered):
-                specs[slot] = spec
+    from ..crossings import same_style_groups
+
+    def dist(i):
+        pos, _ = specs[i].position_of(truth[specs[i].mnemonic][:1])
+        return abs(float(pos[0]) - specs[i].track[0])
+
+    for idx in same_style_groups(specs):
+        ordered = [specs[i] for i in sorted(idx, key=dist)]
+        for slot, spec in zip(idx, ordered):
+            specs[slot] = spec
 
 
 def write_log(out: Path, log: SyntheticLog) -> dict:
