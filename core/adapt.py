@@ -31,10 +31,9 @@ from typing import Iterator
 
 import numpy as np
 
-from .data import LabelledLog, load_labelled
+from .data import LabelledLog, labelled_scan_paths, load_labelled
 from .errors import DataError, InputError
 from .events import Event, EvalEvent, WarningEvent
-from .scan import is_scan_file, mask_path_for
 
 MIN_LABELLED = 2  # one to learn from, one to measure on
 RECOMMENDED = 5
@@ -67,13 +66,6 @@ class AdaptReport:
     best_step: int = 0
 
 
-def labelled_scans(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        raise DataError(folder, "no such folder" if not folder.exists() else "is not a folder of scans")
-    return sorted(p for p in folder.iterdir() if p.is_file() and is_scan_file(p) and mask_path_for(p).exists()
-                  and p.suffix.lower() != ".las" and not p.name.endswith(".mask.png"))
-
-
 def _with_mask_truth(lg: LabelledLog) -> LabelledLog:
     """A calibrated scan with no truth LAS is measured against the trace of its own labelled mask."""
     if lg.calibration is None or lg.truth_path is not None or lg.truth is not None:
@@ -97,7 +89,7 @@ def check(cfg: AdaptConfig) -> tuple[list[LabelledLog], list[LabelledLog]]:
         raise InputError(out, "model files end in .safetensors")
     if base.exists() and out.exists() and out.resolve() == base.resolve():
         raise InputError(out, "is the base model: adapting never overwrites it; choose another --out")
-    scans = labelled_scans(folder)
+    scans = labelled_scan_paths(folder)
     if len(scans) < MIN_LABELLED:
         raise DataError(folder, f"{len(scans)} labelled scan(s); adapting needs at least {MIN_LABELLED} (one to learn "
                         f"from, one held out to measure on), {RECOMMENDED} or more recommended. A scan NAME.png "
@@ -166,9 +158,7 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     budget = deadline - time.perf_counter()
     n_evals = 4
     steps = int(max(2, (budget - n_evals * eval_cost) / max(per_step, 1e-3)))
-    trainer.total_steps = steps
-    trainer.scheduler.lr_lambdas[0] = _schedule_for(steps)
-    trainer.cfg.eval_every = max(1, steps // n_evals)
+    trainer.retarget(steps, steps // n_evals)
     yield first
     # the base model is the first candidate: an adapted model is written only if it beats it on the held-out
     # scans, else the base weights are written back (the run then says it found no improvement)
@@ -220,9 +210,3 @@ def _write(out: Path, model, precision: str, cfg: AdaptConfig, meta_base: dict, 
         "adapted_from": Path(cfg.model).name, "base_summary": meta_base, "adapted_on": [lg.name for lg in train_logs],
         "held_out": [lg.name for lg in held], "step": step, "before": before, "after": after,
         "preset": model.cfg.preset, "styles": meta_base.get("styles")})
-
-
-def _schedule_for(total: int):
-    from .train import _schedule
-
-    return _schedule(total)

@@ -76,11 +76,7 @@ def load_folder(folder: str | Path) -> tuple[list[LabelledLog], list[LabelledLog
     fifth of the logs (at least one, when there are two or more) validates.
     """
     root = Path(folder)
-    if not root.exists():
-        raise DataError(root, "no such folder")
-    if not root.is_dir():
-        raise DataError(root, "is not a folder of scans")
-    scans = sorted(p for p in root.iterdir() if p.is_file() and is_scan_file(p) and mask_path_for(p).exists())
+    scans = labelled_scan_paths(root)
     if not scans:
         raise DataError(root, "no labelled images (a scan NAME.png needs its mask NAME.mask.png beside it)")
     logs = [load_labelled(p) for p in scans]
@@ -95,6 +91,15 @@ def load_folder(folder: str | Path) -> tuple[list[LabelledLog], list[LabelledLog
     if not train:
         raise DataError(root, "every labelled image is in the validation split; nothing to train on")
     return train, val
+
+
+def labelled_scan_paths(root: Path) -> list[Path]:
+    """The scans of a folder that have a mask beside them (NAME.png with NAME.mask.png), sorted."""
+    if not root.exists():
+        raise DataError(root, "no such folder")
+    if not root.is_dir():
+        raise DataError(root, "is not a folder of scans")
+    return sorted(p for p in root.iterdir() if p.is_file() and is_scan_file(p) and mask_path_for(p).exists())
 
 
 def _project_split(root: Path) -> list[str] | None:

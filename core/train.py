@@ -242,6 +242,13 @@ class Trainer:
         if cfg.resume:
             self._resume(cfg.resume)
 
+    def retarget(self, total_steps: int, eval_every: int) -> None:
+        """A new step budget for a run under way (a time-boxed caller sizes it from a timed first step):
+        the learning-rate schedule is rebuilt for it and continues from the step reached."""
+        self.total_steps = max(1, int(total_steps))
+        self.scheduler.lr_lambdas[0] = _schedule(self.total_steps)
+        self.cfg.eval_every = max(1, int(eval_every))
+
     def _wrap(self, model: torch.nn.Module) -> torch.nn.Module:
         """The module the training forward runs through: DistributedDataParallel over ``model`` when the world has
         several ranks (it broadcasts rank 0's weights now and all-reduces gradients in backward), else ``model``.
