@@ -21,12 +21,13 @@ from core.data import from_canonical, to_canonical
 from core.errors import InputError
 from core.mask_edit import MaskEditor
 from core.project import Project, digitized_path_for, open_project
-from core.scan import (calib_path_for, is_scan_file, load_mask, load_scan, mask_path_for, save_gray_png)
+from core.scan import calib_path_for, is_scan_file, load_scan, mask_path_for, read_info, save_gray_png
 
 from .calibration_panel import CalibrationPanel
 from .heap import freeze_long_lived
 from .planner_process import stop_planner
 from .plot_axes import plain_axes
+from .scan_loader import ScanBundle, read_scan_bundle
 from .scan_view import ScanView
 from .workers import Task
 
@@ -143,6 +144,8 @@ def _track_range(spec, values: np.ndarray) -> tuple[float, float]:
 
 
 class MainWindow(QtWidgets.QMainWindow):
+    scan_opened = QtCore.Signal(str)  # the path of the scan now shown
+
     def __init__(self):
         super().__init__()
         self.setWindowTitle("WellTrace")
@@ -158,6 +161,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.model_path: Path | None = None
         self.task: Task | None = None
         self.model_task: Task | None = None  # loads a finished training run's model
+        self._opening: Path | None = None  # the scan being read, if any
+        self._open_tasks: list[Task] = []
         self.last_error: str | None = None
         self.class_value = 1
         self.brush_radius = 3.0
@@ -443,45 +448,74 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.project_list.setCurrentItem(item)
         self.project_list.resizeColumnToContents(0)
 
-    def add_scan(self, path: Path) -> None:
-        try:
-            load_scan(path)  # refuse a bad file before copying it into the project
-            dest = self.project.add_scan(path)
-        except InputError as exc:
-            self.show_error(exc.one_line())
-            return
-        self.refresh_project()
-        self.open_scan(dest)
+    def add_scan(self, path: Path) -> bool:
+        """Copy a scan into the project and open it; the file is read (off the UI thread) before it is copied,
+        so a damaged scan is refused with nothing added."""
+        return self.open_scan(path, add_to_project=True)
 
-    def open_scan(self, path: Path) -> bool:
-        if self.scan_path is not None and path.resolve() == self.scan_path.resolve():
+    @property
+    def opening(self) -> bool:
+        """A scan is being read; ``scan_opened`` is emitted when it is shown (or an error when it cannot be)."""
+        return self._opening is not None
+
+    def open_scan(self, path: Path, add_to_project: bool = False) -> bool:
+        """Start opening a scan: its header is checked at once (a file that is no image is refused here, with
+        False), its pixels, mask and calibration are read off the UI thread, and the window switches to it when
+        they arrive (``scan_opened``). Opening another scan meanwhile supersedes this one."""
+        path = Path(path)
+        current = self.scan_path is not None and path.resolve() == self.scan_path.resolve()
+        if not add_to_project and ((current and self._opening is None)
+                                   or (self._opening is not None and path.resolve() == self._opening.resolve())):
             return True
         try:
-            scan = load_scan(path)
-            mpath = mask_path_for(path)
-            mask = load_mask(mpath, scan.image.shape) if mpath.exists() else np.zeros(scan.image.shape, np.uint8)
-            cpath = calib_path_for(path)
-            calib = Calibration.load(cpath) if cpath.exists() else None
+            read_info(path)  # header only: milliseconds
         except InputError as exc:
             self.show_error(exc.one_line())
             return False
+        self._opening = path
+        task = Task(read_scan_bundle, path, parent=self)
+        task.succeeded.connect(lambda bundle, add=add_to_project: self._scan_read(bundle, add))
+        task.failed.connect(lambda message, p=path: self._scan_unreadable(p, message))
+        task.finished.connect(lambda t=task: self._open_tasks.remove(t) if t in self._open_tasks else None)
+        self._open_tasks.append(task)
+        self.statusBar().showMessage(f"opening {path.name}…")
+        task.start()
+        return True
+
+    def _scan_unreadable(self, path: Path, message: str) -> None:
+        if self._opening == path:
+            self._opening = None
+        self.show_error(message)
+
+    def _scan_read(self, bundle: ScanBundle, add_to_project: bool) -> None:
+        if self._opening != bundle.path:
+            return  # superseded by a later open
+        self._opening = None
+        path = bundle.path
+        if add_to_project:
+            try:
+                path = self.project.add_scan(path)
+            except InputError as exc:
+                self.show_error(exc.one_line())
+                return
+        scan = bundle.scan
         self.flush()
-        self.scan_path, self.image, self.calib, self.result = Path(path), scan.image, calib, None
-        self.editor = MaskEditor(mask)
-        self.view.set_scan(scan.image)
-        self.view.set_mask(mask)
+        self.scan_path, self.image, self.calib, self.result = Path(path), scan.image, bundle.calib, None
+        self.editor = MaskEditor(bundle.mask)
+        self.view.set_scan(scan.image, bundle.pyramid)
+        self.view.set_mask(bundle.mask)
         self.view.set_traces([])
         self.show_grid(self.actions_["show_grid"].isChecked())
-        axis = calib.depth_axis if calib else scan.info.depth_axis
+        axis = bundle.calib.depth_axis if bundle.calib else scan.info.depth_axis
         amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
-        self.calib_panel.load(calib, scan.info.depth_axis, float(amp))
+        self.calib_panel.load(bundle.calib, scan.info.depth_axis, float(amp))
         self._update_handles()
         self._plot_curves()
         self.statusBar().showMessage(
             f"{path.name}: {scan.info.width} × {scan.info.height} px, {scan.info.mode}"
             + (f", {' '.join(scan.info.notes)}" if scan.info.notes else ""), 8000)
         self.refresh_project()
-        return True
+        self.scan_opened.emit(str(path))
 
     def _open_scan_dialog(self):
         p, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open scan", "", "Scans (*.png *.jpg *.jpeg *.bmp *.tif *.tiff)")
@@ -976,6 +1010,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.task.wait(5000)
         if self.model_task is not None:
             self.model_task.wait(5000)
+        for task in list(self._open_tasks):
+            task.wait(10000)
         if getattr(self, "grid_task", None) is not None:
             self.grid_task.wait(10000)
         if getattr(self, "batch_task", None) is not None:
@@ -1010,6 +1046,9 @@ def run(paths: list[str], screenshot: str | None = None) -> int:
     win.show()
     if screenshot:
         def shoot():
+            if win.opening:  # the scan is still being read: shoot once it is shown
+                QtCore.QTimer.singleShot(100, shoot)
+                return
             app.processEvents()
             win.grab().save(screenshot)
             win.close()

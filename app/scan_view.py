@@ -27,10 +27,10 @@ class _PaintViewBox(pg.ViewBox):
     def mouseDragEvent(self, ev, axis=None):
         if self.view.tool in ("brush", "eraser") and ev.button() == QtCore.Qt.MouseButton.LeftButton:
             ev.accept()
-            p = self.view.image_item.mapFromScene(ev.scenePos())  # scan pixels, whatever the rotation
+            row, col = self.view.to_scan(ev.scenePos())  # scan pixels, whatever the rotation and display level
             if ev.isStart():
-                self.view.stroke_started.emit(p.y(), p.x())
-            self.view.stroke_moved.emit(p.y(), p.x())
+                self.view.stroke_started.emit(row, col)
+            self.view.stroke_moved.emit(row, col)
             if ev.isFinish():
                 self.view.stroke_finished.emit()
             return
@@ -39,8 +39,7 @@ class _PaintViewBox(pg.ViewBox):
     def mouseClickEvent(self, ev):
         if ev.button() == QtCore.Qt.MouseButton.LeftButton and self.view.tool != "pan":
             ev.accept()
-            p = self.view.image_item.mapFromScene(ev.scenePos())
-            self.view.clicked.emit(p.y(), p.x())
+            self.view.clicked.emit(*self.view.to_scan(ev.scenePos()))
             return
         super().mouseClickEvent(ev)
 
@@ -64,6 +63,9 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.tool = "pan"
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image_item)
+        self.levels: list[np.ndarray] = []  # display pyramid: the scan, then halvings (core.scan.display_pyramid)
+        self.level = 0
+        self.vb.sigRangeChanged.connect(self._pick_level)
         self.tiles: dict[tuple[int, int], pg.ImageItem] = {}
         self.mask: np.ndarray | None = None
         self.opacity = 0.55
@@ -76,11 +78,47 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.scene().sigMouseMoved.connect(self._mouse_moved)
 
     # -- image and mask ------------------------------------------------------
-    def set_scan(self, image: np.ndarray) -> None:
-        self.image_item.setImage(image, levels=(0, 255), autoLevels=False)
-        self.image_item.setRect(QtCore.QRectF(0, 0, image.shape[1], image.shape[0]))
+    def set_scan(self, image: np.ndarray, pyramid: list[np.ndarray] | None = None) -> None:
+        """Show a scan; ``pyramid`` (its display levels, computed off the UI thread) lets a zoomed-out view
+        draw an averaged level instead of sampling scattered full-resolution pixels."""
+        self.levels = list(pyramid) if pyramid else [image]
+        self.level = -1
         self.clear_mask()
+        self._show_level(len(self.levels) - 1)  # the coarsest first: a fitted overview draws it anyway
         self.vb.autoRange(padding=0.01)
+        self._pick_level()
+
+    @property
+    def scan_shape(self) -> tuple[int, int]:
+        return self.levels[0].shape[:2] if self.levels else (0, 0)
+
+    def _show_level(self, k: int) -> None:
+        if k == self.level or not self.levels:
+            return
+        self.level = k
+        img = self.levels[k]
+        h, w = self.scan_shape
+        self.image_item.setImage(img, levels=(0, 255), autoLevels=False)
+        self._place(self.image_item, QtGui.QTransform.fromScale(w / img.shape[1], h / img.shape[0]))
+
+    def _pick_level(self, *_args) -> None:
+        """The finest level with no more pixels than the screen shows: every level pixel is drawn, so a thin
+        line stays continuous, and a zoomed-out 30-megapixel scan costs a 2-megapixel draw."""
+        if len(self.levels) < 2:
+            return
+        view_w = self.vb.viewRect().width()
+        screen_w = max(1.0, float(self.vb.width()))
+        per_screen_px = view_w / screen_w  # scan pixels per screen pixel (the aspect is locked)
+        k = int(np.clip(np.ceil(np.log2(max(per_screen_px, 1.0)) - 1e-6), 0, len(self.levels) - 1))
+        self._show_level(k)
+
+    def to_scan(self, scene_pos) -> tuple[float, float]:
+        """(row, col) in the scan's own pixels of a scene position, whatever the rotation and display level."""
+        p = self.image_item.mapFromScene(scene_pos)
+        h, w = self.scan_shape
+        img = self.levels[self.level] if self.levels else None
+        sy, sx = (h / img.shape[0], w / img.shape[1]) if img is not None else (1.0, 1.0)
+        return p.y() * sy, p.x() * sx
 
     def clear_mask(self) -> None:
         for item in self.tiles.values():
@@ -117,10 +155,9 @@ class ScanView(pg.GraphicsLayoutWidget):
                         continue
                     item = pg.ImageItem(axisOrder="row-major")
                     item.setZValue(5)
-                    self._add(item)
+                    self._add(item, QtGui.QTransform.fromTranslate(tj * TILE, ti * TILE))
                     self.tiles[(ti, tj)] = item
                 item.setImage(lut[sub], autoLevels=False, levels=None)
-                item.setRect(QtCore.QRectF(tj * TILE, ti * TILE, sub.shape[1], sub.shape[0]))
 
     def set_opacity(self, opacity: float) -> None:
         self.opacity = float(opacity)
@@ -195,22 +232,27 @@ class ScanView(pg.GraphicsLayoutWidget):
             tr.rotate(-90)
         return tr
 
-    def _add(self, item) -> None:
-        item.setTransform(self._transform())
+    def _place(self, item, placement: QtGui.QTransform | None = None) -> None:
+        """Set an item's transform: its own placement in scan pixels (a tile's offset, a display level's
+        scale), then the view's rotation. ``ImageItem.setRect`` would replace the rotation, so it is not used."""
+        if placement is not None:
+            item._placement = placement
+        item.setTransform(getattr(item, "_placement", QtGui.QTransform()) * self._transform())
+
+    def _add(self, item, placement: QtGui.QTransform | None = None) -> None:
+        self._place(item, placement)
         self.plot.addItem(item)
 
     def set_rotated(self, rotated: bool) -> None:
         """Show the log turned by 90° (depth across the screen) or as scanned."""
         self.rotated = bool(rotated)
-        tr = self._transform()
         for item in self.plot.items:
-            item.setTransform(tr)
+            self._place(item)
         self.vb.autoRange(padding=0.01)
 
     def zoom_to(self, x0: float, y0: float, x1: float, y1: float) -> None:
         self.vb.setRange(QtCore.QRectF(x0, y0, x1 - x0, y1 - y0), padding=0)
 
     def _mouse_moved(self, pos) -> None:
-        if self.plot.sceneBoundingRect().contains(pos):
-            p = self.image_item.mapFromScene(pos)
-            self.cursor_moved.emit(p.y(), p.x())
+        if self.plot.sceneBoundingRect().contains(pos) and self.levels:
+            self.cursor_moved.emit(*self.to_scan(pos))

@@ -163,10 +163,21 @@ def read_info(path: str | os.PathLike, bound: int | None = None) -> ScanInfo:
             raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
 
 
-def _info_from(p: Path, img: Image.Image) -> ScanInfo:
+def _orientation(img: Image.Image, decoded: bool) -> int:
+    """The EXIF orientation tag. A PNG may store its EXIF after the pixels, and Pillow's ``getexif`` then
+    decodes the whole image to find it (100+ ms for 8 megapixels): before decoding, a PNG's EXIF is read
+    only when it came in the header."""
+    if not hasattr(img, "getexif"):
+        return 1
+    if img.format == "PNG" and not decoded and "exif" not in img.info:
+        return 1
+    return img.getexif().get(0x0112, 1)
+
+
+def _info_from(p: Path, img: Image.Image, decoded: bool = False) -> ScanInfo:
     w, h = img.size
     pages = int(getattr(img, "n_frames", 1) or 1)
-    orientation = img.getexif().get(0x0112, 1) if hasattr(img, "getexif") else 1
+    orientation = _orientation(img, decoded)
     if orientation in (5, 6, 7, 8):  # EXIF says the image is stored rotated by 90°
         w, h = h, w
     dpi = img.info.get("dpi")
@@ -204,9 +215,9 @@ def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
     img = _open(p, bound or max_pixels())
     with img:
         try:
-            info = _info_from(p, img)
-            if info.pages > 1:
-                img.seek(0)
+            img.seek(0)
+            img.load()
+            info = _info_from(p, img, decoded=True)
             oriented = ImageOps.exif_transpose(img) or img
             gray = _to_gray(oriented)
         except (OSError, ValueError, SyntaxError) as exc:
@@ -220,6 +231,21 @@ def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
     if gray.shape != (info.height, info.width):
         info.height, info.width = gray.shape
     return Scan(gray, info)
+
+
+def display_pyramid(image: np.ndarray, smallest: int = 1024) -> list[np.ndarray]:
+    """The scan, then area-averaged halvings of it until its long side is at most ``smallest``.
+
+    A viewer showing a scan smaller than its pixels samples one pixel in several: a 1-px curve on a
+    17,864-row log fitted to a window becomes scattered dots. Averaging keeps it a (lighter) line, and
+    picking the level nearest the screen's scale keeps every zoom cheap to draw."""
+    import cv2
+
+    levels = [image]
+    while max(levels[-1].shape[:2]) > smallest and min(levels[-1].shape[:2]) >= 4:
+        h, w = levels[-1].shape[:2]
+        levels.append(cv2.resize(levels[-1], ((w + 1) // 2, (h + 1) // 2), interpolation=cv2.INTER_AREA))
+    return levels
 
 
 def load_mask(path: str | os.PathLike, expected_shape: tuple[int, int] | None = None, classes: int = 4) -> np.ndarray:

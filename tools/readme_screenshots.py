@@ -56,8 +56,10 @@ def main(out: Path) -> int:
     win.resize(1500, 950)
     win.show()
     assert win.open_demo(), "the bundled demo project did not open"
+    wait(lambda: not win.opening)
     first = win.project_list.topLevelItem(0)
     win.open_scan(Path(first.data(0, 0x0100)))
+    wait(lambda: not win.opening)
     win.actions_["from_mask"].setChecked(False)  # the demo scans are labelled: show the bundled model's trace
     win.digitize()
     wait(lambda: win.result is not None)

@@ -15,6 +15,7 @@ from core.calibration import Calibration
 from core.demo import BUNDLED_MODEL as BUNDLED
 from core.synth import write_set
 
+from .opening import open_scan, wait_opened
 from .test_main_window import _shot, win  # noqa: F401 - the same window fixture and screenshot helper
 
 
@@ -27,8 +28,9 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     for name in ("synth_003", "synth_004"):  # two scans not labelled yet: digitised at the end
         (tmp_path / f"{name}.mask.png").unlink()
     assert win.open_project(tmp_path)
+    wait_opened(win, qtbot)
     assert win.model is not None or win.load_model(BUNDLED)
-    win.open_scan(tmp_path / "synth_003.png")
+    assert open_scan(win, qtbot, tmp_path / "synth_003.png")
     win.prefill()  # the model's mask ...
     assert win.editor.mask.any()
     win.paint_stroke([(100 + i, 60.0) for i in range(0, 40, 2)], erase=True)  # ... and one correction

@@ -15,6 +15,7 @@ from core.scan import load_mask
 from core.synth import generate_log, write_log, write_set
 
 from .latency import EventLoopProbe, assert_responsive
+from .opening import open_scan, wait_opened
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -38,6 +39,7 @@ def _shot(w, shots_dir, name):
 def test_open_paint_and_undo_leaves_the_mask_unchanged(win, qtbot, tmp_path, shots_dir):
     write_set(tmp_path, 2, seed=4, width=1200, height=256, depth_axis="y")
     assert win.open_project(tmp_path)
+    wait_opened(win, qtbot)
     assert win.image.shape == (1200, 256) and win.project_list.topLevelItemCount() == 2
     original = win.editor.mask.copy()
     win.class_box.setCurrentIndex(1)  # dashed
@@ -61,7 +63,7 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
     write_log(tmp_path, log)
     truth_cal = log.calibration
     (tmp_path / "well.calib.json").unlink()  # the user calibrates by hand
-    assert win.open_scan(tmp_path / "well.png") and win.calib is None
+    assert open_scan(win, qtbot, tmp_path / "well.png") and win.calib is None
     # two depth picks: click on the scan, type the depth
     p0, p1 = 100.0, 1500.0
     d0, d1 = (float(v) for v in truth_cal.depth_at(np.array([p0, p1])))
@@ -115,7 +117,7 @@ def test_open_the_real_kgs_tiff_and_trace_it(win, qtbot, kgs_scan, tmp_path, sho
     shutil.copy(kgs_scan, scan)
     shutil.copy(DATA / "kgs_273101_bhc_sonic.calib.json", tmp_path / "kgs_273101_bhc_sonic.calib.json")
     t0 = time.perf_counter()
-    assert win.open_scan(scan)
+    assert open_scan(win, qtbot, scan)
     assert win.image.shape == (17864, 1664) and win.calib is not None
     assert time.perf_counter() - t0 < 5.0
     # the panel shows every field and gives back what it was given (backup side, colours included)
@@ -143,8 +145,9 @@ def test_bad_files_get_a_dialog_and_the_app_stays_up(win, tmp_path):
     assert win.isVisible()
 
 
-def test_demo_project_opens_with_the_bundled_model(win, shots_dir):
+def test_demo_project_opens_with_the_bundled_model(win, qtbot, shots_dir):
     assert win.open_demo()
+    wait_opened(win, qtbot)
     assert win.project_list.topLevelItemCount() == 3
     assert win.model is not None and win.model_name == "demo.safetensors"  # Digitise uses it out of the box
     _shot(win, shots_dir, "main_window_demo.png")
@@ -194,7 +197,7 @@ def test_curve_tracks_keep_the_papers_units_log_axes_and_direction(win, qtbot):
     assert win.open_demo()
     scan = next(Path(it.data(0, 0x0100)) for it in (win.project_list.topLevelItem(i) for i in range(3))
                 if Path(it.data(0, 0x0100)).name == "synth_001.png")
-    assert win.open_scan(scan)
+    assert open_scan(win, qtbot, scan)
     specs = win.calib.curves
     assert any(s.log for s in specs)  # the demo scan carries a resistivity on a log track
     win.digitize()
@@ -216,6 +219,7 @@ def test_event_loop_never_stalls_on_a_full_size_scan(win, qtbot, tmp_path):
         t0 = time.perf_counter()
         probe.phase = "open"
         assert win.open_scan(tmp_path / "wide.png")
+        wait_opened(win, qtbot)  # the event loop turns (and is probed) while the scan is read
         open_s = time.perf_counter() - t0
         qtbot.wait(50)
         probe.phase = "zoom"
@@ -252,6 +256,7 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
     drop = QtGui.QDropEvent(QtCore.QPointF(50, 50), QtCore.Qt.DropAction.CopyAction, mime,
                             QtCore.Qt.MouseButton.NoButton, QtCore.Qt.KeyboardModifier.NoModifier)
     win.dropEvent(drop)
+    wait_opened(win, qtbot)
     assert win.scan_path == tmp_path / "p.png" and win.editor.mask.max() == 0
     # pre-fill from the classical tracer: one undo step, mostly on the true curve pixels
     win.actions_["prefill"].trigger()
@@ -283,7 +288,7 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
                if len(lg.calibration.curves) == 2 and not any(c.wrap or c.log for c in lg.calibration.curves))
     write_log(tmp_path, log)
     (tmp_path / "pair.mask.png").unlink()  # unlabelled: the user paints it
-    assert win.open_scan(tmp_path / "pair.png") and not win.editor.mask.any()
+    assert open_scan(win, qtbot, tmp_path / "pair.png") and not win.editor.mask.any()
     rows = np.arange(log.image.shape[0], dtype=float)
     row_depth = log.calibration.depth_at(rows)
     win.size_box.setValue(2)
@@ -329,6 +334,7 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
 def test_show_detected_grid_overlays_the_grid_lines(win, qtbot, tmp_path, shots_dir):
     write_set(tmp_path, 1, seed=6, width=1200, height=320, depth_axis="y", style="dark_grid")
     assert win.open_project(tmp_path)
+    wait_opened(win, qtbot)
     win.actions_["show_grid"].trigger()
     qtbot.waitUntil(lambda: getattr(win.view, "grid_item", None) is not None, timeout=30000)
     x, y = win.view.grid_item.getData()
@@ -344,6 +350,7 @@ def test_show_detected_grid_overlays_the_grid_lines(win, qtbot, tmp_path, shots_
 def test_primary_actions_are_never_in_the_toolbar_overflow(win, qtbot, size, shots_dir):
     win.resize(*size)
     assert win.open_demo()
+    wait_opened(win, qtbot)
     qtbot.wait(50)
     from PySide6.QtWidgets import QToolBar
 

@@ -8,6 +8,7 @@ from app.main_window import MainWindow
 from core.synth import write_set
 
 from .latency import EventLoopProbe, assert_responsive
+from .opening import wait_opened
 
 
 @pytest.fixture
@@ -19,6 +20,7 @@ def trained_win(qtbot, tmp_path):
     w.show()
     qtbot.waitExposed(w)
     assert w.open_project(tmp_path)
+    wait_opened(w, qtbot)
     w.show_training()
     d = w.training
     d.preset.setCurrentText("tiny")
