@@ -103,11 +103,31 @@ def digitize(
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
     values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    warnings += _same_style_meetings(traces, calib)
     for name, v in values.items():
         if not np.isfinite(v).any():
             warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings)
+
+
+def _same_style_meetings(traces: list[Trace], calib: Calibration) -> list[str]:
+    """Where curves of one line style in one track meet, which is which afterwards is uncertain
+    (``core/crossings.py``): name the depths, so the user checks them and swaps where needed."""
+    from .crossings import meeting_columns, same_style_groups
+
+    out = []
+    for idx in same_style_groups(calib.curves):
+        cols = meeting_columns([traces[i] for i in idx])
+        if not cols:
+            continue
+        depths = calib.depth_at(np.asarray(cols, np.float64))
+        names = " and ".join(calib.curves[i].mnemonic for i in idx)
+        shown = ", ".join(f"{d:.1f}" for d in depths[:6]) + (" …" if len(cols) > 6 else "")
+        out.append(f"{names} share one line style in one track and meet at {len(cols)} place(s) ({shown} "
+                   f"{calib.depth_unit}): which is which after a meeting is uncertain; check there and fix with "
+                   "Swap curves over a range")
+    return out
 
 
 def _mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration, warnings: list[str],

@@ -86,6 +86,7 @@ def generate_log(
     las_dir: str | Path | None = "default",
     families: tuple[str, ...] | None = None,
     same_style: float = 0.0,
+    classes: tuple[int, ...] | None = None,
 ) -> SyntheticLog:
     """One synthetic log, deterministic for ``seed``.
 
@@ -94,6 +95,8 @@ def generate_log(
     family (``core/synth/styles.py``), ``"mixed"`` for one drawn evenly from ``families`` (default: all),
     or the first generator's ``"clean"`` / ``"scanned"`` looks. ``same_style``: the chance that a track
     with two or more curves draws its first two in one line style (told apart only by continuity).
+    ``classes``: every track draws exactly these line styles (e.g. ``(1, 1)``: two solid curves), none
+    wrapping, so that they cross: the crossing test set (``core/crossing_eval.py``).
     """
     if depth_axis not in ("x", "y"):
         raise ValueError("depth_axis must be 'x' or 'y'")
@@ -127,11 +130,13 @@ def generate_log(
         lo_n = max(curves[0], min(look.curves_per_track[0], curves[1]))
         hi_n = max(lo_n, min(curves[1], look.curves_per_track[1]))
         n = int(rng.integers(lo_n, hi_n + 1))
-        classes = list(rng.permutation([1, 2, 3])[:n])
+        styles = list(rng.permutation([1, 2, 3])[:n])
         if n >= 2 and same_style and rng.random() < same_style:  # two curves of one line style (two resistivities)
-            classes[1] = classes[0]
+            styles[1] = styles[0]
         wrap_slot = int(rng.integers(n)) if (not track.log and rng.random() < 0.35) else -1
-        for ci, klass in enumerate(classes):
+        if classes is not None:
+            styles, wrap_slot = list(classes), -1
+        for ci, klass in enumerate(styles):
             if track.log:
                 pool = [c for c in LOG_CURVES if c[0] not in used] or LOG_CURVES
                 mnem, cunit, descr = pool[int(rng.integers(len(pool)))]

@@ -49,3 +49,57 @@ def test_swap_range_exchanges_values_between_two_depths_only():
                       (("A", "B", depth, 2000, 2100), "outside the log")):
         with pytest.raises(ValueError, match=why):
             swap_range(vals, *args)
+
+
+def test_two_dashed_curves_of_one_style_are_traced_on_two_lines_not_one():
+    """Two dashed curves in one track that stay apart: the joint tracer puts one trace on each (traced one at
+    a time, both followed the stronger line wherever its dashes were denser)."""
+    ev = np.zeros((ROWS, COLS), np.float32)
+    c = np.arange(COLS)
+    a = 60 + 25 * np.sin(c / 70)
+    b = 140 + 25 * np.cos(c / 90)
+    for line, period, phase in ((a, 14, 0), (b, 11, 5)):
+        on = ((c + phase) % period) < period * 0.6  # dashes
+        r = np.rint(line).astype(int)
+        for d in (-1, 0, 1):
+            ev[np.clip(r + d, 0, ROWS - 1)[on], c[on]] = 1.0
+    specs = [CurveSpec("SP", "MV", "", 2, (0.0, ROWS - 1.0), (0.0, 100.0)),
+             CurveSpec("CALI", "IN", "", 2, (0.0, ROWS - 1.0), (0.0, 100.0))]
+    calib = Calibration("x", "FT", [[0.0, 0.0], [COLS - 1.0, (COLS - 1) / 4]], 0.25, specs)
+    traces = trace_all({1: np.zeros_like(ev), 2: ev, 3: np.zeros_like(ev)}, calib)
+    for tr, truth in zip(traces, (a, b)):  # named from the track[0] side at the top: a first
+        ok = np.isfinite(tr.position)
+        assert ok.mean() > 0.95
+        assert np.percentile(np.abs(tr.position[ok] - truth[ok]), 95) < 3.0
+
+
+def test_digitising_names_where_same_style_curves_meet():
+    """Where two curves of one style meet, which is which afterwards is uncertain: the result says where."""
+    from core.digitize import digitize
+    from core.synth import generate_log
+
+    lg = generate_log(7, 1600, 384, "x", style="uniform", classes=(1, 1))
+    res = digitize(lg.image, lg.calibration, None, mask=lg.mask)
+    said = [w for w in res.warnings if "share one line style" in w]
+    assert said and all("Swap curves over a range" in w and lg.calibration.depth_unit in w for w in said)
+    # the named depths lie inside the log
+    d0, d1 = sorted(lg.calibration.depth_at(np.array([0.0, 1599.0])))
+    import re
+    first = [float(x) for w in said for x in re.findall(r"\((\d+\.\d)", w)]
+    assert first and all(d0 <= x <= d1 for x in first)
+
+
+def test_eval_crossings_scores_every_pairing_from_true_masks(capsys):
+    import json
+
+    from core.cli import main
+    from core.crossing_eval import PAIRINGS
+
+    assert main(["eval-crossings", "--from-mask", "--count", "1", "--width", "600", "--height", "200", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {r["pairing"]: r for r in out["pairings"]}
+    assert set(rows) == {"+".join(map(str, p)) for p in PAIRINGS}
+    for name in ("1+2", "1+3", "2+3"):  # distinct line styles trace from a true mask almost exactly
+        assert rows[name]["median_r"] > 0.95 and rows[name]["median_rmse_pct"] < 3.0
+    assert rows["1+1"]["separation"] is not None and rows["1+2"]["separation"] is None
+    assert main(["eval-crossings", "--from-mask", "--style", "nope"]) == 2
