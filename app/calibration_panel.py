@@ -1,8 +1,11 @@
-"""The calibration panel: depth picks and curve definitions, edited as tables.
+"""The calibration panel: depth picks as a table, curves as a list with a form for the selected one.
 
 The panel holds no calibration logic: it builds the calibration dictionary of
-DESIGN.md from its tables and lets ``core.calibration`` validate it; the
-error (which names the field) is shown under the tables.
+DESIGN.md from its widgets and lets ``core.calibration`` validate it; the
+error (which names the field) is shown under them. A curve has eleven fields,
+too many for the columns of a table in a side dock on a 1280-px screen, so the
+list names each curve (mnemonic, line style, unit) and the form below edits
+the selected one.
 """
 
 from __future__ import annotations
@@ -11,89 +14,166 @@ from PySide6 import QtCore, QtWidgets
 
 from core.calibration import Calibration
 
-CURVE_COLUMNS = ["mnemonic", "unit", "description", "class", "track from", "track to", "scale left",
-                 "scale right", "log", "wrap", "backup"]
 BACKUP_TIP = ("where the backup scale lies when wrap is on: high = past the right-hand scale value "
               "(GR 0–150 → 150–300), low = before the left-hand one (DT 140–40 → 240–140); "
               "empty when the header does not say")
 CLASS_LABELS = {1: "1 solid", 2: "2 dashed", 3: "3 dotted"}
 
 
+def _spin(lo: float, hi: float, decimals: int, tip: str) -> QtWidgets.QDoubleSpinBox:
+    s = QtWidgets.QDoubleSpinBox()
+    s.setRange(lo, hi)
+    s.setDecimals(decimals)
+    s.setKeyboardTracking(False)  # one change per edit, not one per keystroke
+    s.setToolTip(tip)
+    s.setMinimumWidth(70)
+    return s
+
+
 class CalibrationPanel(QtWidgets.QWidget):
     changed = QtCore.Signal(object)  # a valid Calibration
     add_pick_requested = QtCore.Signal()
+    propose_requested = QtCore.Signal()
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._loading = False
+        self._curves: list[dict] = []
+        self.proposed_tracks: list[tuple[float, float]] = []  # from a calibration proposal: offered to new curves
+        self.amplitude_extent = 640.0
         lay = QtWidgets.QVBoxLayout(self)
+        self.propose = QtWidgets.QPushButton("Propose calibration")
+        self.propose.setToolTip("find the track borders and read the printed depths; you check and correct")
+        lay.addWidget(self.propose)
         form = QtWidgets.QFormLayout()
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.axis = QtWidgets.QComboBox()
         self.axis.addItems(["y", "x"])
         self.axis.setToolTip("y: depth increases down the rows (tall scan); x: along the columns")
         self.unit = QtWidgets.QComboBox()
         self.unit.addItems(["FT", "M"])
-        self.step = QtWidgets.QDoubleSpinBox()
-        self.step.setDecimals(4)
-        self.step.setRange(0.001, 100.0)
+        self.step = _spin(0.001, 100.0, 4, "sampling interval of the LAS, in the depth unit")
         self.step.setValue(0.5)
-        form.addRow("depth axis", self.axis)
-        form.addRow("depth unit", self.unit)
+        form.addRow("Depth axis", self.axis)
+        form.addRow("Depth unit", self.unit)
         form.addRow("LAS step", self.step)
         lay.addLayout(form)
-        lay.addWidget(QtWidgets.QLabel("Depth picks (pixel along depth → depth); drag the orange lines to adjust"))
+
+        lay.addWidget(self._heading("Depth picks", "a pixel along depth and the depth printed there; drag the "
+                                    "orange lines on the scan to adjust"))
         self.picks = QtWidgets.QTableWidget(0, 2)
         self.picks.setHorizontalHeaderLabels(["pixel", "depth"])
-        self.picks.horizontalHeader().setStretchLastSection(True)
+        self.picks.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
+        self.picks.verticalHeader().setDefaultSectionSize(24)
+        self.picks.setMinimumHeight(90)
+        self.picks.setMaximumHeight(170)
         lay.addWidget(self.picks)
         row = QtWidgets.QHBoxLayout()
-        self.add_pick = QtWidgets.QPushButton("Add pick on scan")
+        self.add_pick = QtWidgets.QPushButton("Add pick")
         self.add_pick.setToolTip("then click a depth mark on the scan and type its depth (P)")
         self.remove_pick = QtWidgets.QPushButton("Remove pick")
         row.addWidget(self.add_pick)
         row.addWidget(self.remove_pick)
         lay.addLayout(row)
-        lay.addWidget(QtWidgets.QLabel("Curves (drag a shaded track on the scan to move its bounds)"))
-        self.curves = QtWidgets.QTableWidget(0, len(CURVE_COLUMNS))
-        self.curves.setHorizontalHeaderLabels(CURVE_COLUMNS)
-        lay.addWidget(self.curves)
+
+        lay.addWidget(self._heading("Curves", "one per curve to digitise; drag a shaded track on the scan to move "
+                                    "its bounds"))
+        self.curve_list = QtWidgets.QListWidget()
+        self.curve_list.setMinimumHeight(70)
+        self.curve_list.setMaximumHeight(140)
+        lay.addWidget(self.curve_list)
         row2 = QtWidgets.QHBoxLayout()
         self.add_curve = QtWidgets.QPushButton("Add curve")
         self.remove_curve = QtWidgets.QPushButton("Remove curve")
         row2.addWidget(self.add_curve)
         row2.addWidget(self.remove_curve)
         lay.addLayout(row2)
+
+        self.editor = QtWidgets.QGroupBox("Selected curve")
+        ef = QtWidgets.QFormLayout(self.editor)
+        ef.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.f_mnemonic = QtWidgets.QLineEdit()
+        self.f_unit = QtWidgets.QLineEdit()
+        self.f_description = QtWidgets.QLineEdit()
+        self.f_class = QtWidgets.QComboBox()
+        self.f_class.addItems(list(CLASS_LABELS.values()))
+        self.f_class.setToolTip("the line style the curve is drawn in (the mask class)")
+        self.f_track = (_spin(-1e6, 1e6, 1, "pixel across the track where the curve reads the left scale value"),
+                        _spin(-1e6, 1e6, 1, "pixel across the track where the curve reads the right scale value"))
+        self.f_scale = (_spin(-1e9, 1e9, 4, "value at the track's left end (as printed in the header)"),
+                        _spin(-1e9, 1e9, 4, "value at the track's right end"))
+        self.f_log = QtWidgets.QCheckBox("log scale")
+        self.f_wrap = QtWidgets.QCheckBox("wraps (backup scale)")
+        self.f_backup = QtWidgets.QComboBox()
+        self.f_backup.addItems(["", "high", "low"])
+        self.f_backup.setToolTip(BACKUP_TIP)
+        ef.addRow("Mnemonic", self.f_mnemonic)
+        ef.addRow("Unit", self.f_unit)
+        ef.addRow("Description", self.f_description)
+        ef.addRow("Line style", self.f_class)
+        ef.addRow("Track px", self._pair(self.f_track))
+        ef.addRow("Scale", self._pair(self.f_scale))
+        flags = QtWidgets.QHBoxLayout()
+        flags.addWidget(self.f_log)
+        flags.addWidget(self.f_wrap)
+        ef.addRow(flags)
+        ef.addRow("Backup side", self.f_backup)
+        lay.addWidget(self.editor)
+
         self.status = QtWidgets.QLabel("")
         self.status.setWordWrap(True)
         self.status.setStyleSheet("color: #b00020")
         lay.addWidget(self.status)
-        self.amplitude_extent = 640.0
+        lay.addStretch(1)
+
+        self.propose.clicked.connect(self.propose_requested)
         self.add_pick.clicked.connect(self.add_pick_requested)
-        self.remove_pick.clicked.connect(lambda: self._remove(self.picks))
+        self.remove_pick.clicked.connect(self._remove_pick)
         self.add_curve.clicked.connect(lambda: self.append_curve())
-        self.remove_curve.clicked.connect(lambda: self._remove(self.curves))
-        for w in (self.picks, self.curves):
-            w.itemChanged.connect(self._emit)
+        self.remove_curve.clicked.connect(self._remove_curve)
+        self.curve_list.currentRowChanged.connect(self._show_curve)
+        self.picks.itemChanged.connect(self._emit)
         self.axis.currentIndexChanged.connect(self._emit)
         self.unit.currentIndexChanged.connect(self._emit)
         self.step.valueChanged.connect(self._emit)
+        for w in (self.f_mnemonic, self.f_unit, self.f_description):
+            w.editingFinished.connect(self._form_edited)
+        for w in (*self.f_track, *self.f_scale):
+            w.valueChanged.connect(self._form_edited)
+        for w in (self.f_class, self.f_backup):
+            w.currentIndexChanged.connect(self._form_edited)
+        for w in (self.f_log, self.f_wrap):
+            w.toggled.connect(self._form_edited)
+        self._show_curve(-1)
 
-    # -- filling the tables ------------------------------------------------------
-    def _set(self, table, r, c, value) -> None:
-        if isinstance(value, bool):
-            item = QtWidgets.QTableWidgetItem()
-            item.setFlags(item.flags() | QtCore.Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(QtCore.Qt.CheckState.Checked if value else QtCore.Qt.CheckState.Unchecked)
-        else:
-            item = QtWidgets.QTableWidgetItem(f"{value:g}" if isinstance(value, float) else str(value))
-        table.setItem(r, c, item)
+    @staticmethod
+    def _heading(text: str, tip: str) -> QtWidgets.QLabel:
+        label = QtWidgets.QLabel(f"<b>{text}</b>")
+        label.setToolTip(tip)
+        return label
 
-    def load(self, calib: Calibration | None, depth_axis_guess: str, amplitude_extent: float) -> None:
+    @staticmethod
+    def _pair(widgets) -> QtWidgets.QWidget:
+        w = QtWidgets.QWidget()
+        h = QtWidgets.QHBoxLayout(w)
+        h.setContentsMargins(0, 0, 0, 0)
+        h.addWidget(widgets[0])
+        h.addWidget(QtWidgets.QLabel("to"))
+        h.addWidget(widgets[1])
+        return w
+
+    # -- filling -------------------------------------------------------------------
+    def _set_pick(self, r: int, c: int, value: float) -> None:
+        self.picks.setItem(r, c, QtWidgets.QTableWidgetItem(f"{value:g}"))
+
+    def load(self, calib: Calibration | None, depth_axis_guess: str, amplitude_extent: float,
+             proposed_tracks: list | None = None) -> None:
         self._loading = True
         self.amplitude_extent = amplitude_extent
         self.picks.setRowCount(0)
-        self.curves.setRowCount(0)
+        self._curves = []
         self.status.setText("")
+        self.proposed_tracks = [tuple(t) for t in (proposed_tracks or [])]
         if calib is None:
             self.axis.setCurrentText(depth_axis_guess)
         else:
@@ -102,15 +182,24 @@ class CalibrationPanel(QtWidgets.QWidget):
             self.step.setValue(calib.step)
             for px, d in calib.depth_picks:
                 self._append_pick_row(px, d)
-            for c in calib.curves:
-                self.append_curve(c.as_dict(), emit=False)
+            self._curves = [c.as_dict() for c in calib.curves]
+        self._refresh_list(0 if self._curves else -1)
         self._loading = False
 
     def _append_pick_row(self, pixel: float, depth: float) -> None:
         r = self.picks.rowCount()
         self.picks.insertRow(r)
-        self._set(self.picks, r, 0, float(round(pixel, 2)))
-        self._set(self.picks, r, 1, float(depth))
+        self._set_pick(r, 0, float(round(pixel, 2)))
+        self._set_pick(r, 1, float(depth))
+
+    def set_picks(self, picks: list[tuple[float, float]]) -> None:
+        """Replace every pick (an accepted proposal)."""
+        self._loading = True
+        self.picks.setRowCount(0)
+        for px, d in picks:
+            self._append_pick_row(px, d)
+        self._loading = False
+        self._emit()
 
     def add_pick_at(self, pixel: float, depth: float) -> None:
         self._loading = True
@@ -120,78 +209,110 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     def set_pick_pixel(self, index: int, pixel: float) -> None:
         if 0 <= index < self.picks.rowCount():
-            self._set(self.picks, index, 0, float(round(pixel, 2)))
+            self._set_pick(index, 0, float(round(pixel, 2)))
 
     def set_track(self, index: int, a: float, b: float) -> None:
-        if 0 <= index < self.curves.rowCount():
-            lo_first = self._num(self.curves, index, 4) <= self._num(self.curves, index, 5)
+        """New track ends from a dragged region, keeping which end reads the left scale value."""
+        if 0 <= index < len(self._curves):
+            t0, t1 = self._curves[index]["track"]
             lo, hi = sorted((a, b))
-            self._loading = True
-            self._set(self.curves, index, 4, float(round(lo if lo_first else hi, 2)))
-            self._loading = False
-            self._set(self.curves, index, 5, float(round(hi if lo_first else lo, 2)))
+            self._curves[index]["track"] = [round(lo, 2), round(hi, 2)] if t0 <= t1 else [round(hi, 2), round(lo, 2)]
+            if index == self.curve_list.currentRow():
+                self._show_curve(index)
+            self._emit()
+
+    def _next_track(self) -> list[float]:
+        """A new curve's track: the first proposed track no curve uses yet, else the middle of the scan."""
+        used = {tuple(round(v) for v in sorted(c["track"])) for c in self._curves}
+        for lo, hi in self.proposed_tracks:
+            if (round(lo), round(hi)) not in used:
+                return [float(lo), float(hi)]
+        if self.proposed_tracks:
+            return [float(v) for v in self.proposed_tracks[0]]
+        w = self.amplitude_extent
+        return [round(0.25 * w, 1), round(0.75 * w, 1)]
 
     def append_curve(self, d: dict | None = None, emit: bool = True) -> None:
-        n = self.curves.rowCount()
         if d is None:
-            w = self.amplitude_extent
-            d = {"mnemonic": f"CURVE{n + 1}", "unit": "", "description": "", "class": 1,
-                 "track": [round(0.25 * w, 1), round(0.75 * w, 1)], "scale": [0.0, 100.0], "log": False,
-                 "wrap": False}
-        self._loading = True
-        self.curves.insertRow(n)
-        values = [d["mnemonic"], d.get("unit", ""), d.get("description", ""), str(d["class"]),
-                  float(d["track"][0]), float(d["track"][1]), float(d["scale"][0]), float(d["scale"][1]),
-                  bool(d.get("log", False)), bool(d.get("wrap", False)), d.get("backup") or ""]
-        for c, v in enumerate(values):
-            self._set(self.curves, n, c, v)
-        self.curves.item(n, len(values) - 1).setToolTip(BACKUP_TIP)
-        self.curves.item(n, 0).setData(QtCore.Qt.ItemDataRole.UserRole, d.get("color"))  # kept, not shown
-        self._loading = False
+            d = {"mnemonic": f"CURVE{len(self._curves) + 1}", "unit": "", "description": "", "class": 1,
+                 "track": self._next_track(), "scale": [0.0, 100.0], "log": False, "wrap": False}
+        self._curves.append(dict(d))
+        self._refresh_list(len(self._curves) - 1)
         if emit:
             self._emit()
 
-    def _remove(self, table) -> None:
-        rows = sorted({i.row() for i in table.selectedIndexes()}, reverse=True) or [table.rowCount() - 1]
-        for r in rows:
-            if r >= 0:
-                table.removeRow(r)
+    def _refresh_list(self, select: int) -> None:
+        loading, self._loading = self._loading, True
+        self.curve_list.clear()
+        for c in self._curves:
+            label = f"{c['mnemonic']}  ·  {CLASS_LABELS.get(c['class'], c['class'])}"
+            self.curve_list.addItem(label + (f"  ·  {c['unit']}" if c.get("unit") else ""))
+        self.curve_list.setCurrentRow(select)
+        self._loading = loading
+        self._show_curve(select)
+
+    def _show_curve(self, index: int) -> None:
+        ok = 0 <= index < len(self._curves)
+        self.editor.setEnabled(ok)
+        self.remove_curve.setEnabled(ok)
+        if not ok:
+            return
+        c = self._curves[index]
+        loading, self._loading = self._loading, True
+        self.f_mnemonic.setText(c["mnemonic"])
+        self.f_unit.setText(c.get("unit", ""))
+        self.f_description.setText(c.get("description", ""))
+        self.f_class.setCurrentIndex(max(0, min(2, int(c["class"]) - 1)) if str(c["class"]).isdigit() else 0)
+        for w, v in zip(self.f_track, c["track"]):
+            w.setValue(float(v))
+        for w, v in zip(self.f_scale, c["scale"]):
+            w.setValue(float(v))
+        self.f_log.setChecked(bool(c.get("log")))
+        self.f_wrap.setChecked(bool(c.get("wrap")))
+        self.f_backup.setCurrentText(c.get("backup") or "")
+        self._loading = loading
+
+    def _form_edited(self, *_):
+        i = self.curve_list.currentRow()
+        if self._loading or not 0 <= i < len(self._curves):
+            return
+        c = self._curves[i]
+        c.update({"mnemonic": self.f_mnemonic.text().strip(), "unit": self.f_unit.text().strip(),
+                  "description": self.f_description.text().strip(), "class": self.f_class.currentIndex() + 1,
+                  "track": [w.value() for w in self.f_track], "scale": [w.value() for w in self.f_scale],
+                  "log": self.f_log.isChecked(), "wrap": self.f_wrap.isChecked()})
+        if self.f_backup.currentText():
+            c["backup"] = self.f_backup.currentText()
+        else:
+            c.pop("backup", None)
+        self._refresh_list(i)
         self._emit()
 
-    # -- reading the tables -------------------------------------------------------
-    @staticmethod
-    def _num(table, r, c):
-        item = table.item(r, c)
+    def _remove_pick(self) -> None:
+        rows = sorted({i.row() for i in self.picks.selectedIndexes()}, reverse=True) or [self.picks.rowCount() - 1]
+        for r in rows:
+            if r >= 0:
+                self.picks.removeRow(r)
+        self._emit()
+
+    def _remove_curve(self) -> None:
+        i = self.curve_list.currentRow()
+        if 0 <= i < len(self._curves):
+            del self._curves[i]
+            self._refresh_list(min(i, len(self._curves) - 1))
+            self._emit()
+
+    # -- reading ---------------------------------------------------------------------
+    def _num(self, r: int, c: int) -> float:
+        item = self.picks.item(r, c)
         try:
             return float(item.text()) if item else float("nan")
         except ValueError:
             return float("nan")
 
     def as_dict(self) -> dict:
-        picks = [[self._num(self.picks, r, 0), self._num(self.picks, r, 1)] for r in range(self.picks.rowCount())]
-        curves = []
-        for r in range(self.curves.rowCount()):
-            def text(c, r=r):
-                it = self.curves.item(r, c)
-                return it.text().strip() if it else ""
-
-            def check(c, r=r):
-                it = self.curves.item(r, c)
-                return bool(it and it.checkState() == QtCore.Qt.CheckState.Checked)
-            try:
-                klass = int(text(3).split()[0])
-            except (ValueError, IndexError):
-                klass = 0
-            curves.append({"mnemonic": text(0), "unit": text(1), "description": text(2), "class": klass,
-                           "track": [self._num(self.curves, r, 4), self._num(self.curves, r, 5)],
-                           "scale": [self._num(self.curves, r, 6), self._num(self.curves, r, 7)],
-                           "log": check(8), "wrap": check(9)})
-            backup = text(10).lower()
-            if backup:
-                curves[-1]["backup"] = backup
-            color = self.curves.item(r, 0).data(QtCore.Qt.ItemDataRole.UserRole) if self.curves.item(r, 0) else None
-            if color:
-                curves[-1]["color"] = color
+        picks = [[self._num(r, 0), self._num(r, 1)] for r in range(self.picks.rowCount())]
+        curves = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in c.items()} for c in self._curves]
         return {"version": 1, "depth_axis": self.axis.currentText(), "depth_unit": self.unit.currentText(),
                 "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
 

@@ -66,6 +66,7 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.levels: list[np.ndarray] = []  # display pyramid: the scan, then halvings (core.scan.display_pyramid)
         self.level = 0
         self.vb.sigRangeChanged.connect(self._pick_level)
+        self.vb.sigRangeChanged.connect(self._clip_pick_lines)
         self.tiles: dict[tuple[int, int], pg.ImageItem] = {}
         self.mask: np.ndarray | None = None
         self.opacity = 0.55
@@ -209,6 +210,7 @@ class ScanView(pg.GraphicsLayoutWidget):
             line.sigPositionChangeFinished.connect(lambda ln, i=i: self.pick_moved.emit(i, float(ln.value())))
             self._add(line)
             self.pick_lines.append(line)
+        self._clip_pick_lines()
         orientation = "vertical" if depth_axis == "y" else "horizontal"
         for i, (a, b, color) in enumerate(tracks):
             c = QtGui.QColor(color)
@@ -219,6 +221,64 @@ class ScanView(pg.GraphicsLayoutWidget):
                 lambda r, i=i: self.track_moved.emit(i, *[float(v) for v in r.getRegion()]))
             self._add(region)
             self.track_regions.append(region)
+
+    def _clip_pick_lines(self, *_args) -> None:
+        """Draw each pick line across the image only (not the whole view), so it and its label stay on the log."""
+        if not self.levels or not self.pick_lines:
+            return
+        image_rect = self.image_item.mapRectToView(self.image_item.boundingRect())
+        for line in self.pick_lines:
+            vr = line.viewRect()
+            if vr is None or vr.width() <= 0:
+                continue
+            own = line.mapRectFromView(image_rect)
+            a = (own.left() - vr.left()) / vr.width()
+            b = (own.right() - vr.left()) / vr.width()
+            a, b = float(np.clip(min(a, b), 0.0, 1.0)), float(np.clip(max(a, b), 0.0, 1.0))
+            if (a, b) != tuple(line.span):
+                line.setSpan(a, b)
+
+    def fit_across(self, lo: float, hi: float, depth_axis: str) -> None:
+        """Fit [lo, hi] across the log (its tracks) to the view, starting at the top of the log: a tall scan
+        shows its tracks at a readable scale instead of a strip a few dozen pixels wide."""
+        h, w = self.scan_shape
+        if not (h and w) or hi <= lo:
+            return
+        length = h if depth_axis == "y" else w
+        aspect = max(1.0, float(self.vb.height())) / max(1.0, float(self.vb.width()))
+        depth_on_screen_vertical = (depth_axis == "y") != self.rotated
+        extent = (hi - lo) * (aspect if depth_on_screen_vertical else 1.0 / aspect)
+        if extent >= length:
+            self.vb.autoRange(padding=0.01)
+            return
+        if depth_axis == "y":
+            rect = QtCore.QRectF(lo, 0.0, hi - lo, extent)
+        else:
+            rect = QtCore.QRectF(0.0, lo, extent, hi - lo)
+        self.vb.setRange(self._transform().mapRect(rect), padding=0.0)
+
+    def visible_scan_rect(self) -> QtCore.QRectF:
+        """The part of the scan on screen, in scan pixels (whatever the rotation)."""
+        inverse, _ok = self._transform().inverted()
+        return inverse.mapRect(self.vb.viewRect())
+
+    def depth_window(self, depth_axis: str) -> tuple[float, float]:
+        """The stretch of the log on screen as fractions of its length along depth."""
+        h, w = self.scan_shape
+        r = self.visible_scan_rect()
+        if depth_axis == "y":
+            return (r.top() / max(1, h), r.bottom() / max(1, h))
+        return (r.left() / max(1, w), r.right() / max(1, w))
+
+    def centre_on(self, fraction: float, depth_axis: str) -> None:
+        """Move the view along depth so its middle is at ``fraction`` of the log, keeping the zoom."""
+        h, w = self.scan_shape
+        r = self.visible_scan_rect()
+        if depth_axis == "y":
+            r.moveCenter(QtCore.QPointF(r.center().x(), fraction * h))
+        else:
+            r.moveCenter(QtCore.QPointF(fraction * w, r.center().y()))
+        self.vb.setRange(self._transform().mapRect(r), padding=0.0)
 
     # -- view ------------------------------------------------------------------
     def set_tool(self, tool: str) -> None:

@@ -146,12 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .commands import add_engine_commands
     from .adapt_command import add_adapt_command
+    from .calibrate_command import add_calibrate_command
     from .crossing_eval import add_eval_crossings_command
     from .eval_styles_command import add_eval_styles_command
 
     add_engine_commands(sub)
     add_eval_styles_command(sub)
     add_eval_crossings_command(sub)
+    add_calibrate_command(sub)
     add_adapt_command(sub)
     return p
 

@@ -1,0 +1,100 @@
+"""The steps of one scan, Calibrate → Label → Digitise → Export, with the next one highlighted.
+
+A new user opening a scan meets a view, three docks and two toolbars, and
+nothing says where to begin. The bar above the scan says it: each step shows
+whether it is done, the next one is highlighted with a line saying what to do,
+and a click on a step does it (or starts it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6 import QtCore, QtWidgets
+
+STEPS = ("calibrate", "label", "digitise", "export")
+TITLES = {"calibrate": "1 Calibrate", "label": "2 Label", "digitise": "3 Digitise", "export": "4 Export LAS"}
+
+
+@dataclass
+class ScanSteps:
+    calibrated: bool = False  # two depth picks and a curve
+    labelled: bool = False  # a mask painted (optional when a model is loaded)
+    digitised: bool = False
+    exported: bool = False
+    has_model: bool = False
+
+    def next(self) -> str | None:
+        if not self.calibrated:
+            return "calibrate"
+        if not self.labelled and not self.has_model:
+            return "label"
+        if not self.digitised:
+            return "digitise"
+        if not self.exported:
+            return "export"
+        return None
+
+    def done(self, step: str) -> bool:
+        return {"calibrate": self.calibrated, "label": self.labelled, "digitise": self.digitised,
+                "export": self.exported}[step]
+
+    def hint(self) -> str:
+        return {
+            "calibrate": "Next: calibrate. Propose calibration finds the tracks and reads the printed depths; "
+                         "check the orange depth lines and the shaded tracks, then name each curve and its scale.",
+            "label": "Next: label. Pre-fill paints the curves from the classical tracer; correct them with the "
+                     "brush and eraser (or load a model, File › Load model).",
+            "digitise": "Next: digitise. The curves are traced along depth and plotted on the right"
+                        + ("; labels you painted are followed as painted." if self.labelled else "."),
+            "export": "Next: export the digitised curves to a LAS file.",
+            None: "Done: the curves of this scan are exported. Open the next scan in the project list.",
+        }[self.next()]
+
+
+class StepsBar(QtWidgets.QFrame):
+    step_clicked = QtCore.Signal(str)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("steps_bar")
+        lay = QtWidgets.QHBoxLayout(self)
+        lay.setContentsMargins(4, 2, 4, 2)
+        self.buttons: dict[str, QtWidgets.QToolButton] = {}
+        for name in STEPS:
+            b = QtWidgets.QToolButton()
+            b.setText(TITLES[name])
+            b.setAutoRaise(True)
+            b.clicked.connect(lambda _=False, n=name: self.step_clicked.emit(n))
+            lay.addWidget(b)
+            self.buttons[name] = b
+        self.hint = QtWidgets.QLabel("")
+        self.hint.setWordWrap(True)
+        self.hint.setMinimumWidth(200)
+        lay.addWidget(self.hint, 1)
+        self.state = ScanSteps()
+        self.set_state(None)
+
+    def set_state(self, state: ScanSteps | None) -> None:
+        """Show a scan's steps (``None``: no scan open)."""
+        self.setEnabled(state is not None)
+        self.state = state or ScanSteps()
+        nxt = self.state.next() if state is not None else None
+        for name, b in self.buttons.items():
+            done = state is not None and self.state.done(name)
+            b.setText(("✓ " if done else "") + TITLES[name])
+            if name == nxt:
+                b.setStyleSheet("QToolButton { background: #1f6fd1; color: white; font-weight: bold;"
+                                " border-radius: 3px; padding: 2px 6px; }")
+            elif done:
+                b.setStyleSheet("QToolButton { color: #1b7a2f; padding: 2px 6px; }")
+            else:
+                b.setStyleSheet("QToolButton { color: #555; padding: 2px 6px; }")
+            b.setToolTip({"calibrate": "propose a calibration, or pick depths and tracks by hand",
+                          "label": "pre-fill the mask and correct it", "digitise": "trace the calibrated curves",
+                          "export": "write the digitised curves to LAS"}[name])
+        self.hint.setText(self.state.hint() if state is not None else "Open a scan (File › Open scan) or a "
+                          "project folder to begin.")
+
+    def next_step(self) -> str | None:
+        return self.state.next()
