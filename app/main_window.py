@@ -24,9 +24,11 @@ from core.project import Project, digitized_path_for, open_project
 from core.scan import calib_path_for, is_scan_file, load_scan, mask_path_for, read_info, save_gray_png
 
 from .calibration_panel import CalibrationPanel
+from .curve_plots import CurvePlots, curve_colour
 from .heap import freeze_long_lived
 from .planner_process import stop_planner
-from .plot_axes import plain_axes
+from .next_step import ScanSteps, StepsBar
+from .overview_strip import OverviewStrip
 from .scan_loader import ScanBundle, read_scan_bundle
 from .scan_view import ScanView
 from .workers import Task
@@ -34,7 +36,21 @@ from .workers import Task
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
 BUNDLED_MODEL = RESOURCES / "models" / "demo.safetensors"
 DEMO_PROJECT = RESOURCES / "demo_project"
-CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+class _StillStyle(QtWidgets.QProxyStyle):
+    """The platform style with widget animations off (see MainWindow.__init__ for why)."""
+
+    def styleHint(self, hint, option=None, widget=None, returnData=None):  # noqa: N802 - Qt's name
+        if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
+            return 0
+        return super().styleHint(hint, option, widget, returnData)
+
+
+def install_still_style() -> None:
+    app = QtWidgets.QApplication.instance()
+    if app is not None and not isinstance(app.style(), _StillStyle):
+        app.setStyle(_StillStyle(app.style().name()))
 
 
 def settings() -> QtCore.QSettings:
@@ -85,6 +101,12 @@ def _digitise_all(scans, model, model_name, progress=None):
     return written, skipped
 
 
+def _propose(image, axis, progress=None):
+    from core.calibration_proposal import propose
+
+    return propose(image, axis)
+
+
 def _grid_segments(image, calib, axis, progress=None):
     """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
     from core.data import to_canonical
@@ -131,18 +153,6 @@ class ExportDialog(QtWidgets.QDialog):
             self.path.setText(p)
 
 
-def _track_range(spec, values: np.ndarray) -> tuple[float, float]:
-    """The x range of a curve's plot: its track's scale as on the paper, widened to any value past it (a wrap,
-    a backup scale); on a log track in decades, as pyqtgraph's log axes take it."""
-    lo, hi = min(spec.scale), max(spec.scale)
-    finite = values[np.isfinite(values) & (values > 0)] if spec.log else values[np.isfinite(values)]
-    if finite.size:
-        lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
-    if spec.log:
-        return float(np.log10(lo)), float(np.log10(hi))
-    return lo, hi
-
-
 class MainWindow(QtWidgets.QMainWindow):
     scan_opened = QtCore.Signal(str)  # the path of the scan now shown
 
@@ -150,6 +160,13 @@ class MainWindow(QtWidgets.QMainWindow):
         super().__init__()
         self.setWindowTitle("WellTrace")
         self.setAcceptDrops(True)
+        # no animated docking. Qt's dock animator makes a QPropertyAnimation for every dock geometry change while the
+        # style has an animation duration (a 0-ms one when animation is off), parented to the dock; a window deleted
+        # with one pending crashed in QWidget::ensurePolished (native backtrace: ~QPropertyAnimation -> destroyed()
+        # -> setVisible -> ensurePolished), e.g. after a digitise had raised the curves dock. A style with no widget
+        # animation makes no such objects.
+        self.setAnimated(False)
+        install_still_style()
         self.project: Project | None = None
         self.scan_path: Path | None = None
         self.image: np.ndarray | None = None
@@ -162,6 +179,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.task: Task | None = None
         self.model_task: Task | None = None  # loads a finished training run's model
         self._opening: Path | None = None  # the scan being read, if any
+        self.closing = False  # set in closeEvent: results that arrive later are dropped, no new work starts
         self._open_tasks: list[Task] = []
         self.last_error: str | None = None
         self.class_value = 1
@@ -170,7 +188,21 @@ class MainWindow(QtWidgets.QMainWindow):
         self.ask_depth = self._ask_depth_dialog  # replaceable (tests answer without a dialog)
 
         self.view = ScanView()
-        self.setCentralWidget(self.view)
+        self.overview = OverviewStrip()
+        self.steps = StepsBar()
+        central = QtWidgets.QWidget()
+        outer = QtWidgets.QVBoxLayout(central)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.steps)
+        row = QtWidgets.QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        row.addWidget(self.overview)
+        row.addWidget(self.view, 1)
+        outer.addLayout(row, 1)
+        self.setCentralWidget(central)
+        self.exported = False  # the current result was exported this session
         self._build_docks()
         self._build_actions()
         self.cursor_label = QtWidgets.QLabel("")
@@ -209,6 +241,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.track_moved.connect(self._track_dragged)
         self.calib_panel.changed.connect(self._calibration_changed)
         self.calib_panel.add_pick_requested.connect(lambda: self.set_tool("pick"))
+        self.calib_panel.propose_requested.connect(self.propose_calibration)
+        self.view.vb.sigRangeChanged.connect(self._view_moved)
+        self.overview.moved.connect(lambda f: self.view.centre_on(f, self._depth_axis()))
+        self.steps.step_clicked.connect(self.do_step)
+        self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
         st = settings()
         if st.value("geometry") is not None:
             self.restoreGeometry(st.value("geometry"))
@@ -249,13 +286,18 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.resizeDocks([d for d, _ in pairs], [int(share * self.width()) for _, share in pairs], horizontal)
         bottom = first_in(areas.BottomDockWidgetArea)
         if bottom is not None and self.view.height() < self.MIN_VIEW_SHARE * self.height():
-            # the height the scan and the bottom dock share, split evenly
-            self.resizeDocks([bottom], [(self.view.height() + bottom.height()) // 2], vertical)
+            # the height the central area (steps bar and scan) and the bottom dock share: 60 % to the scan's side
+            shared = self.centralWidget().height() + bottom.height()
+            self.resizeDocks([bottom], [int(0.4 * shared)], vertical)
 
     # -- construction ----------------------------------------------------------
     def _build_docks(self):
         self.project_list = QtWidgets.QTreeWidget()
-        self.project_list.setHeaderLabels(["scan", "state"])
+        self.project_list.setHeaderLabels(["scan · state"])
+        self.project_list.setUniformRowHeights(False)  # each scan: its name, its state on a second line
+        self.project_list.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
+        fm = self.project_list.fontMetrics()  # the longest state in full: "labelled · calibrated · digitised"
+        self.project_list.setMinimumWidth(fm.horizontalAdvance("    labelled · calibrated · digitised") + 36)
         self.project_list.itemActivated.connect(lambda it, _c: self.open_scan(Path(it.data(0, QtCore.Qt.ItemDataRole.UserRole))))
         self.project_list.itemClicked.connect(lambda it, _c: self.open_scan(Path(it.data(0, QtCore.Qt.ItemDataRole.UserRole))))
         dock = QtWidgets.QDockWidget("Project", self)
@@ -273,8 +315,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, cdock)
         self.calib_dock = cdock
 
-        self.curve_plots = pg.GraphicsLayoutWidget()
-        self.curve_plots.setBackground("w")
+        self.curve_plots = CurvePlots()
         pdock = QtWidgets.QDockWidget("Digitised curves", self)
         pdock.setObjectName("curves_dock")
         pdock.setWidget(self.curve_plots)
@@ -437,11 +478,14 @@ class MainWindow(QtWidgets.QMainWindow):
 
     @QtCore.Slot()
     def refresh_project(self) -> None:
+        self.update_steps()  # a scan's state changed: calibrated, labelled, digitised
         self.project_list.clear()
         if self.project is None:
             return
         for p in self.project.scan_paths():
-            item = QtWidgets.QTreeWidgetItem([p.name, " · ".join(self.project.state(p))])
+            state = self.project.state(p)
+            item = QtWidgets.QTreeWidgetItem([f"{p.name}\n    {' · '.join(state)}"])
+            item.setToolTip(0, f"{p.name}: {', '.join(state)}")
             item.setData(0, QtCore.Qt.ItemDataRole.UserRole, str(p))
             self.project_list.addTopLevelItem(item)
             if self.scan_path is not None and p.resolve() == self.scan_path.resolve():
@@ -488,7 +532,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.show_error(message)
 
     def _scan_read(self, bundle: ScanBundle, add_to_project: bool) -> None:
-        if self._opening != bundle.path:
+        if self.closing or self._opening != bundle.path:
             return  # superseded by a later open
         self._opening = None
         path = bundle.path
@@ -500,22 +544,109 @@ class MainWindow(QtWidgets.QMainWindow):
                 return
         scan = bundle.scan
         self.flush()
-        self.scan_path, self.image, self.calib, self.result = Path(path), scan.image, bundle.calib, None
+        self.scan_path, self.image, self.calib = Path(path), scan.image, bundle.calib
+        self.result, self.exported = bundle.digitised, False
         self.editor = MaskEditor(bundle.mask)
         self.view.set_scan(scan.image, bundle.pyramid)
         self.view.set_mask(bundle.mask)
-        self.view.set_traces([])
         self.show_grid(self.actions_["show_grid"].isChecked())
         axis = bundle.calib.depth_axis if bundle.calib else scan.info.depth_axis
         amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
-        self.calib_panel.load(bundle.calib, scan.info.depth_axis, float(amp))
+        self.calib_panel.load(bundle.calib, scan.info.depth_axis, float(amp), bundle.proposed_tracks)
         self._update_handles()
+        self._show_traces()
         self._plot_curves()
+        self.overview.set_log(bundle.pyramid[-1], axis)
+        self.fit_tracks()
         self.statusBar().showMessage(
             f"{path.name}: {scan.info.width} × {scan.info.height} px, {scan.info.mode}"
-            + (f", {' '.join(scan.info.notes)}" if scan.info.notes else ""), 8000)
+            + (f", {' '.join(scan.info.notes)}" if scan.info.notes else "")
+            + (f"; {' '.join(bundle.notes)}" if bundle.notes else ""), 8000)
         self.refresh_project()
+        self.update_steps()
         self.scan_opened.emit(str(path))
+
+    def _depth_axis(self) -> str:
+        return self.calib.depth_axis if self.calib is not None else self.calib_panel.axis.currentText()
+
+    def fit_tracks(self) -> None:
+        """Show the log's tracks across the view at a readable scale, from the top of the log."""
+        if self.image is None:
+            return
+        axis = self._depth_axis()
+        amp = self.image.shape[1] if axis == "y" else self.image.shape[0]
+        spans = [s.track for s in self.calib.curves] if self.calib is not None and self.calib.curves else []
+        spans = spans or self.calib_panel.proposed_tracks
+        lo, hi = (min(min(t) for t in spans), max(max(t) for t in spans)) if spans else (0.0, float(amp))
+        margin = 0.03 * (hi - lo)
+        self.view.fit_across(max(0.0, lo - margin), min(float(amp), hi + margin), axis)
+        self._view_moved()
+
+    def _view_moved(self, *_args) -> None:
+        if self.image is not None:
+            self.overview.show_window(*self.view.depth_window(self._depth_axis()))
+
+    # -- the next step ---------------------------------------------------------------
+    def update_steps(self) -> None:
+        if self.image is None:
+            self.steps.set_state(None)
+            return
+        c = self.calib
+        self.steps.set_state(ScanSteps(
+            calibrated=c is not None and len(c.depth_picks) >= 2 and bool(c.curves),
+            labelled=self.editor is not None and bool(self.editor.mask.any()),
+            digitised=self.result is not None, exported=self.exported, has_model=self.model is not None))
+
+    def do_step(self, step: str) -> None:
+        """A click on a step of the bar: do it, or start it."""
+        if step == "calibrate":
+            self.calib_dock.show()
+            self.calib_dock.raise_()
+            if self.calib is None or len(self.calib.depth_picks) < 2:
+                self.propose_calibration()
+        elif step == "label":
+            self.prefill()
+        elif step == "digitise":
+            self.digitize()
+        elif step == "export":
+            self.export_dialog()
+
+    def _confirm_dialog(self, question: str) -> bool:
+        ans = QtWidgets.QMessageBox.question(self, "WellTrace", question)
+        return ans == QtWidgets.QMessageBox.StandardButton.Yes
+
+    def propose_calibration(self) -> None:
+        """Find the tracks and read the printed depths (off the UI thread); the user accepts or corrects."""
+        if self.image is None or self.closing:
+            return
+        if getattr(self, "propose_task", None) is not None and self.propose_task.isRunning():
+            return
+        self.propose_task = Task(_propose, self.image, self._depth_axis(), parent=self)
+        self.propose_task.succeeded.connect(self._proposed)
+        self.propose_task.failed.connect(self._task_failed)
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.statusBar().showMessage("proposing a calibration: finding the tracks, reading the printed depths…")
+        self.propose_task.start()
+
+    def _proposed(self, prop) -> None:
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
+        self.last_proposal = prop
+        self._task_done(" ".join(prop.messages))
+        self.calib_panel.proposed_tracks = list(prop.tracks)
+        self.view.set_proposed_tracks(prop.tracks, prop.depth_axis)
+        have = self.calib.depth_picks if self.calib is not None else []
+        if prop.picks:
+            if len(have) < 2 or self.confirm(f"Replace the {len(have)} depth picks with the {len(prop.picks)} "
+                                             "proposed from the printed depths?"):
+                self.calib_panel.axis.setCurrentText(prop.depth_axis)
+                self.calib_panel.set_picks(prop.picks)
+        if self.calib is None or not self.calib.curves:
+            self.statusBar().showMessage(" ".join(prop.messages) + " — now add a curve per track (Add curve "
+                                         "takes the next proposed track) and set its name and scale.", 20000)
+        self.calib_dock.raise_()
+        self.update_steps()
 
     def _open_scan_dialog(self):
         p, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open scan", "", "Scans (*.png *.jpg *.jpeg *.bmp *.tif *.tiff)")
@@ -591,6 +722,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.batch_task.start()
 
     def _digitised_all(self, outcome) -> None:
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
         written, skipped = outcome
         self.last_batch = outcome
         self._task_done(f"digitised {len(written)} scan(s) with {self.model_name}"
@@ -607,7 +740,15 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         if self.model is None and BUNDLED_MODEL.exists():
             self.load_model(BUNDLED_MODEL)
+        self.scan_opened.connect(self._digitise_demo_scan)
         return True
+
+    def _digitise_demo_scan(self, _path: str) -> None:
+        """The demo's first scan opens digitised: a new user sees the product's result before anything else
+        (traced by the bundled model, not from the demo's labels, to show what the model reads)."""
+        self.scan_opened.disconnect(self._digitise_demo_scan)
+        if self.result is None and self.model is not None and self.calib is not None and self.calib.curves:
+            self.digitize(from_mask=False)
 
     def _model_trained(self, path: str) -> None:
         """A finished run's model becomes the current model for pre-fill and digitise.
@@ -632,11 +773,14 @@ class MainWindow(QtWidgets.QMainWindow):
         return True
 
     def _use_model(self, model, path: Path) -> None:
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
         self.model = model
         self.model_name = path.name
         self.model_path = path
         freeze_long_lived()  # PyTorch's modules, loaded with the first model
         self.statusBar().showMessage(f"model {path.name} loaded", 5000)
+        self.update_steps()
 
     def dragEnterEvent(self, ev):
         if ev.mimeData().hasUrls():
@@ -775,7 +919,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if c is None:
             self.view.set_calibration_handles(self.calib_panel.axis.currentText(), [], [])
             return
-        tracks = [(s.track_lo, s.track_hi, s.color or CURVE_COLORS[i % len(CURVE_COLORS)])
+        tracks = [(s.track_lo, s.track_hi, curve_colour(s, i))
                   for i, s in enumerate(c.curves)]
         self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
 
@@ -797,8 +941,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cursor_label.setText(text)
 
     # -- digitise and export ---------------------------------------------------------------
-    def digitize(self) -> None:
-        if self.image is None:
+    def digitize(self, from_mask: bool | None = None) -> None:
+        """Trace the calibrated curves off the UI thread; ``from_mask`` overrides the Run-menu choice of tracing
+        the painted mask (when the scan has one) rather than the model."""
+        if self.image is None or self.closing:
             return
         if self.calib is None or not self.calib.curves:
             self.show_error("calibrate first: two depth picks and at least one curve")
@@ -806,7 +952,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.task is not None and self.task.isRunning():
             return
         mask = None
-        if self.actions_["from_mask"].isChecked() and self.editor is not None and self.editor.mask.any():
+        use_mask = self.actions_["from_mask"].isChecked() if from_mask is None else from_mask
+        if use_mask and self.editor is not None and self.editor.mask.any():
             mask = self.editor.mask.copy()  # the user's labels are the truth they have: follow them
         self.task = Task(_run_digitize, self.image, self.calib, self.model, mask, parent=self)
         self.task.progressed.connect(self._progress)
@@ -826,7 +973,8 @@ class MainWindow(QtWidgets.QMainWindow):
         axis = self.calib.depth_axis if self.calib is not None else self.calib_panel.axis.currentText()
         self.grid_task = Task(_grid_segments, self.image, self.calib, axis, parent=self)
         self.grid_task.succeeded.connect(
-            lambda segs: self.view.set_grid_lines(segs) if self.actions_["show_grid"].isChecked() else None)
+            lambda segs: self.view.set_grid_lines(segs)
+            if self.actions_["show_grid"].isChecked() and not self.closing else None)
         self.grid_task.failed.connect(self.show_error)
         self.grid_task.start()
 
@@ -835,21 +983,29 @@ class MainWindow(QtWidgets.QMainWindow):
             self.task.cancel()
 
     def _progress(self, i, n):
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
         self.progress.setRange(0, n)
         self.progress.setValue(i)
 
     def _task_done(self, message: str):
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
         self.progress.hide()
         self.statusBar().showMessage(message, 8000)
 
     def _task_failed(self, message: str):
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
         self._task_done("failed")
         self.show_error(message)
 
     def _digitized(self, result):
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
         from core.digitize import write_result
 
-        self.result = result
+        self.result, self.exported = result, False
         self._task_done(f"digitised {len(result.values)} curves ({result.method})")
         for w in result.warnings:
             self.statusBar().showMessage(w, 10000)
@@ -869,29 +1025,11 @@ class MainWindow(QtWidgets.QMainWindow):
                 along = np.arange(tr.position.size, dtype=float)
                 across = tr.position
                 x, y = (across, along) if self.calib.depth_axis == "y" else (along, across)
-                items.append((x, y, spec.color or CURVE_COLORS[i % len(CURVE_COLORS)]))
+                items.append((x, y, curve_colour(spec, i)))
         self.view.set_traces(items)
 
     def _plot_curves(self):
-        self.curve_plots.clear()
-        if self.result is None or self.calib is None:
-            return
-        for i, spec in enumerate(self.calib.curves):
-            p = self.curve_plots.addPlot(row=0, col=i, title=spec.mnemonic)
-            p.invertY(True)
-            plain_axes(p)  # OHMM stays OHMM, not kOHMM
-            # as on the paper: a log-scaled track (resistivity) on a log axis, a reversed scale (NPHI 0.45 → -0.15,
-            # DT 140 → 40) increasing to the left
-            p.setLogMode(x=spec.log, y=False)
-            p.invertX(spec.scale[0] > spec.scale[1])
-            p.setLabel("bottom", spec.mnemonic, units=spec.unit or None)
-            if i == 0:
-                p.setLabel("left", "depth", units=self.calib.depth_unit)
-            values = self.result.values[spec.mnemonic]
-            p.plot(values, self.result.depth, connect="finite",
-                   pen=pg.mkPen(spec.color or CURVE_COLORS[i % len(CURVE_COLORS)], width=1.5))
-            p.setXRange(*_track_range(spec, values), padding=0.02)
-            p.showGrid(x=True, y=True, alpha=0.3)
+        self.curve_plots.show_result(self.result, self.calib)
 
     def swap_dialog(self) -> None:
         if self.result is None or self.calib is None or len(self.calib.curves) < 2:
@@ -945,6 +1083,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(f"{path}: cannot write LAS: {exc}")
             return False
         self.statusBar().showMessage(f"exported {path}", 8000)
+        self.exported = True
+        self.update_steps()
         return True
 
     # -- saving ---------------------------------------------------------------------------
@@ -997,25 +1137,24 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(f"cannot save: {exc}")
 
     def closeEvent(self, ev):
+        self.closing = True
         try:
             self.flush()
         except OSError as exc:
             ans = QtWidgets.QMessageBox.question(self, "WellTrace", f"Your labels could not be saved ({exc}). "
                                                  "Close anyway and lose them?")
             if ans != QtWidgets.QMessageBox.StandardButton.Yes:
+                self.closing = False
                 ev.ignore()
                 return
+        from .workers import owned_tasks
+
         if self.task is not None and self.task.isRunning():
             self.task.cancel()
-            self.task.wait(5000)
-        if self.model_task is not None:
-            self.model_task.wait(5000)
-        for task in list(self._open_tasks):
+        for task in owned_tasks(self):  # finish what was started (a mask save, a model read) for a while ...
             task.wait(10000)
-        if getattr(self, "grid_task", None) is not None:
-            self.grid_task.wait(10000)
-        if getattr(self, "batch_task", None) is not None:
-            self.batch_task.wait(60000)
+        for task in owned_tasks(self):  # ... then let the rest run out on their own, heard by no one
+            task.abandon()
         if getattr(self, "adapt_dlg", None) is not None and self.adapt_dlg.running():
             self.adapt_dlg.stop()
         self.training.shutdown()

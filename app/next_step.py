@@ -39,6 +39,12 @@ class ScanSteps:
         return {"calibrate": self.calibrated, "label": self.labelled, "digitise": self.digitised,
                 "export": self.exported}[step]
 
+    def short_hint(self) -> str:
+        """What to do next, in a few words (the bar's line; :meth:`hint` is the whole advice)."""
+        return {"calibrate": "Next: calibrate (Propose calibration)", "label": "Next: label (Pre-fill, then correct)",
+                "digitise": "Next: digitise", "export": "Next: export to LAS",
+                None: "Done: exported"}[self.next()]
+
     def hint(self) -> str:
         return {
             "calibrate": "Next: calibrate. Propose calibration finds the tracks and reads the printed depths; "
@@ -52,14 +58,42 @@ class ScanSteps:
         }[self.next()]
 
 
+class _ElidedLabel(QtWidgets.QLabel):
+    """One line, cut with "…" to the width it has when it must be: the bar never grows taller than a line, nor
+    holds the scan view wider than its buttons (the whole advice is in the tooltip)."""
+
+    def __init__(self):
+        super().__init__()
+        self._full = ""
+        self.setSizePolicy(QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt's name
+        self._full = text
+        self._elide()
+
+    def text(self) -> str:
+        return self._full
+
+    def resizeEvent(self, ev):
+        super().resizeEvent(ev)
+        self._elide()
+
+    def _elide(self) -> None:
+        shown = self.fontMetrics().elidedText(self._full, QtCore.Qt.TextElideMode.ElideRight, max(0, self.width()))
+        super().setText(shown)
+
+
 class StepsBar(QtWidgets.QFrame):
     step_clicked = QtCore.Signal(str)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("steps_bar")
-        lay = QtWidgets.QHBoxLayout(self)
-        lay.setContentsMargins(4, 2, 4, 2)
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(4, 2, 4, 2)
+        outer.setSpacing(0)
+        lay = QtWidgets.QHBoxLayout()
+        outer.addLayout(lay)
         self.buttons: dict[str, QtWidgets.QToolButton] = {}
         for name in STEPS:
             b = QtWidgets.QToolButton()
@@ -68,10 +102,9 @@ class StepsBar(QtWidgets.QFrame):
             b.clicked.connect(lambda _=False, n=name: self.step_clicked.emit(n))
             lay.addWidget(b)
             self.buttons[name] = b
-        self.hint = QtWidgets.QLabel("")
-        self.hint.setWordWrap(True)
-        self.hint.setMinimumWidth(200)
-        lay.addWidget(self.hint, 1)
+        lay.addStretch(1)
+        self.hint = _ElidedLabel()  # a row of its own: the buttons leave a narrow scan view no room beside them
+        outer.addWidget(self.hint)
         self.state = ScanSteps()
         self.set_state(None)
 
@@ -93,8 +126,9 @@ class StepsBar(QtWidgets.QFrame):
             b.setToolTip({"calibrate": "propose a calibration, or pick depths and tracks by hand",
                           "label": "pre-fill the mask and correct it", "digitise": "trace the calibrated curves",
                           "export": "write the digitised curves to LAS"}[name])
-        self.hint.setText(self.state.hint() if state is not None else "Open a scan (File › Open scan) or a "
-                          "project folder to begin.")
+        self.hint.setText(self.state.short_hint() if state is not None else "Open a scan or a project")
+        self.hint.setToolTip(self.state.hint() if state is not None else "Open a scan (File › Open scan) or a "
+                             "project folder (File › Open project) to begin.")
 
     def next_step(self) -> str | None:
         return self.state.next()

@@ -10,12 +10,16 @@ UI thread only swaps references.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from core.calibration import Calibration
+from core.digitize import result_from_las
+from core.errors import InputError
+from core.project import digitized_path_for
 from core.scan import Scan, calib_path_for, display_pyramid, load_mask, load_scan, mask_path_for
 
 
@@ -26,6 +30,9 @@ class ScanBundle:
     mask: np.ndarray
     calib: Calibration | None
     pyramid: list[np.ndarray]  # display levels: the scan, then halved until the long side is small
+    proposed_tracks: list[tuple[float, float]] = field(default_factory=list)  # from a calibration proposal
+    digitised: object | None = None  # the scan's digitised LAS read back (a DigitizeResult), if it has one
+    notes: list[str] = field(default_factory=list)
 
 
 def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
@@ -39,9 +46,22 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     mask = load_mask(mpath, scan.image.shape) if mpath.exists() else np.zeros(scan.image.shape, np.uint8)
     cpath = calib_path_for(path)
     calib = Calibration.load(cpath) if cpath.exists() else None
+    proposed = []
+    if calib is not None:  # a proposal's track bounds ride in the calibration file as an optional field
+        raw = json.loads(cpath.read_text(encoding="utf-8"))
+        proposed = [tuple(float(v) for v in t) for t in raw.get("proposed_tracks", []) if len(t) == 2]
     if progress:
         progress(2, 3)
     pyramid = display_pyramid(scan.image)
+    bundle = ScanBundle(path, scan, mask, calib, pyramid, proposed)
+    dpath = digitized_path_for(path)
+    if calib is not None and dpath.exists():
+        try:
+            bundle.digitised = result_from_las(dpath, calib, scan.image.shape)
+        except InputError as exc:
+            bundle.notes.append(f"{dpath.name}: not shown ({exc.reason})")
+        if bundle.digitised is None and not bundle.notes:
+            bundle.notes.append(f"{dpath.name} was written for another calibration: digitise again")
     if progress:
         progress(3, 3)
-    return ScanBundle(path, scan, mask, calib, pyramid)
+    return bundle

@@ -222,6 +222,20 @@ class ScanView(pg.GraphicsLayoutWidget):
             self._add(region)
             self.track_regions.append(region)
 
+    def set_proposed_tracks(self, tracks: list[tuple[float, float]], depth_axis: str) -> None:
+        """Outline the tracks a calibration proposal found (dashed, fixed): where Add curve places a curve."""
+        for it in getattr(self, "proposal_items", []):
+            self.plot.removeItem(it)
+        self.proposal_items = []
+        angle = 90 if depth_axis == "y" else 0  # a track bound runs along depth
+        for lo, hi in tracks:
+            for pos in (lo, hi):
+                line = pg.InfiniteLine(pos=pos, angle=angle, movable=False,
+                                       pen=pg.mkPen((120, 60, 200), width=1, style=QtCore.Qt.PenStyle.DashLine))
+                line.setZValue(3)
+                self._add(line)
+                self.proposal_items.append(line)
+
     def _clip_pick_lines(self, *_args) -> None:
         """Draw each pick line across the image only (not the whole view), so it and its label stay on the log."""
         if not self.levels or not self.pick_lines:

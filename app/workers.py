@@ -21,16 +21,46 @@ class Cancelled(Exception):
     pass
 
 
+_LIVE: set["Task"] = set()  # tasks started and not yet finished: they outlive any window that started them
+
+
+def owned_tasks(owner) -> list["Task"]:
+    """The tasks started for ``owner`` that are still running."""
+    return [t for t in list(_LIVE) if t.owner is owner and t.isRunning()]
+
+
 class Task(QtCore.QThread):
+    """Runs ``fn(*args, progress=..., **kwargs)`` in a thread of its own.
+
+    ``parent`` is the owner the task works for, not its Qt parent: a QThread that is a Qt child of a window is
+    destroyed with the window, and destroying a running QThread crashes the process (a window closed while a
+    5-second digitise was still running did, in the test suite). So the task holds itself alive until it has
+    finished, and an owner that closes early calls :meth:`abandon` to hear nothing more from it."""
+
     progressed = QtCore.Signal(int, int)
     succeeded = QtCore.Signal(object)
     failed = QtCore.Signal(str)
     cancelled = QtCore.Signal()
 
     def __init__(self, fn, *args, parent=None, **kwargs):
-        super().__init__(parent)
+        super().__init__(None)
+        self.owner = parent
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self._cancel = threading.Event()
+        self.finished.connect(self._release)
+
+    def start(self, *args) -> None:
+        _LIVE.add(self)
+        super().start(*args)
+
+    def _release(self) -> None:
+        self.wait()  # ``finished`` is emitted from the thread just before it ends
+        _LIVE.discard(self)
+
+    def abandon(self) -> None:
+        """Ask the task to stop and deliver nothing more (its owner is going away)."""
+        self._cancel.set()
+        self.blockSignals(True)
 
     def cancel(self) -> None:
         self._cancel.set()

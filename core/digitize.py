@@ -162,6 +162,42 @@ def _mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration,
     return evidence, (canon > 0).astype(np.uint8) if len(present) <= 1 else canon
 
 
+def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]) -> DigitizeResult | None:
+    """A digitised LAS read back as a result (its values, and traces placed on the scan through the
+    calibration), so a scan opened again shows the curves it was digitised into; None when the LAS does not
+    hold every curve of the calibration (it was written for another one: digitise again)."""
+    from .las_io import read_las
+
+    las = read_las(path)
+    by_name = {c.mnemonic.upper(): c.values for c in las.curves}
+    if any(c.mnemonic.upper() not in by_name for c in calib.curves) or not calib.curves:
+        return None
+    cols = calib.depth_length(shape)
+    col_depth = calib.depth_at(np.arange(cols, dtype=np.float64))
+    values, traces = {}, []
+    order = np.argsort(las.depth)
+    for spec in calib.curves:
+        v = by_name[spec.mnemonic.upper()]
+        values[spec.mnemonic] = v
+        known = np.isfinite(v[order])
+        at_col = np.full(cols, np.nan)
+        if known.sum() >= 2:
+            d, vv = las.depth[order][known], v[order][known]
+            at_col = np.interp(col_depth, d, vv, left=np.nan, right=np.nan)
+            # a NULL stretch stays a gap on the scan: columns far from any written sample are left empty
+            near = np.interp(col_depth, las.depth[order], known.astype(np.float64), left=0.0, right=0.0) > 0.5
+            at_col = np.where(near, at_col, np.nan)
+        pos, wraps = spec.position_of(at_col)
+        observed = np.isfinite(pos)
+        wraps = np.nan_to_num(np.asarray(wraps, np.float64)).astype(np.int64)
+        traces.append(Trace(spec.mnemonic, pos, wraps, observed.astype(np.float32), observed))
+    method = "digitised LAS"
+    for line in las.other.splitlines():
+        if line.lower().startswith("method"):
+            method = line.split(":", 1)[-1].strip() or method
+    return DigitizeResult(las.depth, values, traces, np.zeros(shape, np.uint8), method)
+
+
 def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, source_scan: str,
                  model_name: str | None, well: dict[str, str] | None = None) -> None:
     curves = [LasCurve(c.mnemonic, c.unit, c.description, result.values[c.mnemonic]) for c in calib.curves]

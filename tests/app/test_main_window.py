@@ -174,7 +174,8 @@ def test_a_squeezed_saved_layout_gives_the_scan_view_room_back(qtbot):
         first.resizeDocks([left, first.calib_dock], [650, 650], QtCore.Qt.Orientation.Horizontal)
         first.resizeDocks([first.training], [800], QtCore.Qt.Orientation.Vertical)
         qtbot.wait(50)
-        assert first.view.width() < 0.2 * first.width() and first.view.height() < 0.2 * first.height()
+        squeezed = first.MIN_VIEW_SHARE
+        assert first.view.width() < squeezed * first.width() and first.view.height() < squeezed * first.height()
         first.close()  # saves geometry and dock state
         again = MainWindow()
         qtbot.addWidget(again)

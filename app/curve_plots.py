@@ -1,0 +1,109 @@
+"""The digitised curves, one plot per curve side by side, read as the paper is.
+
+One depth axis for all (the first plot carries the values; the others share
+its range and its grid), each curve's x axis its track's scale as printed
+(a reversed scale drawn right to left, a log track on a log axis, the LAS
+unit as written), three ticks chosen from the scale's own ends and middle so
+narrow tracks never run their labels together, and a horizontal scroll bar
+when the curves need more width than the dock has.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtWidgets
+
+from .plot_axes import plain_axes
+
+CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+TICK_FONT = pg.QtGui.QFont()
+TICK_FONT.setPointSize(7)
+MIN_PLOT_PX = 110  # narrower, and the end labels of a track's scale no longer fit under it
+
+
+def curve_colour(spec, i: int) -> str:
+    """The colour a curve is drawn in: its ink colour on a colour scan, its display colour, or the palette's."""
+    return getattr(spec, "colour", None) or spec.color or CURVE_COLORS[i % len(CURVE_COLORS)]
+
+
+def track_range(spec, values: np.ndarray) -> tuple[float, float]:
+    """The x range of a curve's plot: its track's scale as on the paper, widened to any value past it (a wrap,
+    a backup scale); on a log track in decades, as pyqtgraph's log axes take it."""
+    lo, hi = min(spec.scale), max(spec.scale)
+    finite = values[np.isfinite(values) & (values > 0)] if spec.log else values[np.isfinite(values)]
+    if finite.size:
+        lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
+    if spec.log:
+        return float(np.log10(lo)), float(np.log10(hi))
+    return lo, hi
+
+
+def _label(v: float) -> str:
+    return f"{v:g}" if abs(v) < 1e6 else f"{v:.3g}"
+
+
+def scale_ticks(spec) -> list[tuple[float, str]]:
+    """Three ticks: the scale's two ends and its middle (the middle decade on a log track), in axis units."""
+    a, b = spec.scale
+    if spec.log:
+        la, lb = np.log10(a), np.log10(b)
+        mid = float(np.round((la + lb) / 2))
+        ticks = [(la, _label(a)), (mid, _label(10.0 ** mid)), (lb, _label(b))]
+    else:
+        ticks = [(a, _label(a)), ((a + b) / 2, _label((a + b) / 2)), (b, _label(b))]
+    return sorted(set(ticks))
+
+
+class CurvePlots(QtWidgets.QScrollArea):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(pg.QtCore.Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.setVerticalScrollBarPolicy(pg.QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.layout_widget = pg.GraphicsLayoutWidget()
+        self.layout_widget.setBackground("w")
+        self.setWidget(self.layout_widget)
+        self.plots: list[pg.PlotItem] = []
+
+    def getItem(self, row: int, col: int):  # noqa: N802 - the GraphicsLayout's name, kept for callers
+        return self.layout_widget.getItem(row, col)
+
+    def clear(self) -> None:
+        self.layout_widget.clear()
+        self.plots = []
+        self.layout_widget.setMinimumWidth(0)
+
+    def show_result(self, result, calib) -> None:
+        """Plot every curve of a digitising result against depth (``result`` None: nothing)."""
+        self.clear()
+        if result is None or calib is None:
+            return
+        first = None
+        for i, spec in enumerate(calib.curves):
+            p = self.layout_widget.addPlot(row=0, col=i, title=spec.mnemonic)
+            p.invertY(True)
+            plain_axes(p)  # OHMM stays OHMM, not kOHMM
+            # as on the paper: a log-scaled track (resistivity) on a log axis, a reversed scale (NPHI 0.45 → -0.15,
+            # DT 140 → 40) increasing to the left
+            p.setLogMode(x=spec.log, y=False)
+            p.invertX(spec.scale[0] > spec.scale[1])
+            p.setLabel("bottom", spec.mnemonic, units=spec.unit or None)
+            bottom = p.getAxis("bottom")
+            bottom.setTicks([scale_ticks(spec), []])
+            # three short labels may fill a narrow track's axis: pyqtgraph drops labels past 80 % of its length
+            bottom.setStyle(tickFont=TICK_FONT, hideOverlappingLabels=False, textFillLimits=[(0, 1.0)])
+            if first is None:
+                first = p
+                p.setLabel("left", "depth", units=calib.depth_unit)
+            else:  # one depth axis: the others share its range and grid, without repeating its values
+                p.setYLink(first)
+                p.getAxis("left").setStyle(showValues=False)
+                p.getAxis("left").setWidth(6)
+            values = result.values[spec.mnemonic]
+            p.plot(values, result.depth, connect="finite", pen=pg.mkPen(curve_colour(spec, i), width=1.5))
+            # room beyond the scale's ends, so their tick labels are drawn, not dropped at the axis's edges
+            p.setXRange(*track_range(spec, values), padding=0.25)
+            p.showGrid(x=True, y=True, alpha=0.3)
+            self.plots.append(p)
+        self.layout_widget.setMinimumWidth(MIN_PLOT_PX * len(calib.curves) + 50)

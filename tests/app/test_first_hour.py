@@ -1,0 +1,157 @@
+"""The first hour with a scan, as a new user meets it: a window that fits, a log you can read, a next step,
+a calibration proposed, curves you can read off the dock."""
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PySide6 import QtWidgets
+
+from core.calibration_proposal import ocr_available
+
+from .opening import open_scan, wait_opened
+from .test_main_window import _shot, win  # noqa: F401 - the same window fixture and screenshot helper
+
+SIZES = [(1280, 720), (1920, 1080)]
+
+
+def _elided(widget: QtWidgets.QWidget) -> list[str]:
+    """Texts of labels and buttons inside ``widget`` that do not fit their widget's width."""
+    out = []
+    for w in widget.findChildren(QtWidgets.QLabel) + widget.findChildren(QtWidgets.QAbstractButton):
+        text = w.text().replace("&", "")
+        if not w.isVisible() or not text or "<" in text or (isinstance(w, QtWidgets.QLabel) and w.wordWrap()):
+            continue
+        if w.fontMetrics().horizontalAdvance(text) > w.contentsRect().width() + 1:
+            out.append(text)
+    return out
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_dir):
+    win.resize(*size)
+    assert win.open_demo()
+    wait_opened(win, qtbot)
+    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)  # the first scan digitises itself
+    qtbot.wait(100)
+    # the next step is highlighted, and it is the one after digitising
+    assert win.steps.isVisible() and win.steps.next_step() == "export"
+    assert "export" in win.steps.hint.text().lower() and "LAS" in win.steps.hint.toolTip()
+    shown = win.steps.hint.fontMetrics().horizontalAdvance(win.steps.hint.text())
+    assert shown <= win.steps.hint.width()  # the next step's line is read in full, not cut
+    # every primary action of the workflow is on the toolbar, not in its overflow
+    tb = win.findChild(QtWidgets.QToolBar, "main_toolbar")
+    for key in ("open_scan", "open_project", "tool_pick", "prefill", "digitize", "adapt", "train", "export"):
+        button = tb.widgetForAction(win.actions_[key])
+        assert button is not None and button.isVisible() and tb.rect().contains(button.geometry()), key
+    # no label or button clipped in the calibration dock or the steps bar; project states in full
+    win.calib_dock.raise_()
+    qtbot.wait(50)
+    assert _elided(win.calib_panel) == [] and _elided(win.steps) == []
+    calib_scroll = win.calib_dock.widget()
+    assert not calib_scroll.horizontalScrollBar().isVisible()  # the panel fits the dock's width
+    lst = win.project_list
+    for i in range(lst.topLevelItemCount()):
+        item = lst.topLevelItem(i)
+        widest = max(lst.fontMetrics().horizontalAdvance(line) for line in item.text(0).splitlines())
+        assert widest <= lst.viewport().width(), item.text(0)
+    # every digitised curve is reachable: all in view, or the dock scrolls to the rest
+    win.curves_dock.raise_()
+    qtbot.wait(50)
+    plots = win.curve_plots.plots
+    assert len(plots) == len(win.calib.curves)
+    inner, area = win.curve_plots.layout_widget, win.curve_plots.viewport()
+    assert inner.width() <= area.width() or win.curve_plots.horizontalScrollBar().maximum() > 0
+    for p in plots:  # each track's scale is readable: its two ends and its middle are labelled
+        assert len(p.getAxis("bottom")._tickLevels[0]) == 3
+    _shot(win, shots_dir, f"first_start_{size[0]}x{size[1]}.png")
+
+
+def test_a_tall_log_opens_fitted_to_its_tracks_with_an_overview_to_move_along(win, qtbot, tmp_path, shots_dir):
+    from core.synth import generate_log, write_log
+
+    log = generate_log(5, 6000, 384, "y", style="classic", name="tall")
+    write_log(tmp_path, log)
+    assert open_scan(win, qtbot, tmp_path / "tall.png")
+    qtbot.wait(50)
+    r = win.view.visible_scan_rect()
+    tracks = [s.track for s in log.calibration.curves]
+    lo, hi = min(min(t) for t in tracks), max(max(t) for t in tracks)
+    assert r.left() <= lo + 2 and r.right() >= hi - 2  # the tracks across the view
+    assert r.width() < 1.3 * (hi - lo) and r.height() < 0.5 * 6000  # not a thin strip of the whole log
+    start, stop = win.view.depth_window("y")
+    assert start < 0.02 and stop < 0.5  # from the top of the log
+    # the overview frames that window; a click on it moves the view there
+    frame = win.overview.frame.rect()
+    assert frame.top() / win.overview.length < 0.02 and frame.height() / win.overview.length < 0.5
+    win.overview.moved.emit(0.75)
+    qtbot.wait(50)
+    a, b = win.view.depth_window("y")
+    assert abs((a + b) / 2 - 0.75) < 0.02 and abs((b - a) - (stop - start)) < 0.01  # moved, zoom kept
+    # a zoomed-out view draws an averaged display level, not scattered full-resolution pixels
+    win.view.vb.autoRange()
+    qtbot.wait(50)
+    assert win.view.level > 0
+    _shot(win, shots_dir, "tall_log_overview.png")
+
+
+def test_a_digitised_scan_opened_again_shows_its_curves(win, qtbot, tmp_path):
+    from core.synth import generate_log, write_log
+
+    write_log(tmp_path, generate_log(8, 1200, 320, "y", style="clean", name="w"))
+    assert open_scan(win, qtbot, tmp_path / "w.png")
+    win.digitize()
+    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
+    first = {k: v.copy() for k, v in win.result.values.items()}
+    # open another scan, then this one again: the digitised LAS is read back with its traces
+    write_log(tmp_path, generate_log(9, 1200, 320, "y", style="clean", name="v"))
+    assert open_scan(win, qtbot, tmp_path / "v.png") and win.result is None
+    assert open_scan(win, qtbot, tmp_path / "w.png") and win.result is not None
+    for k, v in first.items():  # as written to the LAS (four decimals), NULLs where they were
+        back = win.result.values[k]
+        assert back.shape == v.shape and np.array_equal(np.isnan(back), np.isnan(v))
+        assert np.nanmax(np.abs(back - v)) < 1e-3 * max(1.0, np.nanmax(np.abs(v)))
+    assert any(np.isfinite(t.position).mean() > 0.8 for t in win.result.traces)
+    assert win.steps.next_step() == "export"
+
+
+@pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")
+def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, tmp_path, shots_dir):
+    from tests.core.test_calibration_proposal import PX_PER_FT, TOP, _page
+
+    img, truth = _page()
+    cv2.imwrite(str(tmp_path / "paper.png"), img)
+    assert open_scan(win, qtbot, tmp_path / "paper.png") and win.calib is None
+    assert win.steps.next_step() == "calibrate"
+    win.steps.buttons["calibrate"].click()  # the highlighted step: proposes a calibration
+    qtbot.waitUntil(lambda: getattr(win, "last_proposal", None) is not None, timeout=60000)
+    picks = win.calib_panel.as_dict()["depth_picks"]
+    assert len(picks) >= 4
+    for px, depth in picks:
+        assert abs(TOP + px / PX_PER_FT - depth) < 0.3
+    assert len(win.view.proposal_items) == 2 * len(truth)
+    win.calib_panel.add_curve.click()  # a new curve takes the first proposed track
+    track = win.calib_panel.as_dict()["curves"][0]["track"]
+    assert abs(min(track) - truth[0][0]) <= 2 and abs(max(track) - truth[0][1]) <= 2
+    assert win.calib is not None and len(win.calib.depth_picks) == len(picks)  # saved as the scan's calibration
+    assert Path(tmp_path / "paper.calib.json").exists()
+    # a second proposal asks before it replaces the picks; "no" keeps them
+    win.confirm = lambda question: False
+    win.last_proposal = None
+    win.calib_panel.propose.click()
+    qtbot.waitUntil(lambda: win.last_proposal is not None, timeout=60000)
+    assert win.calib_panel.as_dict()["depth_picks"] == picks
+    _shot(win, shots_dir, "calibration_proposed.png")
+
+
+def test_real_scans_open_readable(win, qtbot, shared_data, shots_dir):
+    """The KGS 1-bit log and the three colour logs: each opens with its tracks across the view, not as a strip."""
+    for name in ("kgs_273101_bhc_sonic.tif", "iqa_33-023-01146-0006.tif", "iqa_33-023-01135-0001.tif",
+                 "iqa_33-023-01145-0002.tif"):
+        assert open_scan(win, qtbot, shared_data / "scans" / name, timeout=60000), name
+        qtbot.wait(100)
+        h, w = win.image.shape[:2]
+        r = win.view.visible_scan_rect()
+        assert r.width() <= 1.1 * w and r.height() < 0.6 * h, name  # fitted across, a readable stretch along
+        _shot(win, shots_dir, f"first_view_{Path(name).stem}.png")
