@@ -26,13 +26,40 @@ class ShapeSource:
     log: bool  # the curve is a resistivity-like quantity (log-normal)
 
 
+BUNDLED = Path(__file__).resolve().parents[2] / "resources" / "shapes" / "curve_shapes.npz"
+
+
 def default_las_dir() -> Path | None:
-    """``WELLTRACE_LAS_DIR``, else ``../shared/data/las`` beside a source checkout."""
+    """``WELLTRACE_LAS_DIR`` when set (a folder of LAS files to draw shapes from), else None: the bundled library."""
     env = os.environ.get(LAS_DIR_ENV)
     if env:
         return Path(env) if Path(env).is_dir() else None
-    candidate = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "las"
-    return candidate if candidate.is_dir() else None
+    return None
+
+
+def shape_library_name() -> str:
+    """What the generator draws real shapes from, for manifests."""
+    d = default_las_dir()
+    return str(d) if d else f"bundled: {BUNDLED.name} (lasio's MIT-licensed example logs)"
+
+
+def default_library() -> tuple["ShapeSource", ...]:
+    """The shapes the generator draws by default: ``WELLTRACE_LAS_DIR``'s LAS files, else the bundled library
+    (``resources/shapes``), so every checkout draws the same logs for a seed."""
+    d = default_las_dir()
+    return load_library(str(d)) if d else bundled_library()
+
+
+@functools.lru_cache(maxsize=1)
+def bundled_library() -> tuple["ShapeSource", ...]:
+    """The real curve shapes that ship with WellTrace (``tools/build_shape_library.py``); () if absent."""
+    try:
+        with np.load(BUNDLED, allow_pickle=False) as z:
+            names, logs = [str(n) for n in z["names"]], z["logs"].tolist()
+            return tuple(ShapeSource(n, z[f"v{i}"].astype(np.float64), bool(lg))
+                         for i, (n, lg) in enumerate(zip(names, logs)))
+    except (OSError, KeyError, ValueError):
+        return ()
 
 
 # Curves that are not measurements of the rock: positions, survey, depth and time indexes.

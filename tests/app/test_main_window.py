@@ -267,15 +267,18 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
     win.undo()
     assert win.editor.mask.max() == 0
     # fill: click on a curve's ink fills that stroke with the chosen class
+    # (clicked on the stroke's darkest pixel: a mask pixel at a stroke's anti-aliased edge is paper-light)
     rows, cols = np.nonzero(log.mask == log.calibration.curves[0].klass)
+    at = int(np.argmin(log.image[rows, cols]))
     win.class_box.setCurrentIndex(2)
     win.set_tool("fill")
-    win.view.clicked.emit(float(rows[len(rows) // 2]), float(cols[len(cols) // 2]))
+    win.view.clicked.emit(float(rows[at]), float(cols[at]))
     assert (win.editor.mask == 3).sum() > 20
     # rotation keeps painting in scan pixels
     win.actions_["rotate"].trigger()
     assert win.view.rotated
     before = win.editor.mask.copy()
+    win.class_box.setCurrentIndex(0)  # not the fill's class, so the stroke changes pixels wherever it lands
     win.paint_stroke([(600, 100), (610, 110)])
     assert (win.editor.mask != before)[590:620, 90:120].any()
     qtbot.wait(10)
