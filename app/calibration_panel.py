@@ -34,6 +34,7 @@ class CalibrationPanel(QtWidgets.QWidget):
     changed = QtCore.Signal(object)  # a valid Calibration
     add_pick_requested = QtCore.Signal()
     propose_requested = QtCore.Signal()
+    ink_pick_requested = QtCore.Signal()  # the next click on the scan picks the selected curve's ink colour
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -118,6 +119,18 @@ class CalibrationPanel(QtWidgets.QWidget):
         flags.addWidget(self.f_wrap)
         ef.addRow(flags)
         ef.addRow("Backup side", self.f_backup)
+        ink = QtWidgets.QHBoxLayout()
+        self.f_swatch = QtWidgets.QLabel()
+        self.f_swatch.setFixedSize(22, 16)
+        self.f_swatch.setToolTip("the curve's ink colour on the scan: evidence of which line is this curve")
+        self.f_pick_ink = QtWidgets.QPushButton("Pick from scan")
+        self.f_pick_ink.setToolTip("then click the curve's ink on the scan (colour scans)")
+        self.f_clear_ink = QtWidgets.QPushButton("Clear")
+        self.f_clear_ink.setToolTip("trace this curve by its line style alone")
+        ink.addWidget(self.f_swatch)
+        ink.addWidget(self.f_pick_ink, 1)
+        ink.addWidget(self.f_clear_ink)
+        ef.addRow("Ink colour", ink)
         lay.addWidget(self.editor)
 
         self.status = QtWidgets.QLabel("")
@@ -127,6 +140,8 @@ class CalibrationPanel(QtWidgets.QWidget):
         lay.addStretch(1)
 
         self.propose.clicked.connect(self.propose_requested)
+        self.f_pick_ink.clicked.connect(self.ink_pick_requested)
+        self.f_clear_ink.clicked.connect(lambda: self.set_curve_colour(None))
         self.add_pick.clicked.connect(self.add_pick_requested)
         self.remove_pick.clicked.connect(self._remove_pick)
         self.add_curve.clicked.connect(lambda: self.append_curve())
@@ -270,7 +285,32 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.f_log.setChecked(bool(c.get("log")))
         self.f_wrap.setChecked(bool(c.get("wrap")))
         self.f_backup.setCurrentText(c.get("backup") or "")
+        self._show_swatch(c.get("colour"))
         self._loading = loading
+
+    def _show_swatch(self, colour: str | None) -> None:
+        if colour:
+            self.f_swatch.setStyleSheet(f"background: {colour}; border: 1px solid #555")
+            self.f_swatch.setText("")
+        else:
+            self.f_swatch.setStyleSheet("border: 1px dashed #999")
+        self.f_clear_ink.setEnabled(bool(colour))
+
+    def set_curve_colour(self, colour: str | None) -> None:
+        """Set (or clear, with None) the selected curve's ink colour ("#rrggbb")."""
+        i = self.curve_list.currentRow()
+        if not 0 <= i < len(self._curves):
+            return
+        if colour:
+            self._curves[i]["colour"] = colour
+        else:
+            self._curves[i].pop("colour", None)
+        self._show_swatch(colour)
+        self._emit()
+
+    def selected_curve(self) -> str | None:
+        i = self.curve_list.currentRow()
+        return self._curves[i]["mnemonic"] if 0 <= i < len(self._curves) else None
 
     def _form_edited(self, *_):
         i = self.curve_list.currentRow()

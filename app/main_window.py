@@ -75,10 +75,10 @@ def _read_model(path, progress=None):
     return load_model(path)
 
 
-def _run_digitize(image, calib, model, mask=None, progress=None):
+def _run_digitize(image, calib, model, mask=None, rgb=None, progress=None):
     from core.digitize import digitize
 
-    return digitize(image, calib, model, progress=progress, mask=mask)
+    return digitize(image, calib, model, progress=progress, mask=mask, rgb=rgb)
 
 
 def _digitise_all(scans, model, model_name, progress=None):
@@ -90,8 +90,8 @@ def _digitise_all(scans, model, model_name, progress=None):
     for i, scan in enumerate(scans):
         try:
             calib = Calibration.load(calib_path_for(scan))
-            image = load_scan(scan).image
-            res = digitize(image, calib, model, source=str(scan))
+            loaded = load_scan(scan)
+            res = digitize(loaded.image, calib, model, source=str(scan), rgb=loaded.rgb)
             write_result(digitized_path_for(scan), res, calib, scan.name, model_name)
             written.append(digitized_path_for(scan))
         except (InputError, OSError) as exc:
@@ -170,6 +170,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.project: Project | None = None
         self.scan_path: Path | None = None
         self.image: np.ndarray | None = None
+        self.rgb: np.ndarray | None = None
         self.editor: MaskEditor | None = None
         self.calib: Calibration | None = None
         self.result = None
@@ -242,6 +243,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.calib_panel.changed.connect(self._calibration_changed)
         self.calib_panel.add_pick_requested.connect(lambda: self.set_tool("pick"))
         self.calib_panel.propose_requested.connect(self.propose_calibration)
+        self.calib_panel.ink_pick_requested.connect(self.pick_ink)
         self.view.vb.sigRangeChanged.connect(self._view_moved)
         self.overview.moved.connect(lambda f: self.view.centre_on(f, self._depth_axis()))
         self.steps.step_clicked.connect(self.do_step)
@@ -545,9 +547,10 @@ class MainWindow(QtWidgets.QMainWindow):
         scan = bundle.scan
         self.flush()
         self.scan_path, self.image, self.calib = Path(path), scan.image, bundle.calib
+        self.rgb = scan.rgb  # colour pixels (None for a grey scan): shown, and evidence of ink colours
         self.result, self.exported = bundle.digitised, False
         self.editor = MaskEditor(bundle.mask)
-        self.view.set_scan(scan.image, bundle.pyramid)
+        self.view.set_scan(scan.display, bundle.pyramid)
         self.view.set_mask(bundle.mask)
         self.show_grid(self.actions_["show_grid"].isChecked())
         axis = bundle.calib.depth_axis if bundle.calib else scan.info.depth_axis
@@ -854,12 +857,37 @@ class MainWindow(QtWidgets.QMainWindow):
                 rect = self.editor.polyline([a, b], max(1, int(self.brush_radius)), self.class_value)
                 self.view.update_mask_region(rect)
                 self.autosave_timer.start()
+        elif tool == "ink":
+            self._ink_picked(row, col)
         elif tool == "pick":
             axis = self.calib_panel.axis.currentText()
             pixel = row if axis == "y" else col
             depth = self.ask_depth(pixel)
             if depth is not None:
                 self.calib_panel.add_pick_at(pixel, depth)
+
+    def pick_ink(self) -> None:
+        """The eyedropper: the next click on the scan sets the selected curve's ink colour."""
+        if self.rgb is None:
+            self.show_error("this scan is greyscale: there are no ink colours to pick; curves are told apart by "
+                            "line style")
+            return
+        if self.calib_panel.selected_curve() is None:
+            self.show_error("select a curve in the calibration first")
+            return
+        self.set_tool("ink")
+        self.statusBar().showMessage(f"click the ink of {self.calib_panel.selected_curve()} on the scan", 10000)
+
+    def _ink_picked(self, row: float, col: float) -> None:
+        from core.colour import hex_colour, sample_ink
+
+        ink = sample_ink(self.rgb, col, row) if self.rgb is not None else None
+        self.set_tool("pan")
+        if ink is None:
+            self.show_error("no ink under the click: click on the curve's line itself")
+            return
+        self.calib_panel.set_curve_colour(hex_colour(ink))
+        self.statusBar().showMessage(f"{self.calib_panel.selected_curve()}: ink {hex_colour(ink)}", 10000)
 
     def keyPressEvent(self, ev):
         if ev.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
@@ -955,7 +983,7 @@ class MainWindow(QtWidgets.QMainWindow):
         use_mask = self.actions_["from_mask"].isChecked() if from_mask is None else from_mask
         if use_mask and self.editor is not None and self.editor.mask.any():
             mask = self.editor.mask.copy()  # the user's labels are the truth they have: follow them
-        self.task = Task(_run_digitize, self.image, self.calib, self.model, mask, parent=self)
+        self.task = Task(_run_digitize, self.image, self.calib, self.model, mask, self.rgb, parent=self)
         self.task.progressed.connect(self._progress)
         self.task.succeeded.connect(self._digitized)
         self.task.failed.connect(self._task_failed)

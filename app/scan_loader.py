@@ -29,7 +29,7 @@ class ScanBundle:
     scan: Scan
     mask: np.ndarray
     calib: Calibration | None
-    pyramid: list[np.ndarray]  # display levels: the scan, then halved until the long side is small
+    pyramid: list[np.ndarray]  # display levels (grey or RGB): the scan, then halved until the long side is small
     proposed_tracks: list[tuple[float, float]] = field(default_factory=list)  # from a calibration proposal
     digitised: object | None = None  # the scan's digitised LAS read back (a DigitizeResult), if it has one
     notes: list[str] = field(default_factory=list)
@@ -52,7 +52,7 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
         proposed = [tuple(float(v) for v in t) for t in raw.get("proposed_tracks", []) if len(t) == 2]
     if progress:
         progress(2, 3)
-    pyramid = display_pyramid(scan.image)
+    pyramid = display_pyramid(scan.display)  # in colour when the scan has colour
     bundle = ScanBundle(path, scan, mask, calib, pyramid, proposed)
     dpath = digitized_path_for(path)
     if calib is not None and dpath.exists():

@@ -35,7 +35,10 @@ class CurveSpec:
     # where the backup scale lies when ``wrap`` is set: "high" past scale[1] (GR 0–150 → 150–300),
     # "low" before scale[0] (DT 140–40 → 240–140); None when the header does not say
     backup: str | None = None
-    color: str | None = None  # display colour (optional, "#rrggbb")
+    color: str | None = None  # display colour of the plotted curve (optional, "#rrggbb")
+    # the curve's ink on a colour scan (optional, "#rrggbb"): evidence of which line is this curve
+    # (core/colour.py); None traces by line style alone
+    colour: str | None = None
 
     # -- pixel ↔ value -------------------------------------------------
     @property
@@ -105,6 +108,8 @@ class CurveSpec:
         }
         if self.color:
             d["color"] = self.color
+        if self.colour:
+            d["colour"] = self.colour
         return d
 
 
@@ -294,6 +299,15 @@ def _parse(data, path: str | None) -> Calibration:
             raise CalibrationError(path, f"{where}backup: must be \"high\" or \"low\", got {backup!r}")
         if backup is not None and not wrap:
             raise CalibrationError(path, f"{where}backup: a backup scale needs \"wrap\": true")
+        colour = c.get("colour")
+        if colour is not None:
+            from .colour import parse_colour
+
+            try:
+                parse_colour(colour)
+            except ValueError as exc:
+                raise CalibrationError(path, f"{where}colour: {exc}") from None
+            colour = colour.strip().lower()
         unit_c = c.get("unit", "")
         descr = c.get("description", "")
         if not isinstance(unit_c, str) or not isinstance(descr, str):
@@ -310,6 +324,7 @@ def _parse(data, path: str | None) -> Calibration:
                 wrap=wrap,
                 backup=backup,
                 color=c.get("color") if isinstance(c.get("color"), str) else None,
+                colour=colour,
             )
         )
     try:

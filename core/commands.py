@@ -36,7 +36,7 @@ def cmd_train(args) -> int:
         sw, sh = (int(v) for v in args.stream_size.lower().split("x"))
     except ValueError:
         raise UsageError(f"--stream-size {args.stream_size!r}: expected WIDTHxHEIGHT, e.g. 1600x384") from None
-    from .synth.styles import FAMILIES, parse_families
+    from .synth.styles import DEFAULT_FAMILIES, parse_families
 
     try:
         styles = parse_families(args.styles)
@@ -48,7 +48,7 @@ def cmd_train(args) -> int:
     if not styles:
         raise UsageError("--exclude-styles leaves no print-style family to train on")
     cfg = TrainConfig(
-        stream_size=(sw, sh), styles=None if set(styles) == set(FAMILIES) else styles,
+        stream_size=(sw, sh), styles=None if set(styles) == set(DEFAULT_FAMILIES) else styles,
         data=args.data if args.data != "synthetic" else None, synthetic=args.data == "synthetic" or args.synthetic,
         stage=args.stage, preset=args.preset, init_model=args.init, precision=args.precision, device=args.device,
         steps=args.steps if args.steps is not None else (None if args.epochs else 100), epochs=args.epochs,
@@ -147,7 +147,7 @@ def cmd_digitize(args) -> int:
             bar.refresh()
         tile = int(args.tile) if args.tile and args.tile.isdigit() else None
         res = digitize(scan.image, calib, model, precision, device, tile=tile, progress=prog, source=args.scan,
-                       mask=mask)
+                       mask=mask, rgb=scan.rgb)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
     source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask

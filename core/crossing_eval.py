@@ -26,6 +26,8 @@ from .metrics import compare_curve
 from .synth import generate_log
 
 PAIRINGS: tuple[tuple[int, ...], ...] = ((1, 2), (1, 3), (2, 3), (1, 1), (2, 2), (3, 3), (1, 2, 3), (1, 1, 2))
+# colour logs: curves of one line style told apart by their inks (each curve of a track has its own)
+COLOUR_PAIRINGS: tuple[tuple[int, ...], ...] = ((1, 1), (1, 1, 1), (1, 2), (2, 2))
 CROSSING_SEED = 515151  # never a training stream's seed
 APART_PX = 8.0  # same-style curves farther apart than this must be traced on two different curves ...
 ON_CURVE_PX = 3.0  # ... each within this of one
@@ -94,11 +96,16 @@ def _separation(lg, res) -> tuple[int, int]:
 
 
 def evaluate_pairing(pairing: tuple[int, ...], model=None, count: int = 6, style: str = "uniform",
-                     width: int = 1600, height: int = 384, seed: int = CROSSING_SEED) -> PairingScore:
-    """Trace ``count`` logs of one pairing from their true masks (``model`` None) or the model's evidence."""
+                     width: int = 1600, height: int = 384, seed: int = CROSSING_SEED, from_mask: bool | None = None,
+                     colour: bool = True) -> PairingScore:
+    """Trace ``count`` logs of one pairing from their true masks (default when ``model`` is None) or from
+    evidence (the model's, or the classical ink with ``from_mask=False``); ``colour``: give the tracer the
+    colour pixels of a colour log (off: the same logs as a grey scan)."""
     score = PairingScore(tuple(pairing))
+    from_mask = model is None if from_mask is None else from_mask
     for lg in crossing_logs(pairing, count, style, width, height, seed):
-        res = digitize(lg.image, lg.calibration, model, mask=lg.mask if model is None else None, source=lg.name)
+        res = digitize(lg.image, lg.calibration, model, mask=lg.mask if from_mask else None, source=lg.name,
+                       rgb=lg.rgb if colour else None)
         for spec in lg.calibration.curves:
             pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
             m = compare_curve(spec.mnemonic, lg.depth, pred, lg.truth[spec.mnemonic], spec.value_range)
@@ -117,7 +124,9 @@ def add_eval_crossings_command(sub) -> None:
     src = e.add_mutually_exclusive_group()
     src.add_argument("--model", help="trace the model's evidence (default: the bundled model)")
     src.add_argument("--from-mask", action="store_true", help="trace the true masks (the tracer's ceiling)")
-    e.add_argument("--style", default="uniform", help="print-style family of the logs (default uniform)")
+    src.add_argument("--classical", action="store_true", help="trace the classical tracer's ink evidence")
+    e.add_argument("--style", default="uniform", help="print-style family of the logs (default uniform; colour: "
+                   "curves told apart by their inks, scored with their colour and as grey scans)")
     e.add_argument("--count", type=int, default=6, help="logs per pairing (default 6)")
     e.add_argument("--width", type=int, default=1600)
     e.add_argument("--height", type=int, default=384)
@@ -136,28 +145,39 @@ def cmd_eval_crossings(args) -> int:
     if args.width < 64 or args.height < 96:
         raise UsageError(f"--width/--height: a log needs at least 64 × 96 px, got {args.width} × {args.height}")
     model, label = None, "true masks"
-    if not args.from_mask:
+    if not args.from_mask and not args.classical:
         from .demo import BUNDLED_MODEL
         from .model_io import load_model
 
         path = args.model or BUNDLED_MODEL
         model, _ = load_model(path)
         label = f"model {getattr(path, 'name', path)}"
-    rows, every = [], []
-    for pairing in PAIRINGS:
-        t0 = time.perf_counter()
-        s = evaluate_pairing(pairing, model, args.count, args.style, args.width, args.height)
-        rows.append(s.as_dict())
-        every += [c["r"] for c in s.curves if np.isfinite(c["r"])]
-        if not args.json:
-            w = s.worst()
-            sep = f"  separation {s.separation:.3f}" if s.separation is not None else ""
-            print(f"{'+'.join(map(str, pairing)):<6} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} %{sep}"
-                  f"  worst {w['mnemonic']} on {w['log']} r {w['r']:.2f}  ({time.perf_counter() - t0:.0f} s)"
-                  if w else f"{pairing}: no curve scored", flush=True)
-    overall = float(np.median(every)) if every else float("nan")
+    if args.classical:
+        model, label = None, "classical tracer"
+    coloured = args.style == "colour"
+    runs = (True, False) if coloured else (True,)  # a colour log is scored with its colour and as a grey scan
+    rows, every = [], {run: [] for run in runs}
+    for pairing in COLOUR_PAIRINGS if coloured else PAIRINGS:
+        for use_colour in runs:
+            t0 = time.perf_counter()
+            s = evaluate_pairing(pairing, model, args.count, args.style, args.width, args.height,
+                                 from_mask=args.from_mask, colour=use_colour)
+            rows.append({**s.as_dict(), **({"colour": use_colour} if coloured else {})})
+            every[use_colour] += [c["r"] for c in s.curves if np.isfinite(c["r"])]
+            if not args.json:
+                w = s.worst()
+                sep = f"  separation {s.separation:.3f}" if s.separation is not None else ""
+                how = ("  colour" if use_colour else "  grey  ") if coloured else ""
+                print(f"{'+'.join(map(str, pairing)):<6}{how} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} %"
+                      f"{sep}  worst {w['mnemonic']} on {w['log']} r {w['r']:.2f}  ({time.perf_counter() - t0:.0f} s)"
+                      if w else f"{pairing}: no curve scored", flush=True)
+    overall = {run: float(np.median(v)) if v else float("nan") for run, v in every.items()}
     if args.json:
-        print(json.dumps({"method": label, "style": args.style, "pairings": rows, "median_r": overall}, indent=2))
+        out = {"method": label, "style": args.style, "pairings": rows, "median_r": overall[True]}
+        if coloured:
+            out["median_r_grey"] = overall[False]
+        print(json.dumps(out, indent=2))
     else:
-        print(f"\n{label}, {args.style}: median r over all {len(every)} curves {overall:.3f}")
+        print(f"\n{label}, {args.style}: median r over all {len(every[True])} curves {overall[True]:.3f}"
+              + (f" with colour, {overall[False]:.3f} as grey scans" if coloured else ""))
     return 0

@@ -46,12 +46,12 @@ class LabelledLog:
 
 
 def to_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
-    """Tall (depth down the rows) → wide (depth along the columns)."""
-    return np.ascontiguousarray(arr.T) if depth_axis == "y" else arr
+    """Tall (depth down the rows) → wide (depth along the columns); a colour image keeps its channels last."""
+    return np.ascontiguousarray(arr.swapaxes(0, 1)) if depth_axis == "y" else arr
 
 
 def from_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
-    return np.ascontiguousarray(arr.T) if depth_axis == "y" else arr
+    return np.ascontiguousarray(arr.swapaxes(0, 1)) if depth_axis == "y" else arr
 
 
 def load_labelled(scan_path: Path) -> LabelledLog:

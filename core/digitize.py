@@ -46,13 +46,15 @@ def digitize(
     source: str | None = None,
     grid: bool = True,
     mask: np.ndarray | None = None,
+    rgb: np.ndarray | None = None,
 ) -> DigitizeResult:
     """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
 
     ``grid``: damp the evidence on the printed grid found in the image (``core/grid.py``); off only to
     measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
     to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
-    painted, with no grid damping."""
+    painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
+    calibration names an ink ``colour`` (``core/colour.py``); ignored when tracing a mask."""
     calib.check_fits(image.shape, source)
     for i, c in enumerate(calib.curves):
         if c.track_width < MIN_TRACK_PX:
@@ -60,7 +62,10 @@ def digitize(
                              f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
                              "resolution, or check the track ends in the calibration)")
     canon = to_canonical(image, calib.depth_axis)
-    if float((canon < 128).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
+    # ink is what is well darker than the paper (the median): a print in light colours may have no pixel darker
+    # than mid-grey
+    paper = float(np.median(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)]))
+    if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
         raise InputError(source, "the scan is blank: no ink to trace")
     warnings = []
     t0 = time.perf_counter()
@@ -99,11 +104,14 @@ def digitize(
             progress(1, 1)
     t1 = time.perf_counter()
     found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
-    traces = trace_all(evidence, calib, params, found)
+    by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
+    traces = trace_all(evidence, calib, params, found, by_curve)
+    if by_curve:
+        method += " + ink colour"
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
     values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
-    warnings += _same_style_meetings(traces, calib)
+    warnings += _same_style_meetings(traces, calib, set(by_curve))
     for name, v in values.items():
         if not np.isfinite(v).any():
             warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
@@ -111,13 +119,35 @@ def digitize(
                           {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings)
 
 
-def _same_style_meetings(traces: list[Trace], calib: Calibration) -> list[str]:
+def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,
+                     warnings: list[str], source: str | None) -> dict:
+    """Each coloured curve's own evidence (``core/colour.py``), or nothing on a grey scan."""
+    named = [c.mnemonic for c in calib.curves if c.colour]
+    if not named:
+        return {}
+    if rgb is None:
+        warnings.append(f"{', '.join(named)}: the calibration names ink colours but the scan is greyscale; "
+                        "traced by line style")
+        return {}
+    if rgb.shape[:2] != tuple(shape[:2]) or rgb.ndim != 3 or rgb.shape[2] != 3:
+        raise InputError(source, f"the colour pixels are {rgb.shape}, not the scan's {tuple(shape[:2])} × 3")
+    from .colour import curve_colour_evidence
+
+    by_curve, notes = curve_colour_evidence(to_canonical(rgb, calib.depth_axis), calib, evidence, found)
+    warnings += notes
+    return by_curve
+
+
+def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set[int]) -> list[str]:
     """Where curves of one line style in one track meet, which is which afterwards is uncertain
-    (``core/crossings.py``): name the depths, so the user checks them and swaps where needed."""
+    (``core/crossings.py``): name the depths, so the user checks them and swaps where needed. Curves told
+    apart by their ink colour (``by_colour``) are not uncertain."""
     from .crossings import meeting_columns, same_style_groups
 
     out = []
-    for idx in same_style_groups(calib.curves):
+    others = [i for i in range(len(calib.curves)) if i not in by_colour]
+    for sub in same_style_groups([calib.curves[i] for i in others]):
+        idx = [others[j] for j in sub]
         cols = meeting_columns([traces[i] for i in idx])
         if not cols:
             continue

@@ -1,4 +1,9 @@
-"""Loading scanned logs (and masks) as grayscale uint8 arrays with their facts.
+"""Loading scanned logs (and masks) as grayscale uint8 arrays with their facts (and colour, when they have it).
+
+A colour scan keeps its RGB pixels beside the grey ones: the network and the
+grid reading work on grey (luma, as Pillow converts), while a curve's ink
+colour is evidence of which curve a line is (``core/colour.py``). A scan that
+is grey, or grey stored as RGB, carries no RGB copy and costs nothing more.
 
 Every path in is a user's file, so every failure becomes a :class:`ScanError`
 naming the file and the reason. Decompression bombs are refused by our own
@@ -69,6 +74,12 @@ class ScanInfo:
 class Scan:
     image: np.ndarray  # (height, width) uint8, 0 = ink, 255 = paper
     info: ScanInfo
+    rgb: np.ndarray | None = None  # (height, width, 3) uint8 when the scan holds colour, else None
+
+    @property
+    def display(self) -> np.ndarray:
+        """What a viewer shows: the colour pixels when there are any, else the grey ones."""
+        return self.rgb if self.rgb is not None else self.image
 
 
 def _check_path(path: Path) -> None:
@@ -117,8 +128,29 @@ def _scale_to_uint8(arr: np.ndarray) -> np.ndarray:
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
 
 
-def _to_gray(img: Image.Image) -> np.ndarray:
+COLOUR_MODES = ("RGB", "RGBA", "RGBX", "P", "PA", "CMYK", "YCbCr", "LAB", "HSV")
+
+
+def _to_rgb(img: Image.Image) -> np.ndarray | None:
+    """The scan's colour pixels (transparency composited on white), or None when it holds no colour."""
+    from .colour import has_colour
+
     mode = img.mode
+    if mode not in COLOUR_MODES:
+        return None
+    if mode in ("RGBA", "PA") or (mode == "P" and "transparency" in img.info):
+        rgba = img.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        rgb = np.asarray(Image.alpha_composite(white, rgba).convert("RGB"), dtype=np.uint8).copy()
+    else:
+        rgb = np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
+    return rgb if has_colour(rgb) else None
+
+
+def _to_gray(img: Image.Image, rgb: np.ndarray | None = None) -> np.ndarray:
+    mode = img.mode
+    if rgb is not None:  # the same luma Pillow gives, from the (composited) colour pixels
+        return np.asarray(Image.fromarray(rgb, "RGB").convert("L"), dtype=np.uint8).copy()
     if mode == "L":
         return np.asarray(img, dtype=np.uint8).copy()
     if mode == "1":
@@ -138,17 +170,27 @@ def _to_gray(img: Image.Image) -> np.ndarray:
     return np.asarray(img.convert("L"), dtype=np.uint8).copy()
 
 
-def _read_with_tifffile(path: Path) -> np.ndarray:
+def _read_with_tifffile(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
+    """What Pillow cannot decode (16-bit RGB, unusual sample layouts): grey, and colour when present.
+    High bit depths are scaled to 8 bits by their real range (all channels together, so hues hold)."""
     import tifffile
 
+    from .colour import has_colour
+
     arr = tifffile.imread(path, key=0)
-    if arr.ndim == 3:  # samples last: average the colour channels
-        arr = arr[..., :3].mean(axis=-1) if arr.shape[-1] in (3, 4) else arr[..., 0]
     if arr.dtype == np.bool_:
-        return np.where(arr, 255, 0).astype(np.uint8)
-    if arr.dtype == np.uint8:
-        return arr.copy()
-    return _scale_to_uint8(arr)
+        arr = np.where(arr, 255, 0).astype(np.uint8)
+    if arr.ndim == 3 and arr.shape[-1] in (3, 4):  # samples last
+        rgb = arr[..., :3]
+        rgb = rgb.copy() if rgb.dtype == np.uint8 else _scale_to_uint8(rgb)
+        if arr.shape[-1] == 4:  # straight alpha over white
+            a = arr[..., 3].astype(np.float32) / float(np.iinfo(arr.dtype).max if arr.dtype.kind in "ui" else 1.0)
+            rgb = np.clip(rgb * a[..., None] + 255.0 * (1 - a[..., None]), 0, 255).round().astype(np.uint8)
+        grey = np.asarray(Image.fromarray(rgb, "RGB").convert("L"), dtype=np.uint8).copy()
+        return grey, (rgb if has_colour(rgb) else None)
+    if arr.ndim == 3:
+        arr = arr[..., 0]
+    return (arr.copy() if arr.dtype == np.uint8 else _scale_to_uint8(arr)), None
 
 
 def read_info(path: str | os.PathLike, bound: int | None = None) -> ScanInfo:
@@ -209,7 +251,8 @@ def _info_from(p: Path, img: Image.Image, decoded: bool = False) -> ScanInfo:
 
 
 def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
-    """Load any PNG/JPEG/BMP/TIFF as grayscale uint8 (0 ink … 255 paper)."""
+    """Load any PNG/JPEG/BMP/TIFF as grayscale uint8 (0 ink … 255 paper), with its RGB pixels when it is
+    in colour (palette, CMYK and transparency converted; alpha composited on white)."""
     p = Path(path)
     _check_path(p)
     img = _open(p, bound or max_pixels())
@@ -219,18 +262,21 @@ def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
             img.load()
             info = _info_from(p, img, decoded=True)
             oriented = ImageOps.exif_transpose(img) or img
-            gray = _to_gray(oriented)
+            rgb = _to_rgb(oriented)
+            gray = _to_gray(oriented, rgb)
         except (OSError, ValueError, SyntaxError) as exc:
             if p.suffix.lower() in (".tif", ".tiff"):
                 try:
-                    gray = _read_with_tifffile(p)
+                    gray, rgb = _read_with_tifffile(p)
                 except Exception:  # noqa: BLE001 - report Pillow's reason, the clearer one
                     raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
             else:
                 raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
     if gray.shape != (info.height, info.width):
         info.height, info.width = gray.shape
-    return Scan(gray, info)
+    if rgb is not None:
+        info.notes.append("colour: kept for ink colours; the network reads its grey")
+    return Scan(gray, info, rgb)
 
 
 def display_pyramid(image: np.ndarray, smallest: int = 1024) -> list[np.ndarray]:

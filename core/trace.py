@@ -99,19 +99,21 @@ def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tup
 
 
 def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams | None = None,
-                grid: Grid | None = None) -> Trace:
+                grid: Grid | None = None, row_offset: int = 0) -> Trace:
     """Trace one curve through its track of a canonical evidence map (rows across, columns along depth).
 
     With a ``grid``, the evidence on its lines is damped (``params.grid_floor``) so a straight grid line
     never outranks a wiggling curve; where the path does run on a grid line (a curve crossing one, or
     lying on one for a stretch) and the undamped evidence there is strong, those columns count as
     observed when real observations flank them, so the stretch is traced, not left NULL.
+    ``row_offset``: the canonical row ``evidence_full``'s first row is (a map of one track's band).
     """
     params = params or TraceParams()
-    rows_total, cols = evidence_full.shape
-    lo = int(np.clip(np.floor(spec.track_lo), 0, rows_total - 1))
-    hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, rows_total - 1))
-    raw = evidence_full[lo : hi + 1].astype(np.float32)
+    band_rows, cols = evidence_full.shape
+    rows_total = grid.shape[0] if grid is not None else band_rows + row_offset
+    lo = int(np.clip(np.floor(spec.track_lo), row_offset, min(rows_total, row_offset + band_rows) - 1))
+    hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, min(rows_total, row_offset + band_rows) - 1))
+    raw = evidence_full[lo - row_offset : hi - row_offset + 1].astype(np.float32)
     ev = raw * grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else raw
     path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
     # sub-pixel refinement: probability-weighted centroid around the path
@@ -311,8 +313,12 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
 
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
-              grid: Grid | None = None) -> list[Trace]:
+              grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None) -> list[Trace]:
     """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
+
+    ``by_curve`` maps a curve's index to its own evidence (first row, map of its track's band, whether the
+    grid damps it): a curve told apart by its ink colour (``core/colour.py``) follows that alone, outside any
+    joint group.
 
     Curves of one line style sharing one track (a multiclass model gives them one map) are traced
     together, through their crossings (``core/group_trace.py``), and named by the calibration order
@@ -327,8 +333,15 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     from .crossings import order_at_top, same_style_groups
 
     params = params or TraceParams()
+    by_curve = by_curve or {}
     traces: list[Trace | None] = [None] * len(calib.curves)
-    for idx in same_style_groups(calib.curves):
+    for i, (offset, band, damp) in by_curve.items():
+        spec = calib.curves[i]
+        own_params = params if spec.klass == 1 else replace(params, eps=params.broken_eps)
+        traces[i] = trace_curve(band, spec, own_params, grid if damp else None, row_offset=offset)
+    others = [i for i in range(len(calib.curves)) if i not in by_curve]
+    for sub in same_style_groups([calib.curves[i] for i in others]):
+        idx = [others[j] for j in sub]
         klass = calib.curves[idx[0]].klass
         if klass in evidence_by_class:
             group = trace_group_curves(evidence_by_class[klass], [calib.curves[i] for i in idx], params, grid)

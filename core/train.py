@@ -496,9 +496,9 @@ class Trainer:
                 self.save_checkpoint()
         summary: dict = {"steps": self.step, "precision": self.precision.mode, "preset": self.model.cfg.preset}
         if cfg.synthetic:  # which print styles the model saw: held-out figures depend on it (eval-styles)
-            from .synth.styles import FAMILIES
+            from .synth.styles import DEFAULT_FAMILIES
 
-            summary["styles"] = list(cfg.styles or FAMILIES)
+            summary["styles"] = list(cfg.styles or DEFAULT_FAMILIES)
         if cfg.init_model:
             summary["init_model"] = Path(cfg.init_model).name
         if status == "finished":

@@ -15,14 +15,15 @@ from typing import Callable
 
 import numpy as np
 
-from ..atomic import atomic_write_text, json_text
+from ..atomic import atomic_path, atomic_write_text, json_text
 from ..calibration import Calibration, CurveSpec
 from ..las_io import LasCurve, write_las
 from ..scan import save_gray_png
 from . import artefacts as art
+from . import colour_page
 from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks
-from .shapes import default_las_dir, draw_shape, load_library
-from .styles import FAMILIES, STYLE_CHOICES, PrintStyle, parse_families, sample_style
+from .shapes import default_library, draw_shape, load_library, shape_library_name
+from .styles import DEFAULT_FAMILIES, FAMILIES, STYLE_CHOICES, PrintStyle, parse_families, sample_style
 
 GENERATOR_VERSION = 2  # 2: print-style families (styles.py)
 STYLES = STYLE_CHOICES
@@ -60,6 +61,7 @@ class SyntheticLog:
     depth: np.ndarray  # truth depth grid
     truth: dict[str, np.ndarray]  # mnemonic -> values on ``depth``
     meta: dict = field(default_factory=dict)
+    rgb: np.ndarray | None = None  # the colour page (colour family), same frame; ``image`` is its luma
 
 
 def parse_curve_range(text: str | int) -> tuple[int, int]:
@@ -105,7 +107,7 @@ def generate_log(
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}")
     rng = np.random.default_rng(seed)
-    library = load_library(str(default_las_dir()) if las_dir == "default" else (str(las_dir) if las_dir else None))
+    library = default_library() if las_dir == "default" else load_library(str(las_dir) if las_dir else None)
     depth_len, amp = int(width), int(height)
     look: PrintStyle = sample_style(style, rng, families)
     scanned = look.scanned
@@ -189,6 +191,7 @@ def generate_log(
     draw_grid(frame, layout, calib, rng, look)
     ink = np.zeros((depth_len, amp), np.uint8)
     mask = np.zeros((depth_len, amp), np.uint8)
+    layers, positions = [], []  # colour pages: one ink layer per curve, and where each curve runs
     for spec in specs:
         values = np.interp(row_depth, depth, truth[spec.mnemonic])
         if spec.log:  # interpolate log curves in log space, as the pen moved
@@ -196,7 +199,17 @@ def generate_log(
         klass, width_px = spec.klass, widths[spec.mnemonic]
         pattern = dash_pattern(klass, width_px, rng, look.dash_scale)
         lines = curve_polylines(spec, rows, values, pattern, phase=float(rng.uniform(0, 20)))
-        draw_curve(ink, mask, lines, klass, width_px, ink_level)
+        if look.colour:
+            layers.append(np.zeros((depth_len, amp), np.uint8))
+            positions.append(spec.position_of(values)[0])
+            draw_curve(layers[-1], mask, lines, klass, width_px, ink_level)
+        else:
+            draw_curve(ink, mask, lines, klass, width_px, ink_level)
+    if look.colour:
+        rgb8, mask, applied = _colour_page(frame, layers, positions, specs, look, rng, mask, rows, scanned)
+        img8 = colour_page.luma(rgb8)
+        return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
+                       depth_axis, rgb8)
 
     # -- composite onto paper, then the scanner ------------------------------
     img = art.paper((depth_len, amp), rng, textured=scanned)
@@ -246,8 +259,48 @@ def generate_log(
             img8, q = art.jpeg(img8, rng)
             applied["jpeg_quality"] = q
 
+    return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
+                   depth_axis)
+
+
+def _colour_page(frame, layers, positions, specs, look: PrintStyle, rng, mask, rows, scanned):
+    """The colour family's page (``colour_page.py``): inks named in the calibration, then the scanner."""
+    grid_rgb = colour_page.grid_colour(rng)
+    inks = colour_page.ink_palette(len(specs), rng, grid_rgb)
+    for spec, ink in zip(specs, inks):
+        spec.colour = spec.color = colour_page.hex_of(ink)
+    p = look.artefacts
+    applied: dict = {"style": "scanned" if scanned else "clean", "family": look.family, "grid_rgb": list(grid_rgb)}
+    fills = []
+    shadeable = [k for k, s in enumerate(specs) if not s.wrap and not s.log]
+    if shadeable and rng.random() < p.get("fills", 0.5):
+        k = shadeable[int(rng.integers(len(shadeable)))]
+        fill_rgb = colour_page.FILLS[int(rng.integers(len(colour_page.FILLS)))]
+        fills.append((colour_page.fill_layer(frame.shape, specs[k].track, positions[k], rng), fill_rgb))
+        applied["fill"] = specs[k].mnemonic
+    shown = inks
+    if rng.random() < p.get("faded", 0.4):
+        shown = colour_page.faded_inks(inks, rng)
+        applied["faded"] = True
+    paper = art.paper(frame.shape, rng, textured=scanned)
+    img = colour_page.composite(paper, frame, grid_rgb, fills, layers, shown, None, rng)
+    if scanned:
+        img, mask = colour_page.scanner(img, mask, rng, p, applied)
+    rgb8 = np.clip(np.rint(img), 0, 255).astype(np.uint8)
+    if rng.random() < p.get("jpeg", 0.7):
+        rgb8, q = colour_page.colour_jpeg(rgb8, rng)
+        applied["jpeg_quality"] = q
+    return rgb8, mask, applied
+
+
+def _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look, depth_axis,
+            rgb8=None) -> SyntheticLog:
+    specs = calib.curves
+    depth_len, amp = img8.shape
     if depth_axis == "x":
         img8, mask = np.ascontiguousarray(img8.T), np.ascontiguousarray(mask.T)
+        if rgb8 is not None:
+            rgb8 = np.ascontiguousarray(rgb8.swapaxes(0, 1))
     meta = {
         "seed": int(seed),
         "canonical_size": [depth_len, amp],
@@ -261,7 +314,7 @@ def generate_log(
         "px_per_unit": round(float(px_per_unit), 4),
         "print_style": look.as_dict(),
     }
-    return SyntheticLog(name, img8, mask, calib, depth, truth, meta)
+    return SyntheticLog(name, img8, mask, calib, depth, truth, meta, rgb8)
 
 
 def _order_same_style(specs: list[CurveSpec], truth: dict[str, np.ndarray]) -> None:
@@ -282,7 +335,13 @@ def _order_same_style(specs: list[CurveSpec], truth: dict[str, np.ndarray]) -> N
 def write_log(out: Path, log: SyntheticLog) -> dict:
     """Write one log as NAME.png, NAME.mask.png, NAME.calib.json, NAME.truth.las."""
     out.mkdir(parents=True, exist_ok=True)
-    save_gray_png(out / f"{log.name}.png", log.image)
+    if log.rgb is not None:
+        from PIL import Image
+
+        with atomic_path(out / f"{log.name}.png") as tmp:
+            Image.fromarray(log.rgb, "RGB").save(tmp, format="PNG")
+    else:
+        save_gray_png(out / f"{log.name}.png", log.image)
     save_gray_png(out / f"{log.name}.mask.png", log.mask)
     log.calibration.save(out / f"{log.name}.calib.json")
     curves = [
@@ -330,7 +389,6 @@ def write_set(
         entries.append(write_log(out, log))
         if progress:
             progress(i + 1, count)
-    las_dir = default_las_dir()
     manifest = {
         "generator": "welltrace synth",
         "generator_version": GENERATOR_VERSION,
@@ -340,8 +398,8 @@ def write_set(
         "depth_axis": depth_axis,
         "curves_per_track": list(curves),
         "style": style,
-        "families": list(families or FAMILIES) if style == "mixed" else [style],
-        "shape_library": str(las_dir) if las_dir else None,
+        "families": list(families or DEFAULT_FAMILIES) if style == "mixed" else [style],
+        "shape_library": shape_library_name(),
         "logs": entries,
     }
     atomic_write_text(out / "manifest.json", json_text(manifest))

@@ -55,7 +55,7 @@ def salt_and_pepper(img: np.ndarray, rng: np.random.Generator) -> None:
 
 def skew(img: np.ndarray, mask: np.ndarray, rng: np.random.Generator, max_shift_px: float = 0.8):
     """Rotate slightly about the centre; no point moves more than ``max_shift_px``."""
-    h, w = img.shape
+    h, w = img.shape[:2]
     half_diag = 0.5 * float(np.hypot(h, w))
     max_angle = np.degrees(max_shift_px / half_diag)
     angle = rng.uniform(-max_angle, max_angle)
