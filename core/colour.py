@@ -50,10 +50,21 @@ def to_lab(rgb: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(flat, cv2.COLOR_RGB2Lab).reshape(arr.shape[:-1] + (3,))
 
 
+def luma(rgb8: np.ndarray) -> np.ndarray:
+    """The grey of colour pixels: Pillow's ITU-R 601 luma, as every scan has always been converted."""
+    from PIL import Image
+
+    return np.asarray(Image.fromarray(rgb8, "RGB").convert("L"), dtype=np.uint8).copy()
+
+
+def lab_of(rgb) -> np.ndarray:
+    """CIELAB of one colour (r, g, b), its channels taken as 8-bit values."""
+    return to_lab(np.clip(np.array([rgb], np.float32), 0, 255).astype(np.uint8))[0]
+
+
 def delta_e(rgb_a, rgb_b) -> float:
     """CIE76 distance between two colours given as (r, g, b)."""
-    a, b = to_lab(np.array([rgb_a], np.uint8)), to_lab(np.array([rgb_b], np.uint8))
-    return float(np.linalg.norm(a - b))
+    return float(np.linalg.norm(lab_of(rgb_a) - lab_of(rgb_b)))
 
 
 def paper_colour(rgb: np.ndarray, sample: int = 200_000) -> np.ndarray:
@@ -71,8 +82,7 @@ def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE) -
     coverage × exp(−(mismatch / sigma)²), coverage saturating at :data:`FULL_COVERAGE`."""
     paper = paper_colour(rgb) if paper is None else np.asarray(paper, np.float32)
     lab = to_lab(rgb)
-    p = to_lab(np.array([paper], np.float32).clip(0, 255).astype(np.uint8))[0]
-    k = to_lab(np.array([ink], np.uint8))[0]
+    p, k = lab_of(paper), lab_of(ink)
     d = p - k
     dd = float(d @ d)
     if dd < MIN_CONTRAST_DE**2:
@@ -115,7 +125,7 @@ def sample_ink(rgb: np.ndarray, x: float, y: float, radius: int = 4) -> tuple[in
     win = rgb[max(0, yi - radius) : yi + radius + 1, max(0, xi - radius) : xi + radius + 1].reshape(-1, 3)
     paper = paper_colour(rgb[max(0, yi - 40) : yi + 41, max(0, xi - 40) : xi + 41])
     lab = to_lab(win)
-    p = to_lab(np.array([paper], np.float32).clip(0, 255).astype(np.uint8))[0]
+    p = lab_of(paper)
     dist = np.linalg.norm(lab - p, axis=1)
     if dist.max() < MIN_CONTRAST_DE:
         return None
@@ -173,7 +183,7 @@ def curve_colour_evidence(rgb_canon: np.ndarray, calib, style_evidence: dict[int
 
 def is_neutral(ink) -> bool:
     """Black or grey ink: its colour evidence cannot tell it from a grey grid, so grid damping applies."""
-    lab = to_lab(np.array([ink], np.uint8))[0]
+    lab = lab_of(ink)
     return float(np.hypot(lab[1], lab[2])) < NEUTRAL_CHROMA
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .digitize import digitize
-from .metrics import compare_curve
+from .metrics import compare_curve, median_of
 from .synth import generate_log
 
 PAIRINGS: tuple[tuple[int, ...], ...] = ((1, 2), (1, 3), (2, 3), (1, 1), (2, 2), (3, 3), (1, 2, 3), (1, 1, 2))
@@ -42,13 +42,11 @@ class PairingScore:
 
     @property
     def median_r(self) -> float:
-        r = [c["r"] for c in self.curves if np.isfinite(c["r"])]
-        return float(np.median(r)) if r else float("nan")
+        return median_of(self.curves, "r")
 
     @property
     def median_rmse_pct(self) -> float:
-        v = [c["rmse_pct"] for c in self.curves if np.isfinite(c["rmse_pct"])]
-        return float(np.median(v)) if v else float("nan")
+        return median_of(self.curves, "rmse_pct")
 
     @property
     def separation(self) -> float | None:

@@ -67,12 +67,13 @@ def order_at_top(traces: list, specs: list) -> None:
             setattr(t, n, v)
 
 
-def same_style_groups(specs: list) -> list[list[int]]:
+def same_style_groups(specs: list, skip=()) -> list[list[int]]:
     """Indices of the curves that share one line style and one track (two or more, none wrapping), in
-    calibration order: the curves traced jointly and told apart here, and whose order names them."""
+    calibration order: the curves traced jointly and told apart here, and whose order names them.
+    ``skip``: indices of curves told apart another way (by their ink colour), in no group."""
     groups: dict[tuple, list[int]] = {}
     for i, s in enumerate(specs):
-        if not s.wrap:
+        if not s.wrap and i not in skip:
             groups.setdefault((s.klass, s.track_lo, s.track_hi), []).append(i)
     return [idx for idx in groups.values() if len(idx) >= 2]
 

@@ -145,9 +145,7 @@ def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set
     from .crossings import meeting_columns, same_style_groups
 
     out = []
-    others = [i for i in range(len(calib.curves)) if i not in by_colour]
-    for sub in same_style_groups([calib.curves[i] for i in others]):
-        idx = [others[j] for j in sub]
+    for idx in same_style_groups(calib.curves, skip=by_colour):
         cols = meeting_columns([traces[i] for i in idx])
         if not cols:
             continue

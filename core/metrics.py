@@ -106,3 +106,10 @@ def summarise(metrics: list[CurveMetrics]) -> dict:
     return {"curves": len(metrics), "median_r": float(np.median(rs)) if rs else float("nan"),
             "median_rmse_pct": float(np.median(rm)) if rm else float("nan"),
             "median_null": float(np.median([m.null_fraction for m in metrics])) if metrics else float("nan")}
+
+
+def median_of(rows: list[dict], key: str) -> float:
+    """The median of ``row[key]`` over the rows where it is finite (NaN when none is): a score table's
+    median r or RMSE, with curves that could not be scored left out rather than counted."""
+    v = [r[key] for r in rows if np.isfinite(r[key])]
+    return float(np.median(v)) if v else float("nan")

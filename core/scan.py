@@ -131,43 +131,30 @@ def _scale_to_uint8(arr: np.ndarray) -> np.ndarray:
 COLOUR_MODES = ("RGB", "RGBA", "RGBX", "P", "PA", "CMYK", "YCbCr", "LAB", "HSV")
 
 
-def _to_rgb(img: Image.Image) -> np.ndarray | None:
-    """The scan's colour pixels (transparency composited on white), or None when it holds no colour."""
-    from .colour import has_colour
+def _pixels(img: Image.Image) -> tuple[np.ndarray, np.ndarray | None]:
+    """The scan's grey pixels, and its colour pixels when it holds colour. A colour mode is composited on
+    white (transparency) and converted once; its grey is the luma of those pixels, as Pillow gives it."""
+    from .colour import has_colour, luma
 
     mode = img.mode
-    if mode not in COLOUR_MODES:
-        return None
-    if mode in ("RGBA", "PA") or (mode == "P" and "transparency" in img.info):
-        rgba = img.convert("RGBA")
-        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        rgb = np.asarray(Image.alpha_composite(white, rgba).convert("RGB"), dtype=np.uint8).copy()
-    else:
-        rgb = np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
-    return rgb if has_colour(rgb) else None
-
-
-def _to_gray(img: Image.Image, rgb: np.ndarray | None = None) -> np.ndarray:
-    mode = img.mode
-    if rgb is not None:  # the same luma Pillow gives, from the (composited) colour pixels
-        return np.asarray(Image.fromarray(rgb, "RGB").convert("L"), dtype=np.uint8).copy()
+    if mode in COLOUR_MODES:
+        if mode in ("RGBA", "PA") or (mode == "P" and "transparency" in img.info):
+            rgb = np.asarray(_on_white(img).convert("RGB"), dtype=np.uint8).copy()
+        else:
+            rgb = np.asarray(img.convert("RGB"), dtype=np.uint8).copy()
+        return luma(rgb), (rgb if has_colour(rgb) else None)
     if mode == "L":
-        return np.asarray(img, dtype=np.uint8).copy()
-    if mode == "1":
-        return np.asarray(img.convert("L"), dtype=np.uint8).copy()
-    if mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        return _scale_to_uint8(np.asarray(img))
-    if mode in ("RGBA", "LA", "PA") or (mode == "P" and "transparency" in img.info):
-        rgba = img.convert("RGBA")
-        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
-        return np.asarray(Image.alpha_composite(white, rgba).convert("L"), dtype=np.uint8).copy()
-    if mode == "CMYK":
-        return np.asarray(img.convert("RGB").convert("L"), dtype=np.uint8).copy()
-    if mode in ("RGB", "P", "YCbCr", "LAB", "HSV"):
-        return np.asarray(img.convert("RGB").convert("L"), dtype=np.uint8).copy()
-    if mode.startswith("I;16") or mode.startswith("I"):
-        return _scale_to_uint8(np.asarray(img))
-    return np.asarray(img.convert("L"), dtype=np.uint8).copy()
+        return np.asarray(img, dtype=np.uint8).copy(), None
+    if mode == "LA":
+        return np.asarray(_on_white(img).convert("L"), dtype=np.uint8).copy(), None
+    if mode.startswith("I") or mode == "F":  # 16- and 32-bit grey: scaled by the real range
+        return _scale_to_uint8(np.asarray(img)), None
+    return np.asarray(img.convert("L"), dtype=np.uint8).copy(), None  # "1" and anything else Pillow reads
+
+
+def _on_white(img: Image.Image) -> Image.Image:
+    rgba = img.convert("RGBA")
+    return Image.alpha_composite(Image.new("RGBA", rgba.size, (255, 255, 255, 255)), rgba)
 
 
 def _read_with_tifffile(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
@@ -175,7 +162,7 @@ def _read_with_tifffile(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
     High bit depths are scaled to 8 bits by their real range (all channels together, so hues hold)."""
     import tifffile
 
-    from .colour import has_colour
+    from .colour import has_colour, luma
 
     arr = tifffile.imread(path, key=0)
     if arr.dtype == np.bool_:
@@ -186,8 +173,7 @@ def _read_with_tifffile(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
         if arr.shape[-1] == 4:  # straight alpha over white
             a = arr[..., 3].astype(np.float32) / float(np.iinfo(arr.dtype).max if arr.dtype.kind in "ui" else 1.0)
             rgb = np.clip(rgb * a[..., None] + 255.0 * (1 - a[..., None]), 0, 255).round().astype(np.uint8)
-        grey = np.asarray(Image.fromarray(rgb, "RGB").convert("L"), dtype=np.uint8).copy()
-        return grey, (rgb if has_colour(rgb) else None)
+        return luma(rgb), (rgb if has_colour(rgb) else None)
     if arr.ndim == 3:
         arr = arr[..., 0]
     return (arr.copy() if arr.dtype == np.uint8 else _scale_to_uint8(arr)), None
@@ -262,8 +248,7 @@ def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
             img.load()
             info = _info_from(p, img, decoded=True)
             oriented = ImageOps.exif_transpose(img) or img
-            rgb = _to_rgb(oriented)
-            gray = _to_gray(oriented, rgb)
+            gray, rgb = _pixels(oriented)
         except (OSError, ValueError, SyntaxError) as exc:
             if p.suffix.lower() in (".tif", ".tiff"):
                 try:

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .digitize import digitize
-from .metrics import compare_curve
+from .metrics import compare_curve, median_of
 from .synth import generate_log
 from .synth.styles import FAMILIES, GREY_FAMILIES
 
@@ -35,13 +35,11 @@ class FamilyScore:
 
     @property
     def median_r(self) -> float:
-        rs = [c["r"] for c in self.curves if np.isfinite(c["r"])]
-        return float(np.median(rs)) if rs else float("nan")
+        return median_of(self.curves, "r")
 
     @property
     def median_rmse_pct(self) -> float:
-        v = [c["rmse_pct"] for c in self.curves if np.isfinite(c["rmse_pct"])]
-        return float(np.median(v)) if v else float("nan")
+        return median_of(self.curves, "rmse_pct")
 
     def worst(self, n: int = 3) -> list[dict]:
         return sorted(self.curves, key=lambda c: c["r"] if np.isfinite(c["r"]) else -2.0)[:n]

@@ -339,9 +339,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         spec = calib.curves[i]
         own_params = params if spec.klass == 1 else replace(params, eps=params.broken_eps)
         traces[i] = trace_curve(band, spec, own_params, grid if damp else None, row_offset=offset)
-    others = [i for i in range(len(calib.curves)) if i not in by_curve]
-    for sub in same_style_groups([calib.curves[i] for i in others]):
-        idx = [others[j] for j in sub]
+    for idx in same_style_groups(calib.curves, skip=by_curve):
         klass = calib.curves[idx[0]].klass
         if klass in evidence_by_class:
             group = trace_group_curves(evidence_by_class[klass], [calib.curves[i] for i in idx], params, grid)

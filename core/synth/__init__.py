@@ -17,6 +17,7 @@ import numpy as np
 
 from ..atomic import atomic_path, atomic_write_text, json_text
 from ..calibration import Calibration, CurveSpec
+from ..colour import hex_colour, luma
 from ..las_io import LasCurve, write_las
 from ..scan import save_gray_png
 from . import artefacts as art
@@ -207,7 +208,7 @@ def generate_log(
             draw_curve(ink, mask, lines, klass, width_px, ink_level)
     if look.colour:
         rgb8, mask, applied = _colour_page(frame, layers, positions, specs, look, rng, mask, rows, scanned)
-        img8 = colour_page.luma(rgb8)
+        img8 = luma(rgb8)
         return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
                        depth_axis, rgb8)
 
@@ -268,7 +269,7 @@ def _colour_page(frame, layers, positions, specs, look: PrintStyle, rng, mask, r
     grid_rgb = colour_page.grid_colour(rng)
     inks = colour_page.ink_palette(len(specs), rng, grid_rgb)
     for spec, ink in zip(specs, inks):
-        spec.colour = spec.color = colour_page.hex_of(ink)
+        spec.colour = spec.color = hex_colour(ink)
     p = look.artefacts
     applied: dict = {"style": "scanned" if scanned else "clean", "family": look.family, "grid_rgb": list(grid_rgb)}
     fills = []
@@ -283,7 +284,7 @@ def _colour_page(frame, layers, positions, specs, look: PrintStyle, rng, mask, r
         shown = colour_page.faded_inks(inks, rng)
         applied["faded"] = True
     paper = art.paper(frame.shape, rng, textured=scanned)
-    img = colour_page.composite(paper, frame, grid_rgb, fills, layers, shown, None, rng)
+    img = colour_page.composite(paper, frame, grid_rgb, fills, layers, shown, rng)
     if scanned:
         img, mask = colour_page.scanner(img, mask, rng, p, applied)
     rgb8 = np.clip(np.rint(img), 0, 255).astype(np.uint8)

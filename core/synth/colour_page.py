@@ -36,12 +36,6 @@ def ink_palette(count: int, rng: np.random.Generator, grid_rgb: tuple[int, int, 
     return [INKS[names[i % len(names)]] for i in range(count)]
 
 
-def hex_of(rgb) -> str:
-    from ..colour import hex_colour
-
-    return hex_colour(rgb)
-
-
 def grid_colour(rng: np.random.Generator) -> tuple[int, int, int]:
     return GRIDS[int(rng.integers(len(GRIDS)))]
 
@@ -60,11 +54,9 @@ def fill_layer(shape: tuple[int, int], track: tuple[float, float], position: np.
 
 
 def composite(paper: np.ndarray, frame: np.ndarray, grid_rgb, fills: list[tuple[np.ndarray, tuple]],
-              layers: list[np.ndarray], inks: list[tuple[int, int, int]], fade: np.ndarray | None,
-              rng: np.random.Generator) -> np.ndarray:
-    """Paper (rows × cols, grey tone) → RGB float32: fills, then the grid, then each curve in its ink.
-
-    ``fade`` (per row, in (0, 1]) thins every ink along depth, as on a faded print."""
+              layers: list[np.ndarray], inks: list[tuple[int, int, int]], rng: np.random.Generator) -> np.ndarray:
+    """Paper (rows × cols, grey tone) → RGB float32: fills, then the grid, then each curve in its ink (a faded
+    print passes faded inks: :func:`faded_inks`)."""
     tint = np.array([1.0, rng.uniform(0.97, 1.0), rng.uniform(0.90, 0.99)], np.float32)  # cream paper
     img = paper[..., None] * tint[None, None, :]
     for cover, rgb in fills:
@@ -73,8 +65,6 @@ def composite(paper: np.ndarray, frame: np.ndarray, grid_rgb, fills: list[tuple[
     img = img * (1 - a) + np.asarray(grid_rgb, np.float32) * a
     for layer, ink in zip(layers, inks):
         a = layer.astype(np.float32) / 255.0
-        if fade is not None:
-            a = a * fade[:, None]
         img = img * (1 - a[..., None]) + np.asarray(ink, np.float32) * a[..., None]
     return img
 
@@ -107,8 +97,3 @@ def colour_jpeg(rgb8: np.ndarray, rng: np.random.Generator, quality_range=(40, 9
     Image.fromarray(rgb8, "RGB").save(buf, "JPEG", quality=quality, subsampling=2)
     buf.seek(0)
     return np.asarray(Image.open(buf).convert("RGB")).copy(), quality
-
-
-def luma(rgb8: np.ndarray) -> np.ndarray:
-    """The grey a colour scan loads as (Pillow's ITU-R 601 luma, as ``core/scan.py`` converts)."""
-    return np.asarray(Image.fromarray(rgb8, "RGB").convert("L"), dtype=np.uint8).copy()
