@@ -69,28 +69,41 @@ class ColumnRuns:
     hi: np.ndarray  # last row (inclusive)
     centre: np.ndarray  # evidence-weighted centre row
     peak: np.ndarray  # strongest evidence in the run
+    strength: np.ndarray  # strongest grid-damped evidence in the run (``peak`` without a grid)
 
 
-def column_runs(ev: np.ndarray, threshold: float, max_runs: int) -> list[ColumnRuns]:
+def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
+                damping: np.ndarray | None = None) -> list[ColumnRuns]:
     """Per column of ``ev`` (rows × columns), its runs of rows at or above ``threshold``, the ``max_runs``
-    strongest (by summed evidence) in row order."""
+    strongest (by summed evidence) in row order.
+
+    ``damping`` (the grid's factor, same shape) weighs the runs without cutting them: runs are found, and
+    their ``peak`` taken, on the evidence itself; their ``strength`` (what leaving one unexplained costs) and
+    their rank on the damped evidence. So a grid line no curve takes costs little, and no curve is pulled
+    onto one, while a curve that runs along a grid line for a stretch keeps its own evidence there.
+    Thresholding the damped evidence instead cut each curve at every grid line it crosses, and a curve
+    lying on an amplitude line became a run too weak to take: the second curve of the pair then rode the
+    first one's stroke (a shared run is cheap, to let curves cross) and the first went untraced."""
     rows, cols = ev.shape
     on = ev >= threshold
     edge = np.diff(np.pad(on.T, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
     sc, sr = np.nonzero(edge == 1)  # run starts, sorted by column then row
     ec, er = np.nonzero(edge == -1)  # run ends (exclusive)
-    evt = np.ascontiguousarray(ev.T, dtype=np.float64)
+    weighted = ev if damping is None else ev * damping
+    evt = np.ascontiguousarray(weighted.T, dtype=np.float64)
+    raw = evt if damping is None else np.ascontiguousarray(ev.T, dtype=np.float64)
     csum = np.concatenate([np.zeros((cols, 1)), np.cumsum(evt, axis=1)], axis=1)
     rsum = np.concatenate([np.zeros((cols, 1)), np.cumsum(evt * np.arange(rows), axis=1)], axis=1)
     mass = csum[sc, er] - csum[sc, sr]
     centre = (rsum[sc, er] - rsum[sc, sr]) / np.maximum(mass, 1e-9)
     # the peak of each run: a running maximum restarted at each run's start
-    peak = np.zeros(sc.size)
+    peak = strength = np.zeros(sc.size)
     if sc.size:
-        vals = evt[on.T]  # the on-pixels in (column, row) order: runs are consecutive blocks
         lengths = er - sr
         starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        peak = np.maximum.reduceat(vals, starts)
+        # the on-pixels in (column, row) order: runs are consecutive blocks
+        strength = np.maximum.reduceat(evt[on.T], starts)
+        peak = strength if damping is None else np.maximum.reduceat(raw[on.T], starts)
     bounds = np.searchsorted(sc, np.arange(cols + 1))
     out = []
     for c in range(cols):
@@ -99,7 +112,8 @@ def column_runs(ev: np.ndarray, threshold: float, max_runs: int) -> list[ColumnR
         if idx.size > max_runs:
             keep = np.sort(np.argsort(mass[idx])[::-1][:max_runs])
             idx = idx[keep]
-        out.append(ColumnRuns(sr[idx].astype(np.float64), er[idx].astype(np.float64) - 1.0, centre[idx], peak[idx]))
+        out.append(ColumnRuns(sr[idx].astype(np.float64), er[idx].astype(np.float64) - 1.0, centre[idx], peak[idx],
+                              strength[idx]))
     return out
 
 
@@ -127,9 +141,10 @@ def _table(m: int, k_n: int, cache: dict) -> _Table:
     return cache[(m, k_n)]
 
 
-def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None = None) -> tuple[np.ndarray, np.ndarray,
-                                                                                             np.ndarray]:
-    """Joint trace of K curves through one evidence map (rows × columns, the track's rows only).
+def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None = None,
+                damping: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Joint trace of K curves through one evidence map (rows × columns, the track's rows only);
+    ``damping``: the grid's factor on it (``column_runs``).
 
     Returns (positions, observed, confidence), each (K, columns): the row of each curve per column (NaN
     where it is lost), whether a run was assigned to it there, and that run's strongest evidence."""
@@ -138,7 +153,7 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
     k_n = len(classes)
     # a run or two beyond the curves' count for noise and text; three curves keep one, so the joint states
     # stay (runs + 1)^K ≤ 125
-    runs = column_runs(ev, p.threshold, min(p.max_runs, k_n + (2 if k_n <= 2 else 1)))
+    runs = column_runs(ev, p.threshold, min(p.max_runs, k_n + (2 if k_n <= 2 else 1)), damping)
     gap = np.array([p.gap_cost[min(max(c, 1), 3) - 1] for c in classes])[None, None, :]  # (1, 1, K)
     tables: dict = {}
 
@@ -167,7 +182,7 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
         c_run = np.where(lost, p.reacquire + weak, p.continuity * between + p.prediction * miss + weak)
         per_curve = np.where(t.seen[None], c_run, gap)  # (S_prev, S_new, K)
         cost = acc[:, None] + per_curve.sum(2)
-        strength = np.clip(r.peak, 0.0, 1.0)
+        strength = np.clip(r.strength, 0.0, 1.0)
         unexplained = ((~t.taken) * strength[None]).sum(1) if m else 0.0
         cost += (p.share_cost * t.n_shared + p.unexplained * unexplained)[None]
         best = np.argmin(cost, axis=0)

@@ -376,10 +376,9 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
     lo = int(np.clip(np.floor(spec.track_lo), 0, rows_total - 1))
     hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, rows_total - 1))
     ev = evidence_full[lo : hi + 1].astype(np.float32)
-    if grid is not None:
-        ev = ev * grid.damping(slice(lo, hi + 1), params.grid_floor)
+    damping = grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else None
     gp = GroupParams(threshold=params.threshold, max_gap_px=params.max_gap_px)
-    pos, observed, conf = trace_group(ev, [s.klass for s in specs], gp)
+    pos, observed, conf = trace_group(ev, [s.klass for s in specs], gp, damping)
     out = []
     for k, s in enumerate(specs):
         dist = _distance_to_observed(observed[k])

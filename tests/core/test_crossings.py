@@ -5,6 +5,7 @@ import pytest
 
 from core.calibration import Calibration, CurveSpec
 from core.crossings import swap_range
+from core.grid import Grid
 from core.trace import trace_all, trace_to_values
 
 COLS, ROWS = 1200, 200
@@ -68,6 +69,33 @@ def test_two_dashed_curves_of_one_style_are_traced_on_two_lines_not_one():
     calib = Calibration("x", "FT", [[0.0, 0.0], [COLS - 1.0, (COLS - 1) / 4]], 0.25, specs)
     traces = trace_all({1: np.zeros_like(ev), 2: ev, 3: np.zeros_like(ev)}, calib)
     for tr, truth in zip(traces, (a, b)):  # named from the track[0] side at the top: a first
+        ok = np.isfinite(tr.position)
+        assert ok.mean() > 0.95
+        assert np.percentile(np.abs(tr.position[ok] - truth[ok]), 95) < 3.0
+
+
+def test_same_style_curve_lying_on_a_grid_line_is_traced_there_not_onto_its_neighbour():
+    """One solid curve runs exactly on an amplitude grid line for a third of the log, depth lines cross both
+    every 50 columns. Grid damping weighs the runs but does not remove them: the curve on the line is traced
+    on it (before, its damped run fell under the ink threshold and both traces rode the other curve)."""
+    ev = np.zeros((ROWS, COLS), np.float32)
+    c = np.arange(COLS)
+    a = np.where(c < 400, 40.0, 40 + 20 * np.sin((c - 400) / 60))
+    b = 140 + 25 * np.cos(c / 90)
+    for line in (a, b):
+        r = np.rint(line).astype(int)
+        for d in (-1, 0, 1):
+            ev[np.clip(r + d, 0, ROWS - 1), c] = 1.0
+    along = np.zeros((ROWS, 1), np.float32)
+    along[38:43] = 1.0  # the grid line under curve a
+    across = np.zeros((1, COLS), np.float32)
+    across[0, ::50] = 1.0
+    grid = Grid(along, np.array([0, COLS]), across, [(0, ROWS)])
+    specs = [CurveSpec("ILD", "OHMM", "", 1, (0.0, ROWS - 1.0), (0.0, 100.0)),
+             CurveSpec("ILM", "OHMM", "", 1, (0.0, ROWS - 1.0), (0.0, 100.0))]
+    calib = Calibration("x", "FT", [[0.0, 0.0], [COLS - 1.0, (COLS - 1) / 4]], 0.25, specs)
+    traces = trace_all({1: ev, 2: np.zeros_like(ev), 3: np.zeros_like(ev)}, calib, grid=grid)
+    for tr, truth in zip(traces, (a, b)):
         ok = np.isfinite(tr.position)
         assert ok.mean() > 0.95
         assert np.percentile(np.abs(tr.position[ok] - truth[ok]), 95) < 3.0
