@@ -356,11 +356,19 @@ class MainWindow(QtWidgets.QMainWindow):
         a["undo"] = self._action("Undo", self.undo, "Ctrl+Z")
         a["redo"] = self._action("Redo", self.redo, "Ctrl+Shift+Z")
         group = QtGui.QActionGroup(self)
-        for name, key, tip in (("pan", "H", "pan and zoom"), ("brush", "B", "paint the selected class"),
-                               ("eraser", "E", "erase to background"), ("fill", "F", "fill the ink stroke clicked"),
-                               ("polyline", "L", "click points of a thin curve; Enter closes it"),
-                               ("pick", "P", "click a depth mark and type its depth")):
-            act = self._action(name.capitalize(), lambda _=False, n=name: self.set_tool(n), key, True, tip)
+        for name, label, key, tip in (
+                ("pan", "Pan", "H", "pan and zoom"), ("brush", "Brush", "B", "paint the selected class"),
+                ("ink_brush", "Ink brush", "I", "paint the selected class on the ink under the brush only: drag a "
+                 "wide brush loosely along a curve"),
+                ("eraser", "Eraser", "E", "erase to background"),
+                ("line_eraser", "Line eraser", "X", "click a straight line of the mask (a grid line pre-filled as "
+                 "curve): the whole line goes, the curves crossing it stay"),
+                ("restyle", "Restyle", "C", "click a labelled stroke: the whole connected stroke takes the selected "
+                 "class; drag: the labelled pixels under the brush do (curves of one class that touch)"),
+                ("fill", "Fill", "F", "fill the ink stroke clicked"),
+                ("polyline", "Polyline", "L", "click points of a thin curve; Enter closes it"),
+                ("pick", "Pick", "P", "click a depth mark and type its depth")):
+            act = self._action(label, lambda _=False, n=name: self.set_tool(n), key, True, tip)
             group.addAction(act)
             a[f"tool_{name}"] = act
         a["tool_pan"].setChecked(True)
@@ -393,7 +401,8 @@ class MainWindow(QtWidgets.QMainWindow):
         for k in ("undo", "redo", "prefill"):
             e.addAction(a[k])
         t = mb.addMenu("&Tools")
-        for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline", "tool_pick"):
+        for k in ("tool_pan", "tool_brush", "tool_ink_brush", "tool_eraser", "tool_line_eraser", "tool_restyle",
+                  "tool_fill", "tool_polyline", "tool_pick"):
             t.addAction(a[k])
         v = mb.addMenu("&View")
         for k in ("toggle_mask", "rotate", "show_grid"):
@@ -422,7 +431,8 @@ class MainWindow(QtWidgets.QMainWindow):
         for k in ("undo", "redo"):
             lb.addAction(a[k])
         lb.addSeparator()
-        for k in ("tool_pan", "tool_brush", "tool_eraser", "tool_fill", "tool_polyline"):
+        for k in ("tool_pan", "tool_brush", "tool_ink_brush", "tool_eraser", "tool_line_eraser", "tool_restyle",
+                  "tool_fill", "tool_polyline"):
             lb.addAction(a[k])
         self.class_box = QtWidgets.QComboBox()
         self.class_box.addItems(["1 solid", "2 dashed", "3 dotted"])
@@ -812,9 +822,16 @@ class MainWindow(QtWidgets.QMainWindow):
     def _stroke_move(self, row, col):
         if self.editor is None:
             return
-        value = 0 if self.view.tool == "eraser" else self.class_value
-        rect = self.editor.dab(row, col, self.brush_radius, value, self._last_dab)
+        if self.view.tool == "ink_brush":
+            rect = self.editor.ink_dab(self.image, row, col, self.brush_radius, self.class_value, self._last_dab)
+        elif self.view.tool == "restyle":
+            rect = self.editor.restyle_dab(row, col, self.brush_radius, self.class_value, self._last_dab)
+        else:
+            value = 0 if self.view.tool == "eraser" else self.class_value
+            rect = self.editor.dab(row, col, self.brush_radius, value, self._last_dab)
         self._last_dab = (row, col)
+        if rect is None:
+            return
         d = self._dirty_rect
         self._dirty_rect = rect if d is None else (min(d[0], rect[0]), max(d[1], rect[1]),
                                                    min(d[2], rect[2]), max(d[3], rect[3]))
@@ -834,9 +851,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._repaint_dirty()
         self.autosave_timer.start()
 
-    def paint_stroke(self, points: list[tuple[float, float]], erase: bool = False) -> None:
-        """Programmatic stroke (row, col points) through the same path as the mouse."""
-        self.set_tool("eraser" if erase else "brush")
+    def paint_stroke(self, points: list[tuple[float, float]], erase: bool = False, tool: str | None = None) -> None:
+        """Programmatic stroke (row, col points) through the same path as the mouse; ``tool``: a dragging
+        tool other than the brush or eraser (the ink brush)."""
+        self.set_tool(tool or ("eraser" if erase else "brush"))
         self._stroke_start(*points[0])
         for p in points:
             self._stroke_move(*p)
@@ -846,8 +864,18 @@ class MainWindow(QtWidgets.QMainWindow):
         tool = self.view.tool
         if self.editor is None:
             return
-        if tool == "fill":
-            rect = self.editor.fill(int(row), int(col), self.class_value, source=self.image)
+        if tool in ("fill", "line_eraser", "restyle"):
+            if tool == "fill":
+                rect = self.editor.fill(int(row), int(col), self.class_value, source=self.image)
+            elif tool == "line_eraser":
+                rect = self.editor.erase_line(row, col)
+            else:
+                rect = self.editor.restyle(row, col, self.class_value)
+            if rect is None:
+                self.statusBar().showMessage({"fill": "no ink under the click",
+                                              "line_eraser": "no straight labelled line under the click",
+                                              "restyle": "no labelled stroke under the click"}[tool], 5000)
+                return
             self.view.update_mask_region(rect)
             self.autosave_timer.start()
         elif tool == "polyline":

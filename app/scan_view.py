@@ -25,7 +25,7 @@ class _PaintViewBox(pg.ViewBox):
         self.view = view
 
     def mouseDragEvent(self, ev, axis=None):
-        if self.view.tool in ("brush", "eraser") and ev.button() == QtCore.Qt.MouseButton.LeftButton:
+        if self.view.tool in ("brush", "ink_brush", "eraser", "restyle") and ev.button() == QtCore.Qt.MouseButton.LeftButton:
             ev.accept()
             row, col = self.view.to_scan(ev.scenePos())  # scan pixels, whatever the rotation and display level
             if ev.isStart():

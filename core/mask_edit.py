@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .label_tools import brush_stamp, ink_in_disc, straight_line_at, stroke_at
+
 Rect = tuple[int, int, int, int]  # row0, row1, col0, col1 (exclusive ends)
 
 
@@ -111,17 +113,53 @@ class MaskEditor:
         flags = 8 | cv2.FLOODFILL_MASK_ONLY | (255 << 8)
         cv2.floodFill(img, ff, (int(col), int(row)), 0, tolerance if source is not None else 0,
                       tolerance if source is not None else 0, flags)
-        region = ff[1:-1, 1:-1] > 0
-        if not region.any():
+        return self.set_region(ff[1:-1, 1:-1] > 0, value)
+
+    def ink_dab(self, image: np.ndarray, row: float, col: float, radius: float, value: int,
+                prev: tuple[float, float] | None = None) -> Rect | None:
+        """Like :meth:`dab`, on the scan's ink under the brush only (``core.label_tools.ink_in_disc``); None
+        where there is no ink under it."""
+        return self._dab_where(ink_in_disc(image, row, col, radius, prev), value)
+
+    def restyle_dab(self, row: float, col: float, radius: float, value: int,
+                    prev: tuple[float, float] | None = None) -> Rect | None:
+        """Like :meth:`dab`, on labelled pixels only: the strokes under the brush take class ``value`` and the
+        paper stays paper. None where nothing labelled is under it."""
+        found = brush_stamp(self.mask.shape, row, col, radius, prev)
+        if found is not None:
+            (r0, r1, c0, c1), stamp = found
+            found = (r0, r1, c0, c1), stamp & (self.mask[r0:r1, c0:c1] > 0)
+        return self._dab_where(found, value)
+
+    def _dab_where(self, found, value: int) -> Rect | None:
+        if found is None or not found[1].any():
+            return None
+        (r0, r1, c0, c1), selected = found
+        rect = self._touch((r0, r1, c0, c1))
+        self.mask[r0:r1, c0:c1][selected] = value
+        self.dirty = True
+        return rect
+
+    def set_region(self, region: np.ndarray | None, value: int) -> Rect | None:
+        """Set every pixel of a boolean ``region`` (the mask's shape) to ``value``, as one undo step; None
+        when the region is empty."""
+        if region is None or not region.any():
             return None
         rows, cols = np.nonzero(region)
         self.begin_stroke()
         rect = self._touch((int(rows.min()), int(rows.max()) + 1, int(cols.min()), int(cols.max()) + 1))
-        sub = self.mask[rect[0]:rect[1], rect[2]:rect[3]]
-        sub[region[rect[0]:rect[1], rect[2]:rect[3]]] = value
+        self.mask[rect[0]:rect[1], rect[2]:rect[3]][region[rect[0]:rect[1], rect[2]:rect[3]]] = value
         self.dirty = True
         self.end_stroke()
         return rect
+
+    def erase_line(self, row: float, col: float) -> Rect | None:
+        """Erase the straight labelled line under a click (a grid line pre-filled as curve), whole."""
+        return self.set_region(straight_line_at(self.mask, row, col), 0)
+
+    def restyle(self, row: float, col: float, value: int) -> Rect | None:
+        """Give the labelled stroke under a click the class ``value``."""
+        return self.set_region(stroke_at(self.mask, row, col), value)
 
     def end_stroke(self) -> Rect | None:
         """Close the stroke as one undo step; returns its rectangle."""

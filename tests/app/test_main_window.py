@@ -284,6 +284,49 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
     qtbot.wait(10)
 
 
+def test_label_faster_tools_fix_a_prefilled_mask_in_three_gestures(win, qtbot, tmp_path, shots_dir):
+    """A pre-fill that took a grid line for curve, missed a stretch of curve and gave a dashed curve the solid
+    class: one click erases the line, one loose drag of the ink brush labels the stretch, one click restyles."""
+    log = generate_log(21, 1200, 256, "y", style="uniform", name="t", classes=(1, 2))
+    write_log(tmp_path, log)
+    assert win.open_scan(tmp_path / "t.png")
+    wait_opened(win, qtbot)
+    truth = log.mask
+    track = log.calibration.curves[0]
+    grid_col = int(round(track.track_lo + 0.5 * track.track_width))
+    prefill = np.where(truth > 0, 1, 0).astype(np.uint8)  # both curves as solid
+    prefill[:, grid_col - 1:grid_col + 2] = 1  # a grid line along depth taken for curve
+    missing = (truth == 1) & (np.arange(truth.shape[0])[:, None] >= 500) & (np.arange(truth.shape[0])[:, None] < 700)
+    prefill[missing] = 0  # a stretch of the solid curve missed
+    win.editor.replace_all(prefill)
+    win.view.update_mask_region((0, truth.shape[0], 0, truth.shape[1]))
+    # 1. the grid line: one click, where no curve is near it
+    near_curve = (prefill[:, grid_col - 8:grid_col + 9] > 0).sum(1) > 3 * 3
+    win.set_tool("line_eraser")
+    win.view.clicked.emit(float(np.flatnonzero(~near_curve)[len(np.flatnonzero(~near_curve)) // 2]), float(grid_col))
+    assert (win.editor.mask[:, grid_col] > 0).sum() <= (truth[:, grid_col] > 0).sum() + 0.1 * truth.shape[0]
+    # 2. the missed stretch: one loose drag of a wide ink brush, 5 px off the curve
+    rows = [r for r in range(500, 700, 6) if (truth[r] == 1).any()]
+    cols = [float(np.mean(np.nonzero(truth[r] == 1)[0])) + 5 for r in rows]
+    win.class_box.setCurrentIndex(0)
+    win.size_box.setValue(10)
+    win.paint_stroke(list(zip(map(float, rows), cols)), tool="ink_brush")
+    assert (win.editor.mask[missing] == 1).mean() > 0.8
+    # 3. the dashed curve, touching the solid one in places: one drag of the restyle brush along it
+    rows = [r for r in range(0, truth.shape[0], 8) if (truth[r] == 2).any()]
+    cols = [float(np.median(np.nonzero(truth[r] == 2)[0])) for r in rows]
+    win.class_box.setCurrentIndex(1)
+    win.size_box.setValue(4)
+    win.paint_stroke(list(zip(map(float, rows), cols)), tool="restyle")
+    assert (win.editor.mask[truth == 2] == 2).mean() > 0.9
+    assert (win.editor.mask[truth == 1] == 1).mean() > 0.8
+    win.view.zoom_to(0, 400, 256, 800)
+    _shot(win, shots_dir, "label_tools.png")
+    for _ in range(3):
+        win.undo()
+    assert np.array_equal(win.editor.mask, prefill)
+
+
 def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qtbot, tmp_path, shots_dir):
     """A two-curve track labelled by hand: Digitise follows the painted mask, a range swapped on the plots
     is what the LAS file says."""
