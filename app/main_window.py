@@ -107,9 +107,26 @@ def _propose(image, axis, progress=None):
     return propose(image, axis)
 
 
+def _prefill_mask(image, axis, model, progress=None):
+    """A mask from the model (its grid lines taken out) or, without a model, the classical tracer."""
+    canon = to_canonical(image, axis)
+    if model is not None:
+        from core.grid import clean_mask, detect_grid
+        from core.infer import predict_canonical, probs_to_mask
+        from core.precision import resolve
+
+        # the model may paint a printed grid line as curve: straight runs on the detected grid go
+        new = clean_mask(probs_to_mask(predict_canonical(model, canon, resolve("auto", "cpu"), progress=progress)),
+                         detect_grid(canon))
+    else:
+        from core.classical import mask as classical_mask
+
+        new = classical_mask(canon)
+    return from_canonical(new, axis)
+
+
 def _grid_segments(image, calib, axis, progress=None):
     """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
-    from core.data import to_canonical
     from core.grid import detect_grid, track_bands
 
     canon = to_canonical(image, axis)
@@ -938,24 +955,26 @@ class MainWindow(QtWidgets.QMainWindow):
             self.autosave_timer.start()
 
     def prefill(self):
-        """Fill the mask from the current model or the classical tracer (one undo step)."""
-        if self.image is None:
+        """Fill the mask from the current model or the classical tracer, off the UI thread (one undo step)."""
+        if self.image is None or self.closing or (self.task is not None and self.task.isRunning()):
             return
         axis = self.calib_panel.axis.currentText()
-        canon = to_canonical(self.image, axis)
-        if self.model is not None:
-            from core.grid import clean_mask, detect_grid
-            from core.infer import predict_canonical, probs_to_mask
-            from core.precision import resolve
+        scan = self.scan_path
+        self.task = Task(_prefill_mask, self.image, axis, self.model, parent=self)
+        self.task.progressed.connect(self._progress)
+        self.task.succeeded.connect(lambda mask: self._prefilled(mask, scan))
+        self.task.failed.connect(self._task_failed)
+        self.task.cancelled.connect(lambda: self._task_done("pre-fill cancelled"))
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.statusBar().showMessage("pre-filling the mask…")
+        self.task.start()
 
-            # the model may paint a printed grid line as curve: straight runs on the detected grid go
-            new = clean_mask(probs_to_mask(predict_canonical(self.model, canon, resolve("auto", "cpu"))),
-                             detect_grid(canon))
-        else:
-            from core.classical import mask as classical_mask
-
-            new = classical_mask(canon)
-        rect = self.editor.replace_all(from_canonical(new, axis))
+    def _prefilled(self, mask: np.ndarray, scan) -> None:
+        self._task_done("mask pre-filled: correct it with the line eraser, restyle and ink brush")
+        if self.closing or self.editor is None or scan != self.scan_path or mask.shape != self.editor.mask.shape:
+            return  # another scan was opened meanwhile
+        rect = self.editor.replace_all(mask)
         self.view.update_mask_region(rect)
         self.autosave_timer.start()
 

@@ -31,8 +31,8 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     wait_opened(win, qtbot)
     assert win.model is not None or win.load_model(BUNDLED)
     assert open_scan(win, qtbot, tmp_path / "synth_003.png")
-    win.prefill()  # the model's mask ...
-    assert win.editor.mask.any()
+    win.prefill()  # the model's mask, off the UI thread ...
+    qtbot.waitUntil(lambda: win.editor.mask.any() and not win.task.isRunning(), timeout=30000)
     win.paint_stroke([(100 + i, 60.0) for i in range(0, 40, 2)], erase=True)  # ... and one correction
     win.flush()
     assert (tmp_path / "synth_003.mask.png").exists()  # now labelled: adapted on, not digitised

@@ -260,7 +260,11 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
     wait_opened(win, qtbot)
     assert win.scan_path == tmp_path / "p.png" and win.editor.mask.max() == 0
     # pre-fill from the classical tracer: one undo step, mostly on the true curve pixels
-    win.actions_["prefill"].trigger()
+    probe = EventLoopProbe()
+    with probe:
+        win.actions_["prefill"].trigger()  # off the UI thread
+        qtbot.waitUntil(lambda: win.editor.mask.any() and not win.task.isRunning(), timeout=30000)
+    assert_responsive(probe)
     filled = win.editor.mask > 0
     assert filled.sum() > 500
     assert (log.mask[filled] > 0).mean() > 0.5  # the pre-fill lies on curves more than on the grid
