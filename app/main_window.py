@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.calibration import Calibration
-from core.data import from_canonical, to_canonical
+from core.data import to_canonical
 from core.errors import InputError
 from core.mask_edit import MaskEditor
 from core.project import Project, digitized_path_for, open_project
@@ -108,21 +108,9 @@ def _propose(image, axis, progress=None):
 
 
 def _prefill_mask(image, axis, model, progress=None):
-    """A mask from the model (its grid lines taken out) or, without a model, the classical tracer."""
-    canon = to_canonical(image, axis)
-    if model is not None:
-        from core.grid import clean_mask, detect_grid
-        from core.infer import predict_canonical, probs_to_mask
-        from core.precision import resolve
+    from core.prefill import prefill_mask
 
-        # the model may paint a printed grid line as curve: straight runs on the detected grid go
-        new = clean_mask(probs_to_mask(predict_canonical(model, canon, resolve("auto", "cpu"), progress=progress)),
-                         detect_grid(canon))
-    else:
-        from core.classical import mask as classical_mask
-
-        new = classical_mask(canon)
-    return from_canonical(new, axis)
+    return prefill_mask(image, axis, model, progress)
 
 
 def _grid_segments(image, calib, axis, progress=None):

@@ -39,9 +39,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.data import from_canonical, to_canonical  # noqa: E402
 from core.label_tools import LINE_GAP_PX, STROKE_BRIDGE_PX, stroke_at, straight_line_at  # noqa: E402
 from core.mask_edit import MaskEditor  # noqa: E402
+from core.prefill import prefill_mask  # noqa: E402
 from core.synth import generate_log  # noqa: E402
 
 SCREEN_PX = 800  # one drag covers at most this much of a stroke at a zoom where a 3-px line can be hit
@@ -51,21 +51,11 @@ EFFORT_SEED = 626262  # no training stream's seed
 
 
 def prefill(image: np.ndarray, axis: str, classical: bool) -> np.ndarray:
-    """The app's pre-fill (``MainWindow.prefill``) on a scan."""
-    canon = to_canonical(image, axis)
-    if classical:
-        from core.classical import mask as classical_mask
-
-        return from_canonical(classical_mask(canon), axis)
+    """The app's pre-fill on a scan: the bundled model's, or the classical tracer's."""
     from core.demo import BUNDLED_MODEL
-    from core.grid import clean_mask, detect_grid
-    from core.infer import predict_canonical, probs_to_mask
     from core.model_io import load_model
-    from core.precision import resolve
 
-    model, _ = load_model(BUNDLED_MODEL)
-    return from_canonical(clean_mask(probs_to_mask(predict_canonical(model, canon, resolve("auto", "cpu"))),
-                                     detect_grid(canon)), axis)
+    return prefill_mask(image, axis, None if classical else load_model(BUNDLED_MODEL)[0])
 
 
 def pieces(wrong: np.ndarray, along_line: bool = False, bridge_px: int = STROKE_BRIDGE_PX) -> list[np.ndarray]:
