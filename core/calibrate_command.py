@@ -26,7 +26,7 @@ def add_calibrate_command(sub) -> None:
 def cmd_calibrate(args) -> int:
     from .calibration import Calibration
     from .calibration_proposal import propose
-    from .cli import UsageError
+    from .errors import UsageError
     from .errors import InputError
     from .scan import calib_path_for, load_scan
 

@@ -16,27 +16,14 @@ from pathlib import Path
 from typing import Callable
 
 from . import __version__
-from .errors import InputError
+from .errors import InputError, UsageError
+from .progress import progress_bar
 from .synth.styles import STYLE_CHOICES
-
-
-class UsageError(InputError):
-    """Bad command-line usage (exit 2)."""
-
-    def __init__(self, reason: str):
-        super().__init__(None, reason)
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse exits 2 with a usage block; we want one line
         raise UsageError(f"{self.prog}: {message}")
-
-
-def progress_bar(total: int, desc: str, unit: str = "log", disable: bool = False):
-    """A tqdm bar on a terminal, nothing otherwise (or when ``disable``: e.g. a torchrun rank other than 0)."""
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, disable=disable or not sys.stderr.isatty(), leave=False, unit=unit)
 
 
 # -- subcommands ---------------------------------------------------------------

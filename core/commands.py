@@ -24,7 +24,7 @@ def _fmt_bytes(n: float | None) -> str:
 
 
 def cmd_train(args) -> int:
-    from .cli import UsageError
+    from .errors import UsageError
     from .train import TrainConfig, Trainer
 
     if args.steps is not None and args.epochs is not None:
@@ -69,7 +69,7 @@ def cmd_train(args) -> int:
 def _run_training(trainer, events_path: str | None, quiet: bool) -> int:
     """Drive the trainer's events to the terminal and the events file. Under torchrun only rank 0 prints and
     writes; the other ranks are quiet but for errors."""
-    from .cli import progress_bar
+    from .progress import progress_bar
 
     # events are a live log (line-buffered, readable while the run goes on), not an atomic document
     fh = open(events_path, "w", encoding="utf-8", buffering=1) if events_path else None
@@ -110,7 +110,7 @@ def _run_training(trainer, events_path: str | None, quiet: bool) -> int:
 
 def cmd_digitize(args) -> int:
     from .calibration import Calibration
-    from .cli import progress_bar
+    from .progress import progress_bar
     from .digitize import digitize, write_result
     from .scan import load_scan, save_gray_png
 
@@ -205,7 +205,7 @@ def _budget_levers(args, cfg, device, ceiling):
 def cmd_budget(args) -> int:
     from .budget import GIB, device_ceiling, machine_description, measure_step, predict
     from .network import preset
-    from .cli import UsageError
+    from .errors import UsageError
     from .train import pick_device
 
     if args.width < 16 or args.height < 16:

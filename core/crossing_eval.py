@@ -133,7 +133,7 @@ def add_eval_crossings_command(sub) -> None:
 
 
 def cmd_eval_crossings(args) -> int:
-    from .cli import UsageError
+    from .errors import UsageError
     from .synth.styles import FAMILIES
 
     if args.style not in FAMILIES:

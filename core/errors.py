@@ -51,3 +51,10 @@ def require_file(path: str | Path, error: type[InputError], what: str) -> Path:
     if p.stat().st_size == 0:
         raise error(p, "file is empty")
     return p
+
+
+class UsageError(InputError):
+    """Bad command-line usage (exit 2)."""
+
+    def __init__(self, reason: str):
+        super().__init__(None, reason)

@@ -48,7 +48,7 @@ def add_eval_styles_command(sub) -> None:
 
 
 def _check(args) -> tuple[str, ...]:
-    from .cli import UsageError
+    from .errors import UsageError
 
     try:
         families = parse_families(args.families)
@@ -125,7 +125,7 @@ def _pooled(rows: list[dict]) -> dict:
 
 
 def _leave_one_out(args, families: tuple[str, ...], seed: int) -> int:
-    from .cli import UsageError
+    from .errors import UsageError
     from .commands import _run_training
     from .style_eval import leave_one_out
     from .train import TrainConfig, Trainer
