@@ -17,7 +17,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from core.calibration import Calibration
-from core.data import to_canonical
+from core.frame import to_canonical
 from core.errors import InputError
 from core.mask_edit import MaskEditor
 from core.project import Project, digitized_path_for, open_project

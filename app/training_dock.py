@@ -319,7 +319,7 @@ class TrainingDock(QtWidgets.QDockWidget):
     # -- the budget before the run ------------------------------------------------------
     def log_size(self) -> tuple[int, int]:
         """(width along depth, height across) of one training step at the current log."""
-        from core.data import to_canonical
+        from core.frame import to_canonical
 
         w = self.window_
         if w.image is not None:

@@ -70,7 +70,7 @@ def _with_mask_truth(lg: LabelledLog) -> LabelledLog:
     """A calibrated scan with no truth LAS is measured against the trace of its own labelled mask."""
     if lg.calibration is None or lg.truth_path is not None or lg.truth is not None:
         return lg
-    from .data import from_canonical
+    from .frame import from_canonical
     from .digitize import digitize
 
     axis = lg.calibration.depth_axis

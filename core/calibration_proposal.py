@@ -260,7 +260,7 @@ def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
 
 def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True) -> Proposal:
     """Propose tracks and depth picks for a scan (grey, in its own frame)."""
-    from .data import to_canonical
+    from .frame import to_canonical
 
     axis = depth_axis or ("y" if image.shape[0] >= image.shape[1] else "x")
     canon = to_canonical(image, axis)

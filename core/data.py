@@ -19,6 +19,8 @@ import torch
 
 from .calibration import Calibration
 from .errors import DataError, InputError
+from .frame import to_canonical
+from .network import image_to_input
 from .scan import calib_path_for, is_scan_file, load_mask, load_scan, mask_path_for
 
 MIN_ACROSS = 32  # px across the tracks
@@ -43,15 +45,6 @@ class LabelledLog:
             las = read_las(self.truth_path)
             self.truth = (las.depth, {c.mnemonic.upper(): c.values for c in las.curves})
         return self.truth
-
-
-def to_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
-    """Tall (depth down the rows) → wide (depth along the columns); a colour image keeps its channels last."""
-    return np.ascontiguousarray(arr.swapaxes(0, 1)) if depth_axis == "y" else arr
-
-
-def from_canonical(arr: np.ndarray, depth_axis: str) -> np.ndarray:
-    return np.ascontiguousarray(arr.swapaxes(0, 1)) if depth_axis == "y" else arr
 
 
 def load_labelled(scan_path: Path) -> LabelledLog:
@@ -119,11 +112,6 @@ def _project_split(root: Path) -> list[str] | None:
 
 
 # -- samples -------------------------------------------------------------------
-
-
-def image_to_input(img: np.ndarray) -> np.ndarray:
-    """uint8 scan (0 ink, 255 paper) → float32 with ink ≈ 1 and paper ≈ 0."""
-    return (255.0 - img.astype(np.float32)) / 255.0
 
 
 @dataclass

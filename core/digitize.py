@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .calibration import Calibration
-from .data import from_canonical, to_canonical
+from .frame import from_canonical, to_canonical
 from .errors import InputError
 from .grid import detect_grid, track_bands
 from .las_io import LasCurve, write_las

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .data import LabelledLog, collate, image_to_input
+from .data import LabelledLog, collate
 from .grid import detect_grid, track_bands
 from .infer import evidence_by_class, predict_canonical
 from .metrics import compare_curve
+from .network import image_to_input
 from .trace import trace_all, trace_to_values
 
 

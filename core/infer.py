@@ -13,7 +13,8 @@ from typing import Callable
 import numpy as np
 import torch
 
-from .data import from_canonical, image_to_input, to_canonical
+from .frame import from_canonical, to_canonical
+from .network import image_to_input
 from .precision import Precision
 
 

@@ -14,10 +14,16 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
+
+
+def image_to_input(img: np.ndarray) -> np.ndarray:
+    """uint8 scan (0 ink, 255 paper) → float32 with ink ≈ 1 and paper ≈ 0."""
+    return (255.0 - img.astype(np.float32)) / 255.0
 
 
 @dataclass

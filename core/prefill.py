@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from .data import from_canonical, to_canonical
+from .frame import from_canonical, to_canonical
 
 
 def prefill_mask(image: np.ndarray, depth_axis: str, model=None,

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from core.cli import main
-from core.data import to_canonical
+from core.frame import to_canonical
 from core.digitize import digitize
 from core.errors import CalibrationError, InputError
 from core.infer import strips
