@@ -948,15 +948,20 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         axis = self.calib_panel.axis.currentText()
         scan = self.scan_path
-        self.task = Task(_prefill_mask, self.image, axis, self.model, parent=self)
-        self.task.progressed.connect(self._progress)
-        self.task.succeeded.connect(lambda mask: self._prefilled(mask, scan))
-        self.task.failed.connect(self._task_failed)
-        self.task.cancelled.connect(lambda: self._task_done("pre-fill cancelled"))
+        self._start_task(Task(_prefill_mask, self.image, axis, self.model, parent=self),
+                         lambda mask: self._prefilled(mask, scan), "pre-filling the mask…", "pre-fill cancelled")
+
+    def _start_task(self, task: Task, on_result, busy: str, cancelled: str) -> None:
+        """Run the window's one long task (pre-fill, digitise) with the progress bar, Cancel and errors wired."""
+        self.task = task
+        task.progressed.connect(self._progress)
+        task.succeeded.connect(on_result)
+        task.failed.connect(self._task_failed)
+        task.cancelled.connect(lambda: self._task_done(cancelled))
         self.progress.setRange(0, 0)
         self.progress.show()
-        self.statusBar().showMessage("pre-filling the mask…")
-        self.task.start()
+        self.statusBar().showMessage(busy)
+        task.start()
 
     def _prefilled(self, mask: np.ndarray, scan) -> None:
         self._task_done("mask pre-filled: correct it with the line eraser, restyle and ink brush")
@@ -1018,15 +1023,8 @@ class MainWindow(QtWidgets.QMainWindow):
         use_mask = self.actions_["from_mask"].isChecked() if from_mask is None else from_mask
         if use_mask and self.editor is not None and self.editor.mask.any():
             mask = self.editor.mask.copy()  # the user's labels are the truth they have: follow them
-        self.task = Task(_run_digitize, self.image, self.calib, self.model, mask, self.rgb, parent=self)
-        self.task.progressed.connect(self._progress)
-        self.task.succeeded.connect(self._digitized)
-        self.task.failed.connect(self._task_failed)
-        self.task.cancelled.connect(lambda: self._task_done("digitising cancelled"))
-        self.progress.setRange(0, 0)
-        self.progress.show()
-        self.statusBar().showMessage("digitising…")
-        self.task.start()
+        self._start_task(Task(_run_digitize, self.image, self.calib, self.model, mask, self.rgb, parent=self),
+                         self._digitized, "digitising…", "digitising cancelled")
 
     def show_grid(self, on: bool) -> None:
         """Overlay the grid the tracers detect (computed off the UI thread)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .digitize import digitize
-from .metrics import compare_curve, median_of
+from .metrics import CurveScores, compare_curve
 from .synth import generate_log
 
 PAIRINGS: tuple[tuple[int, ...], ...] = ((1, 2), (1, 3), (2, 3), (1, 1), (2, 2), (3, 3), (1, 2, 3), (1, 1, 2))
@@ -34,19 +34,11 @@ ON_CURVE_PX = 3.0  # ... each within this of one
 
 
 @dataclass
-class PairingScore:
+class PairingScore(CurveScores):
     pairing: tuple[int, ...]
     curves: list[dict] = field(default_factory=list)  # per curve: log, mnemonic, class, r, rmse_pct
     separated: int = 0  # same-style columns traced on two different curves
     apart: int = 0  # same-style columns where the curves are apart
-
-    @property
-    def median_r(self) -> float:
-        return median_of(self.curves, "r")
-
-    @property
-    def median_rmse_pct(self) -> float:
-        return median_of(self.curves, "rmse_pct")
 
     @property
     def separation(self) -> float | None:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from .runs import true_runs
+
 SNAP_PX = 4  # a click this close to a labelled pixel counts as on it
 MIN_LINE_PX = 40  # a straight segment shorter than this is no grid line
 LINE_GAP_PX = 48  # a straight line goes on across gaps up to this long (the pieces a cleaned pre-fill left of it)
@@ -55,10 +57,9 @@ def _segment_along_rows(lab: np.ndarray, r0: int, c0: int) -> tuple[int, np.ndar
         joined = _closed(present, LINE_GAP_PX)
         if not joined[c0]:
             continue
-        # the stretch of joined columns that holds the click
-        lo = c0 - int(np.argmin(joined[c0::-1])) + 1 if not joined[: c0 + 1].all() else 0
-        hi = c0 + int(np.argmin(joined[c0:])) if not joined[c0:].all() else w
-        span = np.arange(lo, hi)
+        starts, stops = true_runs(joined)
+        k = int(np.searchsorted(starts, c0, side="right")) - 1  # the stretch of joined columns holding the click
+        span = np.arange(starts[k], stops[k])
         count = int(present[span].sum())
         if best is None or count > best[0]:
             best = (count, span[present[span]], y[span][present[span]])
@@ -125,11 +126,10 @@ def brush_stamp(shape: tuple[int, ...], row: float, col: float, radius: float, p
     h, w = shape[:2]
     rad = max(0.5, float(radius))
     pts = [(row, col)] if prev is None else [prev, (row, col)]
-    reach = int(rad) + 2 + margin
-    r0 = max(0, int(min(p[0] for p in pts)) - reach)
-    r1 = min(h, int(max(p[0] for p in pts)) + reach + 1)
-    c0 = max(0, int(min(p[1] for p in pts)) - reach)
-    c1 = min(w, int(max(p[1] for p in pts)) + reach + 1)
+    r0 = max(0, int(min(p[0] for p in pts) - rad - 1) - margin)
+    r1 = min(h, int(max(p[0] for p in pts) + rad + 2) + margin)
+    c0 = max(0, int(min(p[1] for p in pts) - rad - 1) - margin)
+    c1 = min(w, int(max(p[1] for p in pts) + rad + 2) + margin)
     if r0 >= r1 or c0 >= c1:
         return None
     stamp = np.zeros((r1 - r0, c1 - c0), np.uint8)

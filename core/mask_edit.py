@@ -63,27 +63,10 @@ class MaskEditor:
         self._stroke_rect = _union(self._stroke_rect, r)
         return r
 
-    def dab(self, row: float, col: float, radius: float, value: int, prev: tuple[float, float] | None = None) -> Rect:
-        """Paint a disc (or a thick segment from ``prev``) with ``value`` (0 erases)."""
-        rad = max(0.5, float(radius))
-        pts = [(row, col)] if prev is None else [prev, (row, col)]
-        r0 = int(min(p[0] for p in pts) - rad - 1)
-        r1 = int(max(p[0] for p in pts) + rad + 2)
-        c0 = int(min(p[1] for p in pts) - rad - 1)
-        c1 = int(max(p[1] for p in pts) + rad + 2)
-        rect = self._touch((r0, r1, c0, c1))
-        if rect[0] >= rect[1] or rect[2] >= rect[3]:
-            return rect
-        view = self.mask[rect[0]:rect[1], rect[2]:rect[3]]
-        a = (int(round(pts[0][1] - rect[2])), int(round(pts[0][0] - rect[0])))
-        b = (int(round(pts[-1][1] - rect[2])), int(round(pts[-1][0] - rect[0])))
-        thick = max(1, int(round(2 * rad)))
-        if a == b:
-            cv2.circle(view, a, max(0, int(round(rad - 0.5))), int(value), -1)
-        else:
-            cv2.line(view, a, b, int(value), thick, cv2.LINE_8)
-        self.dirty = True
-        return rect
+    def dab(self, row: float, col: float, radius: float, value: int,
+            prev: tuple[float, float] | None = None) -> Rect | None:
+        """Paint a disc (or a thick segment from ``prev``) with ``value`` (0 erases); None outside the mask."""
+        return self._dab_where(brush_stamp(self.mask.shape, row, col, radius, prev), value)
 
     def polyline(self, points: list[tuple[float, float]], width: int, value: int) -> Rect | None:
         """A thin curve through (row, col) points, as one stroke."""

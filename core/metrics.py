@@ -113,3 +113,17 @@ def median_of(rows: list[dict], key: str) -> float:
     median r or RMSE, with curves that could not be scored left out rather than counted."""
     v = [r[key] for r in rows if np.isfinite(r[key])]
     return float(np.median(v)) if v else float("nan")
+
+
+class CurveScores:
+    """The medians of a score table: ``curves`` holds one dict per scored curve, with "r" and "rmse_pct"."""
+
+    curves: list[dict]
+
+    @property
+    def median_r(self) -> float:
+        return median_of(self.curves, "r")
+
+    @property
+    def median_rmse_pct(self) -> float:
+        return median_of(self.curves, "rmse_pct")

@@ -19,7 +19,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .digitize import digitize
-from .metrics import compare_curve, median_of
+from .metrics import CurveScores, compare_curve
 from .synth import generate_log
 from .synth.styles import FAMILIES, GREY_FAMILIES
 
@@ -27,19 +27,11 @@ EVAL_SEED = 424242  # never a training stream's seed: a training stream draws wi
 
 
 @dataclass
-class FamilyScore:
+class FamilyScore(CurveScores):
     family: str
     method: str
     curves: list[dict] = field(default_factory=list)  # per curve: log, mnemonic, r, rmse_pct, null
     seconds: float = 0.0
-
-    @property
-    def median_r(self) -> float:
-        return median_of(self.curves, "r")
-
-    @property
-    def median_rmse_pct(self) -> float:
-        return median_of(self.curves, "rmse_pct")
 
     def worst(self, n: int = 3) -> list[dict]:
         return sorted(self.curves, key=lambda c: c["r"] if np.isfinite(c["r"]) else -2.0)[:n]

@@ -107,7 +107,7 @@ def effort(log, classical: bool) -> dict:
         k = rows.size // 2
         line = straight_line_at(ed.mask, rows[k], cols[k])
         if line is not None and (line & p).sum() >= 0.6 * p.sum() and not (line & (truth > 0)).sum() > 0.2 * line.sum():
-            ed.erase_line(rows[k], cols[k])
+            ed.set_region(line, 0)  # what the line eraser's click does (MaskEditor.erase_line)
             after += 1
         else:
             ed.set_region(p, 0)  # the eraser drags
@@ -122,7 +122,7 @@ def effort(log, classical: bool) -> dict:
         klass = int(truth[rows[k], cols[k]])
         stroke = stroke_at(ed.mask, rows[k], cols[k])
         if stroke is not None and (truth[stroke] == klass).mean() > 0.9:
-            ed.restyle(rows[k], cols[k], klass)
+            ed.set_region(stroke, klass)  # what the restyle click does (MaskEditor.restyle)
             after += 1
         else:
             left.append(p)
