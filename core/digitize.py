@@ -62,9 +62,10 @@ def digitize(
                              f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
                              "resolution, or check the track ends in the calibration)")
     canon = to_canonical(image, calib.depth_axis)
-    # ink is what is well darker than the paper (the median): a print in light colours may have no pixel darker
-    # than mid-grey
-    paper = float(np.median(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)]))
+    # ink is what is well darker than the paper: a print in light colours may have no pixel darker than mid-grey.
+    # The paper is the bright level (90th percentile), not the median: a dense dark grid can cover more than half
+    # the page, and its grey then passed for the paper and the scan for blank
+    paper = float(np.percentile(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)], 90))
     if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
         raise InputError(source, "the scan is blank: no ink to trace")
     warnings = []

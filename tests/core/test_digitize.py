@@ -116,10 +116,26 @@ def test_digitize_bad_inputs(tmp_path):
     log = generate_log(1, 800, 256, "x")
     with pytest.raises(InputError, match="blank"):
         digitize(np.full_like(log.image, 255), log.calibration)
+    noisy = np.clip(np.random.default_rng(0).normal(235, 4, log.image.shape), 0, 255).astype(np.uint8)
+    with pytest.raises(InputError, match="blank"):  # paper grain is no ink
+        digitize(noisy, log.calibration)
     bad = Calibration.from_dict({**log.calibration.as_dict(),
                                  "curves": [{**log.calibration.curves[0].as_dict(), "track": [10, 900]}]})
     with pytest.raises(CalibrationError, match="outside"):
         digitize(log.image, bad)
+
+
+def test_a_grid_darker_than_half_the_page_is_no_blank_scan():
+    """A print whose dense dark grid covers most of the page (eval-styles' dark_grid_09) has ink darker than its
+    paper even where the grid's grey is the median pixel: it is traced, not refused as blank."""
+    log = generate_log(1, 800, 256, "x")
+    img = np.maximum(log.image, 30)  # the pens' ink at 30, a grid of 60 over two thirds of the page
+    grid = np.zeros(img.shape, bool)
+    grid[:, ::3] = grid[::3, :] = True
+    img[grid & (img > 60)] = 60
+    assert np.median(img) == 60
+    res = digitize(img, log.calibration)
+    assert set(res.values) == {c.mnemonic for c in log.calibration.curves}
 
 
 def test_strips_cover_the_log_with_overlap():
