@@ -1,6 +1,6 @@
 """*Adapt model to this project*: the label → adapt → digitise loop as one dialog.
 
-Runs ``core.adapt`` in a child process (as training does: the desktop never shares a GIL or a crash
+Runs ``core.engine.adapt`` in a child process (as training does: the desktop never shares a GIL or a crash
 with the engine), shows the time left against the budget, the held-out scores before and after, and
 offers the next step: digitise every calibrated scan that has no labels with the adapted model.
 """
@@ -13,7 +13,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from .training_child import adapt_in_child
-from .training_dock import TrainerProcess
+from .trainer_process import TrainerProcess
 
 
 class AdaptDialog(QtWidgets.QDialog):
@@ -73,7 +73,7 @@ class AdaptDialog(QtWidgets.QDialog):
         return self.proc is not None and not self.proc.isFinished()
 
     def start(self) -> None:
-        from core.adapt import AdaptConfig
+        from core.engine.adapt import AdaptConfig
 
         models = self.project / "models"
         models.mkdir(exist_ok=True)
@@ -101,7 +101,7 @@ class AdaptDialog(QtWidgets.QDialog):
             self.parent().show_error(message)
 
     def _poll(self) -> None:
-        from core.adapt import AdaptReport
+        from core.engine.adapt import AdaptReport
 
         budget = 60.0 * self.minutes.value()
         elapsed = time.monotonic() - self.t0

@@ -1,7 +1,7 @@
 """The calibration panel: depth picks as a table, curves as a list with a form for the selected one.
 
 The panel holds no calibration logic: it builds the calibration dictionary of
-DESIGN.md from its widgets and lets ``core.calibration`` validate it; the
+DESIGN.md from its widgets and lets ``core.io.calibration`` validate it; the
 error (which names the field) is shown under them. A curve has eleven fields,
 too many for the columns of a table in a side dock on a 1280-px screen, so the
 list names each curve (mnemonic, line style, unit) and the form below edits
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from core.calibration import Calibration
+from core.io.calibration import Calibration
 
 BACKUP_TIP = ("where the backup scale lies when wrap is on: high = past the right-hand scale value "
               "(GR 0–150 → 150–300), low = before the left-hand one (DT 140–40 → 240–140); "
@@ -357,7 +357,7 @@ class CalibrationPanel(QtWidgets.QWidget):
                 "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
 
     def calibration(self) -> Calibration | None:
-        from core.errors import CalibrationError
+        from core.common.errors import CalibrationError
 
         try:
             cal = Calibration.from_dict(self.as_dict())

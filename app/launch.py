@@ -1,4 +1,4 @@
-"""Console entry point: every subcommand of ``core.cli`` plus the GUI.
+"""Console entry point: every subcommand of ``core.cli.main`` plus the GUI.
 
 Qt is imported only when the GUI is asked for, so headless commands start
 fast and run where no display exists.
@@ -11,7 +11,7 @@ import sys
 
 
 def run_gui(args) -> int:
-    from core.errors import InputError
+    from core.common.errors import InputError
 
     try:
         from .main_window import run  # noqa: PLC0415 - Qt loads only for the GUI
@@ -31,7 +31,7 @@ def run_gui(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     multiprocessing.freeze_support()
-    from core.cli import main as cli_main
+    from core.cli.main import main as cli_main
 
     return cli_main(argv, gui=run_gui)
 

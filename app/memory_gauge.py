@@ -9,7 +9,7 @@ import time
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
-from core.memory import process_memory
+from core.engine.memory import process_memory
 
 from .plot_axes import plain_axes
 

@@ -21,7 +21,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from core.errors import InputError
+from core.common.errors import InputError
 
 from .training_child import CHILD_NICENESS
 
@@ -43,8 +43,8 @@ def _start_planner() -> None:
 
 def predict_modes(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int) -> dict:
     """Predicted terms of one step per precision mode, and the plan (in the planner process)."""
-    from core.budget import MODES, Levers, plan, predict
-    from core.network import preset
+    from core.engine.budget import MODES, Levers, plan, predict
+    from core.model.network import preset
 
     cfg = preset(preset_name, classes)
     out = {"terms": {m: predict(cfg, width, height, Levers(m), batch).as_dict() for m in MODES}}

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from core.calibration import Calibration
-from core.digitize import result_from_las
-from core.errors import InputError
-from core.project import digitized_path_for
-from core.scan import Scan, calib_path_for, display_pyramid, load_mask, load_scan, mask_path_for
+from core.common.errors import InputError
+from core.digitize.pipeline import result_from_las
+from core.io.calibration import Calibration
+from core.io.project import digitized_path_for
+from core.io.scan import Scan, calib_path_for, display_pyramid, load_mask, load_scan, mask_path_for
 
 
 @dataclass

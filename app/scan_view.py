@@ -63,7 +63,7 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.tool = "pan"
         self.image_item = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image_item)
-        self.levels: list[np.ndarray] = []  # display pyramid: the scan, then halvings (core.scan.display_pyramid)
+        self.levels: list[np.ndarray] = []  # display pyramid: the scan, then halvings (core.io.scan.display_pyramid)
         self.level = 0
         self.vb.sigRangeChanged.connect(self._pick_level)
         self.vb.sigRangeChanged.connect(self._clip_pick_lines)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import traceback
 
-from core.errors import InputError
+from core.common.errors import InputError
 
 # How much lower than the desktop the training child runs (POSIX nice levels). On a machine with
 # few cores the child's start (importing torch) and its steps compete with the UI thread for CPU;
@@ -50,15 +50,15 @@ def _run_in_child(events, what: str, run) -> None:
 
 def train_in_child(cfg, events, stop) -> None:
     """Child-process entry: run the engine's training generator, send every event back."""
-    from core.train import Trainer
+    from core.engine.train import Trainer
 
     _run_in_child(events, "training", lambda: Trainer(cfg, StopFlag(stop)).run())
 
 
 def adapt_in_child(cfg, events, stop) -> None:
-    """Child-process entry for *Adapt model to this project*: run ``core.adapt`` and send every event back
+    """Child-process entry for *Adapt model to this project*: run ``core.engine.adapt`` and send every event back
     (its before/after report last)."""
-    from core.adapt import adapt
+    from core.engine.adapt import adapt
 
     _run_in_child(events, "adapting", lambda: adapt(cfg, StopFlag(stop)))
 

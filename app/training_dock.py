@@ -1,153 +1,29 @@
-"""Click-to-train: the training dock, its training process and the live instruments.
+"""Click-to-train: the training dock and the live instruments.
 
 The engine's training generator runs in a child process at a lower priority
-(``app/training_child.py``); a reader thread moves its events into an inbox,
-the dock drains the inbox on a timer and redraws one instrument per tick, so
+(``app/trainer_process.py``, ``app/training_child.py``); a reader thread moves its
+events into an inbox, the dock drains the inbox on a timer and redraws one instrument per tick, so
 the UI never lags the run. A crash or out-of-memory in training becomes an
 error in the panel, never a dead app.
 """
 
 from __future__ import annotations
 
-import multiprocessing
-import queue
-import threading
 import time
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from core.errors import InputError
+from core.common.errors import InputError
 
 from .heap import freeze_long_lived
-from .planner_process import predict_in_planner
 from .instruments import GIB, BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
-from .training_child import lower_priority, train_in_child
+from .planner_process import predict_in_planner
+from .trainer_process import TrainerProcess
 
 REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick, round robin:
 # each instrument at most four times a second, and one tick never paints all of them at once
 # (offscreen, one pyqtgraph plot costs ~30 ms to paint on a slow CPU)
-
-
-class PendingStop:
-    """The parent's side of the stop flag: remembers a Stop requested before the child exists and
-    passes it on to the child's event once the launch has made one."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._requested = False
-        self._event = None
-
-    def attach(self, event) -> None:
-        with self._lock:
-            self._event = event
-            if self._requested:
-                event.set()
-
-    def set(self) -> None:
-        with self._lock:
-            self._requested = True
-            if self._event is not None:
-                self._event.set()
-
-    def is_set(self) -> bool:
-        return self._requested
-
-
-class TrainerProcess(QtCore.QObject):
-    """Training in a child process: the desktop's event loop never shares a GIL (or a crash) with
-    the engine. Events arrive through a queue that the dock drains on its own timer.
-
-    Launching the child is itself slow on a small machine (spawning the interpreter, starting
-    multiprocessing's resource tracker: ~300 ms on a 2-core CPU, measured as the worst event-loop
-    stall of a run), so ``start`` hands the launch to the reader thread and returns at once."""
-
-    crashed = QtCore.Signal(str)
-
-    def __init__(self, cfg, parent=None, target=train_in_child):
-        super().__init__(parent)
-        self.cfg = cfg
-        self.target = target  # the child's entry: training, or adapting (core.adapt)
-        self.proc = None  # the child, once the reader thread has launched it
-        self.events = None
-        self.stop_flag = PendingStop()
-        self.listeners: list = []  # called on the UI thread for every event (tests)
-        self._inbox: queue.Queue = queue.Queue()
-        self._done = False
-
-    def start(self) -> None:
-        threading.Thread(target=self._launch_and_receive, name="welltrace-train-events", daemon=True).start()
-
-    def _launch_and_receive(self) -> None:
-        try:
-            ctx = multiprocessing.get_context("spawn")  # no fork of a Qt process
-            self.events = ctx.Queue()
-            stop = ctx.Event()
-            self.proc = ctx.Process(target=self.target, args=(self.cfg, self.events, stop), daemon=True,
-                                    name="welltrace-train")
-            self.proc.start()
-        except (OSError, RuntimeError, ValueError) as exc:
-            self._inbox.put(("crashed", f"cannot start the training process: {exc}"))
-            self._inbox.put(("gone", None))
-            return
-        lower_priority(self.proc.pid)
-        self.stop_flag.attach(stop)  # a Stop clicked while the child was starting reaches it now
-        self._receive()
-
-    def _receive(self) -> None:
-        """Reader thread: moves the child's events from the pipe into a thread-safe inbox. The UI thread never
-        reads the pipe itself, where a message the child left half-written would block it for good."""
-        while True:
-            try:
-                item = self.events.get(timeout=0.2)
-            except queue.Empty:
-                if not self.proc.is_alive() and self.events.empty():
-                    self._inbox.put(("gone", self.proc.exitcode))  # the child is gone; nothing more will come
-                    return
-                continue
-            except (EOFError, OSError, ValueError):
-                self._inbox.put(("gone", self.proc.exitcode))
-                return
-            self._inbox.put(item)
-            if item == ("exit", None):
-                return
-
-    def isRunning(self) -> bool:  # noqa: N802 - the QThread spelling the dock uses
-        return not self._done
-
-    def isFinished(self) -> bool:  # noqa: N802
-        return self._done
-
-    def wait(self, ms: int = 60000) -> bool:
-        deadline = time.monotonic() + ms / 1000
-        while not self._done and time.monotonic() < deadline:
-            self.poll()
-            time.sleep(0.02)
-        return self._done
-
-    def poll(self) -> list:
-        """Events waiting from the child (and the end of the run, once it has ended). Never blocks."""
-        out = []
-        while True:
-            try:
-                item = self._inbox.get_nowait()
-            except queue.Empty:
-                break
-            if isinstance(item, tuple):
-                kind, payload = item
-                if kind == "crashed":
-                    self.crashed.emit(payload)
-                elif kind == "exit" and not self._done:
-                    self._done = True  # the child tears down on its own; never block the UI on join
-                elif kind == "gone" and not self._done:
-                    self._done = True
-                    if payload not in (None, 0):  # killed (out of memory, a signal): say so, keep the app
-                        self.crashed.emit(f"training process ended with exit code {payload}")
-                continue
-            for fn in self.listeners:
-                fn(item)
-            out.append(item)
-        return out
 
 
 class TrainingDock(QtWidgets.QDockWidget):
@@ -296,14 +172,14 @@ class TrainingDock(QtWidgets.QDockWidget):
     def _device_ceiling_gib(self) -> float:
         import torch
 
-        from core.budget import device_ceiling
+        from core.engine.budget import device_ceiling
 
         dev = torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return round(device_ceiling(dev) / GIB, 2)
 
     def _explain_precision(self, *_):
-        from core.precision import resolve
-        from core.train import pick_device
+        from core.model.precision import resolve
+        from core.engine.train import pick_device
 
         try:
             p = resolve(self.precision.currentText(), pick_device(self.device.currentText()))
@@ -319,7 +195,7 @@ class TrainingDock(QtWidgets.QDockWidget):
     # -- the budget before the run ------------------------------------------------------
     def log_size(self) -> tuple[int, int]:
         """(width along depth, height across) of one training step at the current log."""
-        from core.frame import to_canonical
+        from core.digitize.frame import to_canonical
 
         w = self.window_
         if w.image is not None:
@@ -378,7 +254,7 @@ class TrainingDock(QtWidgets.QDockWidget):
 
     # -- running ---------------------------------------------------------------------
     def _config(self, resume: bool):
-        from core.train import TrainConfig
+        from core.engine.train import TrainConfig
 
         w = self.window_
         src = self.source.currentIndex()

@@ -14,7 +14,7 @@ import traceback
 
 from PySide6 import QtCore
 
-from core.errors import InputError
+from core.common.errors import InputError
 
 
 class Cancelled(Exception):

@@ -36,7 +36,7 @@ def test_import_linter_contract_holds():
 
 def test_importing_the_engine_loads_no_qt():
     code = (
-        "import sys, core.cli, core.scan, core.calibration, core.las_io, core.synth; "
+        "import sys, core.cli.main, core.io.scan, core.io.calibration, core.io.las_io, core.synth; "
         "bad=[m for m in sys.modules if m.split('.')[0] in ('PySide6','pyqtgraph','shiboken6')]; "
         "print(bad); sys.exit(1 if bad else 0)"
     )

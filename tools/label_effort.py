@@ -39,9 +39,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.label_tools import LINE_GAP_PX, STROKE_BRIDGE_PX, stroke_at, straight_line_at  # noqa: E402
-from core.mask_edit import MaskEditor  # noqa: E402
-from core.prefill import prefill_mask  # noqa: E402
+from core.labelling.label_tools import LINE_GAP_PX, STROKE_BRIDGE_PX, stroke_at, straight_line_at  # noqa: E402
+from core.labelling.mask_edit import MaskEditor  # noqa: E402
+from core.labelling.prefill import prefill_mask  # noqa: E402
 from core.synth import generate_log  # noqa: E402
 
 SCREEN_PX = 800  # one drag covers at most this much of a stroke at a zoom where a 3-px line can be hit
@@ -52,8 +52,8 @@ EFFORT_SEED = 626262  # no training stream's seed
 
 def prefill(image: np.ndarray, axis: str, classical: bool) -> np.ndarray:
     """The app's pre-fill on a scan: the bundled model's, or the classical tracer's."""
-    from core.demo import BUNDLED_MODEL
-    from core.model_io import load_model
+    from core.model.bundled import BUNDLED_MODEL
+    from core.model.model_io import load_model
 
     return prefill_mask(image, axis, None if classical else load_model(BUNDLED_MODEL)[0])
 

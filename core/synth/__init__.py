@@ -15,13 +15,13 @@ from typing import Callable
 
 import numpy as np
 
-from ..atomic import atomic_path, atomic_write_text, json_text
-from ..calibration import Calibration, CurveSpec
-from ..colour import hex_colour, luma
-from ..las_io import LasCurve, write_las
-from ..scan import save_gray_png
+from core.common.atomic import atomic_path, atomic_write_text, json_text
+from core.io.calibration import Calibration, CurveSpec
+from core.io.colour import hex_colour, luma
+from core.io.las_io import LasCurve, write_las
+from core.io.scan import save_gray_png
+from core.synth import colour_page
 from . import artefacts as art
-from . import colour_page
 from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks
 from .shapes import default_library, draw_shape, load_library, shape_library_name
 from .styles import DEFAULT_FAMILIES, FAMILIES, STYLE_CHOICES, PrintStyle, parse_families, sample_style
@@ -99,7 +99,7 @@ def generate_log(
     or the first generator's ``"clean"`` / ``"scanned"`` looks. ``same_style``: the chance that a track
     with two or more curves draws its first two in one line style (told apart only by continuity).
     ``classes``: every track draws exactly these line styles (e.g. ``(1, 1)``: two solid curves), none
-    wrapping, so that they cross: the crossing test set (``core/crossing_eval.py``).
+    wrapping, so that they cross: the crossing test set (``core/cli/crossing_eval.py``).
     """
     if depth_axis not in ("x", "y"):
         raise ValueError("depth_axis must be 'x' or 'y'")
@@ -319,9 +319,9 @@ def _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applie
 
 
 def _order_same_style(specs: list[CurveSpec], truth: dict[str, np.ndarray]) -> None:
-    """Curves of one line style in one track are listed as the tracer names them (``core/crossings.py``):
+    """Curves of one line style in one track are listed as the tracer names them (``core/digitize/crossings.py``):
     nearest the ``track[0]`` edge at the top of the log first (in place)."""
-    from ..crossings import same_style_groups
+    from core.digitize.crossings import same_style_groups
 
     def dist(i):
         pos, _ = specs[i].position_of(truth[specs[i].mnemonic][:1])

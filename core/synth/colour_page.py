@@ -30,7 +30,7 @@ FILLS = ((250, 225, 105), (165, 205, 145), (205, 205, 205), (235, 185, 140), (15
 
 def ink_palette(count: int, rng: np.random.Generator, grid_rgb: tuple[int, int, int]) -> list[tuple[int, int, int]]:
     """``count`` inks in print order, neighbours distinct, none close to the grid's colour."""
-    from ..colour import delta_e
+    from core.io.colour import delta_e
 
     names = [n for n in rng.permutation(list(INKS)) if delta_e(INKS[n], grid_rgb) > 35.0]
     return [INKS[names[i % len(names)]] for i in range(count)]

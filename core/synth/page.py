@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from ..calibration import Calibration, CurveSpec
-from ..runs import true_runs
+from core.digitize.runs import true_runs
+from core.io.calibration import Calibration, CurveSpec
 
 SHIFT = 4  # cv2 fixed-point bits: sub-pixel polyline vertices
 ONE = 1 << SHIFT

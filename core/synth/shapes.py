@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runs import true_runs
+from core.digitize.runs import true_runs
 
 LAS_DIR_ENV = "WELLTRACE_LAS_DIR"
 
@@ -99,7 +99,7 @@ def load_library(las_dir: str | None) -> tuple[ShapeSource, ...]:
         pass
     sources = _parse_library(Path(las_dir))
     try:
-        from ..atomic import atomic_path
+        from core.common.atomic import atomic_path
 
         cache.parent.mkdir(parents=True, exist_ok=True)
         arrays = {f"v{i}": s.values for i, s in enumerate(sources)}
@@ -112,8 +112,8 @@ def load_library(las_dir: str | None) -> tuple[ShapeSource, ...]:
 
 
 def _parse_library(las_dir: Path) -> tuple[ShapeSource, ...]:
-    from ..errors import LasError
-    from ..las_io import read_las
+    from core.common.errors import LasError
+    from core.io.las_io import read_las
 
     sources = []
     for path in sorted(las_dir.glob("*")):

@@ -11,8 +11,8 @@ from pathlib import Path
 import lasio
 import numpy as np
 
-from core.calibration import Calibration
-from core.demo import BUNDLED_MODEL as BUNDLED
+from core.io.calibration import Calibration
+from core.model.bundled import BUNDLED_MODEL as BUNDLED
 from core.synth import write_set
 
 from .opening import open_scan, wait_opened

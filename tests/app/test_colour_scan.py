@@ -5,8 +5,8 @@ import json
 import lasio
 import numpy as np
 
-from core.colour import delta_e, parse_colour
-from core.metrics import compare_curve
+from core.digitize.metrics import compare_curve
+from core.io.colour import delta_e, parse_colour
 from core.synth import generate_log, write_log
 
 from .opening import open_scan

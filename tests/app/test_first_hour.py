@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6 import QtWidgets
 
-from core.calibration_proposal import ocr_available
+from core.digitize.calibration_proposal import ocr_available
 
 from .opening import open_scan, wait_opened
 from .test_main_window import _shot, win  # noqa: F401 - the same window fixture and screenshot helper

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image
 
 from app.main_window import MainWindow
-from core.calibration import Calibration
-from core.scan import load_mask
+from core.io.calibration import Calibration
+from core.io.scan import load_mask
 from core.synth import generate_log, write_log, write_set
 
 from .latency import EventLoopProbe, assert_responsive

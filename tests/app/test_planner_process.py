@@ -5,7 +5,7 @@ import os
 import pytest
 
 from app.planner_process import in_planner, stop_planner
-from core.errors import InputError
+from core.common.errors import InputError
 
 
 def _die() -> None:

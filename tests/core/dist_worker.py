@@ -12,9 +12,9 @@ from pathlib import Path
 
 import torch
 
-import core.train as train_mod
-from core.distributed import join_from_env
-from core.train import TrainConfig, Trainer
+import core.engine.train as train_mod
+from core.engine.distributed import join_from_env
+from core.engine.train import TrainConfig, Trainer
 
 
 def main(data: str, out_dir: str, report_dir: str) -> None:

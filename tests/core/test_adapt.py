@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from core.cli import main
-from core.demo import BUNDLED_MODEL
-from core.model_io import read_model_metadata
+from core.cli.main import main
+from core.model.bundled import BUNDLED_MODEL
+from core.model.model_io import read_model_metadata
 from core.synth import write_set
 
 

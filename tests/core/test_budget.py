@@ -2,11 +2,11 @@ import json
 
 import pytest
 
-from core.budget import Levers, measure_activations, measure_step, plan, predict, spill_width
-from core.cli import main
-from core.network import preset
+from core.cli.main import main
+from core.engine.budget import Levers, measure_activations, measure_step, plan, predict, spill_width
+from core.engine.train import TrainConfig, Trainer
+from core.model.network import preset
 from core.synth import write_set
-from core.train import TrainConfig, Trainer
 
 TINY = preset("tiny")
 

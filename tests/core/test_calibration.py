@@ -3,8 +3,8 @@ import json
 import numpy as np
 import pytest
 
-from core.calibration import Calibration, CurveSpec
-from core.errors import CalibrationError
+from core.common.errors import CalibrationError
+from core.io.calibration import Calibration, CurveSpec
 
 GOOD = {
     "version": 1,

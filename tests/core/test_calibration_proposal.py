@@ -6,9 +6,10 @@ import cv2
 import numpy as np
 import pytest
 
-from core.calibration import Calibration
-from core.calibration_proposal import DepthNumber, _monotonic, fit_numbers, ocr_available, propose, propose_tracks
-from core.cli import main
+from core.cli.main import main
+from core.digitize.calibration_proposal import (DepthNumber, _monotonic, fit_numbers, ocr_available, propose,
+                                               propose_tracks)
+from core.io.calibration import Calibration
 
 needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")
 
@@ -98,7 +99,7 @@ def test_a_scan_without_printed_depths_says_so_and_proposes_no_picks(tmp_path):
 
 
 def test_without_tesseract_the_tracks_are_proposed_and_the_message_says_how_to_install(monkeypatch):
-    import core.calibration_proposal as cp
+    import core.digitize.calibration_proposal as cp
 
     monkeypatch.setattr(cp, "ocr_available", lambda: "reading printed depths needs … apt install tesseract-ocr")
     img, _ = _page()
@@ -128,7 +129,7 @@ def test_kgs_scan_proposal_matches_the_hand_calibration(kgs_scan):
     """The real 1-bit KGS log: depths within 1 ft RMS of the hand calibration over the whole log, tracks within 5 px."""
     from pathlib import Path
 
-    from core.scan import load_scan
+    from core.io.scan import load_scan
 
     img = load_scan(kgs_scan).image
     prop = propose(img)
@@ -145,7 +146,7 @@ def test_kgs_scan_proposal_matches_the_hand_calibration(kgs_scan):
 @needs_ocr
 def test_colour_log_depths_are_read_and_placed(shared_data):
     """iqa_33-023-01146-0006.tif prints 8240, 8250, … in its depth column, every 10 ft at 200 dpi (100 px)."""
-    from core.scan import load_scan
+    from core.io.scan import load_scan
 
     prop = propose(load_scan(shared_data / "scans" / "iqa_33-023-01146-0006.tif").image)
     kept = {n.value: n.pixel for n in prop.numbers if n.kept}

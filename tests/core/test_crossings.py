@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from core.calibration import Calibration, CurveSpec
-from core.crossings import swap_range
-from core.grid import Grid
-from core.trace import trace_all, trace_to_values
+from core.digitize.crossings import swap_range
+from core.digitize.grid import Grid
+from core.digitize.trace import trace_all, trace_to_values
+from core.io.calibration import Calibration, CurveSpec
 
 COLS, ROWS = 1200, 200
 
@@ -103,7 +103,7 @@ def test_same_style_curve_lying_on_a_grid_line_is_traced_there_not_onto_its_neig
 
 def test_digitising_names_where_same_style_curves_meet():
     """Where two curves of one style meet, which is which afterwards is uncertain: the result says where."""
-    from core.digitize import digitize
+    from core.digitize.pipeline import digitize
     from core.synth import generate_log
 
     lg = generate_log(7, 1600, 384, "x", style="uniform", classes=(1, 1))
@@ -120,8 +120,8 @@ def test_digitising_names_where_same_style_curves_meet():
 def test_eval_crossings_scores_every_pairing_from_true_masks(capsys):
     import json
 
-    from core.cli import main
-    from core.crossing_eval import PAIRINGS
+    from core.cli.main import main
+    from core.cli.crossing_eval import PAIRINGS
 
     assert main(["eval-crossings", "--from-mask", "--count", "1", "--width", "600", "--height", "200", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -5,16 +5,16 @@ import lasio
 import numpy as np
 import pytest
 
-from core.cli import main
-from core.frame import to_canonical
-from core.digitize import digitize
-from core.errors import CalibrationError, InputError
-from core.infer import strips
-from core.metrics import compare_curve
+from core.cli.main import main
+from core.common.errors import CalibrationError, InputError
+from core.digitize.frame import to_canonical
+from core.digitize.infer import strips
+from core.digitize.metrics import compare_curve
+from core.digitize.pipeline import digitize
+from core.digitize.trace import trace_all, trace_to_values
+from core.io.calibration import Calibration
 from core.synth import generate_log
 from core.synth.shapes import default_library
-from core.calibration import Calibration
-from core.trace import trace_all, trace_to_values
 
 
 def _oracle_values(log):
@@ -159,9 +159,9 @@ BUNDLED = __import__("pathlib").Path(__file__).resolve().parents[2] / "resources
 
 @pytest.mark.skipif(not BUNDLED.exists(), reason="no bundled demo model")
 def test_tiled_inference_leaves_no_seam_with_the_trained_model():
-    from core.infer import predict_canonical
-    from core.model_io import load_model
-    from core.precision import resolve
+    from core.digitize.infer import predict_canonical
+    from core.model.model_io import load_model
+    from core.model.precision import resolve
 
     model, _ = load_model(BUNDLED)
     img = generate_log(77, 2400, 384, "x").image
@@ -184,7 +184,7 @@ def test_tiled_inference_leaves_no_seam_with_the_trained_model():
 
 def test_viterbi_distance_transform_is_the_exact_l1_minimum():
     """The Viterbi inner step against brute force: min_j cost[j] + λ|i − j| and an argmin attaining it."""
-    from core.trace import _dt_l1
+    from core.digitize.trace import _dt_l1
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 7, 64, 301):
@@ -226,7 +226,7 @@ def test_two_curves_of_one_style_in_one_track_follow_lines_of_their_own():
 
 def _kgs_window(kgs_scan, top: int, bottom: int):
     """Rows top..bottom of the real KGS sonic scan with the hand-made calibration moved along."""
-    from core.scan import load_scan
+    from core.io.scan import load_scan
 
     data = json.loads((Path(__file__).resolve().parents[1] / "data" / "kgs_273101_bhc_sonic.calib.json").read_text())
     data["depth_picks"] = [[px - top, d] for px, d in data["depth_picks"]]
@@ -267,7 +267,7 @@ def test_bundled_model_traces_gamma_ray_and_delta_t_on_the_real_kgs_scan(kgs_sca
     synthetic logs): GR and DT are followed along their own lines, GR on its main scale, and DT is not
     captured by the near-straight line-tension curve at the right edge of its track (what the classical
     tracer does). With WELLTRACE_SHOTS set, the traced curves over the scan go to kgs_model_traced.png."""
-    from core.model_io import load_model
+    from core.model.model_io import load_model
 
     image, calib = _kgs_window(kgs_scan, 8100, 9720)
     model, _ = load_model(BUNDLED)
@@ -288,7 +288,7 @@ def test_bundled_model_traces_gamma_ray_and_delta_t_on_the_real_kgs_scan(kgs_sca
 def test_a_curve_with_one_backup_scale_lives_on_two_levels():
     """A misread crossing (a second wrap upwards while already on the backup) is dropped, not added up:
     otherwise it would shift the rest of the log by one whole scale."""
-    from core.trace import _two_level_wraps
+    from core.digitize.trace import _two_level_wraps
 
     steps = np.zeros(100, np.int64)
     steps[[10, 20, 30, 40, 50]] = [1, -1, 1, 1, -1]  # the up at 40 is a misread
@@ -308,7 +308,7 @@ def test_a_track_narrower_than_40_px_is_refused_by_name(tmp_path, capsys):
                                    "curves": [{**log.calibration.curves[0].as_dict(), "track": [100, 130]}]})
     with pytest.raises(InputError, match=r"curves\[0\].*30 px wide.*at least 40"):
         digitize(log.image, calib, None)
-    from core.scan import save_gray_png
+    from core.io.scan import save_gray_png
 
     save_gray_png(tmp_path / "s.png", log.image)
     calib.save(tmp_path / "s.calib.json")
@@ -319,7 +319,7 @@ def test_a_track_narrower_than_40_px_is_refused_by_name(tmp_path, capsys):
 
 
 def test_from_mask_follows_the_painted_mask(tmp_path, capsys):
-    from core.scan import save_gray_png
+    from core.io.scan import save_gray_png
 
     log = generate_log(21, 1600, 384, "y", style="clean")
     save_gray_png(tmp_path / "s.png", log.image)

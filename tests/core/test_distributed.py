@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from core.model_io import load_checkpoint, load_model
+from core.model.model_io import load_checkpoint, load_model
 from core.synth import write_set
 
 ROOT = Path(__file__).resolve().parents[2]

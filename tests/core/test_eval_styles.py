@@ -3,8 +3,8 @@ leave-one-family-out loop (a tiny recipe: it checks the protocol, not the accura
 
 import json
 
-from core.cli import main
-from core.model_io import read_model_metadata
+from core.cli.main import main
+from core.model.model_io import read_model_metadata
 
 
 def test_classical_scores_every_family_asked(capsys):

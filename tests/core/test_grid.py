@@ -6,12 +6,12 @@ import cv2
 import numpy as np
 import pytest
 
-from core.calibration import Calibration, CurveSpec
-from core.digitize import digitize
-from core.grid import clean_mask, detect_grid
-from core.metrics import compare_curve
-from core.model_io import load_model
-from core.demo import BUNDLED_MODEL
+from core.digitize.grid import clean_mask, detect_grid
+from core.digitize.metrics import compare_curve
+from core.digitize.pipeline import digitize
+from core.io.calibration import Calibration, CurveSpec
+from core.model.bundled import BUNDLED_MODEL
+from core.model.model_io import load_model
 
 ROWS, COLS = 240, 1800  # canonical: rows across the track, columns along depth
 TRACK = (20.0, 220.0)  # the track's pixel ends: value 0 at row 20, 100 at row 220

@@ -3,8 +3,8 @@
 import cv2
 import numpy as np
 
-from core.label_tools import ink_in_disc, straight_line_at, stroke_at
-from core.mask_edit import MaskEditor
+from core.labelling.label_tools import ink_in_disc, straight_line_at, stroke_at
+from core.labelling.mask_edit import MaskEditor
 
 H, W = 300, 1400
 

@@ -2,8 +2,8 @@ import lasio
 import numpy as np
 import pytest
 
-from core.errors import LasError
-from core.las_io import NULL, LasCurve, read_las, write_las
+from core.common.errors import LasError
+from core.io.las_io import NULL, LasCurve, read_las, write_las
 
 
 def test_roundtrip_exact_header_and_values(tmp_path):

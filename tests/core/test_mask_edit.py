@@ -3,9 +3,9 @@ import json
 import numpy as np
 import pytest
 
-from core.errors import DataError
-from core.mask_edit import MaskEditor
-from core.project import open_project
+from core.common.errors import DataError
+from core.io.project import open_project
+from core.labelling.mask_edit import MaskEditor
 
 
 def test_stroke_undo_redo_restores_exactly():

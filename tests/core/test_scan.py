@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core.cli import main
-from core.errors import ScanError
-from core.scan import load_mask, load_scan, read_info
+from core.cli.main import main
+from core.common.errors import ScanError
+from core.io.scan import load_mask, load_scan, read_info
 
 
 def test_kgs_g4_tiff_opens(kgs_scan):

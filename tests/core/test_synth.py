@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core.calibration import Calibration
-from core.cli import main
-from core.scan import load_mask, load_scan
+from core.cli.main import main
+from core.io.calibration import Calibration
+from core.io.scan import load_mask, load_scan
 from core.synth import generate_log, parse_curve_range, write_set
 
 

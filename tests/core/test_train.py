@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 import torch
 
-from core.cli import main
-from core.data import load_folder
-from core.errors import InputError, ModelFileError
-from core.memory import SavedTensorMeter
-from core.model_io import load_checkpoint, load_model
-from core.network import GroupNorm16, build, preset
-from core.precision import resolve
+from core.cli.main import main
+from core.common.errors import InputError, ModelFileError
+from core.engine.data import load_folder
+from core.engine.memory import SavedTensorMeter
+from core.engine.train import TrainConfig, Trainer
+from core.model.model_io import load_checkpoint, load_model
+from core.model.network import GroupNorm16, build, preset
+from core.model.precision import resolve
 from core.synth import write_set
-from core.train import TrainConfig, Trainer
 
 
 @pytest.fixture(scope="module")
@@ -195,7 +195,7 @@ def test_parity_reports_both_runs(tiny_set, capsys):
 
 
 def test_layer_profile_flags_and_keeps_layers_in_fp32(tiny_set):
-    from core.parity import layer_profile
+    from core.engine.parity import layer_profile
 
     cfg = TrainConfig(data=str(tiny_set), preset="tiny", steps=1, crop_along=256)
     res = layer_profile(cfg, "fp16", ["head"], threshold=1e-9)  # a threshold every module exceeds

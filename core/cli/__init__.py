@@ -1,0 +1,1 @@
+"""The command line: argument parsing and the commands over every layer below."""

@@ -1,0 +1,54 @@
+"""``welltrace calibrate SCAN --propose``: a draft calibration from the scan's own grid and printed depths."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def add_calibrate_command(sub) -> None:
+    c = sub.add_parser("calibrate", help="propose a calibration (track bounds, depth picks) from the scan itself",
+                       description="Finds the tracks between the long lines along depth and reads the printed "
+                       "depths (Tesseract) to propose depth picks; writes a draft NAME.calib.json beside the scan "
+                       "with the picks and, under proposed_tracks, the track bounds. Curves (mnemonic, scale) are "
+                       "yours to add.")
+    c.add_argument("scan")
+    c.add_argument("--propose", action="store_true", required=True, help="propose from the scan (the only mode)")
+    c.add_argument("--out", help="where to write the draft (default: NAME.calib.json beside the scan)")
+    c.add_argument("--force", action="store_true", help="overwrite an existing calibration file")
+    c.add_argument("--depth-axis", choices=("x", "y"), help="default: the scan's long axis")
+    c.add_argument("--depth-unit", choices=("FT", "M"), default="FT")
+    c.add_argument("--step", type=float, default=0.5, help="LAS step of the draft (default 0.5)")
+    c.add_argument("--json", action="store_true", help="print the whole proposal as JSON")
+    c.set_defaults(func=cmd_calibrate)
+
+
+def cmd_calibrate(args) -> int:
+    from core.io.calibration import Calibration
+    from core.digitize.calibration_proposal import propose
+    from core.common.errors import UsageError
+    from core.common.errors import InputError
+    from core.io.scan import calib_path_for, load_scan
+
+    if args.step <= 0:
+        raise UsageError(f"--step must be positive, got {args.step:g}")
+    out = Path(args.out) if args.out else calib_path_for(args.scan)
+    if out.exists() and not args.force:
+        raise InputError(out, "a calibration is already there; give --force to replace it, or --out for another file")
+    scan = load_scan(args.scan)
+    prop = propose(scan.image, args.depth_axis)
+    draft = prop.calibration_dict(args.depth_unit, args.step)
+    if draft is not None:
+        Calibration.from_dict(draft)  # the draft is a valid calibration before it is written
+        from core.common.atomic import atomic_write_text, json_text
+
+        atomic_write_text(out, json_text(draft))
+    if args.json:
+        print(json.dumps({**prop.as_dict(), "written": str(out) if draft else None}, indent=2))
+    else:
+        for m in prop.messages:
+            print(m)
+        print(f"wrote {out}: {len(draft['depth_picks'])} depth picks, {len(prop.tracks)} proposed track(s); add the "
+              "curves (mnemonic, line style, scale) before digitising" if draft else
+              "no calibration written: fewer than two depth picks could be proposed")
+    return 0 if draft else 2

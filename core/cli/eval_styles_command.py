@@ -1,0 +1,166 @@
+"""``welltrace eval-styles``: accuracy per print-style family, and leave-one-family-out.
+
+Two uses:
+
+- ``eval-styles --model M`` (or ``--classical``) scores one model on fresh
+  logs of every family, each marked *held out* or *trained on* from the
+  styles the model's metadata says it trained on;
+- ``eval-styles --leave-one-out --steps N …`` trains one model per family on
+  the stream of every other family (the same recipe each time, from
+  ``--init`` when given) and reports each model on the family it never saw,
+  beside its figure on the families it did.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.synth.styles import FAMILIES, parse_families
+
+
+def add_eval_styles_command(sub) -> None:
+    e = sub.add_parser(
+        "eval-styles", help="accuracy per print-style family; --leave-one-out trains without each in turn",
+        description="Families: " + ", ".join(FAMILIES) + ". Logs are fresh draws from a seed no training "
+        "stream uses.")
+    src = e.add_mutually_exclusive_group()
+    src.add_argument("--model", help="the model to score (default: the bundled model)")
+    src.add_argument("--classical", action="store_true", help="score the classical tracer")
+    e.add_argument("--families", help="comma-separated families (default: all)")
+    e.add_argument("--count", type=int, default=8, help="logs per family (default 8)")
+    e.add_argument("--width", type=int, default=1600, help="px along depth (default 1600)")
+    e.add_argument("--height", type=int, default=480, help="px across the tracks (default 480)")
+    e.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the fixed held-out seed)")
+    e.add_argument("--no-grid", action="store_true", help="trace without grid damping (to measure what it buys)")
+    e.add_argument("--leave-one-out", action="store_true", help="train one model per family left out, then score")
+    e.add_argument("--out", default="eval-styles", help="--leave-one-out: folder for the models (default ./eval-styles)")
+    e.add_argument("--steps", type=int, default=600, help="--leave-one-out: training steps per model")
+    e.add_argument("--preset", default="demo", choices=("tiny", "demo", "full"))
+    e.add_argument("--init", metavar="MODEL", help="--leave-one-out: fine-tune each model from this one")
+    e.add_argument("--batch", type=int, default=2)
+    e.add_argument("--crop", type=int, default=512)
+    e.add_argument("--lr", type=float, default=1e-3)
+    e.add_argument("--stream-size", default="2400x480")
+    e.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=cmd_eval_styles)
+
+
+def _check(args) -> tuple[str, ...]:
+    from core.common.errors import UsageError
+
+    try:
+        families = parse_families(args.families)
+    except ValueError as exc:
+        raise UsageError(f"--families: {exc}") from None
+    if args.count < 1:
+        raise UsageError("--count must be at least 1")
+    if args.width < 64 or args.height < 96:
+        raise UsageError(f"--width/--height: a log needs at least 64 × 96 px, got {args.width} × {args.height}")
+    if args.leave_one_out:
+        if len(families) < 2:
+            raise UsageError("--leave-one-out needs at least two families (one to leave out, one to train on)")
+        if args.model or args.classical:
+            raise UsageError("--leave-one-out trains its own models: give --init to start from one, not --model")
+        if args.steps < 1:
+            raise UsageError("--steps must be at least 1")
+    return families
+
+
+def cmd_eval_styles(args) -> int:
+    from .style_eval import EVAL_SEED, evaluate_family
+
+    families = _check(args)
+    seed = EVAL_SEED if args.seed is None else args.seed
+    if args.leave_one_out:
+        return _leave_one_out(args, families, seed)
+    model, trained_on, label = _load(args)
+    rows = []
+    for fam in families:
+        s = evaluate_family(model, fam, args.count, args.width, args.height, seed, grid=not args.no_grid)
+        held = trained_on is None or fam not in trained_on
+        rows.append({**s.as_dict(), "held_out": held if trained_on is not None else None})
+        if not args.json:
+            tag = "" if trained_on is None else ("held out" if held else "trained on")
+            print(f"{fam:<11} {tag:<11} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} % of range  "
+                  f"({len(s.curves)} curves, {s.seconds:.0f} s)", flush=True)
+    summary = _pooled(rows)
+    if args.json:
+        print(json.dumps({"method": label, "trained_on": list(trained_on) if trained_on else None,
+                          "families": rows, **summary}, indent=2))
+    else:
+        print(f"\n{label}: " + "; ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in summary.items()
+                                          if isinstance(v, float)))
+        if trained_on is None and model is not None:
+            print("(the model's metadata does not name its training styles: no family can be called held out)")
+    return 0
+
+
+def _load(args):
+    if args.classical:
+        return None, None, "classical tracer"
+    from core.model.bundled import BUNDLED_MODEL
+    from core.model.model_io import load_model, read_model_metadata
+
+    path = Path(args.model) if args.model else BUNDLED_MODEL
+    model, _ = load_model(path)
+    summary = json.loads(read_model_metadata(path).get("summary", "{}") or "{}")
+    styles = summary.get("styles")
+    if summary.get("adapted_on"):  # adapted on a folder's scans: which families it has seen is unknown
+        return model, None, f"model {path.name} (adapted from {summary.get('adapted_from')})"
+    return model, (tuple(styles) if styles else None), f"model {path.name}"
+
+
+def _pooled(rows: list[dict]) -> dict:
+    """The worst family's figures, held-out and trained-on apart (a bar holds on every family, not on average)."""
+    out = {"worst_family_median_r": float(min(r["median_r"] for r in rows)),
+           "worst_family_median_rmse_pct": float(max(r["median_rmse_pct"] for r in rows))}
+    for key, pick in (("held_out", True), ("trained_on", False)):
+        sel = [r for r in rows if r.get("held_out") is pick]
+        if sel:
+            out[f"{key}_median_r_min"] = float(min(r["median_r"] for r in sel))
+            out[f"{key}_median_rmse_pct_max"] = float(max(r["median_rmse_pct"] for r in sel))
+    return out
+
+
+def _leave_one_out(args, families: tuple[str, ...], seed: int) -> int:
+    from core.common.errors import UsageError
+    from .commands import _run_training
+    from .style_eval import leave_one_out
+    from core.engine.train import TrainConfig, Trainer
+
+    try:
+        sw, sh = (int(v) for v in args.stream_size.lower().split("x"))
+    except ValueError:
+        raise UsageError(f"--stream-size {args.stream_size!r}: expected WIDTHxHEIGHT") from None
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def train_fn(rest: tuple[str, ...], path: Path) -> Path:
+        if not args.json:
+            print(f"training without {', '.join(f for f in families if f not in rest)} "
+                  f"({args.steps} steps on {', '.join(rest)}) -> {path}", flush=True)
+        cfg = TrainConfig(synthetic=True, styles=rest, stage="multiclass", preset=args.preset, init_model=args.init,
+                          device=args.device, precision="auto", steps=args.steps, lr=args.lr,
+                          effective_batch=args.batch, micro_batch=min(4, args.batch), crop_along=args.crop or None,
+                          stream_size=(sw, sh), out=str(path), seed=seed % 100_000, val_count=2)
+        code = _run_training(Trainer(cfg), None, quiet=True)
+        if code != 0 or not path.exists():
+            raise RuntimeError(f"training without {families} failed (exit {code})")
+        return path
+
+    rows = []
+    for row in leave_one_out(train_fn, families, out, args.count, args.width, args.height, seed):
+        h, i = row.held_out, row.in_distribution
+        rows.append({"left_out": row.family, "model": row.model_path,
+                     "held_out": {"median_r": h.median_r, "median_rmse_pct": h.median_rmse_pct,
+                                  "curves": len(h.curves), "worst": h.worst()},
+                     "in_distribution": {"median_r": i.median_r, "median_rmse_pct": i.median_rmse_pct,
+                                         "curves": len(i.curves)}})
+        if not args.json:
+            print(f"  left out {row.family:<11} held out: r {h.median_r:.3f}, RMSE {h.median_rmse_pct:.2f} %   "
+                  f"trained on: r {i.median_r:.3f}, RMSE {i.median_rmse_pct:.2f} %", flush=True)
+    if args.json:
+        print(json.dumps({"leave_one_out": rows}, indent=2))
+    return 0

@@ -1,0 +1,1 @@
+"""From a scan (or a mask) to curves: grid, evidence, tracing, crossing curves, scores."""

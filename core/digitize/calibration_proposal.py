@@ -1,0 +1,327 @@
+"""A calibration proposed from the scan itself: track bounds from its grid, depth picks from its printed depths.
+
+Calibrating a scan by hand is a click and a typed depth per pick and a drag
+per track, although both are printed on the log. The proposal reads them:
+
+- **Tracks.** The lines along depth (track borders and the amplitude grid)
+  come from ``core.digitize.grid`` (projection profiles; faint grey grids too). The
+  gaps between consecutive lines are either cells of a track's grid or
+  *separators*: the depth column and margins, which are wider than the grid's
+  spacing (over twice the median gap) and mostly paper, ink along 2–60 % of
+  their length (the printed depths and their ticks). A cell of a log grid can
+  be as wide but carries a curve or nothing at all. A track is a run of lines
+  between separators; its bounds are its outer lines' centres.
+- **Depths.** The separators that carry ink are read with Tesseract (digits
+  only, sparse text), each number placed at its box's centre along depth
+  (depth numbers are printed centred on their depth line). Numbers that fit
+  no straight line with the others are rejected by name: misreads, header
+  text, a repeat section that prints the same depths again further down.
+  A straight line through the rest (RANSAC, then least squares) gives the
+  check; the picks are the inliers as printed, so a paper-speed change is
+  followed, not averaged away.
+
+Nothing here is silently wrong: every number read, kept or rejected, and
+every reason is in the proposal's messages for the user to accept or correct.
+Tesseract is optional (``pip install pytesseract`` and the ``tesseract-ocr``
+program); without it the tracks are still proposed and the message says how
+to install it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .grid import detect_grid
+
+SPLIT_SPACING = 1.15  # grid spacings this different either side of a strong line: two tracks share that border
+SEPARATOR_GAP = 2.0  # a gap this many times the median line spacing may be a depth column or margin ...
+SEPARATOR_INK = (0.02, 0.60)  # ... if ink (beyond its bounding lines) lies along this share of its length
+MIN_LINES = 2  # lines a track needs (its two borders)
+FIT_TOLERANCE_PX = 6.0  # a number this far (in pixels along depth) from the line of the others is rejected
+MIN_NUMBERS = 3  # numbers that must agree before picks are proposed
+SNAP_PX = 8.0  # a number is placed on the depth line it is printed on, when one lies this close
+MAX_DIGITS = 5  # no well is deeper than 99,999 ft: longer runs of digits are glued neighbours (6780-6810)
+
+
+@dataclass
+class DepthNumber:
+    pixel: float  # along depth, at the centre of the printed number
+    value: float
+    text: str
+    kept: bool = False
+
+
+@dataclass
+class Proposal:
+    depth_axis: str
+    tracks: list[tuple[float, float]] = field(default_factory=list)  # (lo, hi) across, in pixels
+    separators: list[tuple[float, float]] = field(default_factory=list)  # depth columns and margins found
+    numbers: list[DepthNumber] = field(default_factory=list)
+    picks: list[tuple[float, float]] = field(default_factory=list)  # (pixel along depth, depth)
+    rms_px: float | None = None  # of the kept numbers about their straight line
+    messages: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {"depth_axis": self.depth_axis, "tracks": [list(t) for t in self.tracks],
+                "separators": [list(s) for s in self.separators],
+                "numbers": [{"pixel": n.pixel, "value": n.value, "text": n.text, "kept": n.kept} for n in self.numbers],
+                "picks": [list(p) for p in self.picks], "rms_px": self.rms_px, "messages": list(self.messages)}
+
+    def calibration_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
+        """A draft calibration (version 1): the picks, no curves (their names and scales are the user's to
+        give), and the proposed tracks under ``proposed_tracks`` for the app to offer; None without picks."""
+        if len(self.picks) < 2:
+            return None
+        return {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
+                "depth_picks": [[round(p, 2), v] for p, v in self.picks], "step": step, "curves": [],
+                "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
+
+
+# -- tracks ------------------------------------------------------------------------------
+
+
+def along_depth_lines(canon: np.ndarray, dark: np.ndarray | None = None) -> list[tuple[float, float]]:
+    """(centre row, strength) of the lines running along depth (borders and grid lines), canonical frame.
+    Strength: the line's width times its typical darkness, so a border outweighs a grid line."""
+    rows = detect_grid(canon).line_rows(0.5)
+    if rows.size == 0:
+        return []
+    if dark is None:
+        from .classical import ink_map
+
+        dark = ink_map(canon)
+    step = max(1, dark.shape[1] // 2000)
+    groups = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
+    return [(float(g.mean()), float(np.median(dark[g][:, ::step], axis=1).sum())) for g in groups]
+
+
+def _split_abutting(lines: list[float], strength: list[float]) -> list[tuple[int, int]]:
+    """Index ranges [i, j] of tracks within one run of lines: two tracks that share a border (no depth column
+    between them) are split at that border where their grid spacings differ and it is as strong as the run's
+    outer borders (a heavy grid line with the same spacing either side is not a border)."""
+    def split(i: int, j: int) -> list[tuple[int, int]]:
+        if j - i < 4:
+            return [(i, j)]
+        outer = min(strength[i], strength[j])
+        best, at = SPLIT_SPACING, None
+        for k in range(i + 2, j - 1):
+            if strength[k] < 0.8 * outer:
+                continue
+            left, right = np.median(np.diff(lines[i : k + 1])), np.median(np.diff(lines[k : j + 1]))
+            ratio = max(left, right) / max(1e-6, min(left, right))
+            if ratio > best:
+                best, at = ratio, k
+        return [(i, j)] if at is None else split(i, at) + split(at, j)
+
+    return split(0, len(lines) - 1)
+
+
+def _ink_share(dark: np.ndarray, lo: float, hi: float) -> float:
+    """Share of depth columns with ink in the middle half of the gap between two lines: where a depth column
+    prints its numbers, clear of the ticks that enter it from its borders."""
+    quarter = (hi - lo) / 4.0
+    a, b = int(np.ceil(lo + quarter)), int(np.floor(hi - quarter))
+    if b <= a:
+        return 0.0
+    return float(dark[a:b].any(axis=0).mean())
+
+
+def propose_tracks(canon: np.ndarray) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(tracks, separators) across a canonical image: each as (lo, hi) rows."""
+    from .classical import ink_map
+
+    darkness = ink_map(canon)
+    found = along_depth_lines(canon, darkness)
+    if len(found) < MIN_LINES:
+        return [], []
+    lines, strength = [c for c, _ in found], [s for _, s in found]
+    dark = darkness > 0.5
+    gaps = np.diff(lines)
+    typical = float(np.median(gaps))
+    separator = [(g > SEPARATOR_GAP * typical) and (SEPARATOR_INK[0] <= _ink_share(dark, a, b) <= SEPARATOR_INK[1])
+                 for g, a, b in zip(gaps, lines[:-1], lines[1:])]
+    runs, separators, start = [], [], 0
+    for i, sep in enumerate(separator):
+        if sep:
+            separators.append((lines[i], lines[i + 1]))
+            runs.append((start, i))
+            start = i + 1
+    runs.append((start, len(lines) - 1))
+    tracks = []
+    for a, b in runs:
+        if b - a + 1 >= MIN_LINES:
+            tracks += [(lines[a + i], lines[a + j]) for i, j in _split_abutting(lines[a : b + 1], strength[a : b + 1])]
+    return tracks, separators
+
+
+# -- depths ---------------------------------------------------------------------------------
+
+
+def ocr_available() -> str | None:
+    """None when Tesseract can be used, else how to install it."""
+    try:
+        import pytesseract  # noqa: F401
+    except ImportError:
+        return "reading printed depths needs pytesseract and Tesseract: pip install pytesseract, and install " \
+               "the tesseract-ocr program (Debian/Ubuntu: apt install tesseract-ocr)"
+    if shutil.which("tesseract") is None:
+        return "reading printed depths needs the tesseract-ocr program (Debian/Ubuntu: apt install tesseract-ocr; " \
+               "Windows and macOS: see github.com/tesseract-ocr/tesseract)"
+    return None
+
+
+def read_numbers(strip_tall: np.ndarray) -> list[tuple[float, str]]:
+    """(centre row, text) of every run of digits Tesseract reads in a strip whose depth runs down its rows."""
+    import pytesseract
+
+    data = pytesseract.image_to_data(strip_tall, config="--psm 11 -c tessedit_char_whitelist=0123456789",
+                                     output_type=pytesseract.Output.DICT)
+    out = []
+    for text, top, height in zip(data["text"], data["top"], data["height"]):
+        t = text.strip()
+        if t.isdigit() and len(t) <= MAX_DIGITS:
+            out.append((float(top) + float(height) / 2.0, t))
+    return out
+
+
+def fit_numbers(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX) -> float | None:
+    """Mark the numbers that lie on one straight line depth = a + b · pixel (the most of them, RANSAC over
+    every pair, then least squares), in place; returns the RMS of the kept ones about it in pixels."""
+    fit = fit_line(numbers, tolerance_px)
+    return None if fit is None else fit[2]
+
+
+def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX
+             ) -> tuple[float, float, float] | None:
+    """:func:`fit_numbers`, returning (a, b, RMS in px) of depth = a + b · pixel through the kept numbers."""
+    if len(numbers) < 2:
+        return None
+    px = np.array([n.pixel for n in numbers])
+    val = np.array([n.value for n in numbers])
+    best: tuple[int, float, np.ndarray] | None = None
+    for i in range(len(numbers)):
+        for j in range(i + 1, len(numbers)):
+            if px[j] == px[i] or val[j] == val[i]:
+                continue
+            b = (val[j] - val[i]) / (px[j] - px[i])
+            miss_px = np.abs(px - (px[i] + (val - val[i]) / b))  # how far each number is from the line, in px
+            inl = miss_px <= tolerance_px
+            score = (int(inl.sum()), -float(np.sum(miss_px[inl] ** 2)))
+            if best is None or score > best[:2]:
+                best = (score[0], score[1], inl)
+    if best is None or best[0] < 2:
+        return None
+    inl = best[2]
+    b, a = np.polyfit(px[inl], val[inl], 1)
+    resid_px = (px[inl] - (val[inl] - a) / b)
+    for n, k in zip(numbers, inl):
+        n.kept = bool(k)
+    return float(a), float(b), float(np.sqrt(np.mean(resid_px ** 2)))
+
+
+def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]]) -> np.ndarray:
+    """Centres (columns, canonical frame) of the lines drawn across the tracks: the depth lines."""
+    bands = [(int(a) + 2, int(b) - 1) for a, b in tracks] or None
+    cols = detect_grid(canon, bands).line_cols(0.5)
+    if cols.size == 0:
+        return np.zeros(0)
+    groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
+    return np.array([g.mean() for g in groups])
+
+
+def _snap_to_depth_lines(numbers: list[DepthNumber], canon: np.ndarray, tracks: list[tuple[float, float]]) -> None:
+    """Move each number onto the depth line it is printed on (in place): a printed depth is centred on its line,
+    and the line is a sharper mark than the box OCR draws around the digits."""
+    lines = depth_line_positions(canon, tracks)
+    if lines.size == 0:
+        return
+    for n in numbers:
+        i = int(np.argmin(np.abs(lines - n.pixel)))
+        if abs(lines[i] - n.pixel) <= SNAP_PX:
+            n.pixel = float(lines[i])
+
+
+def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Picks whose depths change one way along the pixels (the calibration requires it): where two numbers
+    break the order (a misread that still fell near the line), the one off the majority's direction goes."""
+    if len(picks) < 2:
+        return picks
+    picks = sorted(picks)
+    direction = np.sign(picks[-1][1] - picks[0][1]) or 1.0
+    out = [picks[0]]
+    for px, v in picks[1:]:
+        if px > out[-1][0] and (v - out[-1][1]) * direction > 0:
+            out.append((px, v))
+    return out
+
+
+def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True) -> Proposal:
+    """Propose tracks and depth picks for a scan (grey, in its own frame)."""
+    from .frame import to_canonical
+
+    axis = depth_axis or ("y" if image.shape[0] >= image.shape[1] else "x")
+    canon = to_canonical(image, axis)
+    prop = Proposal(axis)
+    prop.tracks, prop.separators = propose_tracks(canon)
+    if prop.tracks:
+        prop.messages.append(f"{len(prop.tracks)} track(s) between the long lines along depth: "
+                             + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in prop.tracks))
+    else:
+        prop.messages.append("no track borders found (no long lines along depth): drag the tracks by hand")
+    if not ocr:
+        return prop
+    missing = ocr_available()
+    if missing:
+        prop.messages.append(missing + "; pick the depths by hand meanwhile")
+        return prop
+    from .classical import ink_map
+
+    dark = ink_map(canon) > 0.5
+    columns = [(a, b) for a, b in prop.separators if _ink_share(dark, a, b) >= SEPARATOR_INK[0]]
+    if not columns:
+        prop.messages.append("no depth column found (a strip between tracks with printed numbers): "
+                             "pick the depths by hand")
+        return prop
+    for a, b in columns:
+        lo, hi = int(max(0, np.floor(a) + 3)), int(min(canon.shape[0], np.ceil(b) - 2))
+        strip = np.ascontiguousarray(canon[lo:hi].T)  # depth down the rows, as printed on a tall log
+        for centre, text in read_numbers(strip):
+            prop.numbers.append(DepthNumber(centre, float(text), text))
+    prop.numbers.sort(key=lambda n: n.pixel)
+    _snap_to_depth_lines(prop.numbers, canon, prop.tracks)
+    if not prop.numbers:
+        prop.messages.append("no printed depths could be read in the depth column: pick the depths by hand")
+        return prop
+    extent = prop.numbers[-1].pixel - prop.numbers[0].pixel
+    # a paper-speed drift bends a long log's scale a little: the tolerance grows with the span read
+    fit = fit_line(prop.numbers, max(FIT_TOLERANCE_PX, 0.003 * extent))
+    prop.rms_px = None if fit is None else fit[2]
+    kept = [n for n in prop.numbers if n.kept]
+    rejected = [n for n in prop.numbers if not n.kept]
+    if len(kept) < MIN_NUMBERS:
+        prop.messages.append(f"read {len(prop.numbers)} number(s) but no {MIN_NUMBERS} of them agree on a depth "
+                             "scale: pick the depths by hand (" + ", ".join(f"{n.text} at {n.pixel:.0f}"
+                                                                            for n in prop.numbers[:8]) + ")")
+        for n in prop.numbers:
+            n.kept = False
+        return prop
+    picks = _monotonic([(n.pixel, n.value) for n in kept])
+    # beyond the first and last printed depth the calibration extends its end segments; one pixel of OCR
+    # there tilts a thousand rows of extrapolation, so the ends of the log take the line through them all
+    a, b, _ = fit
+    length = canon.shape[1]
+    ends = [(0.0, a), (length - 1.0, a + b * (length - 1.0))]
+    picks = _monotonic([e for e in ends[:1] if e[0] < picks[0][0] - 1] + picks
+                       + [e for e in ends[1:] if e[0] > picks[-1][0] + 1])
+    prop.picks = [(float(p), float(round(v, 3))) for p, v in picks]
+    prop.messages.append(f"{len(kept)} printed depths agree ({kept[0].text}–{kept[-1].text}, "
+                         f"{prop.rms_px:.1f} px RMS about a straight line): proposed as depth picks, with the "
+                         "ends of the log on that line")
+    if rejected:
+        prop.messages.append(f"rejected {len(rejected)} number(s) that contradict them (misreads, header text, a "
+                             "repeat section): " + ", ".join(f"{n.text} at {n.pixel:.0f} px" for n in rejected[:10])
+                             + (" …" if len(rejected) > 10 else ""))
+    return prop

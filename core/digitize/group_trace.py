@@ -1,0 +1,232 @@
+"""Tracing the curves of one line style in one track together, through their crossings.
+
+Two curves drawn in one line style in one track (two solid resistivities, a
+repeat pass) share one evidence map. A path traced through that map alone
+follows *a* line, but where two lines come near each other it is as happy to
+hop onto the other as to stay, and where they cross it cannot tell a crossing
+from a bounce: a first-order path (positions and jump costs) pays the same
+for both. So the curves of such a group are traced jointly:
+
+- per depth column, the map's evidence above the threshold forms *runs* of
+  rows; a run is one stroke's cut through the column (a steep stroke cuts
+  many rows), or two strokes where they merge at a crossing;
+- a Viterbi over the joint assignment of the K curves to those runs (or to a
+  *gap*: a dash gap, a stroke hidden under another, a lost stretch), where
+  each state carries every curve's exit point and velocity (the best path
+  into it decides them: Viterbi with memory, an approximation that keeps
+  the state space at (runs + 1)^K);
+- costs: rows between a curve's last run and its next (continuity), the
+  distance from where its velocity predicts it to its next run (so it goes
+  straight through a crossing and never reverses at the instant it meets
+  another line), the weakness of the run, a gap (cheaper for dashed and
+  dotted pens, whose gaps are expected), two curves sharing one run (cheap:
+  at a crossing they do), and a strong run that no curve explains (so two
+  curves never both follow one line while the other goes untraced).
+
+At a run shared by two curves (a crossing) each curve takes the point of the
+run nearest its own prediction, so each passes through the crossing on its
+own line. Which trace is which curve at the top of the log is the naming
+rule of ``core/digitize/crossings.py`` (calibration order from the ``track[0]``
+side); the user can swap two traced curves over a depth range.
+
+Chosen over a joint Viterbi over pairs of rows (rows² states a column and
+still first-order) and over the former trace-erase-then-swap pass (median r
+0.53 on two same-style solid curves traced from their true masks; see the
+README for the figures of this tracer).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+GAP = -1
+
+
+@dataclass
+class GroupParams:
+    threshold: float = 0.3  # evidence that counts as ink
+    max_runs: int = 6  # runs kept per column (the strongest), beyond the curves' count
+    continuity: float = 0.06  # per row between a curve's last run and its next
+    prediction: float = 0.12  # per row between where the velocity predicts the curve and its next run ...
+    prediction_cap: float = 12.0  # ... counted up to this many rows (a bed boundary is a real turn)
+    momentum: float = 0.6  # share of the old velocity kept at each column
+    gap_cost: tuple[float, float, float] = (1.2, 0.35, 0.45)  # per column unseen: solid, dashed, dotted
+    share_cost: float = 0.25  # two curves on one run (a crossing)
+    unexplained: float = 0.8  # a strong run no curve takes
+    weak_run: float = 1.0  # × −log(the run's strongest evidence)
+    reacquire: float = 3.0  # taking up a curve again after it was lost
+    max_gap_px: int = 16  # columns a curve may go unseen before it is lost (and NULL)
+    beam: int = 32  # joint states kept per column (the cheapest): three curves have up to 5³ = 125
+    steep_px: float = 9.0  # a run taller than this (two pen widths and blur) is a steep stroke: the pen crosses it
+
+
+@dataclass
+class ColumnRuns:
+    lo: np.ndarray  # first row
+    hi: np.ndarray  # last row (inclusive)
+    centre: np.ndarray  # evidence-weighted centre row
+    peak: np.ndarray  # strongest evidence in the run
+    strength: np.ndarray  # strongest grid-damped evidence in the run (``peak`` without a grid)
+
+
+def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
+                damping: np.ndarray | None = None) -> list[ColumnRuns]:
+    """Per column of ``ev`` (rows × columns), its runs of rows at or above ``threshold``, the ``max_runs``
+    strongest (by summed evidence) in row order.
+
+    ``damping`` (the grid's factor, same shape) weighs the runs without cutting them: runs are found, and
+    their ``peak`` taken, on the evidence itself; their ``strength`` (what leaving one unexplained costs) and
+    their rank on the damped evidence. So a grid line no curve takes costs little, and no curve is pulled
+    onto one, while a curve that runs along a grid line for a stretch keeps its own evidence there.
+    Thresholding the damped evidence instead cut each curve at every grid line it crosses, and a curve
+    lying on an amplitude line became a run too weak to take: the second curve of the pair then rode the
+    first one's stroke (a shared run is cheap, to let curves cross) and the first went untraced."""
+    rows, cols = ev.shape
+    on = ev >= threshold
+    edge = np.diff(np.pad(on.T, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
+    sc, sr = np.nonzero(edge == 1)  # run starts, sorted by column then row
+    ec, er = np.nonzero(edge == -1)  # run ends (exclusive)
+    weighted = ev if damping is None else ev * damping
+    evt = np.ascontiguousarray(weighted.T, dtype=np.float64)
+    raw = evt if damping is None else np.ascontiguousarray(ev.T, dtype=np.float64)
+    csum = np.concatenate([np.zeros((cols, 1)), np.cumsum(evt, axis=1)], axis=1)
+    rsum = np.concatenate([np.zeros((cols, 1)), np.cumsum(evt * np.arange(rows), axis=1)], axis=1)
+    mass = csum[sc, er] - csum[sc, sr]
+    centre = (rsum[sc, er] - rsum[sc, sr]) / np.maximum(mass, 1e-9)
+    # the peak of each run: a running maximum restarted at each run's start
+    peak = strength = np.zeros(sc.size)
+    if sc.size:
+        lengths = er - sr
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        # the on-pixels in (column, row) order: runs are consecutive blocks
+        strength = np.maximum.reduceat(evt[on.T], starts)
+        peak = strength if damping is None else np.maximum.reduceat(raw[on.T], starts)
+    bounds = np.searchsorted(sc, np.arange(cols + 1))
+    out = []
+    for c in range(cols):
+        a, b = bounds[c], bounds[c + 1]
+        idx = np.arange(a, b)
+        if idx.size > max_runs:
+            keep = np.sort(np.argsort(mass[idx])[::-1][:max_runs])
+            idx = idx[keep]
+        out.append(ColumnRuns(sr[idx].astype(np.float64), er[idx].astype(np.float64) - 1.0, centre[idx], peak[idx],
+                              strength[idx]))
+    return out
+
+
+@dataclass
+class _Table:
+    """Every joint assignment of K curves to m runs (−1: a gap), and what depends on it alone."""
+
+    options: np.ndarray  # (states, K) run index per curve, −1 for a gap
+    seen: np.ndarray  # (states, K)
+    shared: np.ndarray  # (states, K): the curve's run is also another curve's
+    n_shared: np.ndarray  # (states,) pairs of curves on one run
+    taken: np.ndarray  # (states, m): the run is some curve's
+
+
+def _table(m: int, k_n: int, cache: dict) -> _Table:
+    if (m, k_n) not in cache:
+        opt = np.array(list(itertools.product(range(-1, m), repeat=k_n)), np.int64).reshape(-1, k_n)
+        seen = opt >= 0
+        same = (opt[:, :, None] == opt[:, None, :]) & seen[:, :, None] & seen[:, None, :]
+        same &= ~np.eye(k_n, dtype=bool)[None]
+        taken = np.zeros((opt.shape[0], max(m, 1)), bool)
+        for k in range(k_n):
+            taken[seen[:, k], opt[seen[:, k], k]] = True
+        cache[(m, k_n)] = _Table(opt, seen, same.any(2), same.sum((1, 2)) / 2.0, taken[:, :m])
+    return cache[(m, k_n)]
+
+
+def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None = None,
+                damping: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Joint trace of K curves through one evidence map (rows × columns, the track's rows only);
+    ``damping``: the grid's factor on it (``column_runs``).
+
+    Returns (positions, observed, confidence), each (K, columns): the row of each curve per column (NaN
+    where it is lost), whether a run was assigned to it there, and that run's strongest evidence."""
+    p = params or GroupParams()
+    rows, cols = ev.shape
+    k_n = len(classes)
+    # a run or two beyond the curves' count for noise and text; three curves keep one, so the joint states
+    # stay (runs + 1)^K ≤ 125
+    runs = column_runs(ev, p.threshold, min(p.max_runs, k_n + (2 if k_n <= 2 else 1)), damping)
+    gap = np.array([p.gap_cost[min(max(c, 1), 3) - 1] for c in classes])[None, None, :]  # (1, 1, K)
+    tables: dict = {}
+
+    # per state: every curve's exit row (NaN: lost), velocity, gap length
+    pos = np.full((1, k_n), np.nan)
+    vel = np.zeros((1, k_n))
+    gaps = np.full((1, k_n), p.max_gap_px + 1, np.int64)
+    acc = np.zeros(1)
+    back: list[np.ndarray] = []  # per column: best previous state of each state
+    chosen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per column and kept state: runs, shared, rows
+    for c in range(cols):
+        r = runs[c]
+        m = r.lo.size
+        t = _table(m, k_n, tables)
+        j = np.where(t.seen, t.options, 0)  # (S_new, K)
+        if m:
+            lo, hi, ctr = r.lo[j][None], r.hi[j][None], r.centre[j][None]  # (1, S_new, K)
+            weak = p.weak_run * -np.log(np.clip(r.peak[j], 1e-3, 1.0))[None]
+        else:
+            lo = hi = ctr = weak = np.zeros((1,) + j.shape)
+        last = pos[:, None, :]  # (S_prev, 1, K)
+        pred = (pos + vel)[:, None, :]
+        lost = np.isnan(last)
+        between = np.maximum(0.0, np.maximum(lo - last, last - hi))
+        miss = np.minimum(np.maximum(0.0, np.maximum(lo - pred, pred - hi)), p.prediction_cap)
+        c_run = np.where(lost, p.reacquire + weak, p.continuity * between + p.prediction * miss + weak)
+        per_curve = np.where(t.seen[None], c_run, gap)  # (S_prev, S_new, K)
+        cost = acc[:, None] + per_curve.sum(2)
+        strength = np.clip(r.strength, 0.0, 1.0)
+        unexplained = ((~t.taken) * strength[None]).sum(1) if m else 0.0
+        cost += (p.share_cost * t.n_shared + p.unexplained * unexplained)[None]
+        best = np.argmin(cost, axis=0)
+        acc = cost[best, np.arange(best.size)]
+        keep = np.argsort(acc, kind="stable")[: p.beam] if acc.size > p.beam else np.arange(acc.size)
+        best, acc = best[keep], acc[keep] - acc[keep].min()
+        opts, seen, shared = t.options[keep], t.seen[keep], t.shared[keep]
+        # where each curve leaves this column, from its best previous state: a short run at its centre, a tall
+        # one (a steep stroke) at the end away from where it came in, a shared run (a crossing) at the point
+        # nearest its prediction
+        last_b, pred_b = pos[best], (pos + vel)[best]  # (S_new, K)
+        lo2, hi2, ctr2 = lo[0][keep], hi[0][keep], ctr[0][keep]
+        entry = np.clip(np.where(np.isnan(last_b), ctr2, last_b), lo2, hi2)
+        far_end = np.where(entry - lo2 < hi2 - entry, hi2, lo2)
+        exit_ = np.where(hi2 - lo2 + 1.0 > p.steep_px, far_end, ctr2)
+        at_pred = np.clip(np.where(np.isnan(pred_b), ctr2, pred_b), lo2, hi2)
+        exit_ = np.where(shared, at_pred, exit_)
+        npos = np.where(seen, exit_, pred_b)
+        ngaps = np.where(seen, 0, gaps[best] + 1)
+        moved = npos - last_b
+        nvel = np.where(seen & ~np.isnan(last_b), p.momentum * vel[best] + (1 - p.momentum) * moved, vel[best])
+        lost_now = ngaps > p.max_gap_px
+        pos = np.where(lost_now, np.nan, npos)  # lost: taken up again anywhere, at a cost
+        vel = np.where(lost_now, 0.0, np.nan_to_num(nvel))
+        gaps = ngaps
+        back.append(best)
+        chosen.append((opts, shared, pos))
+    # backtrack
+    positions = np.full((k_n, cols), np.nan)
+    observed = np.zeros((k_n, cols), bool)
+    confidence = np.zeros((k_n, cols))
+    s = int(np.argmin(acc))
+    for c in range(cols - 1, -1, -1):
+        opts, shared, state_pos = chosen[c]
+        positions[:, c] = state_pos[s]
+        observed[:, c] = opts[s] >= 0
+        r = runs[c]
+        for k in range(k_n):
+            j = opts[s, k]
+            if j >= 0:
+                confidence[k, c] = r.peak[j]
+                # the point reported for a column: the run's centre, unless two curves share it (a crossing):
+                # then each curve's own point in it
+                if not shared[s, k]:
+                    positions[k, c] = r.centre[j]
+        s = int(back[c][s])
+    return positions, observed, confidence

@@ -1,0 +1,235 @@
+"""Digitise a scan: evidence (model or classical) → traces → values on the LAS depth grid.
+
+Rotation happens at the boundary: the scan is handed to the network in the
+canonical frame, and masks come back in the scan's own frame.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from core.common.errors import InputError
+from core.io.calibration import Calibration
+from core.io.las_io import LasCurve, write_las
+from .frame import from_canonical, to_canonical
+from .grid import detect_grid, track_bands
+from .trace import Trace, TraceParams, trace_all, trace_to_values
+
+MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
+
+
+@dataclass
+class DigitizeResult:
+    depth: np.ndarray
+    values: dict[str, np.ndarray]
+    traces: list[Trace]
+    mask: np.ndarray  # scan frame: class per pixel (binary model / classical: 0/1)
+    method: str
+    timings: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def digitize(
+    image: np.ndarray,
+    calib: Calibration,
+    model=None,
+    precision=None,
+    device="cpu",
+    tile: int | None = None,
+    params: TraceParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
+    grid: bool = True,
+    mask: np.ndarray | None = None,
+    rgb: np.ndarray | None = None,
+) -> DigitizeResult:
+    """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
+
+    ``grid``: damp the evidence on the printed grid found in the image (``core/digitize/grid.py``); off only to
+    measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
+    to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
+    painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
+    calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask."""
+    calib.check_fits(image.shape, source)
+    for i, c in enumerate(calib.curves):
+        if c.track_width < MIN_TRACK_PX:
+            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
+                             f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
+                             "resolution, or check the track ends in the calibration)")
+    canon = to_canonical(image, calib.depth_axis)
+    # ink is what is well darker than the paper: a print in light colours may have no pixel darker than mid-grey.
+    # The paper is the bright level (90th percentile), not the median: a dense dark grid can cover more than half
+    # the page, and its grey then passed for the paper and the scan for blank
+    paper = float(np.percentile(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)], 90))
+    if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
+        raise InputError(source, "the scan is blank: no ink to trace")
+    warnings = []
+    t0 = time.perf_counter()
+    if mask is not None:
+        evidence, mask_c = _mask_evidence(mask, image.shape, calib, warnings, source)
+        method, grid = "mask", False
+        if progress:
+            progress(1, 1)
+    elif model is not None:
+        from core.model import precision as prec
+        from .infer import evidence_by_class, predict_canonical, probs_to_mask
+
+        classes = model.cfg.classes
+        if classes not in (1, 4):
+            raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
+        precision = precision or prec.resolve("auto", device)
+        probs = predict_canonical(model, canon, precision, device, tile, progress=progress)
+        evidence = evidence_by_class(probs)
+        if classes == 1:
+            by_track: dict = {}
+            for c in calib.curves:
+                by_track.setdefault(c.track, set()).add(c.klass)
+            if any(len(v) > 1 for v in by_track.values()):
+                warnings.append("a binary model cannot tell curves of one track apart by line style; "
+                                "a multiclass model traces crossing curves better")
+        mask_c = probs_to_mask(probs)
+        method = "model"
+    else:
+        from .classical import evidence as classical_evidence
+
+        ev = classical_evidence(canon)
+        evidence = {0: ev}
+        mask_c = (ev > 0.4).astype(np.uint8)
+        method = "classical"
+        if progress:
+            progress(1, 1)
+    t1 = time.perf_counter()
+    found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
+    by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
+    traces = trace_all(evidence, calib, params, found, by_curve)
+    if by_curve:
+        method += " + ink colour"
+    t2 = time.perf_counter()
+    depth = calib.depth_grid(calib.depth_length(image.shape))
+    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    warnings += _same_style_meetings(traces, calib, set(by_curve))
+    for name, v in values.items():
+        if not np.isfinite(v).any():
+            warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
+    return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
+                          {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings)
+
+
+def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,
+                     warnings: list[str], source: str | None) -> dict:
+    """Each coloured curve's own evidence (``core/io/colour.py``), or nothing on a grey scan."""
+    named = [c.mnemonic for c in calib.curves if c.colour]
+    if not named:
+        return {}
+    if rgb is None:
+        warnings.append(f"{', '.join(named)}: the calibration names ink colours but the scan is greyscale; "
+                        "traced by line style")
+        return {}
+    if rgb.shape[:2] != tuple(shape[:2]) or rgb.ndim != 3 or rgb.shape[2] != 3:
+        raise InputError(source, f"the colour pixels are {rgb.shape}, not the scan's {tuple(shape[:2])} × 3")
+    from core.io.colour import curve_colour_evidence
+
+    by_curve, notes = curve_colour_evidence(to_canonical(rgb, calib.depth_axis), calib, evidence, found)
+    warnings += notes
+    return by_curve
+
+
+def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set[int]) -> list[str]:
+    """Where curves of one line style in one track meet, which is which afterwards is uncertain
+    (``core/digitize/crossings.py``): name the depths, so the user checks them and swaps where needed. Curves told
+    apart by their ink colour (``by_colour``) are not uncertain."""
+    from .crossings import meeting_columns, same_style_groups
+
+    out = []
+    for idx in same_style_groups(calib.curves, skip=by_colour):
+        cols = meeting_columns([traces[i] for i in idx])
+        if not cols:
+            continue
+        depths = calib.depth_at(np.asarray(cols, np.float64))
+        names = " and ".join(calib.curves[i].mnemonic for i in idx)
+        shown = ", ".join(f"{d:.1f}" for d in depths[:6]) + (" …" if len(cols) > 6 else "")
+        out.append(f"{names} share one line style in one track and meet at {len(cols)} place(s) ({shown} "
+                   f"{calib.depth_unit}): which is which after a meeting is uncertain; check there and fix with "
+                   "Swap curves over a range")
+    return out
+
+
+def _mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration, warnings: list[str],
+                   source: str | None) -> tuple[dict[int, np.ndarray], np.ndarray]:
+    """Per-class evidence from a class mask: each class's pixels, softened by a sub-pixel blur so the
+    centroid refinement finds the stroke's middle. A mask with one class (a binary mask) serves every
+    curve; otherwise a curve whose class has no pixels in its track is warned about (and NULL)."""
+    import cv2
+
+    if mask.shape != tuple(shape[:2]):
+        raise InputError(source, f"mask is {mask.shape[1]} × {mask.shape[0]} but the scan is {shape[1]} × {shape[0]}")
+    top = int(mask.max(initial=0))
+    if top > 3:
+        raise InputError(source, f"mask holds class {top}; classes run 0..3 (0 background, 1 solid, 2 dashed, "
+                         "3 dotted)")
+    canon = to_canonical(mask, calib.depth_axis)
+    present = [k for k in (1, 2, 3) if (canon == k).any()]
+    if not present:
+        warnings.append("the mask is empty: no curve pixels to trace; every curve is NULL")
+
+    def soft(m: np.ndarray) -> np.ndarray:  # a 1-px line keeps ≥ 0.3 at its centre after the blur
+        return cv2.GaussianBlur(m.astype(np.float32), (0, 0), 0.7) / 0.45
+
+    if len(present) == 1 and not any(s.klass == present[0] for s in calib.curves):
+        evidence = {0: np.clip(soft(canon > 0), 0.0, 1.0)}  # a binary mask: one map for every curve
+    else:
+        evidence = {k: np.clip(soft(canon == k), 0.0, 1.0) for k in (1, 2, 3)}
+        for c in calib.curves:
+            lo, hi = int(max(0, np.floor(c.track_lo))), int(np.ceil(c.track_hi)) + 1
+            if present and not (canon[lo:hi] == c.klass).any():
+                warnings.append(f"{c.mnemonic}: the mask has no class-{c.klass} pixels in its track")
+    return evidence, (canon > 0).astype(np.uint8) if len(present) <= 1 else canon
+
+
+def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]) -> DigitizeResult | None:
+    """A digitised LAS read back as a result (its values, and traces placed on the scan through the
+    calibration), so a scan opened again shows the curves it was digitised into; None when the LAS does not
+    hold every curve of the calibration (it was written for another one: digitise again)."""
+    from core.io.las_io import read_las
+
+    las = read_las(path)
+    by_name = {c.mnemonic.upper(): c.values for c in las.curves}
+    if any(c.mnemonic.upper() not in by_name for c in calib.curves) or not calib.curves:
+        return None
+    cols = calib.depth_length(shape)
+    col_depth = calib.depth_at(np.arange(cols, dtype=np.float64))
+    values, traces = {}, []
+    order = np.argsort(las.depth)
+    for spec in calib.curves:
+        v = by_name[spec.mnemonic.upper()]
+        values[spec.mnemonic] = v
+        known = np.isfinite(v[order])
+        at_col = np.full(cols, np.nan)
+        if known.sum() >= 2:
+            d, vv = las.depth[order][known], v[order][known]
+            at_col = np.interp(col_depth, d, vv, left=np.nan, right=np.nan)
+            # a NULL stretch stays a gap on the scan: columns far from any written sample are left empty
+            near = np.interp(col_depth, las.depth[order], known.astype(np.float64), left=0.0, right=0.0) > 0.5
+            at_col = np.where(near, at_col, np.nan)
+        pos, wraps = spec.position_of(at_col)
+        observed = np.isfinite(pos)
+        wraps = np.nan_to_num(np.asarray(wraps, np.float64)).astype(np.int64)
+        traces.append(Trace(spec.mnemonic, pos, wraps, observed.astype(np.float32), observed))
+    method = "digitised LAS"
+    for line in las.other.splitlines():
+        if line.lower().startswith("method"):
+            method = line.split(":", 1)[-1].strip() or method
+    return DigitizeResult(las.depth, values, traces, np.zeros(shape, np.uint8), method)
+
+
+def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, source_scan: str,
+                 model_name: str | None, well: dict[str, str] | None = None) -> None:
+    curves = [LasCurve(c.mnemonic, c.unit, c.description, result.values[c.mnemonic]) for c in calib.curves]
+    write_las(path, result.depth, curves, depth_unit=calib.depth_unit, step=calib.step, well=well,
+              provenance={"source scan": source_scan, "model": model_name or "classical tracer",
+                          "method": result.method})

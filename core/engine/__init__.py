@@ -1,0 +1,1 @@
+"""Training: data, losses, memory budget, the trainer, distributed runs, adaptation."""

@@ -1,0 +1,462 @@
+"""The training loop: a generator of typed events that the CLI and the GUI both drive.
+
+Numerics (DESIGN.md): one autocast region around the forward pass; the loss
+in fp32; parameters and AdamW state fp32; fp16 runs ``torch.amp.GradScaler``
+and unscales before clipping, and every step reports its scale and whether it
+was skipped; bf16 and fp32 run no scaler. A NaN/Inf loss stops the run and
+keeps the last good checkpoint; an out-of-memory step takes the next lever
+(checkpointing, then tiling) and carries on; Stop saves a checkpoint from
+which Resume continues the same run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+
+from core.common.errors import DataError, InputError
+from core.common.events import BudgetEvent, DoneEvent, ErrorEvent, EvalEvent, Event, StepEvent, WarningEvent
+from core.model import precision as prec
+from core.model.model_io import load_checkpoint, load_model, save_checkpoint, save_model
+from core.model.network import build, preset, stage_names
+from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
+from .distributed import SINGLE, World
+from .health import FailureWatch, grad_health
+from .losses import loss_for
+from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes
+
+
+@dataclass
+class TrainConfig:
+    data: str | None = None  # a project or synthetic folder
+    synthetic: bool = False  # draw from the on-the-fly synthetic stream
+    mix: float = 0.5  # share of stream logs when both a folder and the stream are used
+    stage: str = "binary"  # binary | multiclass
+    preset: str = "tiny"
+    init_model: str | None = None  # continue from this model file
+    precision: str = "auto"
+    device: str = "auto"
+    steps: int | None = None
+    epochs: int | None = None
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    clip: float = 1.0
+    crop_along: int | None = 1024  # random crop length along depth; None trains on whole logs
+    effective_batch: int = 16  # multiclass: logs per optimizer step (gradient accumulation)
+    micro_batch: int = 4  # multiclass: logs per forward pass
+    checkpointing: str = "off"  # auto | on | off
+    tile: str = "off"  # auto | off | PX
+    ceiling_gib: float | None = None
+    out: str | None = None  # model file written at the end
+    checkpoint: str | None = None  # training checkpoint (default: OUT.ckpt)
+    resume: str | None = None
+    seed: int = 0
+    eval_every: int = 0  # steps between evaluations (0: at the end only)
+    checkpoint_every: int = 50
+    fp32_modules: list[str] = field(default_factory=list)
+    stream_size: tuple[int, int] = (1600, 384)
+    styles: tuple[str, ...] | None = None  # print-style families of the synthetic stream (None: all)
+    train_val: tuple | None = None  # in-process callers (adapt): (train logs, validation logs), already split
+    val_count: int = 4  # held-out stream logs when there is no folder to validate on
+    per_layer_norms: bool = False
+    scaler_growth_interval: int = 200  # fp16: clean steps before the scale doubles
+    fault: dict = field(default_factory=dict)  # test hooks: {"overflow_steps": [..], "oom_steps": [..], "nan_step": n}
+
+
+def pick_device(requested: str) -> torch.device:
+    if requested == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise InputError(None, "--device cuda: no CUDA device is available (PyTorch sees none)")
+    if requested not in ("cpu", "cuda"):
+        raise InputError(None, f"--device must be auto, cpu or cuda, not {requested!r}")
+    return torch.device(requested)
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def _schedule(total: int):
+    warm = max(1, int(0.05 * total))
+
+    def f(step: int) -> float:
+        if step < warm:
+            return (step + 1) / warm
+        t = min(1.0, (step - warm) / max(1, total - warm))
+        return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * t))
+
+    return f
+
+
+def _is_oom(exc: BaseException) -> bool:
+    return isinstance(exc, torch.OutOfMemoryError) or (isinstance(exc, RuntimeError) and "out of memory" in str(exc))
+
+
+class Trainer:
+    """Holds the run's state; :meth:`run` is the event generator."""
+
+    def __init__(self, cfg: TrainConfig, stop: threading.Event | None = None, world: World = SINGLE):
+        self.cfg = cfg
+        self.stop = stop or threading.Event()
+        self.world = world
+        if cfg.stage not in ("binary", "multiclass"):
+            raise InputError(None, f"--stage must be binary or multiclass, not {cfg.stage!r}")
+        try:
+            self.device = pick_device(cfg.device)
+            if self.device.type == "cuda" and world.distributed:
+                self.device = torch.device("cuda", world.local_rank)
+            self.precision = prec.resolve(cfg.precision, self.device)
+        except ValueError as exc:
+            raise InputError(None, str(exc)) from None
+        classes = 1 if cfg.stage == "binary" else 4
+        seed_everything(cfg.seed)
+        self.train_logs: list[LabelledLog] = []
+        self.val_logs: list[LabelledLog] = []
+        if cfg.train_val is not None:
+            self.train_logs, self.val_logs = list(cfg.train_val[0]), list(cfg.train_val[1])
+        elif cfg.data:
+            self.train_logs, self.val_logs = load_folder(cfg.data)
+        elif not cfg.synthetic:
+            raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
+        stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles) if cfg.synthetic else None
+        if stream is not None and not self.val_logs:
+            self.val_logs = stream.validation(cfg.val_count)
+        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if self.train_logs else 1.0, cfg.seed,
+                                  rank=world.rank, world=world.size)
+        if cfg.init_model:
+            self.model, _info = load_model(cfg.init_model)
+            if self.model.cfg.classes != classes:
+                raise InputError(cfg.init_model, f"model has {self.model.cfg.classes} classes; the {cfg.stage} "
+                                 f"stage needs {classes}")
+        else:
+            try:
+                self.model = build(preset(cfg.preset, classes))
+            except ValueError as exc:
+                raise InputError(None, str(exc)) from None
+        if cfg.fp32_modules:
+            try:
+                prec.keep_fp32(self.model, cfg.fp32_modules)
+            except ValueError as exc:
+                raise InputError(None, f"--fp32-modules: {exc}") from None
+        self.model.to(self.device)
+        self.net = self._wrap(self.model)
+        self.model.set_checkpointing(cfg.checkpointing == "on")
+        self.tile = int(cfg.tile) if str(cfg.tile).isdigit() else None
+        self.crop = self.tile or cfg.crop_along
+        self.plan = None
+        if cfg.checkpointing == "auto" or cfg.tile == "auto":
+            self._apply_plan()
+        self.loss_fn = loss_for(classes)
+        self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        self.total_steps = self._total_steps()
+        self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, _schedule(self.total_steps))
+        self.scaler = self.precision.make_scaler(cfg.scaler_growth_interval)
+        self.step = 0
+        self.watch = FailureWatch()
+        self.ckpt_path = Path(cfg.checkpoint) if cfg.checkpoint else (Path(cfg.out).with_suffix(".ckpt") if cfg.out else None)
+        self.last_good_ckpt: str | None = None
+        self.resumed_from_world = world.size
+        self._saved_at = -1
+        if cfg.resume:
+            self._resume(cfg.resume)
+
+    def retarget(self, total_steps: int, eval_every: int) -> None:
+        """A new step budget for a run under way (a time-boxed caller sizes it from a timed first step):
+        the learning-rate schedule is rebuilt for it and continues from the step reached."""
+        self.total_steps = max(1, int(total_steps))
+        self.scheduler.lr_lambdas[0] = _schedule(self.total_steps)
+        self.cfg.eval_every = max(1, int(eval_every))
+
+    def _wrap(self, model: torch.nn.Module) -> torch.nn.Module:
+        """The module the training forward runs through: DistributedDataParallel over ``model`` when the world has
+        several ranks (it broadcasts rank 0's weights now and all-reduces gradients in backward), else ``model``.
+        ``self.model`` stays the bare network for evaluation, checkpoints and the model file."""
+        if not self.world.distributed:
+            return model
+        from torch.nn.parallel import DistributedDataParallel
+
+        # gradient_as_bucket_view: the all-reduce buckets are the .grad tensors, not a second copy of them
+        return DistributedDataParallel(model, device_ids=[self.device.index] if self.device.type == "cuda" else None,
+                                       gradient_as_bucket_view=True)
+
+    @property
+    def logs_per_rank(self) -> int:
+        """Multiclass: logs each rank accumulates per optimizer step; the global batch stays ``effective_batch``
+        whatever the number of ranks, so a run's hyperparameters do not change with the world size."""
+        return max(1, math.ceil(self.cfg.effective_batch / self.world.size))
+
+    def _apply_plan(self) -> None:
+        """Plan the levers for the largest step this run will take, under the ceiling."""
+        from .budget import device_ceiling, plan
+
+        cfg = self.cfg
+        ceiling = int(cfg.ceiling_gib * 1024**3) if cfg.ceiling_gib else device_ceiling(self.device)
+        logs = self.train_logs or [self.sampler.stream.validation(1)[0]]
+        height = max(lg.image.shape[0] for lg in logs)
+        width = max(lg.image.shape[1] for lg in logs)
+        if self.crop:
+            width = min(width, self.crop)
+        per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, self.logs_per_rank))
+        self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
+                         checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
+        if self.plan.levers is None:
+            raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
+                             "ceiling with every lever taken; raise --ceiling or use a smaller preset")
+        self.model.set_checkpointing(self.plan.levers.checkpointing)
+        if self.plan.levers.tile:
+            self.crop = self.plan.levers.tile
+
+    # -- bookkeeping ---------------------------------------------------------
+    def _total_steps(self) -> int:
+        cfg = self.cfg
+        if cfg.steps is not None:
+            if cfg.steps < 1:
+                raise InputError(None, "--steps must be at least 1")
+            return cfg.steps
+        return max(1, (cfg.epochs or 1) * self.steps_per_epoch)
+
+    @property
+    def steps_per_epoch(self) -> int:
+        """Optimizer steps that show every training log once across all ranks."""
+        n = max(1, len(self.train_logs))
+        per_step = self.world.size * (self.logs_per_rank if self.cfg.stage == "multiclass" else 1)
+        return max(1, math.ceil(n / per_step))
+
+    def _state(self) -> dict:
+        return {
+            "format": "welltrace-checkpoint",
+            "step": self.step,
+            "model": self.model.state_dict(),
+            "model_config": self.model.cfg.to_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "scheduler": self.scheduler.state_dict(),
+            "scaler": self.scaler.state_dict() if self.scaler else None,
+            "sampler": self.sampler.state(),
+            "torch_rng": torch.get_rng_state(),
+            "precision": self.precision.mode,
+            "levers": {"checkpointing": self.model.checkpointing, "crop": self.crop},
+            "total_steps": self.total_steps,
+            "world_size": self.world.size,
+        }
+
+    def save_checkpoint(self) -> str | None:
+        """Rank 0 writes (the replicas are identical); every rank records the path it will resume from."""
+        if not self.ckpt_path:
+            return None
+        if self.last_good_ckpt == str(self.ckpt_path) and self._saved_at == self.step:
+            return self.last_good_ckpt  # already written at this step (a periodic save on the last step)
+        if self.world.is_main:
+            save_checkpoint(self.ckpt_path, self._state())
+        self.world.barrier()  # nobody reads the file before it is complete
+        self.last_good_ckpt, self._saved_at = str(self.ckpt_path), self.step
+        return self.last_good_ckpt
+
+    def _resume(self, path: str) -> None:
+        st = load_checkpoint(path)
+        try:
+            self.model.load_state_dict(st["model"])
+            self.optimizer.load_state_dict(st["optimizer"])
+            self.scheduler.load_state_dict(st["scheduler"])
+            if self.scaler is not None and st.get("scaler"):
+                self.scaler.load_state_dict(st["scaler"])
+            self.sampler.load_state(st["sampler"])
+            torch.set_rng_state(st["torch_rng"])
+        except (KeyError, RuntimeError, ValueError) as exc:
+            raise InputError(path, f"checkpoint does not fit this run: {str(exc).splitlines()[0][:160]}") from None
+        self.step = int(st["step"])
+        self.resumed_from_world = int(st.get("world_size", 1))
+        lev = st.get("levers", {})
+        self.model.set_checkpointing(bool(lev.get("checkpointing", self.model.checkpointing)))
+        self.crop = lev.get("crop", self.crop)
+        self.last_good_ckpt = str(path)
+
+    # -- one optimizer step -----------------------------------------------------
+    def _micro_batches(self):
+        aug = Augment(crop_along=self.crop)
+        if self.cfg.stage == "binary":
+            return [next(self.sampler.batches(1, aug))]
+        n = self.logs_per_rank
+        mb = max(1, min(self.cfg.micro_batch, n))
+        return [next(self.sampler.batches(min(mb, n - i), aug)) for i in range(0, n, mb)]
+
+    def _one_step(self) -> StepEvent:
+        cfg = self.cfg
+        t0 = time.perf_counter()
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        reset_peaks(self.device)
+        batches = self._micro_batches()
+        n_pix = sum(float(v.sum()) for _, _, v in batches)
+        loss_total = 0.0
+        meter = SavedTensorMeter(self.model, stage_names(self.model))
+        if self.step in cfg.fault.get("oom_steps", []):
+            cfg.fault["oom_steps"] = [s for s in cfg.fault["oom_steps"] if s != self.step]
+            raise torch.OutOfMemoryError("simulated out of memory (test fault injection)")
+        fault_here = cfg.fault.get("rank", self.world.rank) == self.world.rank
+        with meter:
+            for i, (x, y, valid) in enumerate(batches):
+                x, y, valid = x.to(self.device), y.to(self.device), valid.to(self.device)
+                if self.device.type == "cuda":
+                    x = x.contiguous(memory_format=torch.channels_last)
+                # DDP: all-reduce the gradients once, after the last micro-batch, not after each
+                sync = (self.net.no_sync() if self.world.distributed and i < len(batches) - 1
+                        else contextlib.nullcontext())
+                with sync:
+                    with self.precision.autocast():
+                        logits = self.net(x)
+                    loss = self.loss_fn(logits.float(), y, valid)  # fp32, outside autocast
+                    weight = float(valid.sum()) / max(1.0, n_pix)
+                    if self.step in cfg.fault.get("overflow_steps", []) and fault_here:
+                        loss = loss * 1e38  # a huge loss: overflows once scaled
+                    if cfg.fault.get("nan_step") == self.step and fault_here:
+                        loss = loss * float("nan")
+                    loss_total += float(loss.detach()) * weight
+                    scaled = loss * weight
+                    (self.scaler.scale(scaled) if self.scaler else scaled).backward()
+        activations = meter.count.as_dict()
+        loss_total = self.world.mean(loss_total, self.device)  # NaN on one rank is NaN on all: they stop together
+        if not math.isfinite(loss_total) and self.scaler is None:
+            raise FloatingPointError(f"loss is {loss_total} at step {self.step}")
+        if self.scaler is not None:
+            self.scaler.unscale_(self.optimizer)
+        health = grad_health(self.model, cfg.per_layer_norms)
+        torch.nn.utils.clip_grad_norm_(self.model.parameters(), cfg.clip)
+        lr = self.optimizer.param_groups[0]["lr"]
+        if self.scaler is not None:
+            before = self.scaler.get_scale()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+            after = self.scaler.get_scale()
+            skipped = after < before
+            # the gradients were all-reduced, so every rank's scaler saw the same Inf and decided alike; check it,
+            # since replicas that step apart would silently drift
+            any_skip, all_skip = self.world.flags(skipped, self.device)
+            if any_skip != all_skip:
+                raise RuntimeError(f"ranks disagree on skipping step {self.step + 1} (fp16 overflow); the replicas "
+                                   "are no longer in step")
+            scale = after
+        else:
+            self.optimizer.step()
+            skipped, scale, before = False, None, None
+        if not skipped:
+            self.scheduler.step()
+        memory = {**state_bytes(self.model, self.optimizer), "activations": activations["total"],
+                  "activations_by_dtype": activations["by_dtype"], "activations_by_stage": activations["by_stage"],
+                  "input_shape": list(batches[0][0].shape), **read_peaks(self.device)}
+        ev = StepEvent(step=self.step + 1, loss=loss_total, lr=lr, precision=self.precision.mode, loss_scale=scale,
+                       skipped=bool(skipped), grad=health, memory=memory, wall_time=time.perf_counter() - t0,
+                       epoch=self.step // self.steps_per_epoch)
+        self._scale_before = before
+        return ev
+
+    def _next_lever(self) -> str | None:
+        if not self.model.checkpointing:
+            self.model.set_checkpointing(True)
+            return "gradient checkpointing on"
+        if self.crop is None or self.crop > 256:
+            self.crop = 512 if self.crop is None else max(256, self.crop // 2)
+            return f"tiling along depth in strips of {self.crop} px"
+        return None
+
+    # -- the run ---------------------------------------------------------------
+    def run(self) -> Iterator[Event]:
+        cfg = self.cfg
+        for w in ([self.precision.warning] if self.precision.warning else []):
+            yield WarningEvent(self.step, "slow_precision", w, "use auto to pick the fastest safe mode")
+        if self.scaler is None:
+            why = "bf16 keeps fp32's exponent range" if self.precision.mode == "bf16" else "fp32 needs none"
+            yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")
+        if self.resumed_from_world != self.world.size:
+            yield WarningEvent(self.step, "world_size", f"resumed a checkpoint written by {self.resumed_from_world} "
+                               f"rank(s) on {self.world.size}", "the global batch and the data order carry on; "
+                               "per-rank crops and flips are reseeded")
+        yield BudgetEvent(self.step, {"precision": self.precision.mode, "reason": self.precision.reason,
+                                      "device": str(self.device), "ranks": self.world.size, "checkpointing": self.model.checkpointing,
+                                      "tile": self.crop, "total_steps": self.total_steps,
+                                      "plan": self.plan.as_dict() if self.plan else None})
+        status = "finished"
+        while self.step < self.total_steps:
+            if self.stop.is_set():
+                status = "stopped"
+                break
+            try:
+                ev = self._one_step()
+            except FloatingPointError as exc:
+                yield ErrorEvent(self.step, f"{exc}; stopped, the last good checkpoint is kept")
+                status = "nan"
+                break
+            except Exception as exc:  # noqa: BLE001
+                if not _is_oom(exc) or self.world.distributed:
+                    # with several ranks one rank cannot change levers alone: the others wait in the all-reduce
+                    raise
+                if self.device.type == "cuda":
+                    torch.cuda.empty_cache()
+                lever = self._next_lever()
+                if lever is None:
+                    yield ErrorEvent(self.step, "out of memory with every lever taken; use a smaller log or preset")
+                    status = "oom"
+                    break
+                yield WarningEvent(self.step, "lever", f"out of memory at step {self.step + 1}: took the next lever, "
+                                   f"{lever}, and carried on", "set a ceiling to plan the levers before the run")
+                continue
+            if not math.isfinite(ev.loss) and not ev.skipped:
+                yield ErrorEvent(self.step, f"loss is {ev.loss} at step {ev.step}; stopped, the last good checkpoint "
+                                 "is kept")
+                status = "nan"
+                break
+            self.step += 1
+            yield ev
+            for w in self.watch.observe(ev, self._scale_before):
+                yield w
+            if cfg.eval_every and self.step % cfg.eval_every == 0 and self.step < self.total_steps:
+                yield self.evaluate()
+            if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
+                self.save_checkpoint()
+        summary: dict = {"steps": self.step, "precision": self.precision.mode, "preset": self.model.cfg.preset}
+        if cfg.synthetic:  # which print styles the model saw: held-out figures depend on it (eval-styles)
+            from core.synth.styles import DEFAULT_FAMILIES
+
+            summary["styles"] = list(cfg.styles or DEFAULT_FAMILIES)
+        if cfg.init_model:
+            summary["init_model"] = Path(cfg.init_model).name
+        if status == "finished":
+            ev_final = self.evaluate()
+            yield ev_final
+            summary.update({"val_mask_f1": ev_final.mask_f1, "val_curve_r": ev_final.curve_r,
+                            "val_curve_rmse_pct": ev_final.curve_rmse_pct})
+        ckpt = self.last_good_ckpt if status == "nan" else self.save_checkpoint()
+        model_path = None
+        if cfg.out and status in ("finished", "stopped"):
+            if self.world.is_main:
+                save_model(cfg.out, self.model, self.precision.mode, summary)
+                model_path = cfg.out
+            self.world.barrier()
+        yield DoneEvent(self.step, status, model_path, ckpt, summary)
+
+    def evaluate(self) -> EvalEvent:
+        from .evaluate import combine_scores, score_log
+
+        # each rank scores its share of the validation logs; the gathered scores give every rank the same metrics
+        mine = [score_log(self.model, lg, self.precision, self.device, self.loss_fn)
+                for lg in self.val_logs[self.world.rank :: self.world.size]]
+        scores = [e for part in self.world.gather(mine) for e in part]
+        order = {lg.name: i for i, lg in enumerate(self.val_logs)}
+        res = combine_scores(sorted(scores, key=lambda e: order.get(e["name"], 0)))
+        return EvalEvent(step=self.step, epoch=self.step // self.steps_per_epoch, **res)
+
+
+def train(cfg: TrainConfig, stop: threading.Event | None = None) -> Iterator[Event]:
+    """Convenience: build a :class:`Trainer` and run it."""
+    yield from Trainer(cfg, stop).run()

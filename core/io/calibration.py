@@ -1,0 +1,335 @@
+"""The calibration model: pixel ↔ depth along the depth axis, pixel ↔ value across a track.
+
+File contract (``NAME.calib.json``, version 1) is in DESIGN.md. Every
+validation failure names the offending field, e.g. ``curves[1].scale``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.common.atomic import atomic_write_text, json_text
+from core.common.errors import CalibrationError, require_file
+
+CALIBRATION_VERSION = 1
+DEPTH_UNITS = ("FT", "M")
+MAX_CLASS = 3
+BACKUP_SIDES = ("high", "low")
+
+
+@dataclass
+class CurveSpec:
+    mnemonic: str
+    unit: str
+    description: str
+    klass: int  # mask class holding the curve: 1 solid, 2 dashed, 3 dotted/dash-dot
+    track: tuple[float, float]  # pixel across the amplitude axis where value == scale[0], scale[1]
+    scale: tuple[float, float]
+    log: bool = False
+    wrap: bool = False
+    # where the backup scale lies when ``wrap`` is set: "high" past scale[1] (GR 0–150 → 150–300),
+    # "low" before scale[0] (DT 140–40 → 240–140); None when the header does not say
+    backup: str | None = None
+    color: str | None = None  # display colour of the plotted curve (optional, "#rrggbb")
+    # the curve's ink on a colour scan (optional, "#rrggbb"): evidence of which line is this curve
+    # (core/io/colour.py); None traces by line style alone
+    colour: str | None = None
+
+    # -- pixel ↔ value -------------------------------------------------
+    @property
+    def track_lo(self) -> float:
+        return min(self.track)
+
+    @property
+    def track_hi(self) -> float:
+        return max(self.track)
+
+    @property
+    def track_width(self) -> float:
+        return abs(self.track[1] - self.track[0])
+
+    def fraction_of(self, pos) -> np.ndarray:
+        """Fraction t across the track: 0 at ``track[0]``, 1 at ``track[1]``."""
+        p0, p1 = self.track
+        return (np.asarray(pos, dtype=np.float64) - p0) / (p1 - p0)
+
+    def value_at(self, pos, wraps=0) -> np.ndarray:
+        """Value of a trace at pixel ``pos`` having wrapped ``wraps`` whole track widths."""
+        return self.value_of_fraction(self.fraction_of(pos) + np.asarray(wraps, dtype=np.float64))
+
+    def value_of_fraction(self, t) -> np.ndarray:
+        """Value at unwrapped fraction ``t`` of the track (linear, or s0·(s1/s0)^t on a log track)."""
+        t = np.asarray(t, dtype=np.float64)
+        s0, s1 = self.scale
+        if self.log:
+            return s0 * np.power(s1 / s0, t)
+        return s0 + t * (s1 - s0)
+
+    def unwrapped_fraction(self, value) -> np.ndarray:
+        v = np.asarray(value, dtype=np.float64)
+        s0, s1 = self.scale
+        if self.log:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.log(v / s0) / math.log(s1 / s0)
+        return (v - s0) / (s1 - s0)
+
+    def position_of(self, value) -> tuple[np.ndarray, np.ndarray]:
+        """Pixel position and wrap count of a value; without wrap the count is 0 and
+        the position may lie outside the track."""
+        t = self.unwrapped_fraction(value)
+        if self.wrap:
+            k = np.floor(t)
+            t = t - k
+        else:
+            k = np.zeros_like(t)
+        p0, p1 = self.track
+        return p0 + t * (p1 - p0), k
+
+    @property
+    def value_range(self) -> float:
+        return abs(self.scale[1] - self.scale[0])
+
+    def as_dict(self) -> dict:
+        d = {
+            "mnemonic": self.mnemonic,
+            "unit": self.unit,
+            "description": self.description,
+            "class": self.klass,
+            "track": [float(self.track[0]), float(self.track[1])],
+            "scale": [float(self.scale[0]), float(self.scale[1])],
+            "log": self.log,
+            "wrap": self.wrap,
+            **({"backup": self.backup} if self.wrap and self.backup else {}),
+        }
+        if self.color:
+            d["color"] = self.color
+        if self.colour:
+            d["colour"] = self.colour
+        return d
+
+
+@dataclass
+class Calibration:
+    depth_axis: str
+    depth_unit: str
+    depth_picks: list[tuple[float, float]]
+    step: float
+    curves: list[CurveSpec] = field(default_factory=list)
+    version: int = CALIBRATION_VERSION
+
+    def __post_init__(self):
+        self.depth_picks = sorted((float(p), float(d)) for p, d in self.depth_picks)
+        self._validate_picks("depth_picks")
+
+    # -- validation ----------------------------------------------------
+    def _validate_picks(self, where: str) -> None:
+        if len(self.depth_picks) < 2:
+            raise CalibrationError(None, f"{where}: needs at least two [pixel, depth] picks")
+        px = np.array([p for p, _ in self.depth_picks])
+        dp = np.array([d for _, d in self.depth_picks])
+        if not (np.all(np.isfinite(px)) and np.all(np.isfinite(dp))):
+            raise CalibrationError(None, f"{where}: picks must be finite numbers")
+        if np.any(np.diff(px) <= 0):
+            raise CalibrationError(None, f"{where}: two picks share one pixel position")
+        dd = np.diff(dp)
+        if not (np.all(dd > 0) or np.all(dd < 0)):
+            raise CalibrationError(None, f"{where}: depths are not monotonic along the depth axis")
+
+    # -- depth ---------------------------------------------------------
+    def depth_at(self, pixel) -> np.ndarray:
+        """Depth at a pixel along the depth axis: piecewise linear, extrapolated at the ends."""
+        px = np.array([p for p, _ in self.depth_picks])
+        dp = np.array([d for _, d in self.depth_picks])
+        x = np.asarray(pixel, dtype=np.float64)
+        idx = np.clip(np.searchsorted(px, x, side="right") - 1, 0, len(px) - 2)
+        slope = (dp[idx + 1] - dp[idx]) / (px[idx + 1] - px[idx])
+        return dp[idx] + (x - px[idx]) * slope
+
+    def pixel_at(self, depth) -> np.ndarray:
+        """Pixel along the depth axis for a depth (inverse of :meth:`depth_at`)."""
+        px = np.array([p for p, _ in self.depth_picks])
+        dp = np.array([d for _, d in self.depth_picks])
+        if dp[-1] < dp[0]:
+            px, dp = px[::-1], dp[::-1]
+        d = np.asarray(depth, dtype=np.float64)
+        idx = np.clip(np.searchsorted(dp, d, side="right") - 1, 0, len(dp) - 2)
+        slope = (px[idx + 1] - px[idx]) / (dp[idx + 1] - dp[idx])
+        return px[idx] + (d - dp[idx]) * slope
+
+    @property
+    def depth_increases_with_pixel(self) -> bool:
+        return self.depth_picks[-1][1] > self.depth_picks[0][1]
+
+    def depth_grid(self, depth_length: int) -> np.ndarray:
+        """The LAS sampling: multiples of ``step`` inside the depths the image covers."""
+        ends = self.depth_at(np.array([0.0, depth_length - 1.0]))
+        lo, hi = float(ends.min()), float(ends.max())
+        decimals = max(0, -int(math.floor(math.log10(self.step))) + 4)
+        start = math.ceil(lo / self.step - 1e-9) * self.step
+        n = int(math.floor((hi - start) / self.step + 1e-9)) + 1
+        if n <= 0:
+            return np.zeros(0)
+        return np.round(start + self.step * np.arange(n), decimals)
+
+    # -- helpers -------------------------------------------------------
+    def depth_length(self, shape: tuple[int, int]) -> int:
+        """Length of the depth axis of an image of ``shape`` (rows, cols)."""
+        return shape[0] if self.depth_axis == "y" else shape[1]
+
+    def amplitude_length(self, shape: tuple[int, int]) -> int:
+        return shape[1] if self.depth_axis == "y" else shape[0]
+
+    def check_fits(self, shape: tuple[int, int], path: str | None = None) -> None:
+        """Tracks must lie inside the image's amplitude axis."""
+        amp = self.amplitude_length(shape)
+        for i, c in enumerate(self.curves):
+            if c.track_lo < -0.5 or c.track_hi > amp - 0.5:
+                raise CalibrationError(
+                    path,
+                    f"curves[{i}].track: [{c.track[0]:g}, {c.track[1]:g}] lies outside the image's "
+                    f"{amp} px across the amplitude axis",
+                )
+
+    def as_dict(self) -> dict:
+        return {
+            "version": self.version,
+            "depth_axis": self.depth_axis,
+            "depth_unit": self.depth_unit,
+            "depth_picks": [[float(p), float(d)] for p, d in self.depth_picks],
+            "step": float(self.step),
+            "curves": [c.as_dict() for c in self.curves],
+        }
+
+    def save(self, path: str | os.PathLike) -> None:
+        atomic_write_text(path, json_text(self.as_dict()))
+
+    @classmethod
+    def from_dict(cls, data: dict, path: str | None = None) -> "Calibration":
+        return _parse(data, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "Calibration":
+        p = require_file(path, CalibrationError, "a calibration file")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CalibrationError(p, f"cannot read: {exc}") from None
+        if not text.strip():
+            raise CalibrationError(p, "file is empty")
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CalibrationError(p, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        return _parse(data, str(p))
+
+
+def _num(value, where: str, path: str | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise CalibrationError(path, f"{where}: expected a finite number, got {value!r}")
+    return float(value)
+
+
+def _pair(value, where: str, path: str | None) -> tuple[float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise CalibrationError(path, f"{where}: expected two numbers [a, b], got {value!r}")
+    return _num(value[0], f"{where}[0]", path), _num(value[1], f"{where}[1]", path)
+
+
+def _require(data: dict, key: str, where: str, path: str | None):
+    if key not in data:
+        raise CalibrationError(path, f"{where}{key}: missing")
+    return data[key]
+
+
+def _parse(data, path: str | None) -> Calibration:
+    if not isinstance(data, dict):
+        raise CalibrationError(path, "top level must be a JSON object")
+    version = _require(data, "version", "", path)
+    if version != CALIBRATION_VERSION:
+        raise CalibrationError(path, f"version: {version!r} is not supported (expected {CALIBRATION_VERSION})")
+    axis = _require(data, "depth_axis", "", path)
+    if axis not in ("x", "y"):
+        raise CalibrationError(path, f"depth_axis: must be \"x\" or \"y\", got {axis!r}")
+    unit = _require(data, "depth_unit", "", path)
+    if not isinstance(unit, str) or unit.upper() not in DEPTH_UNITS:
+        raise CalibrationError(path, f"depth_unit: must be one of {', '.join(DEPTH_UNITS)}, got {unit!r}")
+    picks_raw = _require(data, "depth_picks", "", path)
+    if not isinstance(picks_raw, list):
+        raise CalibrationError(path, "depth_picks: expected a list of [pixel, depth] pairs")
+    picks = [_pair(p, f"depth_picks[{i}]", path) for i, p in enumerate(picks_raw)]
+    step = _num(_require(data, "step", "", path), "step", path)
+    if step <= 0:
+        raise CalibrationError(path, f"step: must be positive, got {step:g}")
+    curves_raw = _require(data, "curves", "", path)
+    if not isinstance(curves_raw, list):
+        raise CalibrationError(path, "curves: expected a list")
+    curves = []
+    seen = set()
+    for i, c in enumerate(curves_raw):
+        where = f"curves[{i}]."
+        if not isinstance(c, dict):
+            raise CalibrationError(path, f"curves[{i}]: expected an object")
+        mnem = _require(c, "mnemonic", where, path)
+        if not isinstance(mnem, str) or not mnem.strip() or any(ch.isspace() for ch in mnem.strip()):
+            raise CalibrationError(path, f"{where}mnemonic: must be a non-empty word, got {mnem!r}")
+        mnem = mnem.strip().upper()
+        if mnem in seen or mnem == "DEPT":
+            raise CalibrationError(path, f"{where}mnemonic: {mnem} is used twice (or is the index DEPT)")
+        seen.add(mnem)
+        klass = _require(c, "class", where, path)
+        if isinstance(klass, bool) or not isinstance(klass, int) or not 1 <= klass <= MAX_CLASS:
+            raise CalibrationError(path, f"{where}class: must be 1, 2 or 3, got {klass!r}")
+        track = _pair(_require(c, "track", where, path), f"{where}track", path)
+        if abs(track[1] - track[0]) < 1.0:
+            raise CalibrationError(path, f"{where}track: zero width ({track[0]:g} to {track[1]:g})")
+        scale = _pair(_require(c, "scale", where, path), f"{where}scale", path)
+        if scale[0] == scale[1]:
+            raise CalibrationError(path, f"{where}scale: both ends are {scale[0]:g}")
+        log = bool(c.get("log", False))
+        if log and (scale[0] <= 0 or scale[1] <= 0):
+            raise CalibrationError(path, f"{where}scale: a log track needs positive ends, got {list(scale)}")
+        wrap = bool(c.get("wrap", False))
+        backup = c.get("backup")
+        if backup is not None and backup not in BACKUP_SIDES:
+            raise CalibrationError(path, f"{where}backup: must be \"high\" or \"low\", got {backup!r}")
+        if backup is not None and not wrap:
+            raise CalibrationError(path, f"{where}backup: a backup scale needs \"wrap\": true")
+        colour = c.get("colour")
+        if colour is not None:
+            from .colour import parse_colour
+
+            try:
+                parse_colour(colour)
+            except ValueError as exc:
+                raise CalibrationError(path, f"{where}colour: {exc}") from None
+            colour = colour.strip().lower()
+        unit_c = c.get("unit", "")
+        descr = c.get("description", "")
+        if not isinstance(unit_c, str) or not isinstance(descr, str):
+            raise CalibrationError(path, f"{where}unit/description: must be text")
+        curves.append(
+            CurveSpec(
+                mnemonic=mnem,
+                unit=unit_c,
+                description=descr,
+                klass=klass,
+                track=track,
+                scale=scale,
+                log=log,
+                wrap=wrap,
+                backup=backup,
+                color=c.get("color") if isinstance(c.get("color"), str) else None,
+                colour=colour,
+            )
+        )
+    try:
+        return Calibration(
+            depth_axis=axis, depth_unit=unit.upper(), depth_picks=picks, step=step, curves=curves, version=version
+        )
+    except CalibrationError as exc:
+        raise CalibrationError(path, exc.reason) from None

@@ -1,0 +1,1 @@
+"""Mask editing and labelling tools, and the pre-fill a user corrects."""

@@ -1,0 +1,32 @@
+"""The mask a scan's labelling starts from: the model's classes with its grid lines taken out, or the classical ink.
+
+The app's *Pre-fill mask* and the labelling-effort measure (``tools/label_effort.py``) both start here, so the
+effort counted is the effort a user meets.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from core.digitize.frame import from_canonical, to_canonical
+
+
+def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
+                 progress: Callable[[int, int], None] | None = None) -> np.ndarray:
+    """A class mask (scan frame) from ``model``, or from the classical tracer when there is none."""
+    canon = to_canonical(image, depth_axis)
+    if model is not None:
+        from core.digitize.grid import clean_mask, detect_grid
+        from core.digitize.infer import predict_canonical, probs_to_mask
+        from core.model.precision import resolve
+
+        # the model may paint a printed grid line as curve: straight runs on the detected grid go
+        probs = predict_canonical(model, canon, resolve("auto", "cpu"), progress=progress)
+        new = clean_mask(probs_to_mask(probs), detect_grid(canon))
+    else:
+        from core.digitize.classical import mask as classical_mask
+
+        new = classical_mask(canon)
+    return from_canonical(new, depth_axis)

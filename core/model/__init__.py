@@ -1,0 +1,1 @@
+"""The network, its numerics (precision modes) and its model files."""
