@@ -19,6 +19,8 @@ def add_adapt_command(sub) -> None:
     a.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     a.add_argument("--events", metavar="FILE", help="write the events as JSON lines")
     a.add_argument("--holdout", type=int, help="scans held out to measure on (default: a third, at least one)")
+    a.add_argument("--freeze-encoder", type=float, default=0.5, metavar="SHARE",
+                   help="share of the steps that train the decoder only, the encoder frozen (default 0.5; 0: none)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--json", action="store_true", help="print the before/after report as JSON")
     a.set_defaults(func=cmd_adapt)
@@ -31,7 +33,7 @@ def _fmt(v) -> str:
 def cmd_adapt(args) -> int:
     from core.engine.adapt import AdaptConfig, AdaptReport, adapt
     cfg = AdaptConfig(args.folder, args.model, args.out, minutes=args.minutes, device=args.device, seed=args.seed,
-                      holdout=args.holdout)
+                      holdout=args.holdout, freeze_encoder=args.freeze_encoder)
     fh = open(args.events, "w", encoding="utf-8") if args.events else None
     report = None
     try:

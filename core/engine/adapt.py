@@ -12,6 +12,11 @@ logs rather than training from scratch:
 - a lower learning rate than from scratch, crops along depth placed at random
   (the masks' ink decides the loss), a quarter of the batches from the
   synthetic stream of every style family so other prints are not forgotten;
+- the first half of the steps train the decoder only (the encoder's weights
+  frozen): the backward pass stops at the decoder, so a CPU runs about a
+  third more steps in the budget (7.9 -> 6.0 s a step of 4 crops on a 2-core
+  EPYC), and the few scans first reshape what the network makes of features
+  it already has (measured on a style the base never saw, README);
 - a wall-clock budget: the step count is set from a timed pilot step, a
   deadline stops the run whatever the estimate said, and the best model so
   far (by held-out curve r, else mask F1) is what is written.
@@ -52,6 +57,7 @@ class AdaptConfig:
     batch: int = 4
     synthetic_share: float = 0.25
     holdout: int | None = None  # held-out scans (default: a third, at least one)
+    freeze_encoder: float = 0.5  # share of the steps that train the decoder only (the encoder's weights frozen)
 
 
 @dataclass
@@ -84,6 +90,8 @@ def check(cfg: AdaptConfig) -> tuple[list[LabelledLog], list[LabelledLog]]:
     """Validate the request and split the labelled scans (train, held out); raises InputError/DataError."""
     if not cfg.minutes or cfg.minutes <= 0:
         raise InputError(None, f"--minutes must be more than 0 (got {cfg.minutes:g}): adaptation needs time to run")
+    if not 0.0 <= cfg.freeze_encoder <= 1.0:
+        raise InputError(None, f"--freeze-encoder {cfg.freeze_encoder:g}: a share of the steps, from 0 to 1")
     folder, base, out = Path(cfg.folder), Path(cfg.model), Path(cfg.out)
     if out.suffix != ".safetensors":
         raise InputError(out, "model files end in .safetensors")
@@ -144,6 +152,10 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
                      seed=cfg.seed, stream_size=(1600, 384), checkpoint_every=0, train_val=(train_logs, held))
     trainer = Trainer(tc, stop)
     loss_fn = loss_for(classes)
+    # decoder-only steps first: the encoder's weights get no gradient, so the backward pass stops at the decoder
+    frozen = _encoder_parameters(trainer.model) if cfg.freeze_encoder > 0 else []
+    for p in frozen:
+        p.requires_grad_(False)
     with torch.no_grad():
         before = _score(trainer.model, held, trainer.precision, trainer.device, loss_fn)
     # the step count from a timed pilot: the schedule (warm-up, cosine) then fits the budget
@@ -180,8 +192,13 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     timer = threading.Timer(max(0.0, deadline - time.perf_counter()), stop.set)
     timer.daemon = True
     timer.start()
+    thaw_at = int(steps * cfg.freeze_encoder)
     try:
         for ev in events:
+            if frozen and trainer.step >= thaw_at:
+                for p in frozen:
+                    p.requires_grad_(True)
+                frozen = []
             if isinstance(ev, EvalEvent):
                 consider(ev)
             if getattr(ev, "type", "") == "done":
@@ -202,11 +219,17 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
                       time.perf_counter() - t0, str(out), best_step)
 
 
+def _encoder_parameters(model) -> list:
+    """The stem's, encoder stages' and downsamplers' parameters (the network's contracting half)."""
+    net = getattr(model, "module", model)
+    return [p for name, p in net.named_parameters() if name.split(".")[0] in ("stem", "encoders", "downs")]
+
+
 def _write(out: Path, model, precision: str, cfg: AdaptConfig, meta_base: dict, train_logs, held, step: int,
            before: dict, after: dict) -> None:
     from core.model.model_io import save_model
 
     save_model(out, model, precision, {
         "adapted_from": Path(cfg.model).name, "base_summary": meta_base, "adapted_on": [lg.name for lg in train_logs],
-        "held_out": [lg.name for lg in held], "step": step, "before": before, "after": after,
-        "preset": model.cfg.preset, "styles": meta_base.get("styles")})
+        "held_out": [lg.name for lg in held], "freeze_encoder": cfg.freeze_encoder, "step": step, "before": before,
+        "after": after, "preset": model.cfg.preset, "styles": meta_base.get("styles")})

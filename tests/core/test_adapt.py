@@ -53,6 +53,8 @@ def test_adapt_bad_input_exits_2_and_writes_nothing(folder, tmp_path, capsys):
         (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(BUNDLED_MODEL)], "never overwrites"),
         (["adapt", str(folder), "--model", str(folder / "synth_000.png"), "--out", str(out)], "synth_000.png"),
         (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(out), "--holdout", "4"], "--holdout 4"),
+        (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(out), "--freeze-encoder", "1.5"],
+         "--freeze-encoder 1.5: a share of the steps, from 0 to 1"),
     ]
     for argv, why in cases:
         assert main(argv) == 2, argv
@@ -65,3 +67,31 @@ def test_adapt_bad_input_exits_2_and_writes_nothing(folder, tmp_path, capsys):
     Image.new("L", (10, 10)).save(bad / "synth_001.mask.png")  # a mask of another size than its scan
     assert main(["adapt", str(bad), "--model", str(BUNDLED_MODEL), "--out", str(out)]) == 2
     assert "synth_001.mask.png" in capsys.readouterr().err and not out.exists()
+
+
+def test_decoder_only_steps_leave_the_encoder_as_it_was(folder):
+    """The first share of an adaptation trains the decoder only: the encoder's weights get no gradient, so
+    AdamW (weight decay included) leaves them exactly as they were, while the decoder's move."""
+    import torch
+
+    from core.engine.adapt import _encoder_parameters
+    from core.engine.data import labelled_scan_paths, load_labelled
+    from core.engine.train import TrainConfig, Trainer
+
+    logs = [load_labelled(p) for p in labelled_scan_paths(folder)]
+    tc = TrainConfig(synthetic=False, stage="multiclass", preset="demo", init_model=str(BUNDLED_MODEL), device="cpu",
+                     precision="fp32", steps=2, lr=5e-4, effective_batch=1, micro_batch=1, crop_along=128,
+                     checkpoint_every=0, train_val=(logs[:3], logs[3:]))
+    trainer = Trainer(tc)
+    frozen = _encoder_parameters(trainer.model)
+    names = {n for n, p in trainer.model.named_parameters() if any(p is q for q in frozen)}
+    assert names and all(n.split(".")[0] in ("stem", "encoders", "downs") for n in names)
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    for p in frozen:
+        p.requires_grad_(False)
+    for _ in trainer.run():
+        pass
+    assert trainer.step == 2
+    after = dict(trainer.model.named_parameters())
+    assert all(torch.equal(before[n], after[n]) for n in names)
+    assert any(not torch.equal(before[n], after[n]) for n in after if n not in names)
