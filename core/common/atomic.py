@@ -28,16 +28,11 @@ def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None =
     binary = "b" in mode
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.chmod(tmp, _umask_mode())
-    try:
+    with _replace_on_success(tmp, target):
         with os.fdopen(fd, mode, encoding=None if binary else encoding, newline=None if binary else "") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -65,10 +60,18 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path for a writer that takes a filename (cv2.imwrite, safetensors)."""
     target = Path(path)
     tmp = temp_path_beside(target)
-    try:
+    with _replace_on_success(tmp, target):
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def _replace_on_success(tmp: str | os.PathLike, target: Path) -> Iterator[None]:
+    """The body writes ``tmp``; when it finishes, ``tmp`` replaces ``target``; when it raises (or is
+    interrupted), ``tmp`` is removed and ``target`` is left as it was."""
+    try:
+        yield
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -134,6 +134,7 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
 
     from .losses import loss_for
     from core.model.model_io import load_model, read_model_metadata
+    from core.model.network import encoder_parameters
     from .train import TrainConfig, Trainer
 
     t0 = time.perf_counter()
@@ -153,7 +154,7 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     trainer = Trainer(tc, stop)
     loss_fn = loss_for(classes)
     # decoder-only steps first: the encoder's weights get no gradient, so the backward pass stops at the decoder
-    frozen = _encoder_parameters(trainer.model) if cfg.freeze_encoder > 0 else []
+    frozen = encoder_parameters(trainer.model) if cfg.freeze_encoder > 0 else []  # the raw net (trainer.net wraps it)
     for p in frozen:
         p.requires_grad_(False)
     with torch.no_grad():
@@ -217,12 +218,6 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
         _write(out, base_again, info["precision"], cfg, meta_base, train_logs, held, 0, before, before)
     yield AdaptReport(before, best, [lg.name for lg in train_logs], [lg.name for lg in held], trainer.step,
                       time.perf_counter() - t0, str(out), best_step)
-
-
-def _encoder_parameters(model) -> list:
-    """The stem's, encoder stages' and downsamplers' parameters (the network's contracting half)."""
-    net = getattr(model, "module", model)
-    return [p for name, p in net.named_parameters() if name.split(".")[0] in ("stem", "encoders", "downs")]
 
 
 def _write(out: Path, model, precision: str, cfg: AdaptConfig, meta_base: dict, train_logs, held, step: int,

@@ -301,6 +301,12 @@ def count_parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
+def encoder_parameters(model: VeerNet) -> list[torch.nn.Parameter]:
+    """The contracting half's parameters (stem, encoder stages, downsamplers): what few-shot adapting freezes
+    first, so that it trains the decoder only."""
+    return [*model.stem.parameters(), *model.encoders.parameters(), *model.downs.parameters()]
+
+
 def stage_names(model: VeerNet) -> list[str]:
     """Module names that the budget breaks activation memory down by."""
     names = ["stem"]

@@ -74,16 +74,16 @@ def test_decoder_only_steps_leave_the_encoder_as_it_was(folder):
     AdamW (weight decay included) leaves them exactly as they were, while the decoder's move."""
     import torch
 
-    from core.engine.adapt import _encoder_parameters
     from core.engine.data import labelled_scan_paths, load_labelled
     from core.engine.train import TrainConfig, Trainer
+    from core.model.network import encoder_parameters
 
     logs = [load_labelled(p) for p in labelled_scan_paths(folder)]
     tc = TrainConfig(synthetic=False, stage="multiclass", preset="demo", init_model=str(BUNDLED_MODEL), device="cpu",
                      precision="fp32", steps=2, lr=5e-4, effective_batch=1, micro_batch=1, crop_along=128,
                      checkpoint_every=0, train_val=(logs[:3], logs[3:]))
     trainer = Trainer(tc)
-    frozen = _encoder_parameters(trainer.model)
+    frozen = encoder_parameters(trainer.model)
     names = {n for n, p in trainer.model.named_parameters() if any(p is q for q in frozen)}
     assert names and all(n.split(".")[0] in ("stem", "encoders", "downs") for n in names)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
