@@ -64,7 +64,7 @@ def run_demo(out: Path | None, quick: bool = False) -> int:
     for name, _ in methods:
         s = summarise([m for _, meth, m, _ in rows if meth == name])
         print(f"{name:<10} median r {s['median_r']:.3f}  median RMSE {s['median_rmse_pct']:.2f} % of range  "
-              f"({s['curves']} curves)")
+              f"NULL {100 * s['mean_null']:.1f} % of depths  ({s['curves']} curves)")
     _print_budget(methods)
     print(f"LAS files in {out}; total {time.perf_counter() - t0:.1f} s")
     return 0

@@ -84,7 +84,7 @@ def cmd_eval_styles(args) -> int:
         if not args.json:
             tag = "" if trained_on is None else ("held out" if held else "trained on")
             print(f"{fam:<11} {tag:<11} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} % of range  "
-                  f"({len(s.curves)} curves, {s.seconds:.0f} s)", flush=True)
+                  f"NULL {s.mean_null_pct:4.1f} %  ({len(s.curves)} curves, {s.seconds:.0f} s)", flush=True)
     summary = _pooled(rows)
     if args.json:
         print(json.dumps({"method": label, "trained_on": list(trained_on) if trained_on else None,

@@ -38,8 +38,8 @@ class FamilyScore(CurveScores):
 
     def as_dict(self) -> dict:
         return {"family": self.family, "method": self.method, "median_r": self.median_r,
-                "median_rmse_pct": self.median_rmse_pct, "curves": len(self.curves),
-                "worst": self.worst(), "seconds": round(self.seconds, 1)}
+                "median_rmse_pct": self.median_rmse_pct, "mean_null_pct": self.mean_null_pct,
+                "curves": len(self.curves), "worst": self.worst(), "seconds": round(self.seconds, 1)}
 
 
 # a family's seed index: the grey families sorted (as before the colour family), the others after them, so adding

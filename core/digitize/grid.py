@@ -45,6 +45,7 @@ ACROSS_DARK_SHARE = 0.60  # a column dark over more than this share of a track i
 PROMINENCE = (0.06, 0.16)  # darkness above the neighbourhood: from "not a line" to "a line", linearly
 NEIGHBOURHOOD_PX = 5  # the top-hat's reach each side
 FLOOR = 0.15  # evidence on a certain grid line keeps this share
+FREE_SHARE_FULL = 0.25  # a track with at least this share of its rows off the along lines is damped in full
 
 
 @dataclass
@@ -62,20 +63,34 @@ class Grid:
 
     def map(self, rows: slice | None = None) -> np.ndarray:
         """Grid-ness (rows × cols) float32; ``rows`` limits it to a band of rows (a track)."""
-        h, w = self.shape
-        r = rows or slice(0, h)
-        r0, r1, _ = r.indices(h)
+        r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
+        return self._combined(self.along[r0:r1], r0, r1)
+
+    def damping(self, rows: slice | None = None, floor: float = FLOOR) -> np.ndarray:
+        """The factor evidence is multiplied by: 1 off the grid, ``floor`` on a certain line.
+
+        Damping says where a curve is *not*, so it only tells rows apart when the track has rows off the
+        lines: where the along lines leave less than ``FREE_SHARE_FULL`` of a track's rows free (a
+        ruling of 2-px lines every 3-4 px), they are damped in proportion, down to not at all when no row
+        is free. Damping every row alike moves no path and only hides the curve from the observation
+        threshold: such a track read as NULL throughout, the network's clean mask of it notwithstanding.
+        """
+        r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
+        along = self.along[r0:r1]
+        if along.size:
+            free = (along < 0.5).mean(axis=0)  # per window: share of the band's rows off every along line
+            along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
+        return 1.0 - (1.0 - floor) * self._combined(along, r0, r1)
+
+    def _combined(self, along: np.ndarray, r0: int, r1: int) -> np.ndarray:
+        """``along`` (the rows r0:r1, per window) spread over the columns, with the across lines of each band."""
         widths = np.diff(self.windows).astype(np.int64)
-        out = np.repeat(self.along[r0:r1], widths, axis=1)
+        out = np.repeat(along, widths, axis=1)
         for (lo, hi), prof in zip(self.bands, self.across):
             a, b = max(lo, r0), min(hi, r1)
             if a < b:
                 np.maximum(out[a - r0 : b - r0], prof[None, :], out=out[a - r0 : b - r0])
         return out
-
-    def damping(self, rows: slice | None = None, floor: float = FLOOR) -> np.ndarray:
-        """The factor evidence is multiplied by: 1 off the grid, ``floor`` on a certain line."""
-        return 1.0 - (1.0 - floor) * self.map(rows)
 
     def line_rows(self, threshold: float = 0.5) -> np.ndarray:
         """Rows that are along-depth lines in most windows (for overlays and tests)."""

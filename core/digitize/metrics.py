@@ -105,7 +105,8 @@ def summarise(metrics: list[CurveMetrics]) -> dict:
     rm = [m.rmse_pct for m in metrics if np.isfinite(m.rmse_pct)]
     return {"curves": len(metrics), "median_r": float(np.median(rs)) if rs else float("nan"),
             "median_rmse_pct": float(np.median(rm)) if rm else float("nan"),
-            "median_null": float(np.median([m.null_fraction for m in metrics])) if metrics else float("nan")}
+            "median_null": float(np.median([m.null_fraction for m in metrics])) if metrics else float("nan"),
+            "mean_null": float(np.mean([m.null_fraction for m in metrics])) if metrics else float("nan")}
 
 
 def median_of(rows: list[dict], key: str) -> float:
@@ -127,3 +128,10 @@ class CurveScores:
     @property
     def median_rmse_pct(self) -> float:
         return median_of(self.curves, "rmse_pct")
+
+    @property
+    def mean_null_pct(self) -> float:
+        """The share of the depths written NULL, in %, averaged over the curves: r and RMSE are taken where a
+        value was written, so a tracer that leaves the hard stretches NULL reads better on them than it is."""
+        v = [r["null"] for r in self.curves if "null" in r and np.isfinite(r["null"])]
+        return 100.0 * float(np.mean(v)) if v else float("nan")

@@ -7,7 +7,7 @@ canonical frame, and masks come back in the scan's own frame.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -106,6 +106,8 @@ def digitize(
     t1 = time.perf_counter()
     found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
     by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
+    if method == "model":  # the class maps see curves, not ink: a curve on a grid line is seen (TraceParams)
+        params = replace(params or TraceParams(), observe_on_grid=True)
     traces = trace_all(evidence, calib, params, found, by_curve)
     if by_curve:
         method += " + ink colour"

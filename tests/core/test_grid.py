@@ -25,10 +25,11 @@ def _calib() -> Calibration:
                        step=0.5, curves=[spec])
 
 
-def _page(curve_rows: np.ndarray | None, grid_value: int = 25, grid_width: int = 3, pen: int = 3) -> np.ndarray:
+def _page(curve_rows: np.ndarray | None, grid_value: int = 25, grid_width: int = 3, pen: int = 3,
+          grid_rows: np.ndarray = GRID_ROWS) -> np.ndarray:
     """Paper at 235, a grid as dark and as thick as the pen, and the curve (row per column) in ink at 25."""
     img = np.full((ROWS, COLS), 235, np.uint8)
-    for r in GRID_ROWS:
+    for r in grid_rows:
         cv2.line(img, (0, int(r)), (COLS - 1, int(r)), grid_value, grid_width)
     for c in DEPTH_COLS:
         cv2.line(img, (int(c), int(TRACK[0])), (int(c), int(TRACK[1])), grid_value, 1)
@@ -126,3 +127,52 @@ def test_prefill_mask_drops_grid_lines_and_keeps_crossings():
     steep = np.abs(np.gradient(rows)) > 0.5  # px across per column
     crossing = (dist <= 1) & steep
     assert crossing.sum() > 5 and cleaned[centre[crossing], cols[crossing]].mean() > 0.95
+
+
+
+def _generated(family: str, index: int):
+    from core.cli.style_eval import family_logs
+
+    return list(family_logs(family, index + 1, 1600, 480))[index]
+
+
+def _null_share(lg, res, mnemonic: str) -> float:
+    spec = next(c for c in lg.calibration.curves if c.mnemonic == mnemonic)
+    pred = np.interp(lg.depth, res.depth, res.values[mnemonic], left=np.nan, right=np.nan)
+    return compare_curve(mnemonic, lg.depth, pred, lg.truth[mnemonic], spec.value_range)
+
+
+def test_a_flat_curve_the_grid_reading_takes_for_a_line_is_read_by_a_model(bundled):
+    """A caliper in gauge and a neutron curve parked at the track's edge: straight over most of the log, so
+    the grid reading finds each as a line along depth. The model's map says they are curves, so they are
+    read, not written NULL (each was 75 % NULL while the damped evidence decided what is seen)."""
+    lg = _generated("classic", 2)
+    res = digitize(lg.image, lg.calibration, bundled, source=lg.name)
+    for name in ("CALI", "NPHI"):
+        m = _null_share(lg, res, name)
+        assert m.null_fraction < 0.05 and m.r > 0.99, m
+
+
+def test_a_densely_ruled_track_is_not_damped_out(bundled):
+    """A dark_grid print whose first track is ruled with 2-px lines every 3-4 px: no row of it is off
+    the grid. Damping every row alike moved no path and only hid both curves of the track, which were
+    written NULL from end to end (the model's mask of them was clean)."""
+    lg = _generated("dark_grid", 5)
+    canon_rows = lg.image.shape[0]  # depth runs along x: rows are across the tracks
+    spec = lg.calibration.curves[0]
+    g = detect_grid(lg.image, bands=[(int(spec.track_lo), int(spec.track_hi) + 1)])
+    band = slice(int(spec.track_lo), int(spec.track_hi) + 1)
+    assert canon_rows == 480 and (g.map(band) >= 0.5).mean() > 0.95  # the ruling is found as lines ...
+    # ... and, with no row free, the damping tells no row from another (the depth lines still damp columns)
+    assert np.ptp(g.damping(band), axis=0).max() < 1e-6
+    res = digitize(lg.image, lg.calibration, bundled, source=lg.name)
+    for name in ("PEF", "GR"):
+        m = _null_share(lg, res, name)
+        assert m.null_fraction < 0.3 and m.r > 0.95, m
+
+
+def test_a_grid_with_free_rows_is_damped_in_full():
+    g = detect_grid(_page(_wiggle(4)), bands=[(18, 223)])
+    damping = g.damping(slice(20, 221))
+    assert damping[GRID_ROWS[3] - 20].max() == pytest.approx(0.15, abs=0.01)  # on a line: the floor
+    assert np.median(damping[50 - 20]) == pytest.approx(1.0)  # between lines: untouched off the depth lines
