@@ -7,7 +7,7 @@ canonical frame, and masks come back in the scan's own frame.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -18,7 +18,7 @@ from core.io.calibration import Calibration
 from core.io.las_io import LasCurve, write_las
 from .frame import from_canonical, to_canonical
 from .grid import detect_grid, track_bands
-from .trace import Trace, TraceParams, trace_all, trace_to_values
+from .trace import Trace, TraceParams, model_params, trace_all, trace_to_values
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
@@ -106,8 +106,8 @@ def digitize(
     t1 = time.perf_counter()
     found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
     by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
-    if method == "model":  # the class maps see curves, not ink: a curve on a grid line is seen (TraceParams)
-        params = replace(params or TraceParams(), observe_on_grid=True)
+    if method == "model":
+        params = model_params(params)
     traces = trace_all(evidence, calib, params, found, by_curve)
     if by_curve:
         method += " + ink colour"

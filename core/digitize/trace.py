@@ -56,6 +56,13 @@ class TraceParams:
     broken_eps: float = 0.08
 
 
+def model_params(params: TraceParams | None = None) -> TraceParams:
+    """``params`` for tracing a network's class maps: they see curves, not ink, so a curve on a grid line is
+    seen (``TraceParams.observe_on_grid``). Digitising and training-time validation both trace with these,
+    so the figures a run is chosen by are the figures the LAS files get."""
+    return replace(params or TraceParams(), observe_on_grid=True)
+
+
 def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
     """Exact L1 distance transform, min_j cost[j] + lam·|i − j|, and its argmin, in O(n) numpy calls.
 

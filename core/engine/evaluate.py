@@ -8,7 +8,7 @@ import torch
 from core.digitize.grid import detect_grid, track_bands
 from core.digitize.infer import evidence_by_class, predict_canonical
 from core.digitize.metrics import compare_curve
-from core.digitize.trace import trace_all, trace_to_values
+from core.digitize.trace import model_params, trace_all, trace_to_values
 from core.model.network import image_to_input
 from .data import LabelledLog, collate
 
@@ -34,7 +34,7 @@ def score_log(model, lg: LabelledLog, precision, device, loss_fn) -> dict:
     if truth is not None:
         t_depth, t_curves = truth
         grid = detect_grid(lg.image, track_bands(lg.calibration, lg.image.shape[0]))
-        traces = trace_all(evidence_by_class(probs), lg.calibration, grid=grid)
+        traces = trace_all(evidence_by_class(probs), lg.calibration, model_params(), grid)
         curves = []
         for tr, spec in zip(traces, lg.calibration.curves):
             t_vals = t_curves[spec.mnemonic.upper()]

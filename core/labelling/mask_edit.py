@@ -196,19 +196,17 @@ class MaskEditor:
         return bool(self._redo)
 
     def undo(self) -> Rect | None:
-        if not self._undo:
-            return None
-        e = self._undo.pop()
-        self.mask[e.rect[0]:e.rect[1], e.rect[2]:e.rect[3]] = e.before
-        self._redo.append(e)
-        self.dirty = True
-        return e.rect
+        return self._replay(self._undo, self._redo, "before")
 
     def redo(self) -> Rect | None:
-        if not self._redo:
+        return self._replay(self._redo, self._undo, "after")
+
+    def _replay(self, source: list, target: list, side: str) -> Rect | None:
+        """Move the newest edit from ``source`` to ``target``, putting back its ``side`` ("before" or "after")."""
+        if not source:
             return None
-        e = self._redo.pop()
-        self.mask[e.rect[0]:e.rect[1], e.rect[2]:e.rect[3]] = e.after
-        self._undo.append(e)
+        e = source.pop()
+        self.mask[e.rect[0]:e.rect[1], e.rect[2]:e.rect[3]] = getattr(e, side)
+        target.append(e)
         self.dirty = True
         return e.rect
