@@ -146,8 +146,9 @@ def cmd_digitize(args) -> int:
             bar.n = i
             bar.refresh()
         tile = int(args.tile) if args.tile and args.tile.isdigit() else None
+        ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3)
         res = digitize(scan.image, calib, model, precision, device, tile=tile, progress=prog, source=args.scan,
-                       mask=mask, rgb=scan.rgb)
+                       mask=mask, rgb=scan.rgb, whole_picture=args.whole_picture, memory_ceiling=ceiling)
     for w in res.warnings:
         print(f"warning: {w}", file=sys.stderr)
     source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
@@ -160,6 +161,13 @@ def cmd_digitize(args) -> int:
     print(f"wrote {args.out}: {len(res.values)} curves × {n} samples "
           f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence {res.timings['evidence_s']:.2f} s, "
           f"trace {res.timings['trace_s']:.2f} s")
+    if res.memory:
+        from core.common.sysmem import proc_status
+
+        m = res.memory
+        print(f"memory: {m['windows']} window(s) of {m['window_px']} px along depth; peak resident "
+              f"{proc_status().get('VmHWM', 0) / 1024**3:.2f} GiB, predicted {m['predicted_peak'] / 1024**3:.2f} GiB "
+              f"for reading the scan, ceiling {m['ceiling'] / 1024**3:.1f} GiB")
     return 0
 
 
@@ -424,7 +432,13 @@ def add_engine_commands(sub) -> None:
     d.add_argument("--mask-out", metavar="PNG")
     d.add_argument("--precision", default="model", choices=("model", "auto", "fp32", "bf16", "fp16"))
     d.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
-    d.add_argument("--tile", help="strip length in px for tiled inference")
+    d.add_argument("--tile", metavar="PX", help="window length along depth for the network (default 1024, the "
+                   "training crop; shortened where --max-memory requires)")
+    d.add_argument("--max-memory", type=float, metavar="GIB",
+                   help="memory ceiling for reading the scan (default: 90%% of the memory available now)")
+    d.add_argument("--whole-picture", action="store_true",
+                   help="read the whole scan in one forward (memory grows with its area: ~0.6 GiB a megapixel); "
+                   "to compare against the windowed maps")
     d.add_argument("--well", help="well name for the LAS header")
     d.set_defaults(func=cmd_digitize)
 

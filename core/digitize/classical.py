@@ -36,10 +36,16 @@ def ink_map(img: np.ndarray) -> np.ndarray:
     g = img.astype(np.float32)
     k = max(15, (min(img.shape) // 8) | 1)
     paper = paper_tone(g, k)
-    dark = np.clip((paper - g) / np.maximum(paper, 1.0), 0.0, 1.0)
+    # in place: two float maps of the scan at most (a 75-megapixel scan's temporaries were 1.5 GB)
+    dark = np.subtract(paper, g, out=g)
+    dark /= np.maximum(paper, 1.0, out=paper)
+    del paper
+    np.clip(dark, 0.0, 1.0, out=dark)
     step = max(1, int(np.sqrt(dark.size / 2_000_000)))  # percentiles of ~2 million pixels are as good as all
     lo, hi = np.percentile(dark[::step, ::step], [50, 99.7])
-    return np.clip((dark - lo) / max(hi - lo, 1e-3), 0.0, 1.0)
+    dark -= lo
+    dark /= max(hi - lo, 1e-3)
+    return np.clip(dark, 0.0, 1.0, out=dark)
 
 
 def suppress_grid(ink: np.ndarray, along_len: int = 151, across_frac: float = 0.5, keep: float = 0.35) -> np.ndarray:

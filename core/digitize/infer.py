@@ -1,21 +1,46 @@
-"""Inference over whole logs of any length, tiled along depth when asked or needed.
+"""Inference over logs of any length: the network reads windows along depth, never the whole picture at once.
 
-Strips overlap and are stitched with a linear blend (weights fall to zero at
-each strip's cut edge), so seams leave no artefact in the probabilities.
-Input and output are in the canonical wide frame; :func:`predict_scan`
-rotates at the boundary and returns maps in the scan's own pixel frame.
+A real scan is 20,000–90,000 px long. Read whole, its feature maps need ~0.6 GiB per megapixel (16 GiB for
+the 30-megapixel KGS scan); read in windows, the peak is one window's forward plus the maps kept, whatever
+the length (:func:`predict_windows`). The network was trained on 1,024-px crops, so a window of that
+length is also the context its GroupNorm statistics and its attention were fitted to.
+
+Stitching. Neighbouring windows overlap by twice the network's convolutional receptive radius
+(``core/model/footprint.py: receptive_radius``) plus a blend zone: each window's output is weighted zero
+within that radius of a cut edge, rises linearly across the blend zone, and the weights are normalised.
+So every output pixel comes from windows that saw all of its convolutional context, and for any layer
+with a finite reach the stitched maps equal the whole-picture maps (``tests/core/test_windowed_inference.py``).
+The network's GroupNorm statistics and bottleneck attention have no finite reach: there a window's
+maps differ from a whole-picture forward's, as a 1,024-px training crop's did.
+
+Maps are kept one byte a class and pixel (``core/digitize/coded_map.py``), the class mask one byte a
+pixel, and only the classes the tracer reads. :func:`predict_canonical` keeps the whole-picture path (float
+maps) behind ``digitize --whole-picture``, to compare against.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
-from core.model.network import image_to_input
+from core.common.sysmem import available_memory, proc_status
+from core.model.footprint import predict_inference_peak, receptive_radius, window_for
+from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
+from .coded_map import CodedMap, encode
 from .frame import from_canonical, to_canonical
+
+WINDOW_PX = 1024  # the training crop along depth (``welltrace train --crop``): the context the network knows
+BLEND_PX = 64  # the zone across which one window hands over to the next
+GIB = 1024**3
+# a first forward's resident rise beyond the tensors it holds (oneDNN's primitive cache and reordered weights,
+# the threads' buffers): 112-114 MiB at 640 and 1,664 px across, measured with VmHWM on the 2-core EPYC
+RUNTIME_OVERHEAD = 128 * 1024**2
 
 
 def _forward(model, x: torch.Tensor, precision: Precision) -> torch.Tensor:
@@ -27,14 +52,19 @@ def _forward(model, x: torch.Tensor, precision: Precision) -> torch.Tensor:
     return torch.softmax(logits, 1)
 
 
-def strips(length: int, tile: int, overlap: int) -> list[tuple[int, int]]:
-    """Start/stop of overlapping strips that cover ``length``."""
+def strips(length: int, tile: int, overlap: int, align: int = 1) -> list[tuple[int, int]]:
+    """Start/stop of overlapping strips that cover ``length``. With ``align``, every start is a multiple of it
+    (the network's stride: a window then sees the same downsampling grid as the whole picture) and the last
+    strip runs to the end, up to ``align`` − 1 px longer than ``tile``."""
     if tile >= length:
         return [(0, length)]
     overlap = min(overlap, tile // 2)
     step = tile - overlap
-    starts = list(range(0, length - tile, step)) + [length - tile]
-    return [(s, s + tile) for s in sorted(set(starts))]
+    last = (length - tile) // align * align
+    starts = list(range(0, last, step)) + [last]
+    out = [(s, s + tile) for s in sorted(set(starts))]
+    out[-1] = (out[-1][0], length)
+    return out
 
 
 def predict_canonical(
@@ -75,6 +105,175 @@ def predict_canonical(
         if progress:
             progress(i + 1, len(parts))
     return acc / np.maximum(wsum, 1e-6)
+
+
+@dataclass(frozen=True)
+class Windowing:
+    """Windows along depth: their length, and the zero-weight margin at each cut edge (the receptive radius
+    rounded up to the stride); neighbours overlap by two margins and the blend zone."""
+
+    length: int
+    margin: int
+    blend: int = BLEND_PX
+
+    @property
+    def overlap(self) -> int:
+        return 2 * self.margin + self.blend
+
+    @classmethod
+    def for_model(cls, cfg: NetConfig, length: int = WINDOW_PX) -> "Windowing":
+        margin = int(math.ceil(receptive_radius(cfg) / cfg.stride)) * cfg.stride
+        shortest = 2 * (2 * margin + BLEND_PX)  # a window is mostly its own, not its margins
+        length = max(shortest, int(math.ceil(length / cfg.stride)) * cfg.stride)
+        return cls(length, margin)
+
+    def weights(self, a: int, b: int, total: int) -> np.ndarray:
+        """Per column of the window [a, b) of a log ``total`` long: 0 within the margin of a cut edge, a linear
+        rise across the blend zone, 1 inside. The log's own ends are no cuts."""
+        n = b - a
+        w = np.ones(n, np.float32)
+        ramp = (np.arange(self.blend, dtype=np.float32) + 0.5) / self.blend
+        inner = min(self.margin + self.blend, n)
+        if a > 0:
+            w[: self.margin] = 0.0
+            w[self.margin : inner] = ramp[: max(0, inner - self.margin)]
+        if b < total:
+            w[n - self.margin :] = 0.0
+            w[n - inner : n - self.margin] = np.minimum(w[n - inner : n - self.margin],
+                                                        ramp[: max(0, inner - self.margin)][::-1])
+        return w
+
+
+@dataclass
+class WindowedEvidence:
+    """What the tracer and the mask need of a network's maps, in the canonical frame."""
+
+    maps: dict[int, CodedMap]  # class → probability map (0: a binary model's curve map)
+    mask: np.ndarray  # uint8 class per pixel (binary: 0/1)
+    windows: int
+    window: Windowing
+
+    @property
+    def nbytes(self) -> int:
+        return self.mask.nbytes + sum(m.nbytes for m in self.maps.values())
+
+
+@dataclass
+class MemoryPlan:
+    """The window a memory ceiling allows, and the peak resident memory predicted for reading the scan."""
+
+    window: Windowing
+    ceiling: int
+    resident: int  # the process before the network reads the scan (image, model, libraries)
+    maps: int  # the coded maps and the class mask kept for the whole scan
+    forward: int  # one window's forward at its peak (``core/model/footprint.py``)
+    stitching: int  # the float buffers of the windows not yet settled
+
+    @property
+    def predicted_peak(self) -> int:
+        return self.resident + self.maps + self.forward + self.stitching + RUNTIME_OVERHEAD
+
+    def as_dict(self) -> dict:
+        return {"window_px": self.window.length, "overlap_px": self.window.overlap, "ceiling": self.ceiling,
+                "resident": self.resident, "maps": self.maps, "forward": self.forward, "stitching": self.stitching,
+                "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
+
+    def describe(self) -> str:
+        return (f"windows of {self.window.length} px along depth; predicted peak {self.predicted_peak / GIB:.2f} GiB "
+                f"under a ceiling of {self.ceiling / GIB:.1f} GiB")
+
+
+class MemoryCeilingError(ValueError):
+    """Not even the shortest window fits under the ceiling."""
+
+
+def default_ceiling() -> int:
+    """What digitising may use unless told: the memory the machine has available now, less a tenth for the
+    rest of the system."""
+    return int(0.9 * available_memory())
+
+
+def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
+                ceiling: int | None = None, length: int | None = None, resident: int | None = None) -> MemoryPlan:
+    """The longest window up to ``length`` (default the training crop) whose reading of a canonical image of
+    ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
+    method as the training budget. On CUDA the forward runs in device memory: the window is planned against
+    the host's ceiling for the maps only. Raises :class:`MemoryCeilingError` when no window fits."""
+    h, w = shape
+    ceiling = default_ceiling() if ceiling is None else int(ceiling)
+    resident = proc_status().get("VmRSS", 0) if resident is None else int(resident)
+    maps = (len(kept_classes(cfg.classes)) + 1) * h * w
+    shortest = Windowing.for_model(cfg, 0)
+    want = Windowing.for_model(cfg, length or WINDOW_PX)
+
+    def stitching(win: Windowing) -> int:  # the settling buffer and one window's probabilities
+        return 2 * cfg.classes * h * (win.length + win.overlap) * 4
+
+    def forward(win: Windowing) -> int:
+        return 0 if device_type == "cuda" else predict_inference_peak(cfg, h, min(w, win.length), precision_mode)
+
+    room = ceiling - resident - maps - RUNTIME_OVERHEAD - stitching(want)
+    fits = 10**9 if device_type == "cuda" else window_for(cfg, h, room, precision_mode)
+    win = want if fits >= min(w, want.length) else Windowing.for_model(cfg, fits)
+    plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win))
+    if fits < min(w, shortest.length) or plan.predicted_peak > ceiling:
+        need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest)).predicted_peak
+        raise MemoryCeilingError(f"reading this scan needs at least {need / GIB:.2f} GiB (windows of "
+                                 f"{shortest.length} px along depth over {h} px across); the ceiling is "
+                                 f"{ceiling / GIB:.2f} GiB")
+    return plan
+
+
+def kept_classes(classes: int) -> tuple[int, ...]:
+    """The map keys the tracer reads: a binary model's curve map, or the three curve classes."""
+    return (0,) if classes == 1 else (1, 2, 3)
+
+
+def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.device | str = "cpu",
+                    window: Windowing | None = None, progress: Callable[[int, int], None] | None = None
+                    ) -> WindowedEvidence:
+    """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring)."""
+    model.eval()
+    dev = torch.device(device)
+    h, w = img.shape
+    classes = model.cfg.classes
+    window = window or Windowing.for_model(model.cfg)
+    keys = kept_classes(classes)
+    maps = {k: CodedMap.empty(h, w) for k in keys}
+    mask = np.zeros((h, w), np.uint8)
+    parts = strips(w, window.length, window.overlap, model.cfg.stride)
+    acc = np.zeros((classes, h, 0), np.float32)
+    wsum = np.zeros(0, np.float32)
+    start = 0  # the column acc[..., 0] is
+
+    def settle(upto: int) -> None:  # columns [start, upto) take no more windows: code them
+        nonlocal acc, wsum, start
+        n = upto - start
+        if n <= 0:
+            return
+        probs = acc[..., :n] / np.maximum(wsum[:n], 1e-12)
+        for k in keys:
+            maps[k].codes[:, start:upto] = encode(probs[0 if classes == 1 else k])
+        mask[:, start:upto] = (probs[0] > 0.5) if classes == 1 else probs.argmax(0)
+        acc, wsum, start = acc[..., n:], wsum[n:], upto
+
+    for i, (a, b) in enumerate(parts):
+        settle(a)
+        if b - start > acc.shape[-1]:
+            grow = b - start - acc.shape[-1]
+            acc = np.concatenate([acc, np.zeros((classes, h, grow), np.float32)], -1)
+            wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
+        x = torch.from_numpy(image_to_input(img[:, a:b]))[None, None].to(dev)
+        p = _forward(model, x, precision)[0].cpu().numpy()
+        del x
+        wt = window.weights(a, b, w)
+        acc[..., a - start : b - start] += p * wt
+        wsum[a - start : b - start] += wt
+        del p
+        if progress:
+            progress(i + 1, len(parts))
+    settle(w)
+    return WindowedEvidence(maps, mask, len(parts), window)
 
 
 def predict_scan(model, image: np.ndarray, depth_axis: str, precision: Precision, device="cpu",

@@ -32,6 +32,7 @@ class DigitizeResult:
     method: str
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    memory: dict = field(default_factory=dict)  # the network's memory plan (``core/digitize/infer.py: MemoryPlan``)
 
 
 def digitize(
@@ -47,6 +48,8 @@ def digitize(
     grid: bool = True,
     mask: np.ndarray | None = None,
     rgb: np.ndarray | None = None,
+    whole_picture: bool = False,
+    memory_ceiling: int | None = None,
 ) -> DigitizeResult:
     """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
 
@@ -54,7 +57,11 @@ def digitize(
     measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
     to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
     painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
-    calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask."""
+    calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask. A network reads the
+    scan in windows along depth (``core/digitize/infer.py``) of ``tile`` px (default: the training crop, 1,024),
+    its maps kept one byte a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
+    default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the memory grows with
+    the scan's area: ~0.6 GiB a megapixel), to compare against."""
     calib.check_fits(image.shape, source)
     for i, c in enumerate(calib.curves):
         if c.track_width < MIN_TRACK_PX:
@@ -69,6 +76,7 @@ def digitize(
     if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
         raise InputError(source, "the scan is blank: no ink to trace")
     warnings = []
+    memory: dict = {}
     t0 = time.perf_counter()
     if mask is not None:
         evidence, mask_c = _mask_evidence(mask, image.shape, calib, warnings, source)
@@ -77,14 +85,30 @@ def digitize(
             progress(1, 1)
     elif model is not None:
         from core.model import precision as prec
-        from .infer import evidence_by_class, predict_canonical, probs_to_mask
+        from .infer import Windowing, evidence_by_class, predict_canonical, predict_windows, probs_to_mask
 
         classes = model.cfg.classes
         if classes not in (1, 4):
             raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
         precision = precision or prec.resolve("auto", device)
-        probs = predict_canonical(model, canon, precision, device, tile, progress=progress)
-        evidence = evidence_by_class(probs)
+        if whole_picture:
+            probs = predict_canonical(model, canon, precision, device, progress=progress)
+            evidence, mask_c = evidence_by_class(probs), probs_to_mask(probs)
+            del probs
+        else:
+            import torch
+
+            from .infer import MemoryCeilingError, plan_memory
+
+            try:
+                plan = plan_memory(model.cfg, canon.shape, precision.mode, torch.device(device).type,
+                                   memory_ceiling, tile)
+            except MemoryCeilingError as exc:
+                raise InputError(source, f"{exc}: raise --max-memory or free memory") from None
+            memory = plan.as_dict()
+            windowed = predict_windows(model, canon, precision, device, plan.window, progress)
+            evidence, mask_c = dict(windowed.maps), windowed.mask
+            memory["windows"] = windowed.windows
         if classes == 1:
             by_track: dict = {}
             for c in calib.curves:
@@ -92,7 +116,6 @@ def digitize(
             if any(len(v) > 1 for v in by_track.values()):
                 warnings.append("a binary model cannot tell curves of one track apart by line style; "
                                 "a multiclass model traces crossing curves better")
-        mask_c = probs_to_mask(probs)
         method = "model"
     else:
         from .classical import evidence as classical_evidence
@@ -119,7 +142,7 @@ def digitize(
         if not np.isfinite(v).any():
             warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
-                          {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings)
+                          {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings, memory)
 
 
 def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,

@@ -13,12 +13,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+
+from core.common.sysmem import proc_status, total_memory
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}
 
@@ -146,7 +147,7 @@ def read_peaks(device: torch.device) -> dict[str, int]:
             "cuda_allocated": int(torch.cuda.memory_allocated(device)),
         }
     out = {}
-    status = _proc_status()
+    status = proc_status()
     if "VmHWM" in status:
         out["rss_peak"] = status["VmHWM"]
     if "VmRSS" in status:
@@ -154,25 +155,7 @@ def read_peaks(device: torch.device) -> dict[str, int]:
     return out
 
 
-def _proc_status() -> dict[str, int]:
-    vals = {}
-    try:
-        with open(f"/proc/{os.getpid()}/status", encoding="ascii") as fh:
-            for line in fh:
-                key, _, rest = line.partition(":")
-                if key in ("VmHWM", "VmRSS"):
-                    vals[key] = int(rest.split()[0]) * 1024
-    except OSError:
-        pass
-    return vals
-
-
 def process_memory() -> dict[str, int]:
     """Resident memory of this process and the machine's total (for the GUI's gauge)."""
-    st = _proc_status()
-    total = 0
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        pass
-    return {"rss": st.get("VmRSS", 0), "rss_peak": st.get("VmHWM", 0), "total": total}
+    st = proc_status()
+    return {"rss": st.get("VmRSS", 0), "rss_peak": st.get("VmHWM", 0), "total": total_memory()}

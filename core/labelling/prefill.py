@@ -19,12 +19,13 @@ def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
     canon = to_canonical(image, depth_axis)
     if model is not None:
         from core.digitize.grid import clean_mask, detect_grid
-        from core.digitize.infer import predict_canonical, probs_to_mask
+        from core.digitize.infer import predict_windows
         from core.model.precision import resolve
 
-        # the model may paint a printed grid line as curve: straight runs on the detected grid go
-        probs = predict_canonical(model, canon, resolve("auto", "cpu"), progress=progress)
-        new = clean_mask(probs_to_mask(probs), detect_grid(canon))
+        # the model may paint a printed grid line as curve: straight runs on the detected grid go. It reads the
+        # scan in windows along depth, as digitising does: a whole real scan at once needed 16 GiB
+        mask = predict_windows(model, canon, resolve("auto", "cpu"), progress=progress).mask
+        new = clean_mask(mask, detect_grid(canon))
     else:
         from core.digitize.classical import mask as classical_mask
 

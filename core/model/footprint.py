@@ -1,0 +1,143 @@
+"""What one inference forward of the network holds in memory at its peak, measured and predicted.
+
+Training's budget (``core/engine/budget.py``) counts the bytes autograd *saves*; an inference forward
+saves nothing, and what breaches a laptop is the peak of the tensors *alive at once* (a stage's input,
+its norm, activation and convolution outputs, the skips the decoder still needs). :class:`LiveTensorMeter`
+follows every tensor storage an operator allocates until Python's last reference to it goes, and
+reports the peak of their sum: a count, independent of the allocator, the C heap and whatever else the
+process holds, so the same probe gives the same figure on every machine.
+
+The peak is linear in the padded pixel count of the input (every map scales with it; the bottleneck's
+token sequence too, and SDPA's flash kernel is linear in its length), so — as the training budget does —
+two small probes fit bytes = a + b · pixels and any window is predicted from them.
+:func:`window_for` turns a memory ceiling into the longest window along depth whose peak fits.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import weakref
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+from .network import NetConfig, build
+
+MIB = 1024**2
+_CONVOLUTIONS = (torch.ops.aten.conv2d, torch.ops.aten.convolution, torch.ops.aten.mkldnn_convolution, torch.ops.aten._convolution)
+
+
+class LiveTensorMeter(TorchDispatchMode):
+    """Peak bytes of the tensor storages alive at once while it is active (allocated inside it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.current = 0
+        self.peak = 0
+        self._alive: dict[int, int] = {}
+        self._refs: list[weakref.ref] = []
+
+    def _freed(self, key: int, _ref) -> None:
+        self.current -= self._alive.pop(key, 0)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        fresh = self._count(out)
+        if func.overloadpacket in _CONVOLUTIONS:
+            # the CPU's convolution (oneDNN) reorders its input and output into a blocked layout: copies that
+            # are no tensors, alive while the operator runs (measured: they are the resident size's excess)
+            x = args[0]
+            self.peak = max(self.peak, self.current + x.untyped_storage().nbytes() + fresh)
+        return out
+
+    def _count(self, out) -> int:
+        fresh = 0
+        for t in tree_flatten(out)[0]:
+            if not isinstance(t, torch.Tensor) or t.device.type == "meta":
+                continue
+            st = t.untyped_storage()
+            key = st.data_ptr()
+            if key in self._alive or st.nbytes() == 0:
+                continue  # a view of, or an in-place write to, a storage already counted
+            self._alive[key] = st.nbytes()
+            self.current += st.nbytes()
+            fresh += st.nbytes()
+            self.peak = max(self.peak, self.current)
+            self._refs.append(weakref.ref(st, functools.partial(self._freed, key)))
+        return fresh
+
+
+def receptive_radius(cfg: NetConfig) -> int:
+    """Input pixels on either side of an output pixel that its convolutions can see.
+
+    Every 3 × 3 convolution adds one input-resolution step of its level on each side, a nearest-neighbour
+    upsample up to one step of the coarser level (its alignment). The network's GroupNorm statistics and the
+    bottleneck's attention read the whole input and have no finite radius: this is the part a window can
+    reproduce exactly, and an overlap twice this wide makes stitching exact for every layer but those.
+    """
+    levels = len(cfg.channels) - 1
+    radius, step = 1, 1  # the stem
+    for _ in range(levels):
+        radius += 2 * cfg.blocks * step + step  # the stage's convolutions, then the strided one
+        step *= 2
+    radius += 2 * step  # the bottleneck's residual block
+    for _ in range(levels):
+        radius += step  # nearest upsampling's alignment
+        step //= 2
+        radius += 2 * cfg.blocks * step
+    return radius
+
+
+def measure_inference_peak(model: torch.nn.Module, height: int, width: int, precision) -> int:
+    """Peak live bytes of one inference forward on a height × width (canonical) input, its output included."""
+    x = torch.rand(1, 1, height, width, generator=torch.Generator().manual_seed(0))
+    with torch.inference_mode(), precision.autocast(), LiveTensorMeter() as meter:
+        out = model(x)
+        probs = torch.softmax(out.float(), 1) if out.shape[1] > 1 else torch.sigmoid(out.float())
+        del out, probs
+    return meter.peak
+
+
+@functools.lru_cache(maxsize=16)
+def _fit(cfg_key: str, precision_mode: str, device_type: str) -> tuple[float, float]:
+    from .precision import Precision
+
+    cfg = NetConfig.from_dict(json.loads(cfg_key))
+    torch.manual_seed(0)
+    model = build(cfg).eval()
+    prec = Precision(precision_mode, device_type, "inference probe")
+    s = cfg.stride
+    h1, w1, h2, w2 = 4 * s, 8 * s, 8 * s, 16 * s
+    m1 = measure_inference_peak(model, h1, w1, prec)
+    m2 = measure_inference_peak(model, h2, w2, prec)
+    b = (m2 - m1) / (h2 * w2 - h1 * w1)
+    return m1 - b * h1 * w1, b
+
+
+def _padded(n: int, stride: int) -> int:
+    return int(math.ceil(n / stride) * stride)
+
+
+def inference_fit(cfg: NetConfig, precision_mode: str, device_type: str = "cpu") -> tuple[float, float]:
+    """(a, b): peak bytes of an inference forward ≈ a + b · padded input pixels."""
+    return _fit(json.dumps(cfg.to_dict(), sort_keys=True), precision_mode, device_type)
+
+
+def predict_inference_peak(cfg: NetConfig, height: int, width: int, precision_mode: str,
+                           device_type: str = "cpu") -> int:
+    """Predicted peak live bytes of one inference forward over a height × width window."""
+    a, b = inference_fit(cfg, precision_mode, device_type)
+    return int(round(a + b * _padded(height, cfg.stride) * _padded(width, cfg.stride)))
+
+
+def window_for(cfg: NetConfig, height: int, room: int, precision_mode: str, device_type: str = "cpu") -> int:
+    """The longest window along depth (a multiple of the stride) whose forward's peak fits in ``room`` bytes;
+    0 when not even one stride does."""
+    a, b = inference_fit(cfg, precision_mode, device_type)
+    if b <= 0 or room <= a:
+        return 0
+    w = (room - a) / (b * _padded(height, cfg.stride))
+    return max(0, int(math.floor(w / cfg.stride)) * cfg.stride)
