@@ -13,7 +13,7 @@ with a finite reach the stitched maps equal the whole-picture maps (``tests/core
 The network's GroupNorm statistics and bottleneck attention have no finite reach: there a window's
 maps differ from a whole-picture forward's, as a 1,024-px training crop's did.
 
-Maps are kept one byte a class and pixel (``core/digitize/coded_map.py``), the class mask one byte a
+Maps are kept two bytes a class and pixel (``core/digitize/coded_map.py``), the class mask one byte a
 pixel, and only the classes the tracer reads. :func:`predict_canonical` keeps the whole-picture path (float
 maps) behind ``digitize --whole-picture``, to compare against.
 """
@@ -151,7 +151,7 @@ class WindowedEvidence:
     maps: dict[int, CodedMap]  # class → probability map (0: a binary model's curve map)
     mask: np.ndarray  # uint8 class per pixel (binary: 0/1)
     windows: int
-    window: Windowing
+    window: Windowing | None  # None: the whole picture in one forward
 
     @property
     def nbytes(self) -> int:
@@ -199,10 +199,14 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
     method as the training budget. On CUDA the forward runs in device memory: the window is planned against
     the host's ceiling for the maps only. Raises :class:`MemoryCeilingError` when no window fits."""
+    from core.model.footprint import inference_fit
+
     h, w = shape
     ceiling = default_ceiling() if ceiling is None else int(ceiling)
+    if device_type != "cuda":
+        inference_fit(cfg, precision_mode)  # its probes first: they load what the forward will use
     resident = proc_status().get("VmRSS", 0) if resident is None else int(resident)
-    maps = (len(kept_classes(cfg.classes)) + 1) * h * w
+    maps = (2 * len(kept_classes(cfg.classes)) + 1) * h * w
     shortest = Windowing.for_model(cfg, 0)
     want = Windowing.for_model(cfg, length or WINDOW_PX)
 
@@ -281,6 +285,13 @@ def predict_scan(model, image: np.ndarray, depth_axis: str, precision: Precision
     """Probabilities (C, rows, cols) in the scan's own pixel frame."""
     probs = predict_canonical(model, to_canonical(image, depth_axis), precision, device, tile, progress=progress)
     return np.stack([from_canonical(p, depth_axis) for p in probs])
+
+
+def coded_evidence(probs: np.ndarray) -> WindowedEvidence:
+    """Whole-picture probabilities (C, H, W) kept as the windowed path keeps its maps: the two paths then differ
+    by how the network read the scan, not by the maps' coding (the tracer's ties flip on a 1e-5 change)."""
+    maps = {k: CodedMap(encode(probs[0 if probs.shape[0] == 1 else k])) for k in kept_classes(probs.shape[0])}
+    return WindowedEvidence(maps, probs_to_mask(probs), 1, None)
 
 
 def evidence_by_class(probs: np.ndarray) -> dict[int, np.ndarray]:

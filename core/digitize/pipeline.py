@@ -59,7 +59,7 @@ def digitize(
     painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
     calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask. A network reads the
     scan in windows along depth (``core/digitize/infer.py``) of ``tile`` px (default: the training crop, 1,024),
-    its maps kept one byte a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
+    its maps kept two bytes a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
     default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the memory grows with
     the scan's area: ~0.6 GiB a megapixel), to compare against."""
     calib.check_fits(image.shape, source)
@@ -85,16 +85,15 @@ def digitize(
             progress(1, 1)
     elif model is not None:
         from core.model import precision as prec
-        from .infer import Windowing, evidence_by_class, predict_canonical, predict_windows, probs_to_mask
+        from .infer import coded_evidence, predict_canonical, predict_windows
 
         classes = model.cfg.classes
         if classes not in (1, 4):
             raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
         precision = precision or prec.resolve("auto", device)
         if whole_picture:
-            probs = predict_canonical(model, canon, precision, device, progress=progress)
-            evidence, mask_c = evidence_by_class(probs), probs_to_mask(probs)
-            del probs
+            coded = coded_evidence(predict_canonical(model, canon, precision, device, progress=progress))
+            evidence, mask_c = dict(coded.maps), coded.mask
         else:
             import torch
 

@@ -86,10 +86,10 @@ def test_coded_maps_are_within_half_a_step_of_the_probabilities():
     back = decode(encode(p))
     assert np.all(np.abs(back - p) <= max_error(p))
     # fine where the tracer's −log p needs it: the 1e-3 floor is resolved to a few per cent
-    assert abs(decode(encode(np.float32(1e-3))) - 1e-3) < 1e-4
+    assert abs(decode(encode(np.float32(1e-3))) - 1e-3) < 1e-6
     m = CodedMap(encode(p[:100].reshape(10, 10)))
     assert m.shape == (10, 10) and m[2:4].dtype == np.float32 and m.astype(np.float32).shape == (10, 10)
-    assert m.nbytes == 100
+    assert m.nbytes == 200
 
 
 def test_the_live_tensor_meter_counts_what_is_alive_at_once():
@@ -109,9 +109,9 @@ def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
     gib = 1024**3
     roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2)
     assert roomy.window.length == 1024 and roomy.predicted_peak < 2 * gib
-    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2)
+    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.6 * gib), resident=400 * 1024**2)
     assert Windowing.for_model(cfg, 0).length <= tight.window.length < 1024
-    assert tight.predicted_peak <= 1.4 * gib
+    assert tight.predicted_peak <= 1.6 * gib
     with pytest.raises(MemoryCeilingError, match="needs at least"):
         plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2)
     # the plan does not grow with the scan's length beyond its maps
@@ -151,8 +151,8 @@ BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"
 
 @pytest.mark.skipif(not BUNDLED.exists(), reason="no bundled demo model")
 def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
-    """The switch keeps today's path: on a log one window long the two paths differ only by the maps' one-byte
-    coding, which moves a trace by a pixel where two paths tie (measured on this log: SPHI r 0.9996, the rest 1.0)."""
+    """The switch keeps today's path (one forward, the same coding of its maps): on a log one window long the two
+    paths write the same values."""
     from core.digitize.pipeline import digitize
     from core.model.model_io import load_model
     from core.synth import generate_log
@@ -165,6 +165,4 @@ def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
     assert windowed.memory["windows"] == 1 and not whole.memory
     for name, v in whole.values.items():
         w = windowed.values[name]
-        ok = np.isfinite(v) & np.isfinite(w)
-        assert (np.isfinite(v) == np.isfinite(w)).mean() > 0.99
-        assert np.corrcoef(v[ok], w[ok])[0, 1] >= 0.999, name
+        np.testing.assert_array_equal(v, w, err_msg=name)
