@@ -377,7 +377,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         own_params = params if spec.klass == 1 or not own else replace(params, eps=params.broken_eps)
         traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
         later = [calib.curves[j] for j in rest[n + 1:]]
-        if own and any(s.klass == spec.klass and _tracks_overlap(s, spec) for s in later):
+        if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
@@ -403,10 +403,6 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
         p = np.where(dist <= params.max_gap_px, pos[k] + lo, np.nan)
         out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), conf[k].astype(np.float32), observed[k]))
     return out
-
-
-def _tracks_overlap(a: CurveSpec, b: CurveSpec) -> bool:
-    return min(a.track_hi, b.track_hi) >= max(a.track_lo, b.track_lo)
 
 
 def _remove_line(ev: np.ndarray, trace: Trace, core_px: int, reach_px: int = 16, floor: float = 0.05) -> None:

@@ -20,6 +20,9 @@ CALIBRATION_VERSION = 1
 DEPTH_UNITS = ("FT", "M")
 MAX_CLASS = 3
 BACKUP_SIDES = ("high", "low")
+# tracks that share no more than this many pixels across are neighbours edge to edge, not one track: a user draws
+# tracks border to border, and the proposal's tracks meet on their shared border line
+TRACK_BORDER_PX = 3.0
 
 
 @dataclass
@@ -48,6 +51,10 @@ class CurveSpec:
     @property
     def track_hi(self) -> float:
         return max(self.track)
+
+    def shares_track_with(self, other: "CurveSpec") -> bool:
+        """Whether the two curves' tracks overlap by more than a border (:data:`TRACK_BORDER_PX`)."""
+        return min(self.track_hi, other.track_hi) - max(self.track_lo, other.track_lo) > TRACK_BORDER_PX
 
     @property
     def track_width(self) -> float:

@@ -161,7 +161,7 @@ def curve_colour_evidence(rgb_canon: np.ndarray, calib, style_evidence: dict[int
     for i, ink in inks.items():
         spec = curves[i]
         twins = [curves[j].mnemonic for j, other in inks.items() if j != i
-                 and min(spec.track_hi, curves[j].track_hi) >= max(spec.track_lo, curves[j].track_lo)
+                 and spec.shares_track_with(curves[j])
                  and delta_e(ink, other) < DISTINCT_DE]
         if twins:
             warnings.append(f"{spec.mnemonic}: its ink {spec.colour} is the colour of {', '.join(twins)} in the "

@@ -154,3 +154,30 @@ def test_grey_families_draw_no_colour_and_mixed_draws_only_grey():
     lg = generate_log(7, 800, 256, "x", style="colour")
     assert lg.rgb is not None and lg.rgb.shape == lg.image.shape + (3,)
     assert np.array_equal(generate_log(7, 800, 256, "x", style="colour").rgb, lg.rgb)  # deterministic
+
+
+def test_two_red_curves_in_edge_to_edge_tracks_keep_their_colour_evidence():
+    """Tracks drawn border to border share a pixel: they are neighbours, not one track, so two curves of the
+    same ink in them are no twins and each keeps its colour evidence (before: both fell back to line style)."""
+    h, w = 1200, 300
+    rgb = np.full((h, w, 3), 250, np.uint8)
+    rows = np.arange(h)
+    for lo, hi, period in ((0, 150, 90.0), (150, 299, 130.0)):
+        x = (lo + (hi - lo) * (0.5 + 0.35 * np.sin(rows / period))).astype(int)
+        for d in (0, 1):
+            rgb[rows, np.clip(x + d, 0, w - 1)] = (200, 30, 30)
+    rgb[:, ::25] = (170, 170, 170)  # a grey grid
+    grey = np.asarray(Image.fromarray(rgb).convert("L"))
+    cal = Calibration.from_dict({"version": 1, "depth_axis": "y", "depth_unit": "FT",
+                                 "depth_picks": [[0, 1000.0], [h - 1, 1000.0 + (h - 1) / 10]], "step": 0.5,
+                                 "curves": [{"mnemonic": "RES", "class": 1, "track": [0, 150], "scale": [0, 1],
+                                             "colour": "#c81e1e"},
+                                            {"mnemonic": "POR", "class": 1, "track": [150, 299], "scale": [0, 1],
+                                             "colour": "#c81e1e"}]})
+    assert not cal.curves[0].shares_track_with(cal.curves[1])
+    res = digitize(grey, cal, rgb=rgb)
+    assert not any("is the colour of" in w for w in res.warnings), res.warnings
+    assert "ink colour" in res.method
+    overlapping = Calibration.from_dict({**cal.as_dict(), "curves": [
+        {**cal.curves[0].as_dict(), "track": [0, 160]}, {**cal.curves[1].as_dict(), "track": [150, 299]}]})
+    assert overlapping.curves[0].shares_track_with(overlapping.curves[1])
