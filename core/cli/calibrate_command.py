@@ -36,7 +36,9 @@ def cmd_calibrate(args) -> int:
     if out.exists() and not args.force:
         raise InputError(out, "a calibration is already there; give --force to replace it, or --out for another file")
     scan = load_scan(args.scan)
-    prop = propose(scan.image, args.depth_axis)
+    axis = args.depth_axis or ("y" if scan.image.shape[0] >= scan.image.shape[1] else "x")
+    dpi = scan.info.dpi[1 if axis == "y" else 0] if scan.info.dpi else None
+    prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit)
     draft = prop.calibration_dict(args.depth_unit, args.step)
     if draft is not None:
         Calibration.from_dict(draft)  # the draft is a valid calibration before it is written

@@ -111,7 +111,7 @@ def _run_training(trainer, events_path: str | None, quiet: bool) -> int:
 def cmd_digitize(args) -> int:
     from core.io.calibration import Calibration
     from core.common.progress import progress_bar
-    from core.digitize.pipeline import digitize, write_result
+    from core.digitize.pipeline import digitize_sections, in_scan_frame, las_path_for, write_result
     from core.io.scan import load_scan, save_gray_png
 
     if sum(map(bool, (args.model, args.classical, args.from_mask))) != 1:
@@ -140,34 +140,43 @@ def cmd_digitize(args) -> int:
             mode = info["precision"] if info["precision"] != "fp16" or device.type == "cuda" else "fp32"
         precision = prec.resolve(mode, device)
         torch.set_grad_enabled(False)
-    with progress_bar(1, "digitize", unit="strip") as bar:
+    if args.section is not None and not calib.sections:
+        raise InputError(args.calib, "--section: the calibration has no sections (the whole picture is one log)")
+    with progress_bar(1, "digitize", unit="window") as bar:
         def prog(i, n):
             bar.total = n
             bar.n = i
             bar.refresh()
         tile = int(args.tile) if args.tile and args.tile.isdigit() else None
         ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3)
-        res = digitize(scan.image, calib, model, precision, device, tile=tile, progress=prog, source=args.scan,
-                       mask=mask, rgb=scan.rgb, whole_picture=args.whole_picture, memory_ceiling=ceiling)
-    for w in res.warnings:
-        print(f"warning: {w}", file=sys.stderr)
+        parts = digitize_sections(scan.image, calib, None if args.section is None else args.section - 1,
+                                  source=args.scan, mask=mask, rgb=scan.rgb, model=model, precision=precision,
+                                  device=device, tile=tile, progress=prog, whole_picture=args.whole_picture,
+                                  memory_ceiling=ceiling)
     source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
               else None)
-    write_result(args.out, res, calib, str(Path(args.scan).name), source,
-                 well={"WELL": args.well} if args.well else None)
+    for suffix, sec, res in parts:
+        for w in res.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+        out = args.out if args.section is not None else las_path_for(args.out, suffix)
+        write_result(out, res, calib, str(Path(args.scan).name), source,
+                     well={"WELL": args.well} if args.well else None)
+        n = res.depth.size
+        where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
+                                       f"{sec.start}–{sec.stop}]"
+        print(f"wrote {out}{where}: {len(res.values)} curves × {n} samples "
+              f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence {res.timings['evidence_s']:.2f} s, "
+              f"trace {res.timings['trace_s']:.2f} s")
     if args.mask_out:
-        save_gray_png(args.mask_out, res.mask)
-    n = res.depth.size
-    print(f"wrote {args.out}: {len(res.values)} curves × {n} samples "
-          f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence {res.timings['evidence_s']:.2f} s, "
-          f"trace {res.timings['trace_s']:.2f} s")
-    if res.memory:
+        save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
+    plans = [res.memory for _, _, res in parts if res.memory]
+    if plans:
         from core.common.sysmem import proc_status
 
-        m = res.memory
-        print(f"memory: {m['windows']} window(s) of {m['window_px']} px along depth; peak resident "
-              f"{proc_status().get('VmHWM', 0) / 1024**3:.2f} GiB, predicted {m['predicted_peak'] / 1024**3:.2f} GiB "
-              f"for reading the scan, ceiling {m['ceiling'] / 1024**3:.1f} GiB")
+        m = max(plans, key=lambda p: p["predicted_peak"])
+        print(f"memory: {sum(p['windows'] for p in plans)} window(s) of {m['window_px']} px along depth; peak "
+              f"resident {proc_status().get('VmHWM', 0) / 1024**3:.2f} GiB, predicted "
+              f"{m['predicted_peak'] / 1024**3:.2f} GiB for reading the scan, ceiling {m['ceiling'] / 1024**3:.1f} GiB")
     return 0
 
 
@@ -440,6 +449,9 @@ def add_engine_commands(sub) -> None:
                    help="read the whole scan in one forward (memory grows with its area: ~0.6 GiB a megapixel); "
                    "to compare against the windowed maps")
     d.add_argument("--well", help="well name for the LAS header")
+    d.add_argument("--section", type=int, metavar="N", help="trace only the calibration's section N (1-based) and "
+                   "write it to --out (default: every section: the main pass to OUT.las, a repeat pass to "
+                   "OUT.repeat.las, any other to OUT.sectionN.las)")
     d.set_defaults(func=cmd_digitize)
 
     b = sub.add_parser("budget", help="predict (and --measure) the memory of one training step and plan the levers")

@@ -43,7 +43,15 @@ MIN_LINES = 2  # lines a track needs (its two borders)
 FIT_TOLERANCE_PX = 6.0  # a number this far (in pixels along depth) from the line of the others is rejected
 MIN_NUMBERS = 3  # numbers that must agree before picks are proposed
 SNAP_PX = 8.0  # a number is placed on the depth line it is printed on, when one lies this close
-MAX_DIGITS = 5  # no well is deeper than 99,999 ft: longer runs of digits are glued neighbours (6780-6810)
+# the depth scales logs are printed at (1:240 is 5 in per 100 ft, 1:600 2 in, 1:1200 1 in): a proposed scale
+# must be one of them at the scan's resolution, within the stretch of paper and scanner
+STANDARD_SCALES = (200, 240, 500, 600, 1000, 1200)
+SCALE_TOLERANCE = 0.06
+PX_PER_FT_BOUNDS = (0.2, 200.0)  # without a resolution: from 1:1200 at 20 dpi to 1:200 at 3,000 dpi
+MIN_SPREAD = 0.25  # the kept numbers span at least this share of their section's length
+LABEL_STEP_FT = 5  # printed depths step by a round interval (10, 50, 100 ft): their differences share a factor
+MAX_TOLERANCE_PX = 24.0  # the drift allowance stops here: a misread 100 px off a line is no drift
+EDGE_PX = 40  # a number printed this close outside a section's border lines still belongs to it
 
 
 @dataclass
@@ -55,6 +63,22 @@ class DepthNumber:
 
 
 @dataclass
+class ProposedSection:
+    """A stretch of log body (canonical columns [start, stop)) and what its printed depths gave."""
+
+    start: int
+    stop: int
+    kind: str = "log"  # "main" (the first with depths), "repeat" (its depths repeat a main's), "log"
+    picks: list[tuple[float, float]] = field(default_factory=list)
+    rms_px: float | None = None
+    refused: str | None = None  # why no picks were proposed for it
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "span": [self.start, self.stop], "picks": [list(p) for p in self.picks],
+                "rms_px": self.rms_px, "refused": self.refused}
+
+
+@dataclass
 class Proposal:
     depth_axis: str
     tracks: list[tuple[float, float]] = field(default_factory=list)  # (lo, hi) across, in pixels
@@ -63,21 +87,29 @@ class Proposal:
     picks: list[tuple[float, float]] = field(default_factory=list)  # (pixel along depth, depth)
     rms_px: float | None = None  # of the kept numbers about their straight line
     messages: list[str] = field(default_factory=list)
+    sections: list[ProposedSection] = field(default_factory=list)  # every stretch of log body found
 
     def as_dict(self) -> dict:
         return {"depth_axis": self.depth_axis, "tracks": [list(t) for t in self.tracks],
                 "separators": [list(s) for s in self.separators],
                 "numbers": [{"pixel": n.pixel, "value": n.value, "text": n.text, "kept": n.kept} for n in self.numbers],
-                "picks": [list(p) for p in self.picks], "rms_px": self.rms_px, "messages": list(self.messages)}
+                "picks": [list(p) for p in self.picks], "rms_px": self.rms_px, "messages": list(self.messages),
+                "sections": [s.as_dict() for s in self.sections]}
 
     def calibration_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
-        """A draft calibration (version 1): the picks, no curves (their names and scales are the user's to
-        give), and the proposed tracks under ``proposed_tracks`` for the app to offer; None without picks."""
+        """A draft calibration (version 1): the main section's picks, the sections with picks of their own (log
+        body only: header and tail are no section), no curves (their names and scales are the user's to give),
+        and the proposed tracks under ``proposed_tracks`` for the app to offer; None without picks."""
         if len(self.picks) < 2:
             return None
-        return {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
-                "depth_picks": [[round(p, 2), v] for p, v in self.picks], "step": step, "curves": [],
-                "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
+        out = {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
+               "depth_picks": [[round(p, 2), v] for p, v in self.picks], "step": step, "curves": [],
+               "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
+        valid = [s for s in self.sections if len(s.picks) >= 2]
+        if valid:
+            out["sections"] = [{"kind": s.kind, "span": [s.start, s.stop],
+                                "depth_picks": [[round(p, 2), v] for p, v in s.picks]} for s in valid]
+        return out
 
 
 # -- tracks ------------------------------------------------------------------------------
@@ -86,7 +118,7 @@ class Proposal:
 def along_depth_lines(canon: np.ndarray, dark: np.ndarray | None = None) -> list[tuple[float, float]]:
     """(centre row, strength) of the lines running along depth (borders and grid lines), canonical frame.
     Strength: the line's width times its typical darkness, so a border outweighs a grid line."""
-    rows = detect_grid(canon).line_rows(0.5)
+    rows = detect_grid(canon if dark is None else None, dark=dark).line_rows(0.5)
     if rows.size == 0:
         return []
     if dark is None:
@@ -129,11 +161,14 @@ def _ink_share(dark: np.ndarray, lo: float, hi: float) -> float:
     return float(dark[a:b].any(axis=0).mean())
 
 
-def propose_tracks(canon: np.ndarray) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
-    """(tracks, separators) across a canonical image: each as (lo, hi) rows."""
+def propose_tracks(canon: np.ndarray, darkness: np.ndarray | None = None
+                   ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(tracks, separators) across a canonical image: each as (lo, hi) rows; ``darkness`` its ink map when
+    already computed."""
     from .classical import ink_map
 
-    darkness = ink_map(canon)
+    if darkness is None:
+        darkness = ink_map(canon)
     found = along_depth_lines(canon, darkness)
     if len(found) < MIN_LINES:
         return [], []
@@ -171,20 +206,6 @@ def ocr_available() -> str | None:
         return "reading printed depths needs the tesseract-ocr program (Debian/Ubuntu: apt install tesseract-ocr; " \
                "Windows and macOS: see github.com/tesseract-ocr/tesseract)"
     return None
-
-
-def read_numbers(strip_tall: np.ndarray) -> list[tuple[float, str]]:
-    """(centre row, text) of every run of digits Tesseract reads in a strip whose depth runs down its rows."""
-    import pytesseract
-
-    data = pytesseract.image_to_data(strip_tall, config="--psm 11 -c tessedit_char_whitelist=0123456789",
-                                     output_type=pytesseract.Output.DICT)
-    out = []
-    for text, top, height in zip(data["text"], data["top"], data["height"]):
-        t = text.strip()
-        if t.isdigit() and len(t) <= MAX_DIGITS:
-            out.append((float(top) + float(height) / 2.0, t))
-    return out
 
 
 def fit_numbers(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX) -> float | None:
@@ -258,70 +279,179 @@ def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True) -> Proposal:
-    """Propose tracks and depth picks for a scan (grey, in its own frame)."""
+def scale_check(px_per_unit: float, dpi: float | None, unit: str = "FT") -> str | None:
+    """None when ``px_per_unit`` is a standard log scale at ``dpi`` (any resolution: a physical bound), else
+    why not."""
+    per_ft = px_per_unit * (0.3048 if unit == "M" else 1.0)
+    if dpi:
+        inch_per_unit = 12.0 if unit == "FT" else 1.0 / 0.0254
+        near = [r for r in STANDARD_SCALES if abs(px_per_unit / (dpi * inch_per_unit / r) - 1.0) <= SCALE_TOLERANCE]
+        if near:
+            return None
+        return (f"{px_per_unit:.3g} px per {unit.lower()} is no standard depth scale at {dpi:.0f} dpi (1:"
+                + ", 1:".join(str(r) for r in STANDARD_SCALES) + f" would be "
+                + ", ".join(f"{dpi * inch_per_unit / r:.3g}" for r in STANDARD_SCALES) + ")")
+    lo, hi = PX_PER_FT_BOUNDS
+    if lo <= per_ft <= hi:
+        return None
+    return f"{per_ft:.3g} px per ft is no physical depth scale (between {lo:g} and {hi:g} at any resolution)"
+
+
+def _fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | None, unit: str) -> None:
+    """Picks for one section from the numbers printed in it, or the reason there are none (in place)."""
+    mine = [n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX]
+    length = sec.stop - sec.start
+    if len(mine) < MIN_NUMBERS:
+        sec.refused = f"{len(mine)} number(s) read in it, {MIN_NUMBERS} needed"
+        return
+    extent = mine[-1].pixel - mine[0].pixel
+    # a paper-speed drift bends a long log's scale a little: the tolerance grows with the span read
+    fit = fit_line(mine, max(FIT_TOLERANCE_PX, min(MAX_TOLERANCE_PX, 0.003 * extent)))
+    kept = [n for n in mine if n.kept]
+    shown = ", ".join(f"{n.text} at {n.pixel:.0f}" for n in mine[:6]) + (" …" if len(mine) > 6 else "")
+    if fit is None or len(kept) < MIN_NUMBERS:
+        sec.refused = f"no {MIN_NUMBERS} of its {len(mine)} numbers agree on a depth scale ({shown})"
+        for n in mine:
+            n.kept = False
+        return
+    _, b, rms = fit
+    reasons = []
+    if b <= 0:
+        reasons.append(f"its depths decrease down the log ({kept[0].text} above {kept[-1].text})")
+    why = scale_check(1.0 / abs(b), dpi, unit)
+    if why:
+        reasons.append(why)
+    step = int(np.gcd.reduce(np.abs(np.diff([int(round(n.value)) for n in kept]))))
+    if unit == "FT" and step < LABEL_STEP_FT:
+        reasons.append(f"the numbers that agree ({', '.join(n.text for n in kept[:6])}) are no depth labels: printed "
+                       f"depths step by a round interval, these by {step}")
+    spread = (kept[-1].pixel - kept[0].pixel) / max(1, length)
+    if spread < MIN_SPREAD:
+        reasons.append(f"the numbers that agree ({kept[0].text}–{kept[-1].text}) span {spread:.0%} of it, "
+                       f"under {MIN_SPREAD:.0%}")
+    if reasons:
+        sec.refused = "; ".join(reasons)
+        for n in mine:
+            n.kept = False
+        return
+    sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
+    sec.rms_px = rms
+
+
+def _name_sections(sections: list[ProposedSection]) -> None:
+    """The first section with depths is the main pass; a later one whose depths lie within a main pass's is a
+    repeat; any other is a log of its own (in place)."""
+    mains: list[tuple[float, float]] = []
+    for sec in sections:
+        if not sec.picks:
+            continue
+        lo, hi = sec.picks[0][1], sec.picks[-1][1]
+        if not mains:
+            sec.kind = "main"
+            mains.append((lo, hi))
+        elif any(lo < m_hi and hi > m_lo for m_lo, m_hi in mains):
+            sec.kind = "repeat"
+        else:
+            sec.kind = "log"
+
+
+def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, dpi: float | None = None,
+            depth_unit: str = "FT") -> Proposal:
+    """Propose tracks, log sections and their depth picks for a scan (grey, in its own frame; ``dpi`` its
+    resolution along depth, for the scale check)."""
+    from .classical import ink_map
+    from .depth_numbers import read_numbers
     from .frame import to_canonical
+    from .log_sections import find_sections
 
     axis = depth_axis or ("y" if image.shape[0] >= image.shape[1] else "x")
     canon = to_canonical(image, axis)
     prop = Proposal(axis)
-    prop.tracks, prop.separators = propose_tracks(canon)
+    darkness = ink_map(canon)
+    prop.tracks, prop.separators = propose_tracks(canon, darkness)
     if prop.tracks:
         prop.messages.append(f"{len(prop.tracks)} track(s) between the long lines along depth: "
                              + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in prop.tracks))
     else:
         prop.messages.append("no track borders found (no long lines along depth): drag the tracks by hand")
+    dark = darkness > 0.5
+
+    def darkness_of(sec: ProposedSection) -> np.ndarray:
+        return darkness[:, sec.start : sec.stop]
+    spans = find_sections(dark, prop.tracks) if prop.tracks else []
+    prop.sections = [ProposedSection(a, b) for a, b in spans] or [ProposedSection(0, canon.shape[1])]
     if not ocr:
         return prop
     missing = ocr_available()
     if missing:
         prop.messages.append(missing + "; pick the depths by hand meanwhile")
         return prop
-    from .classical import ink_map
-
-    dark = ink_map(canon) > 0.5
-    columns = [(a, b) for a, b in prop.separators if _ink_share(dark, a, b) >= SEPARATOR_INK[0]]
-    if not columns:
+    # each section reads its own depth column: a repeat pass or another log on the scan may lay its tracks out
+    # differently from the rest
+    strips: list[tuple[int, np.ndarray]] = []
+    for sec in prop.sections:
+        part = dark[:, sec.start : sec.stop]
+        _, separators = propose_tracks(canon[:, sec.start : sec.stop], darkness_of(sec)) if len(prop.sections) > 1 \
+            else (prop.tracks, prop.separators)
+        for a, b in separators:
+            if _ink_share(part, a, b) >= SEPARATOR_INK[0]:
+                lo, hi = int(max(0, np.floor(a) + 3)), int(min(canon.shape[0], np.ceil(b) - 2))
+                # depth down the rows, as printed on a tall log
+                strips.append((sec.start, np.ascontiguousarray(canon[lo:hi, sec.start : sec.stop].T)))
+    if not strips:
         prop.messages.append("no depth column found (a strip between tracks with printed numbers): "
                              "pick the depths by hand")
         return prop
-    for a, b in columns:
-        lo, hi = int(max(0, np.floor(a) + 3)), int(min(canon.shape[0], np.ceil(b) - 2))
-        strip = np.ascontiguousarray(canon[lo:hi].T)  # depth down the rows, as printed on a tall log
-        for centre, text in read_numbers(strip):
-            prop.numbers.append(DepthNumber(centre, float(text), text))
-    prop.numbers.sort(key=lambda n: n.pixel)
-    _snap_to_depth_lines(prop.numbers, canon, prop.tracks)
-    if not prop.numbers:
-        prop.messages.append("no printed depths could be read in the depth column: pick the depths by hand")
-        return prop
-    extent = prop.numbers[-1].pixel - prop.numbers[0].pixel
-    # a paper-speed drift bends a long log's scale a little: the tolerance grows with the span read
-    fit = fit_line(prop.numbers, max(FIT_TOLERANCE_PX, 0.003 * extent))
-    prop.rms_px = None if fit is None else fit[2]
-    kept = [n for n in prop.numbers if n.kept]
-    rejected = [n for n in prop.numbers if not n.kept]
-    if len(kept) < MIN_NUMBERS:
-        prop.messages.append(f"read {len(prop.numbers)} number(s) but no {MIN_NUMBERS} of them agree on a depth "
-                             "scale: pick the depths by hand (" + ", ".join(f"{n.text} at {n.pixel:.0f}"
-                                                                            for n in prop.numbers[:8]) + ")")
+    def read(sideways: bool) -> tuple[list[DepthNumber], list[ProposedSection]]:
+        numbers = [DepthNumber(start + centre, float(text), text) for start, strip in strips
+                   for centre, text in read_numbers(strip, sideways)]
+        numbers.sort(key=lambda n: n.pixel)
+        _snap_to_depth_lines(numbers, canon, prop.tracks)
+        sections = [ProposedSection(s.start, s.stop) for s in prop.sections]
+        for sec in sections:
+            _fit_section(sec, numbers, dpi, depth_unit)
+        return numbers, sections
+
+    prop.numbers, prop.sections = read(False)
+    if not any(sec.picks for sec in prop.sections):
+        # mud logs print their depths turned along the depth column; the upright reading's reasons stand
+        # unless the sideways one gives depths
+        numbers, sections = read(True)
+        if any(sec.picks for sec in sections):
+            prop.numbers, prop.sections = numbers, sections
+            prop.messages.append("the depths are printed turned along the depth column: read sideways")
+    _name_sections(prop.sections)
+    _report(prop, canon.shape[1])
+    return prop
+
+
+def _report(prop: Proposal, length: int) -> None:
+    """The proposal's picks (the main section's) and a message per section: what was read, kept, refused."""
+    unit_rows = "rows" if prop.depth_axis == "y" else "columns"
+    for i, sec in enumerate(prop.sections):
+        where = f"section {i + 1} ({unit_rows} {sec.start}–{sec.stop})"
+        if sec.picks:
+            kept = [n for n in prop.numbers if n.kept and sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX]
+            prop.messages.append(f"{where}, {sec.kind}: {len(sec.picks)} printed depths agree "
+                                 f"({kept[0].text}–{kept[-1].text}, {sec.rms_px:.1f} px RMS about a straight line)")
+        else:
+            prop.messages.append(f"{where}: no depth picks ({sec.refused})")
+    header = prop.sections[0].start if prop.sections else 0
+    tail = length - prop.sections[-1].stop if prop.sections else 0
+    if prop.sections and (header > 0 or tail > 0):
+        prop.messages.append(f"not log: {header} {unit_rows} of header above the first section and {tail} of tail "
+                             "below the last")
+    main = next((s for s in prop.sections if s.kind == "main" and s.picks), None)
+    if main is None:
+        prop.messages.append("no section has printed depths that make a plausible depth scale: pick the depths "
+                             "by hand")
         for n in prop.numbers:
             n.kept = False
-        return prop
-    picks = _monotonic([(n.pixel, n.value) for n in kept])
-    # beyond the first and last printed depth the calibration extends its end segments; one pixel of OCR
-    # there tilts a thousand rows of extrapolation, so the ends of the log take the line through them all
-    a, b, _ = fit
-    length = canon.shape[1]
-    ends = [(0.0, a), (length - 1.0, a + b * (length - 1.0))]
-    picks = _monotonic([e for e in ends[:1] if e[0] < picks[0][0] - 1] + picks
-                       + [e for e in ends[1:] if e[0] > picks[-1][0] + 1])
-    prop.picks = [(float(p), float(round(v, 3))) for p, v in picks]
-    prop.messages.append(f"{len(kept)} printed depths agree ({kept[0].text}–{kept[-1].text}, "
-                         f"{prop.rms_px:.1f} px RMS about a straight line): proposed as depth picks, with the "
-                         "ends of the log on that line")
+        return
+    prop.picks, prop.rms_px = list(main.picks), main.rms_px
+    rejected = [n for n in prop.numbers if not n.kept]
     if rejected:
-        prop.messages.append(f"rejected {len(rejected)} number(s) that contradict them (misreads, header text, a "
-                             "repeat section): " + ", ".join(f"{n.text} at {n.pixel:.0f} px" for n in rejected[:10])
+        prop.messages.append(f"rejected {len(rejected)} number(s) outside every section's depth scale (misreads, "
+                             "header text, table entries): " + ", ".join(f"{n.text} at {n.pixel:.0f} px"
+                                                                          for n in rejected[:10])
                              + (" …" if len(rejected) > 10 else ""))
-    return prop

@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from core.common.errors import InputError
-from core.io.calibration import Calibration
+from core.io.calibration import Calibration, Section
 from core.io.las_io import LasCurve, write_las
 from .frame import from_canonical, to_canonical
 from .grid import detect_grid, track_bands
@@ -257,3 +257,70 @@ def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, s
     write_las(path, result.depth, curves, depth_unit=calib.depth_unit, step=calib.step, well=well,
               provenance={"source scan": source_scan, "model": model_name or "classical tracer",
                           "method": result.method})
+
+
+def _cut(arr: np.ndarray | None, axis: str, start: int, stop: int) -> np.ndarray | None:
+    if arr is None:
+        return None
+    return arr[start:stop] if axis == "y" else arr[:, start:stop]
+
+
+def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = None, source: str | None = None,
+                      mask: np.ndarray | None = None, rgb: np.ndarray | None = None, **kwargs
+                      ) -> list[tuple[str, Section | None, DigitizeResult]]:
+    """:func:`digitize` over each log section of the calibration (``core/io/calibration.py: Section``): the scan
+    cut to the section's span along depth, traced with the section's picks; header, tail and the stretches
+    between sections are never read. Returns (LAS suffix, section, result) per section, ``only`` the given
+    index; a calibration without sections gives one part, the whole picture, as before."""
+    if not calib.sections:
+        return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, **kwargs))]
+    length = calib.depth_length(image.shape)
+    names = calib.section_files()
+    if only is not None and not 0 <= only < len(calib.sections):
+        raise InputError(source, f"there is no section {only + 1}: the calibration has {len(calib.sections)}")
+    out = []
+    for i in ([only] if only is not None else range(len(calib.sections))):
+        sec = calib.sections[i]
+        if sec.start >= length - 1:
+            raise InputError(source, f"sections[{i}].span starts at {sec.start} px, past the scan's {length} px "
+                             "along depth")
+        a, b = sec.start, min(sec.stop, length)
+        res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
+                       source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
+                       mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), **kwargs)
+        out.append((names[i], sec, res))
+    return out
+
+
+def las_path_for(out: str | Path, suffix: str) -> Path:
+    """``OUT.las`` for the main pass, ``OUT.repeat.las`` and the like for the other sections."""
+    out = Path(out)
+    return out if not suffix else out.with_name(f"{out.stem}.{suffix}{out.suffix or '.las'}")
+
+
+def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibration,
+                  shape: tuple[int, int]) -> DigitizeResult:
+    """The main part placed on the whole scan (for viewing): its traces padded with gaps outside its section,
+    every section's class mask in place; its depths and values as they are."""
+    suffix, sec, main = next((p for p in parts if p[0] == ""), parts[0])
+    if sec is None:
+        return main
+    length = calib.depth_length(shape)
+    full_mask = np.zeros(shape, np.uint8)
+    for _, s, res in parts:
+        b = min(s.stop, length)
+        if calib.depth_axis == "y":
+            full_mask[s.start:b] = res.mask
+        else:
+            full_mask[:, s.start:b] = res.mask
+    b = min(sec.stop, length)
+
+    def pad(arr: np.ndarray, fill) -> np.ndarray:
+        out = np.full(length, fill, dtype=arr.dtype)
+        out[sec.start:b] = arr
+        return out
+
+    traces = [Trace(t.mnemonic, pad(t.position, np.nan), pad(t.wraps, 0), pad(t.confidence, 0),
+                    pad(t.observed, False)) for t in main.traces]
+    return DigitizeResult(main.depth, main.values, traces, full_mask, main.method, main.timings, main.warnings,
+                          main.memory)

@@ -120,6 +120,41 @@ class CurveSpec:
         return d
 
 
+SECTION_KINDS = ("main", "repeat", "log")
+
+
+def _check_picks(picks: list[tuple[float, float]], where: str) -> None:
+    if len(picks) < 2:
+        raise CalibrationError(None, f"{where}: needs at least two [pixel, depth] picks")
+    px = np.array([p for p, _ in picks])
+    dp = np.array([d for _, d in picks])
+    if not (np.all(np.isfinite(px)) and np.all(np.isfinite(dp))):
+        raise CalibrationError(None, f"{where}: picks must be finite numbers")
+    if np.any(np.diff(px) <= 0):
+        raise CalibrationError(None, f"{where}: two picks share one pixel position")
+    dd = np.diff(dp)
+    if not (np.all(dd > 0) or np.all(dd < 0)):
+        raise CalibrationError(None, f"{where}: depths are not monotonic along the depth axis")
+
+
+@dataclass
+class Section:
+    """A stretch of log body along the depth axis: pixels [start, stop), and its own depth picks when it prints
+    depths of its own (a repeat pass does); without them it reads the calibration's. ``kind``: "main" (written
+    to ``OUT.las``), "repeat" (``OUT.repeat.las``) or "log" (another log on the same scan)."""
+
+    start: int
+    stop: int
+    kind: str = "main"
+    depth_picks: list[tuple[float, float]] | None = None
+
+    def as_dict(self) -> dict:
+        d = {"kind": self.kind, "span": [int(self.start), int(self.stop)]}
+        if self.depth_picks:
+            d["depth_picks"] = [[float(p), float(v)] for p, v in self.depth_picks]
+        return d
+
+
 @dataclass
 class Calibration:
     depth_axis: str
@@ -128,24 +163,42 @@ class Calibration:
     step: float
     curves: list[CurveSpec] = field(default_factory=list)
     version: int = CALIBRATION_VERSION
+    # the log body's stretches along depth (optional): without any, the whole picture is one log, as before
+    sections: list[Section] = field(default_factory=list)
 
     def __post_init__(self):
         self.depth_picks = sorted((float(p), float(d)) for p, d in self.depth_picks)
         self._validate_picks("depth_picks")
+        for i, sec in enumerate(self.sections):
+            if sec.depth_picks is not None:
+                sec.depth_picks = sorted((float(p), float(d)) for p, d in sec.depth_picks)
+                _check_picks(sec.depth_picks, f"sections[{i}].depth_picks")
+
+    # -- sections --------------------------------------------------------
+    def section_calibration(self, index: int) -> "Calibration":
+        """The calibration of one section's picture (the scan cut to its span along depth): its picks, or the
+        calibration's, moved to the cut's pixels; the same curves; no sections."""
+        sec = self.sections[index]
+        picks = sec.depth_picks or self.depth_picks
+        return Calibration(self.depth_axis, self.depth_unit, [(p - sec.start, d) for p, d in picks], self.step,
+                           list(self.curves), self.version)
+
+    def section_files(self) -> list[str]:
+        """The LAS suffix each section is written under: "" for the first main pass (``OUT.las``), "repeat" for
+        the first repeat (``OUT.repeat.las``), "sectionN" (1-based) for any other."""
+        out, taken = [], set()
+        for i, sec in enumerate(self.sections):
+            name = "" if sec.kind == "main" else sec.kind if sec.kind == "repeat" else f"section{i + 1}"
+            if name in taken:
+                name = f"section{i + 1}"
+            taken.add(name)
+            out.append(name)
+        return out
 
     # -- validation ----------------------------------------------------
     def _validate_picks(self, where: str) -> None:
-        if len(self.depth_picks) < 2:
-            raise CalibrationError(None, f"{where}: needs at least two [pixel, depth] picks")
-        px = np.array([p for p, _ in self.depth_picks])
-        dp = np.array([d for _, d in self.depth_picks])
-        if not (np.all(np.isfinite(px)) and np.all(np.isfinite(dp))):
-            raise CalibrationError(None, f"{where}: picks must be finite numbers")
-        if np.any(np.diff(px) <= 0):
-            raise CalibrationError(None, f"{where}: two picks share one pixel position")
-        dd = np.diff(dp)
-        if not (np.all(dd > 0) or np.all(dd < 0)):
-            raise CalibrationError(None, f"{where}: depths are not monotonic along the depth axis")
+        _check_picks(self.depth_picks, where)
+
 
     # -- depth ---------------------------------------------------------
     def depth_at(self, pixel) -> np.ndarray:
@@ -210,6 +263,7 @@ class Calibration:
             "depth_picks": [[float(p), float(d)] for p, d in self.depth_picks],
             "step": float(self.step),
             "curves": [c.as_dict() for c in self.curves],
+            **({"sections": [sec.as_dict() for sec in self.sections]} if self.sections else {}),
         }
 
     def save(self, path: str | os.PathLike) -> None:
@@ -251,6 +305,33 @@ def _require(data: dict, key: str, where: str, path: str | None):
     if key not in data:
         raise CalibrationError(path, f"{where}{key}: missing")
     return data[key]
+
+
+def _parse_sections(raw, path: str | None) -> list[Section]:
+    if not isinstance(raw, list):
+        raise CalibrationError(path, "sections: expected a list of {kind, span, depth_picks?}")
+    out = []
+    for i, sec in enumerate(raw):
+        where = f"sections[{i}]."
+        if not isinstance(sec, dict):
+            raise CalibrationError(path, f"sections[{i}]: expected an object")
+        a, b = _pair(_require(sec, "span", where, path), f"{where}span", path)
+        if not (0 <= a < b):
+            raise CalibrationError(path, f"{where}span: [{a:g}, {b:g}] must be two pixels, the first >= 0 and "
+                                   "less than the second")
+        kind = sec.get("kind", "main")
+        if kind not in SECTION_KINDS:
+            raise CalibrationError(path, f"{where}kind: must be one of {', '.join(SECTION_KINDS)}, got {kind!r}")
+        picks = sec.get("depth_picks")
+        if picks is not None:
+            if not isinstance(picks, list):
+                raise CalibrationError(path, f"{where}depth_picks: expected a list of [pixel, depth] pairs")
+            picks = [_pair(p, f"{where}depth_picks[{k}]", path) for k, p in enumerate(picks)]
+        if out and a < out[-1].stop:
+            raise CalibrationError(path, f"{where}span: overlaps the section before it (they are in order along "
+                                   "depth and do not overlap)")
+        out.append(Section(int(round(a)), int(round(b)), kind, picks))
+    return out
 
 
 def _parse(data, path: str | None) -> Calibration:
@@ -334,9 +415,11 @@ def _parse(data, path: str | None) -> Calibration:
                 colour=colour,
             )
         )
+    sections = _parse_sections(data.get("sections", []), path)
     try:
         return Calibration(
-            depth_axis=axis, depth_unit=unit.upper(), depth_picks=picks, step=step, curves=curves, version=version
+            depth_axis=axis, depth_unit=unit.upper(), depth_picks=picks, step=step, curves=curves, version=version,
+            sections=sections,
         )
     except CalibrationError as exc:
         raise CalibrationError(path, exc.reason) from None

@@ -140,7 +140,22 @@ def test_kgs_scan_proposal_matches_the_hand_calibration(kgs_scan):
     hand_tracks = sorted({(min(c.track), max(c.track)) for c in hand.curves})
     for a, b in hand_tracks:
         assert any(abs(a - x) <= 5 and abs(b - y) <= 5 for x, y in prop.tracks), (hand_tracks, prop.tracks)
-    assert any("repeat section" in m for m in prop.messages)  # the repeat pass's depths are rejected by name
+    # two sections of log body: the main pass and the repeat pass with its own printed depths; header and tail
+    # (the first ~2,200 and the last ~2,100 rows) are in neither
+    kinds = [(s.kind, s.start, s.stop) for s in prop.sections if s.picks]
+    assert [k for k, _, _ in kinds] == ["main", "repeat"], kinds
+    (_, a0, b0), (_, a1, b1) = kinds
+    assert 2000 < a0 < 2575 and 10695 < b0 < 12250 and b0 < a1 < 12631 and 14661 < b1 < 15800
+    main, repeat = prop.sections[0], prop.sections[1]
+    assert [d for _, d in repeat.picks] == [850.0, 900.0, 950.0, 1050.0]  # printed again, read as its own
+    for sec in (main, repeat):  # every pick on its depth line: 10.15 px per ft, the lines 50 ft apart
+        px = np.array([p for p, _ in sec.picks])
+        d = np.array([v for _, v in sec.picks])
+        fit = np.polyfit(px, d, 1)
+        assert np.abs(np.polyval(fit, px) - d).max() < 2.0
+    draft = prop.calibration_dict()
+    assert [s["kind"] for s in draft["sections"]] == ["main", "repeat"]
+    assert min(p for p, _ in draft["depth_picks"]) >= 2575 - 1  # no pick extrapolated over the header
 
 
 @needs_ocr
