@@ -189,6 +189,7 @@ class CalibrationPanel(QtWidgets.QWidget):
         self._curves = []
         self.status.setText("")
         self.proposed_tracks = [tuple(t) for t in (proposed_tracks or [])]
+        self.sections = [sec.as_dict() for sec in calib.sections] if calib is not None else []
         if calib is None:
             self.axis.setCurrentText(depth_axis_guess)
         else:
@@ -353,8 +354,23 @@ class CalibrationPanel(QtWidgets.QWidget):
     def as_dict(self) -> dict:
         picks = [[self._num(r, 0), self._num(r, 1)] for r in range(self.picks.rowCount())]
         curves = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in c.items()} for c in self._curves]
-        return {"version": 1, "depth_axis": self.axis.currentText(), "depth_unit": self.unit.currentText(),
-                "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
+        out = {"version": 1, "depth_axis": self.axis.currentText(), "depth_unit": self.unit.currentText(),
+               "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
+        if getattr(self, "sections", None):
+            out["sections"] = [dict(sec) for sec in self.sections]
+        return out
+
+    def set_sections(self, sections: list[dict]) -> None:
+        """The log sections (``core/io/calibration.py: Section`` as dicts), e.g. from a proposal."""
+        self.sections = [dict(sec) for sec in sections]
+        self._emit()
+
+    def set_section_span(self, index: int, a: float, b: float) -> None:
+        """A section's border moved on the scan: its new span along depth."""
+        if 0 <= index < len(getattr(self, "sections", [])):
+            lo, hi = sorted((int(round(a)), int(round(b))))
+            self.sections[index] = {**self.sections[index], "span": [max(0, lo), hi]}
+            self._emit()
 
     def calibration(self) -> Calibration | None:
         from core.common.errors import CalibrationError

@@ -148,6 +148,7 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
         self.view.cursor_moved.connect(self._cursor)
         self.view.pick_moved.connect(self._pick_dragged)
         self.view.track_moved.connect(self._track_dragged)
+        self.view.section_moved.connect(self._section_dragged)
         self.calib_panel.changed.connect(self._calibration_changed)
         self.calib_panel.add_pick_requested.connect(lambda: self.set_tool("pick"))
         self.calib_panel.propose_requested.connect(self.propose_calibration)

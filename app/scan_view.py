@@ -52,6 +52,7 @@ class ScanView(pg.GraphicsLayoutWidget):
     cursor_moved = QtCore.Signal(float, float)
     pick_moved = QtCore.Signal(int, float)  # pick index, new pixel along depth
     track_moved = QtCore.Signal(int, float, float)  # curve index, new track ends
+    section_moved = QtCore.Signal(int, float, float)  # section index, new span along depth
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -221,6 +222,27 @@ class ScanView(pg.GraphicsLayoutWidget):
                 lambda r, i=i: self.track_moved.emit(i, *[float(v) for v in r.getRegion()]))
             self._add(region)
             self.track_regions.append(region)
+
+    def set_sections(self, sections: list[tuple[float, float, str]], depth_axis: str) -> None:
+        """Shade each log section (start, stop, kind) along depth, its borders draggable: what is not shaded
+        (header, tail, what lies between) is not log and is never traced."""
+        for it in getattr(self, "section_regions", []):
+            self.plot.removeItem(it)
+        self.section_regions = []
+        orientation = "horizontal" if depth_axis == "y" else "vertical"  # borders across the tracks
+        colours = {"main": (40, 160, 80, 22), "repeat": (230, 140, 20, 26), "log": (60, 120, 220, 22)}
+        for i, (a, b, kind) in enumerate(sections):
+            region = pg.LinearRegionItem(values=(a, b), orientation=orientation, brush=colours.get(kind),
+                                         pen=pg.mkPen((40, 120, 60), width=2), movable=False)
+            for line in region.lines:
+                line.setMovable(True)
+            pg.InfLineLabel(region.lines[0], text=f"section {i + 1}: {kind}", position=0.9,
+                            color=(30, 90, 40), fill=(255, 255, 255, 200))
+            region.setZValue(1)
+            region.sigRegionChangeFinished.connect(
+                lambda r, i=i: self.section_moved.emit(i, *[float(v) for v in r.getRegion()]))
+            self._add(region)
+            self.section_regions.append(region)
 
     def set_proposed_tracks(self, tracks: list[tuple[float, float]], depth_axis: str) -> None:
         """Outline the tracks a calibration proposal found (dashed, fixed): where Add curve places a curve."""

@@ -15,10 +15,10 @@ from ..curve_plots import curve_colour
 from ..workers import Task
 
 
-def _propose(image, axis, progress=None):
+def _propose(image, axis, dpi=None, progress=None):
     from core.digitize.calibration_proposal import propose
 
-    return propose(image, axis)
+    return propose(image, axis, dpi=dpi)
 
 
 class Calibrating:
@@ -30,7 +30,9 @@ class Calibrating:
             return
         if getattr(self, "propose_task", None) is not None and self.propose_task.isRunning():
             return
-        self.propose_task = Task(_propose, self.image, self._depth_axis(), parent=self)
+        axis, dpi = self._depth_axis(), getattr(self, "scan_dpi", None)
+        self.propose_task = Task(_propose, self.image, axis, dpi[1 if axis == "y" else 0] if dpi else None,
+                                 parent=self)
         self.propose_task.succeeded.connect(self._proposed)
         self.propose_task.failed.connect(self._task_failed)
         self.progress.setRange(0, 0)
@@ -51,6 +53,8 @@ class Calibrating:
                                              "proposed from the printed depths?"):
                 self.calib_panel.axis.setCurrentText(prop.depth_axis)
                 self.calib_panel.set_picks(prop.picks)
+                draft = prop.calibration_dict()
+                self.calib_panel.set_sections(draft.get("sections", []) if draft else [])
         if self.calib is None or not self.calib.curves:
             self.statusBar().showMessage(" ".join(prop.messages) + " — now add a curve per track (Add curve "
                                          "takes the next proposed track) and set its name and scale.", 20000)
@@ -71,16 +75,21 @@ class Calibrating:
         c = self.calib
         if c is None:
             self.view.set_calibration_handles(self.calib_panel.axis.currentText(), [], [])
+            self.view.set_sections([], self.calib_panel.axis.currentText())
             return
         tracks = [(s.track_lo, s.track_hi, curve_colour(s, i))
                   for i, s in enumerate(c.curves)]
         self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
+        self.view.set_sections([(s.start, s.stop, s.kind) for s in c.sections], c.depth_axis)
 
     def _pick_dragged(self, index, pixel):
         self.calib_panel.set_pick_pixel(index, pixel)
 
     def _track_dragged(self, index, a, b):
         self.calib_panel.set_track(index, a, b)
+
+    def _section_dragged(self, index, a, b):
+        self.calib_panel.set_section_span(index, a, b)
 
     def _cursor(self, row, col):
         text = f"row {row:.0f}  col {col:.0f}"

@@ -24,23 +24,35 @@ from ..workers import Task
 
 
 def _run_digitize(image, calib, model, mask=None, rgb=None, progress=None):
-    from core.digitize.pipeline import digitize
+    """Every log section of the calibration traced (the whole picture when it names none): the main pass placed
+    on the scan for viewing, with the other sections' results (LAS suffix, result) beside it."""
+    from core.digitize.pipeline import digitize_sections, in_scan_frame
 
-    return digitize(image, calib, model, progress=progress, mask=mask, rgb=rgb)
+    parts = digitize_sections(image, calib, model=model, progress=progress, mask=mask, rgb=rgb)
+    result = in_scan_frame(parts, calib, image.shape)
+    result.others = [(suffix, res) for suffix, _, res in parts if suffix]
+    return result
+
+
+def _write_results(path: Path, result, calib, scan_name: str, model_name) -> None:
+    """The main pass to ``path``, each other section beside it (``NAME.repeat.las``…)."""
+    from core.digitize.pipeline import las_path_for, write_result
+
+    write_result(path, result, calib, scan_name, model_name)
+    for suffix, res in getattr(result, "others", []):
+        write_result(las_path_for(path, suffix), res, calib, scan_name, model_name)
 
 
 def _digitise_all(scans, model, model_name, progress=None):
     """Digitise every given scan with its calibration and write its digitised LAS; returns the paths written
     and the scans skipped with why (a bad file is skipped, never the end of the batch)."""
-    from core.digitize.pipeline import digitize, write_result
-
     written, skipped = [], []
     for i, scan in enumerate(scans):
         try:
             calib = Calibration.load(calib_path_for(scan))
             loaded = load_scan(scan)
-            res = digitize(loaded.image, calib, model, source=str(scan), rgb=loaded.rgb)
-            write_result(digitized_path_for(scan), res, calib, scan.name, model_name)
+            res = _run_digitize(loaded.image, calib, model, rgb=loaded.rgb)
+            _write_results(digitized_path_for(scan), res, calib, scan.name, model_name)
             written.append(digitized_path_for(scan))
         except (InputError, OSError) as exc:
             skipped.append((scan.name, str(exc)))
@@ -111,8 +123,17 @@ class DigitiseFlow:
         use_mask = self.actions_["from_mask"].isChecked() if from_mask is None else from_mask
         if use_mask and self.editor is not None and self.editor.mask.any():
             mask = self.editor.mask.copy()  # the user's labels are the truth they have: follow them
+        busy = "digitising…"
+        if mask is None and self.model is not None:
+            from core.digitize.infer import WINDOW_PX, default_ceiling
+
+            # the memory it may use, said before it starts: a real scan read whole needed 16 GiB
+            busy += (f" the network reads {WINDOW_PX}-px windows along depth within "
+                     f"{default_ceiling() / 1024**3:.1f} GiB (90 % of the memory available now)")
+        if self.calib.sections:
+            busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
         self._start_task(Task(_run_digitize, self.image, self.calib, self.model, mask, self.rgb, parent=self),
-                         self._digitized, "digitising…", "digitising cancelled")
+                         self._digitized, busy, "digitising cancelled")
 
     def show_grid(self, on: bool) -> None:
         """Overlay the grid the tracers detect (computed off the UI thread)."""
@@ -130,17 +151,22 @@ class DigitiseFlow:
     def _digitized(self, result):
         if self.closing:  # the window is closing: a late result touches nothing
             return
-        from core.digitize.pipeline import write_result
-
         self.result, self.exported = result, False
-        self._task_done(f"digitised {len(result.values)} curves ({result.method})")
+        done = f"digitised {len(result.values)} curves ({result.method})"
+        if result.memory:
+            done += (f"; {result.memory['windows']} window(s), predicted peak "
+                     f"{result.memory['predicted_peak'] / 1024**3:.2f} GiB")
+        if getattr(result, "others", None):
+            done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
+        self._task_done(done)
         for w in result.warnings:
             self.statusBar().showMessage(w, 10000)
         self._show_traces()
         self._plot_curves()
         self.curves_dock.raise_()
         try:
-            write_result(digitized_path_for(self.scan_path), result, self.calib, self.scan_path.name, self.model_name)
+            _write_results(digitized_path_for(self.scan_path), result, self.calib, self.scan_path.name,
+                           self.model_name)
         except (OSError, InputError) as exc:
             self.show_error(f"{digitized_path_for(self.scan_path)}: cannot save: {exc}")
         self.refresh_project()

@@ -138,6 +138,7 @@ class ProjectFlow:
         self.flush()
         self.scan_path, self.image, self.calib = Path(path), scan.image, bundle.calib
         self.rgb = scan.rgb  # colour pixels (None for a grey scan): shown, and evidence of ink colours
+        self.scan_dpi = scan.info.dpi  # the scan's resolution (x, y), when its file names one: checks a depth scale
         self.result, self.exported = bundle.digitised, False
         self.editor = MaskEditor(bundle.mask)
         self.view.set_scan(scan.display, bundle.pyramid)

@@ -33,6 +33,7 @@ class DigitizeResult:
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     memory: dict = field(default_factory=dict)  # the network's memory plan (``core/digitize/infer.py: MemoryPlan``)
+    others: list = field(default_factory=list)  # (LAS suffix, result) of the scan's other sections, if any
 
 
 def digitize(

@@ -103,6 +103,8 @@ def assert_responsive(probe: EventLoopProbe) -> None:
     took the core away) is not a stall the app made. Such a gap still has to stay under 250 ms, which
     a UI thread blocked on our own GIL-holding worker or on a lock would not.
     """
+    if len(probe.gaps) < 2:  # the work was over before the probe's second tick: nothing held the loop
+        return
     busy = probe.worst("busy")
     assert busy.busy < BAR, probe.report()
     wall = probe.worst("wall")

@@ -412,3 +412,42 @@ def test_primary_actions_are_never_in_the_toolbar_overflow(win, qtbot, size, sho
         assert tb.rect().contains(button.geometry()), key  # laid out inside the bar, not in the "»" menu
     _shot(win, shots_dir, f"window_{size[0]}x{size[1]}.png")
 
+
+
+def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_path, shots_dir):
+    """A scan with a header, a main pass, a repeat pass and a tail: the sections are shaded on the scan, a dragged
+    border moves its section in the saved calibration, and Digitise writes the main and the repeat pass apart."""
+    import json
+
+    import lasio
+    from PIL import Image
+
+    from tests.core.test_log_sections import _calib, _scan
+
+    img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 500, 0), ("body", 2000, 1100.0),
+                    ("header", 400, 0)])
+    Image.fromarray(img).save(tmp_path / "two.png")
+    (tmp_path / "two.calib.json").write_text(json.dumps(_calib([
+        {"span": [600, 3600]}, {"span": [4100, 6100], "kind": "repeat",
+                                "depth_picks": [[4100, 1100.0], [6100, 1300.0]]}])))
+    assert open_scan(win, qtbot, tmp_path / "two.png")
+    regions = win.view.section_regions
+    assert [tuple(round(v) for v in r.getRegion()) for r in regions] == [(600, 3600), (4100, 6100)]
+    regions[0].setRegion((620, 3600))
+    regions[0].sigRegionChangeFinished.emit(regions[0])
+    qtbot.waitUntil(lambda: win.calib.sections[0].start == 620, timeout=3000)
+    saved = json.loads((tmp_path / "two.calib.json").read_text())
+    assert saved["sections"][0]["span"] == [620, 3600] and saved["sections"][1]["kind"] == "repeat"
+    win.model = None  # the classical tracer: fast, and the sections are what is under test
+    win.digitize()
+    qtbot.waitUntil(lambda: win.result is not None, timeout=60000)
+    from core.digitize.pipeline import las_path_for
+    from core.io.project import digitized_path_for
+
+    main_path = digitized_path_for(tmp_path / "two.png")
+    main_las, repeat_las = lasio.read(main_path), lasio.read(las_path_for(main_path, "repeat"))
+    assert 1000.0 <= main_las.index[0] < 1010.0 and main_las.index[-1] <= 1300.5
+    assert 1100.0 - 0.5 <= repeat_las.index[0] and repeat_las.index[-1] <= 1300.5
+    pos = win.result.traces[0].position
+    assert pos.size == img.shape[0] and not np.isfinite(pos[:600]).any() and np.isfinite(pos[1000:3000]).mean() > 0.9
+    _shot(win, shots_dir, "sections.png")
