@@ -11,14 +11,24 @@ per track, although both are printed on the log. The proposal reads them:
   their length (the printed depths and their ticks). A cell of a log grid can
   be as wide but carries a curve or nothing at all. A track is a run of lines
   between separators; its bounds are its outer lines' centres.
+- **Sections.** The log body is where the tracks' border lines run
+  (``core/digitize/log_sections.py``): header, tail and the header of a
+  repeat pass end one stretch and start the next. Each section reads the
+  depth column of its own track layout.
 - **Depths.** The separators that carry ink are read with Tesseract (digits
-  only, sparse text), each number placed at its box's centre along depth
-  (depth numbers are printed centred on their depth line). Numbers that fit
-  no straight line with the others are rejected by name: misreads, header
-  text, a repeat section that prints the same depths again further down.
-  A straight line through the rest (RANSAC, then least squares) gives the
-  check; the picks are the inliers as printed, so a paper-speed change is
-  followed, not averaged away.
+  only, sparse text, in windows along depth: ``core/digitize/depth_numbers.py``),
+  each number placed at its box's centre along depth (depth numbers are
+  printed centred on their depth line) and snapped to that line. Per section,
+  numbers that fit no straight line with the others are rejected by name:
+  misreads, header text, table entries. A straight line through the rest
+  (RANSAC, then least squares) is then checked for sanity (``_fit_section``):
+  depths increasing down the log, a standard log scale at the scan's dpi,
+  labels that step by a round interval, spread over a quarter of the section
+  at least. Where no section passes upright, the numbers are read turned by
+  90° (mud logs). The picks are the kept numbers as printed, never
+  extrapolated: the section's span says where the log runs. The first section
+  with depths is the main pass; a later one whose depths repeat its range is a
+  repeat pass.
 
 Nothing here is silently wrong: every number read, kept or rejected, and
 every reason is in the proposal's messages for the user to accept or correct.
