@@ -118,6 +118,17 @@ def cmd_digitize(args) -> int:
         raise InputError(None, "give exactly one of --model MODEL, --classical or --from-mask MASK.png")
     scan = load_scan(args.scan)
     calib = Calibration.load(args.calib)
+    if not calib.curves:
+        raise InputError(args.calib, "add at least one curve: the calibration names none (a proposal from "
+                         "`welltrace calibrate --propose` holds depths and tracks only; see docs/file-formats.md)")
+    from core.common.atomic import check_writable
+
+    for path in (args.out, args.mask_out):  # before the long work, not after it
+        if path:
+            try:
+                check_writable(path)
+            except OSError as exc:
+                raise InputError(path, f"cannot be written: {exc.strerror or exc}") from None
     mask = None
     if args.from_mask:
         from core.io.scan import load_mask
@@ -432,15 +443,20 @@ def add_engine_commands(sub) -> None:
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("digitize", help="trace a scan's curves and write them as LAS")
-    d.add_argument("scan")
-    d.add_argument("--calib", required=True)
-    d.add_argument("--out", required=True)
-    d.add_argument("--model")
+    d.add_argument("scan", help="the scanned log (PNG, JPEG, BMP or TIFF)")
+    d.add_argument("--calib", required=True, help="its calibration (NAME.calib.json: depth picks, curves, sections)")
+    d.add_argument("--out", required=True, help="the LAS file to write (a repeat pass goes beside it as "
+                   "OUT.repeat.las)")
+    d.add_argument("--model", help="a trained model (.safetensors), e.g. resources/models/demo.safetensors")
     d.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
     d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
-    d.add_argument("--mask-out", metavar="PNG")
-    d.add_argument("--precision", default="model", choices=("model", "auto", "fp32", "bf16", "fp16"))
-    d.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    d.add_argument("--mask-out", metavar="PNG", help="also write the class mask the curves were traced from (the "
+                   "scan's size; 0 background, 1 solid, 2 dashed, 3 dotted)")
+    d.add_argument("--precision", default="model", choices=("model", "auto", "fp32", "bf16", "fp16"),
+                   help="inference precision (default: the one the model was trained in; fp32 for an fp16 model "
+                   "on a CPU)")
+    d.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
+                   help="where the network runs (auto: a CUDA GPU when there is one)")
     d.add_argument("--tile", metavar="PX", help="window length along depth for the network (default 1024, the "
                    "training crop; shortened where --max-memory requires)")
     d.add_argument("--max-memory", type=float, metavar="GIB",
@@ -501,7 +517,7 @@ def add_engine_commands(sub) -> None:
     e = sub.add_parser("eval", help="compare a digitised LAS with a truth LAS")
     e.add_argument("pred")
     e.add_argument("truth")
-    e.add_argument("--calib", help="calibration whose scale ranges define the % figures")
+    e.add_argument("--calib", help="calibration whose scale ranges define the %% figures")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_eval)
 

@@ -55,6 +55,16 @@ def temp_path_beside(path: str | os.PathLike) -> Path:
     return Path(tmp)
 
 
+def check_writable(path: str | os.PathLike) -> None:
+    """Raise ``OSError`` now when ``path`` could not be written (its folder cannot take the temporary file an
+    atomic write needs, or the path is a folder): checked before long work, not found out after it."""
+    target = Path(path)
+    if target.is_dir():
+        raise IsADirectoryError(f"{target} is a folder")
+    tmp = temp_path_beside(target)
+    tmp.unlink()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path for a writer that takes a filename (cv2.imwrite, safetensors)."""

@@ -1,9 +1,11 @@
 import json
+import os
 from pathlib import Path
 
 import lasio
 import numpy as np
 import pytest
+from PIL import Image
 
 from core.cli.main import main
 from core.common.errors import CalibrationError, InputError
@@ -352,3 +354,49 @@ def test_from_mask_follows_the_painted_mask(tmp_path, capsys):
     assert "the mask is empty" in capsys.readouterr().err
     las = lasio.read(str(empty))
     assert all(np.isnan(las[s.mnemonic]).all() for s in log.calibration.curves)
+
+
+def test_every_subcommand_prints_its_help(capsys):
+    """``--help`` of each subcommand prints and exits 0 (an unescaped % in a help text made one crash)."""
+    import argparse
+
+    from core.cli.main import build_parser
+
+    parser = build_parser()
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert len(subs.choices) >= 10
+    for name in subs.choices:
+        with pytest.raises(SystemExit) as done:
+            main([name, "--help"])
+        assert done.value.code == 0, name
+        assert "usage:" in capsys.readouterr().out
+    # and every option of digitize says what it is for
+    undocumented = [a.dest for a in subs.choices["digitize"]._actions if not a.help]
+    assert undocumented == [], undocumented
+
+
+def test_digitize_refuses_a_calibration_without_curves_and_an_unwritable_output_up_front(tmp_path, capsys):
+    log = generate_log(3, 600, 256, "x")
+    Image.fromarray(log.image).save(tmp_path / "s.png")
+    empty = {**log.calibration.as_dict(), "curves": []}
+    (tmp_path / "empty.calib.json").write_text(json.dumps(empty))
+    assert main(["digitize", str(tmp_path / "s.png"), "--calib", str(tmp_path / "empty.calib.json"),
+                 "--out", str(tmp_path / "o.las"), "--classical"]) == 2
+    assert "add at least one curve" in capsys.readouterr().err and not (tmp_path / "o.las").exists()
+    log.calibration.save(tmp_path / "s.calib.json")
+    args = ["digitize", str(tmp_path / "s.png"), "--calib", str(tmp_path / "s.calib.json"), "--classical"]
+    assert main(args + ["--out", str(tmp_path / "o.las"), "--mask-out", str(tmp_path)]) == 2  # a folder
+    assert "cannot be written" in capsys.readouterr().err and not (tmp_path / "o.las").exists()
+    if Path("/proc").is_dir():  # no one, root included, creates files there
+        assert main(args + ["--out", str(tmp_path / "o.las"), "--mask-out", "/proc/m.png"]) == 2
+        err = capsys.readouterr().err
+        assert "/proc/m.png: cannot be written" in err and "Traceback" not in err
+        assert not (tmp_path / "o.las").exists()  # refused before any work, nothing half done
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o500)
+    try:
+        if not os.access(tmp_path / "ro", os.W_OK):  # root may write anywhere: then this part says nothing
+            assert main(args + ["--out", str(tmp_path / "ro" / "o.las")]) == 2
+            assert "ro/o.las: cannot be written" in capsys.readouterr().err
+    finally:
+        (tmp_path / "ro").chmod(0o700)
