@@ -11,7 +11,7 @@ per track, although both are printed on the log. The proposal reads them:
   their length (the printed depths and their ticks). A cell of a log grid can
   be as wide but carries a curve or nothing at all. A track is a run of lines
   between separators; its bounds are its outer lines' centres.
-- **Sections.** The log body is where the tracks' border lines run
+- **Sections.** The log body is where the track grid (borders and grid lines) runs
   (``core/digitize/log_sections.py``): header, tail and the header of a
   repeat pass end one stretch and start the next. Each section reads the
   depth column of its own track layout.
@@ -388,7 +388,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
 
     def darkness_of(sec: ProposedSection) -> np.ndarray:
         return darkness[:, sec.start : sec.stop]
-    spans = find_sections(dark, prop.tracks) if prop.tracks else []
+    spans = find_sections(darkness, [r for r, _ in along_depth_lines(canon, darkness)]) if prop.tracks else []
     prop.sections = [ProposedSection(a, b) for a, b in spans] or [ProposedSection(0, canon.shape[1])]
     if not ocr:
         return prop

@@ -1,10 +1,12 @@
-"""Where on a scan the log is: the stretches along depth where its tracks' borders run.
+"""Where on a scan the log is: the stretches along depth where its track grid runs.
 
 A scanned well log is more than a log: a header (boxes, remarks, scales), the log body, a tail (tables of
 log variables, tool calibrations) and often a repeat pass with a header and depth numbers of its own. The
-body is where the track grid runs, so a section is a long stretch of depth along which most of the
-proposed tracks' border lines are drawn; a header or a table between two stretches ends one and starts the
-next. All positions are canonical: rows across, columns along depth.
+body is where the track grid runs, so a section is a long stretch of depth along which most of the lines
+along depth (track borders and the tracks' own grid lines) are drawn. A header's boxes, the scale boxes
+above a log and a tail's tables share a few of those lines (a frame, a column rule) but not the grid: on
+KGS the track borders alone took in the 33-ft box of curve scales above the log, the grid lines did not.
+All positions are canonical: rows across, columns along depth.
 """
 
 from __future__ import annotations
@@ -13,41 +15,44 @@ import numpy as np
 
 from .runs import true_runs
 
-BORDER_SHARE = 0.6  # a depth column is log body where this share of the track borders is drawn
+BORDER_SHARE = 0.6  # a depth column is log body where this share of the lines along depth is drawn
 SMOOTH_PX = 61  # borders broken by a printed number or a scan's speck still run: a running mean this long
 BRIDGE_PX = 120  # gaps this short (a depth line's label, a splice mark) do not end a section
 MIN_SECTION_PX = 600  # shorter stretches of border lines are boxes of a header or a table
 
 
-def border_rows(tracks: list[tuple[float, float]]) -> list[float]:
-    """The distinct border lines of the tracks (two tracks that meet share one)."""
+def _distinct(lines: list[float]) -> list[float]:
     out: list[float] = []
-    for lo, hi in tracks:
-        for r in (lo, hi):
-            if not any(abs(r - o) <= 2.0 for o in out):
-                out.append(r)
-    return sorted(out)
+    for r in sorted(lines):
+        if not any(abs(r - o) <= 2.0 for o in out):
+            out.append(r)
+    return out
 
 
-def border_presence(dark: np.ndarray, tracks: list[tuple[float, float]]) -> np.ndarray:
-    """Per depth column: the share of the tracks' border lines drawn there (a line is drawn where any of the
-    three rows about its centre is dark), smoothed along depth."""
-    rows = dark.shape[0]
-    borders = border_rows(tracks)
+def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
+    """Per depth column: the share of the given lines along depth drawn there, smoothed along depth. A line is
+    drawn where the darkest of the three rows about its centre reaches half its own usual darkness (its upper
+    quartile over the scan), so a faint grey grid counts as well as a black border."""
+    rows = darkness.shape[0]
+    borders = _distinct(lines)
     if not borders:
-        return np.zeros(dark.shape[1], np.float32)
-    drawn = np.zeros(dark.shape[1], np.float32)
+        return np.zeros(darkness.shape[1], np.float32)
+    drawn = np.zeros(darkness.shape[1], np.float32)
+    step = max(1, darkness.shape[1] // 20000)
     for r in borders:
         c = int(round(r))
-        drawn += dark[max(0, c - 1) : min(rows, c + 2)].any(axis=0)
+        v = darkness[max(0, c - 1) : min(rows, c + 2)].max(axis=0)
+        usual = float(np.percentile(v[::step], 75))
+        drawn += v >= max(0.05, 0.5 * usual)
     share = drawn / len(borders)
     k = np.ones(SMOOTH_PX, np.float32) / SMOOTH_PX
     return np.convolve(share, k, mode="same")
 
 
-def find_sections(dark: np.ndarray, tracks: list[tuple[float, float]]) -> list[tuple[int, int]]:
-    """[start, stop) columns of each stretch of log body, in order along depth."""
-    body = border_presence(dark, tracks) >= BORDER_SHARE
+def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, int]]:
+    """[start, stop) columns of each stretch of log body, in order along depth; ``lines``: the rows of the lines
+    along depth the grid reading found (``calibration_proposal.along_depth_lines``)."""
+    body = border_presence(darkness, lines) >= BORDER_SHARE
     a, b = true_runs(body)
     spans: list[list[int]] = []
     for s, e in zip(a.tolist(), b.tolist()):
