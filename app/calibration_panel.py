@@ -38,6 +38,7 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
+        self.sections: list[dict] = []  # the calibration's log sections, kept through the panel's edits
         self._loading = False
         self._curves: list[dict] = []
         self.proposed_tracks: list[tuple[float, float]] = []  # from a calibration proposal: offered to new curves
@@ -356,7 +357,7 @@ class CalibrationPanel(QtWidgets.QWidget):
         curves = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in c.items()} for c in self._curves]
         out = {"version": 1, "depth_axis": self.axis.currentText(), "depth_unit": self.unit.currentText(),
                "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
-        if getattr(self, "sections", None):
+        if self.sections:
             out["sections"] = [dict(sec) for sec in self.sections]
         return out
 
@@ -367,7 +368,7 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     def set_section_span(self, index: int, a: float, b: float) -> None:
         """A section's border moved on the scan: its new span along depth."""
-        if 0 <= index < len(getattr(self, "sections", [])):
+        if 0 <= index < len(self.sections):
             lo, hi = sorted((int(round(a)), int(round(b))))
             self.sections[index] = {**self.sections[index], "span": [max(0, lo), hi]}
             self._emit()

@@ -79,6 +79,7 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
         self.scan_path: Path | None = None
         self.image: np.ndarray | None = None
         self.rgb: np.ndarray | None = None
+        self.scan_dpi: tuple[float, float] | None = None  # the scan's resolution, when its file names one
         self.editor: MaskEditor | None = None
         self.calib: Calibration | None = None
         self.result = None

@@ -75,6 +75,7 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.trace_items: list[pg.PlotDataItem] = []
         self.pick_lines: list[pg.InfiniteLine] = []
         self.track_regions: list[pg.LinearRegionItem] = []
+        self.section_regions: list[pg.LinearRegionItem] = []
         self.depth_axis = "y"
         self.rotated = False
         self.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -226,7 +227,7 @@ class ScanView(pg.GraphicsLayoutWidget):
     def set_sections(self, sections: list[tuple[float, float, str]], depth_axis: str) -> None:
         """Shade each log section (start, stop, kind) along depth, its borders draggable: what is not shaded
         (header, tail, what lies between) is not log and is never traced."""
-        for it in getattr(self, "section_regions", []):
+        for it in self.section_regions:
             self.plot.removeItem(it)
         self.section_regions = []
         orientation = "horizontal" if depth_axis == "y" else "vertical"  # borders across the tracks

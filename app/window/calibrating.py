@@ -30,7 +30,7 @@ class Calibrating:
             return
         if getattr(self, "propose_task", None) is not None and self.propose_task.isRunning():
             return
-        axis, dpi = self._depth_axis(), getattr(self, "scan_dpi", None)
+        axis, dpi = self._depth_axis(), self.scan_dpi
         self.propose_task = Task(_propose, self.image, axis, dpi[1 if axis == "y" else 0] if dpi else None,
                                  parent=self)
         self.propose_task.succeeded.connect(self._proposed)

@@ -39,7 +39,7 @@ def _write_results(path: Path, result, calib, scan_name: str, model_name) -> Non
     from core.digitize.pipeline import las_path_for, write_result
 
     write_result(path, result, calib, scan_name, model_name)
-    for suffix, res in getattr(result, "others", []):
+    for suffix, res in result.others:
         write_result(las_path_for(path, suffix), res, calib, scan_name, model_name)
 
 
@@ -156,7 +156,7 @@ class DigitiseFlow:
         if result.memory:
             done += (f"; {result.memory['windows']} window(s), predicted peak "
                      f"{result.memory['predicted_peak'] / 1024**3:.2f} GiB")
-        if getattr(result, "others", None):
+        if result.others:
             done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
         self._task_done(done)
         for w in result.warnings:

@@ -151,8 +151,6 @@ def cmd_digitize(args) -> int:
             mode = info["precision"] if info["precision"] != "fp16" or device.type == "cuda" else "fp32"
         precision = prec.resolve(mode, device)
         torch.set_grad_enabled(False)
-    if args.section is not None and not calib.sections:
-        raise InputError(args.calib, "--section: the calibration has no sections (the whole picture is one log)")
     with progress_bar(1, "digitize", unit="window") as bar:
         def prog(i, n):
             bar.total = n

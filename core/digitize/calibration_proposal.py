@@ -171,15 +171,17 @@ def _ink_share(dark: np.ndarray, lo: float, hi: float) -> float:
     return float(dark[a:b].any(axis=0).mean())
 
 
-def propose_tracks(canon: np.ndarray, darkness: np.ndarray | None = None
+def propose_tracks(canon: np.ndarray, darkness: np.ndarray | None = None,
+                   found: list[tuple[float, float]] | None = None
                    ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
-    """(tracks, separators) across a canonical image: each as (lo, hi) rows; ``darkness`` its ink map when
-    already computed."""
+    """(tracks, separators) across a canonical image: each as (lo, hi) rows; ``darkness`` its ink map and
+    ``found`` its :func:`along_depth_lines`, when already computed."""
     from .classical import ink_map
 
     if darkness is None:
         darkness = ink_map(canon)
-    found = along_depth_lines(canon, darkness)
+    if found is None:
+        found = along_depth_lines(canon, darkness)
     if len(found) < MIN_LINES:
         return [], []
     lines, strength = [c for c, _ in found], [s for _, s in found]
@@ -253,20 +255,21 @@ def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX
     return float(a), float(b), float(np.sqrt(np.mean(resid_px ** 2)))
 
 
-def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]]) -> np.ndarray:
-    """Centres (columns, canonical frame) of the lines drawn across the tracks: the depth lines."""
+def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]],
+                         dark: np.ndarray | None = None) -> np.ndarray:
+    """Centres (columns, canonical frame) of the lines drawn across the tracks: the depth lines. ``dark``: the
+    image's ink map, when already computed."""
     bands = [(int(a) + 2, int(b) - 1) for a, b in tracks] or None
-    cols = detect_grid(canon, bands).line_cols(0.5)
+    cols = detect_grid(canon if dark is None else None, bands, dark).line_cols(0.5)
     if cols.size == 0:
         return np.zeros(0)
     groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
     return np.array([g.mean() for g in groups])
 
 
-def _snap_to_depth_lines(numbers: list[DepthNumber], canon: np.ndarray, tracks: list[tuple[float, float]]) -> None:
-    """Move each number onto the depth line it is printed on (in place): a printed depth is centred on its line,
-    and the line is a sharper mark than the box OCR draws around the digits."""
-    lines = depth_line_positions(canon, tracks)
+def _snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
+    """Move each number onto the depth line (``depth_line_positions``) it is printed on (in place): a printed
+    depth is centred on its line, and the line is a sharper mark than the box OCR draws around the digits."""
     if lines.size == 0:
         return
     for n in numbers:
@@ -378,17 +381,15 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     canon = to_canonical(image, axis)
     prop = Proposal(axis)
     darkness = ink_map(canon)
-    prop.tracks, prop.separators = propose_tracks(canon, darkness)
+    found = along_depth_lines(canon, darkness)
+    prop.tracks, prop.separators = propose_tracks(canon, darkness, found)
     if prop.tracks:
         prop.messages.append(f"{len(prop.tracks)} track(s) between the long lines along depth: "
                              + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in prop.tracks))
     else:
         prop.messages.append("no track borders found (no long lines along depth): drag the tracks by hand")
     dark = darkness > 0.5
-
-    def darkness_of(sec: ProposedSection) -> np.ndarray:
-        return darkness[:, sec.start : sec.stop]
-    spans = find_sections(darkness, [r for r, _ in along_depth_lines(canon, darkness)]) if prop.tracks else []
+    spans = find_sections(darkness, [r for r, _ in found]) if prop.tracks else []
     prop.sections = [ProposedSection(a, b) for a, b in spans] or [ProposedSection(0, canon.shape[1])]
     if not ocr:
         return prop
@@ -401,8 +402,8 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     strips: list[tuple[int, np.ndarray]] = []
     for sec in prop.sections:
         part = dark[:, sec.start : sec.stop]
-        _, separators = propose_tracks(canon[:, sec.start : sec.stop], darkness_of(sec)) if len(prop.sections) > 1 \
-            else (prop.tracks, prop.separators)
+        _, separators = (propose_tracks(canon[:, sec.start : sec.stop], darkness[:, sec.start : sec.stop])
+                         if len(prop.sections) > 1 else (prop.tracks, prop.separators))
         for a, b in separators:
             if _ink_share(part, a, b) >= SEPARATOR_INK[0]:
                 lo, hi = int(max(0, np.floor(a) + 3)), int(min(canon.shape[0], np.ceil(b) - 2))
@@ -412,11 +413,13 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
         prop.messages.append("no depth column found (a strip between tracks with printed numbers): "
                              "pick the depths by hand")
         return prop
+    depth_lines = depth_line_positions(canon, prop.tracks, darkness)
+
     def read(sideways: bool) -> tuple[list[DepthNumber], list[ProposedSection]]:
         numbers = [DepthNumber(start + centre, float(text), text) for start, strip in strips
                    for centre, text in read_numbers(strip, sideways)]
         numbers.sort(key=lambda n: n.pixel)
-        _snap_to_depth_lines(numbers, canon, prop.tracks)
+        _snap_to_depth_lines(numbers, depth_lines)
         sections = [ProposedSection(s.start, s.stop) for s in prop.sections]
         for sec in sections:
             _fit_section(sec, numbers, dpi, depth_unit)

@@ -20,16 +20,15 @@ maps) behind ``digitize --whole-picture``, to compare against.
 
 from __future__ import annotations
 
-from typing import Callable
-
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import torch
 
 from core.common.sysmem import available_memory, proc_status
-from core.model.footprint import predict_inference_peak, receptive_radius, window_for
+from core.model.footprint import inference_fit, predict_inference_peak, receptive_radius, window_for
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
 from .coded_map import CodedMap, encode
@@ -153,10 +152,6 @@ class WindowedEvidence:
     windows: int
     window: Windowing | None  # None: the whole picture in one forward
 
-    @property
-    def nbytes(self) -> int:
-        return self.mask.nbytes + sum(m.nbytes for m in self.maps.values())
-
 
 @dataclass
 class MemoryPlan:
@@ -178,10 +173,6 @@ class MemoryPlan:
                 "resident": self.resident, "maps": self.maps, "forward": self.forward, "stitching": self.stitching,
                 "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
 
-    def describe(self) -> str:
-        return (f"windows of {self.window.length} px along depth; predicted peak {self.predicted_peak / GIB:.2f} GiB "
-                f"under a ceiling of {self.ceiling / GIB:.1f} GiB")
-
 
 class MemoryCeilingError(ValueError):
     """Not even the shortest window fits under the ceiling."""
@@ -199,8 +190,6 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
     method as the training budget. On CUDA the forward runs in device memory: the window is planned against
     the host's ceiling for the maps only. Raises :class:`MemoryCeilingError` when no window fits."""
-    from core.model.footprint import inference_fit
-
     h, w = shape
     ceiling = default_ceiling() if ceiling is None else int(ceiling)
     if device_type != "cuda":

@@ -61,8 +61,8 @@ def digitize(
     calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask. A network reads the
     scan in windows along depth (``core/digitize/infer.py``) of ``tile`` px (default: the training crop, 1,024),
     its maps kept two bytes a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
-    default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the memory grows with
-    the scan's area: ~0.6 GiB a megapixel), to compare against."""
+    default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the
+    memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against."""
     calib.check_fits(image.shape, source)
     for i, c in enumerate(calib.curves):
         if c.track_width < MIN_TRACK_PX:
@@ -273,12 +273,13 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
     cut to the section's span along depth, traced with the section's picks; header, tail and the stretches
     between sections are never read. Returns (LAS suffix, section, result) per section, ``only`` the given
     index; a calibration without sections gives one part, the whole picture, as before."""
+    if only is not None and not 0 <= only < len(calib.sections):
+        raise InputError(source, f"there is no section {only + 1}: the calibration has "
+                         + (f"{len(calib.sections)}" if calib.sections else "none (the whole picture is one log)"))
     if not calib.sections:
         return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, **kwargs))]
     length = calib.depth_length(image.shape)
     names = calib.section_files()
-    if only is not None and not 0 <= only < len(calib.sections):
-        raise InputError(source, f"there is no section {only + 1}: the calibration has {len(calib.sections)}")
     out = []
     for i in ([only] if only is not None else range(len(calib.sections))):
         sec = calib.sections[i]
@@ -303,17 +304,13 @@ def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibr
                   shape: tuple[int, int]) -> DigitizeResult:
     """The main part placed on the whole scan (for viewing): its traces padded with gaps outside its section,
     every section's class mask in place; its depths and values as they are."""
-    suffix, sec, main = next((p for p in parts if p[0] == ""), parts[0])
+    _, sec, main = next((p for p in parts if p[0] == ""), parts[0])
     if sec is None:
         return main
     length = calib.depth_length(shape)
     full_mask = np.zeros(shape, np.uint8)
     for _, s, res in parts:
-        b = min(s.stop, length)
-        if calib.depth_axis == "y":
-            full_mask[s.start:b] = res.mask
-        else:
-            full_mask[:, s.start:b] = res.mask
+        _cut(full_mask, calib.depth_axis, s.start, min(s.stop, length))[...] = res.mask  # a view: written in place
     b = min(sec.stop, length)
 
     def pad(arr: np.ndarray, fill) -> np.ndarray:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from core.model.footprint import fit_in_pixels, padded
 from core.model.network import NetConfig, build, stage_names
 from core.model.precision import Precision, resolve
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
@@ -64,10 +65,6 @@ class Terms:
         if self.workspace is not None:
             d["workspace"] = self.workspace
         return d
-
-
-def padded(n: int, stride: int) -> int:
-    return int(math.ceil(n / stride) * stride)
 
 
 def state_terms(cfg: NetConfig) -> tuple[int, int, int]:
@@ -198,14 +195,8 @@ def _probe_fit(cfg_key: str, precision: str, checkpointing: bool, batch: int) ->
 
     cfg = NetConfig.from_dict(json.loads(cfg_key))
     s = cfg.stride
-    h1, w1 = 2 * s, 8 * s
-    h2, w2 = 4 * s, 16 * s
     lev = Levers(precision, checkpointing)
-    m1 = measure_activations(cfg, w1, h1, lev, batch)
-    m2 = measure_activations(cfg, w2, h2, lev, batch)
-    p1, p2 = h1 * w1, h2 * w2
-    b = (m2 - m1) / (p2 - p1)
-    return m1 - b * p1, b
+    return fit_in_pixels(lambda h, w: measure_activations(cfg, w, h, lev, batch), ((2 * s, 8 * s), (4 * s, 16 * s)))
 
 
 def predict(cfg: NetConfig, width: int, height: int, levers: Levers, batch: int = 1) -> Terms:

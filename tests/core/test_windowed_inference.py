@@ -21,15 +21,23 @@ from core.model.precision import resolve
 ROOT = Path(__file__).resolve().parents[2]
 
 
+class _NoNorm(nn.Module):
+    """A norm without statistics: a fresh copy of its input, as a norm's output is (the network's inference
+    SiLU runs in place on it)."""
+
+    def forward(self, x):
+        return x.clone()
+
+
 def _local_net(seed: int = 0):
-    """The tiny network with its two global parts taken out (GroupNorm statistics → identity, the bottleneck
+    """The tiny network with its two global parts taken out (GroupNorm statistics → none, the bottleneck
     → its residual block): every output pixel then depends on its convolutional neighbourhood alone."""
     torch.manual_seed(seed)
     model = build(preset("tiny", classes=4))
     for name, mod in list(model.named_modules()):
         for child_name, child in list(mod.named_children()):
             if isinstance(child, nn.GroupNorm):
-                setattr(mod, child_name, nn.Identity())
+                setattr(mod, child_name, _NoNorm())
     model.bottleneck = model.bottleneck.res
     return model.eval()
 
