@@ -128,8 +128,8 @@ class DigitiseFlow:
             from core.digitize.infer import WINDOW_PX, default_ceiling
 
             # the memory it may use, said before it starts: a real scan read whole needed 16 GiB
-            busy += (f" the network reads {WINDOW_PX}-px windows along depth within "
-                     f"{default_ceiling() / 1024**3:.1f} GiB (90 % of the memory available now)")
+            busy += (f" ({WINDOW_PX}-px windows along depth, at most "
+                     f"{default_ceiling() / 1024**3:.1f} GiB: 90 % of the memory available now)")
         if self.calib.sections:
             busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
         self._start_task(Task(_run_digitize, self.image, self.calib, self.model, mask, self.rgb, parent=self),
