@@ -17,7 +17,8 @@ from .trainer_process import TrainerProcess
 
 
 class AdaptDialog(QtWidgets.QDialog):
-    adapted = QtCore.Signal(str)  # path of the adapted model, once written
+    adapted = QtCore.Signal(object)  # the AdaptReport of a run that wrote a model (its ``out``)
+    failed = QtCore.Signal(str)
 
     def __init__(self, project: Path, base_model: Path, parent=None):
         super().__init__(parent)
@@ -97,8 +98,7 @@ class AdaptDialog(QtWidgets.QDialog):
 
     def _failed(self, message: str) -> None:
         self.status.setText(message)
-        if self.parent() is not None and hasattr(self.parent(), "show_error"):
-            self.parent().show_error(message)
+        self.failed.emit(message)
 
     def _poll(self) -> None:
         from core.engine.adapt import AdaptReport
@@ -132,8 +132,8 @@ class AdaptDialog(QtWidgets.QDialog):
                     "no step beat the base model on the held-out scans: its weights were kept")
             self.status.setText(f"adapted on {len(rep.train_names)} scan(s), measured on {held}; "
                                 f"{rep.steps} steps in {rep.seconds:.0f} s; model {Path(rep.out).name} "
-                                f"({best}) is now the current model")
+                                f"({best}) is offered to you beside the current model")
             self.digitise_btn.setEnabled(True)
-            self.adapted.emit(rep.out)
+            self.adapted.emit(rep)
         else:
             self.status.setText("no evaluation finished within the budget: no model written; give it more time")

@@ -19,7 +19,8 @@ from .plot_axes import plain_axes
 CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 TICK_FONT = pg.QtGui.QFont()
 TICK_FONT.setPointSize(7)
-MIN_PLOT_PX = 110  # narrower, and the end labels of a track's scale no longer fit under it
+MIN_PLOT_PX = 110  # narrower, and three labels of a track's scale no longer fit under it ...
+NARROW_PLOT_PX = 56  # ... and narrower than this, not even its two ends
 
 
 def curve_colour(spec, i: int) -> str:
@@ -43,8 +44,9 @@ def _label(v: float) -> str:
     return f"{v:g}" if abs(v) < 1e6 else f"{v:.3g}"
 
 
-def scale_ticks(spec) -> list[tuple[float, str]]:
-    """Three ticks: the scale's two ends and its middle (the middle decade on a log track), in axis units."""
+def scale_ticks(spec, middle: bool = True) -> list[tuple[float, str]]:
+    """Three ticks: the scale's two ends and its middle (the middle decade on a log track), in axis units; the
+    ends only without ``middle`` (a narrow plot)."""
     a, b = spec.scale
     if spec.log:
         la, lb = np.log10(a), np.log10(b)
@@ -52,6 +54,8 @@ def scale_ticks(spec) -> list[tuple[float, str]]:
         ticks = [(la, _label(a)), (mid, _label(10.0 ** mid)), (lb, _label(b))]
     else:
         ticks = [(a, _label(a)), ((a + b) / 2, _label((a + b) / 2)), (b, _label(b))]
+    if not middle:
+        ticks = [ticks[0], ticks[-1]]
     return sorted(set(ticks))
 
 
@@ -65,13 +69,32 @@ class CurvePlots(QtWidgets.QScrollArea):
         self.layout_widget.setBackground("w")
         self.setWidget(self.layout_widget)
         self.plots: list[pg.PlotItem] = []
+        self.specs: list = []
+        self._middle: bool | None = None
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt's name
+        super().resizeEvent(ev)
+        self._fit_ticks()
+
+    def _fit_ticks(self) -> None:
+        """Three scale labels per plot where a plot is wide enough for them, the two ends where it is not: every
+        curve stays in sight on a laptop's dock (five curves in 345 px) instead of behind a scrollbar."""
+        if not self.plots:
+            return
+        per_plot = (self.viewport().width() - 50) / len(self.plots)
+        middle = per_plot >= MIN_PLOT_PX
+        if middle == self._middle:
+            return
+        self._middle = middle
+        for p, spec in zip(self.plots, self.specs):
+            p.getAxis("bottom").setTicks([scale_ticks(spec, middle), []])
 
     def getItem(self, row: int, col: int):  # noqa: N802 - the GraphicsLayout's name, kept for callers
         return self.layout_widget.getItem(row, col)
 
     def clear(self) -> None:
         self.layout_widget.clear()
-        self.plots = []
+        self.plots, self.specs, self._middle = [], [], None
         self.layout_widget.setMinimumWidth(0)
 
     def show_result(self, result, calib) -> None:
@@ -106,4 +129,6 @@ class CurvePlots(QtWidgets.QScrollArea):
             p.setXRange(*track_range(spec, values), padding=0.25)
             p.showGrid(x=True, y=True, alpha=0.3)
             self.plots.append(p)
-        self.layout_widget.setMinimumWidth(MIN_PLOT_PX * len(calib.curves) + 50)
+            self.specs.append(spec)
+        self.layout_widget.setMinimumWidth(NARROW_PLOT_PX * len(calib.curves) + 50)
+        self._fit_ticks()

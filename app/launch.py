@@ -20,9 +20,19 @@ def run_gui(args) -> int:
             raise InputError(None, "the desktop GUI is not part of this build yet; use the headless commands "
                              "(welltrace --help)") from None
         raise
-    from .xcb_check import advice, missing_libraries, will_use_xcb
+    import os
 
-    if will_use_xcb():
+    from .xcb_check import advice, display_problem, missing_libraries, will_use_xcb
+
+    screen_less = sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM") \
+        and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")
+    if screen_less and args.screenshot:  # a picture of the window needs no screen
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        screen_less = False
+    if will_use_xcb() or screen_less:
+        problem = display_problem()
+        if problem:
+            raise InputError(None, problem)
         missing = missing_libraries()
         if missing:
             raise InputError(None, advice(missing))

@@ -1,11 +1,12 @@
-"""The WellTrace main window: the shell that builds the docks, actions, menus and toolbars.
+"""The WellTrace main window: it composes the controllers and lays out their widgets.
 
-A view and controller over ``core``: it loads, edits and saves through core's
-APIs, runs long work in :class:`app.workers.Task` threads, and computes
-nothing core can. What the window does is in its controllers, one concern
-each (``app/window``): opening projects and scans, calibrating, labelling, and
-the digitise-to-LAS flow; the shell keeps what they share (the status bar's
-progress and errors, the next-step bar, saving and closing).
+A view over ``core``: what the window does is in its controllers (``app/window``), one concern each, each
+owning its state: the project and scan shown (:class:`ScanController`), the calibration
+(:class:`CalibrationController`), the labels (:class:`LabellingController`), the current model and the offers of
+new ones (:class:`ModelController`), and the digitised result with its LAS and QC picture
+(:class:`DigitisingController`). They meet through signals and the window's small shell interface
+(``app/window/shell.py``: status line, errors, the one long task, a question); the window keeps only that, the
+next-step bar, the docks, and saving and closing.
 """
 
 from __future__ import annotations
@@ -14,27 +15,23 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from core.io.calibration import Calibration
-from core.io.project import Project
-from core.io.scan import calib_path_for
-from core.labelling.mask_edit import MaskEditor
 
-from .calibration_panel import CalibrationPanel
-from .curve_plots import CurvePlots
+from core.model.bundled import BUNDLED_MODEL
+
 from .heap import freeze_long_lived
 from .next_step import ScanSteps, StepsBar
 from .overview_strip import OverviewStrip
 from .planner_process import stop_planner
 from .scan_view import ScanView
-from .window.actions import ActionsAndMenus
-from .window.calibrating import Calibrating
-from .window.digitise_flow import DigitiseFlow
-from .window.labelling import Labelling
-from .window.project_flow import ProjectFlow
+from .window.actions import build_actions
+from .window.calibrating import CalibrationController
+from .window.digitising import DigitisingController
+from .window.labelling import LabellingController
+from .window.models import ModelController
+from .window.scans import ScanController, user_demo_project
 from .workers import Task
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
@@ -59,8 +56,8 @@ def settings() -> QtCore.QSettings:
     return QtCore.QSettings(os.environ.get("WELLTRACE_SETTINGS_ORG", "WellTrace"), "WellTrace")
 
 
-class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseFlow, QtWidgets.QMainWindow):
-    """The window: its controllers (mixed in) share its state and widgets, built here."""
+class MainWindow(QtWidgets.QMainWindow):
+    """The window: the controllers, their widgets in docks, the shell they share."""
 
     scan_opened = QtCore.Signal(str)  # the path of the scan now shown
 
@@ -75,27 +72,10 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
         # animation makes no such objects.
         self.setAnimated(False)
         install_still_style()
-        self.project: Project | None = None
-        self.scan_path: Path | None = None
-        self.image: np.ndarray | None = None
-        self.rgb: np.ndarray | None = None
-        self.scan_dpi: tuple[float, float] | None = None  # the scan's resolution, when its file names one
-        self.editor: MaskEditor | None = None
-        self.calib: Calibration | None = None
-        self.result = None
-        self.model = None
-        self.model_name: str | None = None
-        self.model_path: Path | None = None
-        self.task: Task | None = None
-        self.model_task: Task | None = None  # loads a finished training run's model
-        self._opening: Path | None = None  # the scan being read, if any
         self.closing = False  # set in closeEvent: results that arrive later are dropped, no new work starts
-        self._open_tasks: list[Task] = []
+        self.task: Task | None = None  # the one long task (pre-fill, digitise, proposal, a batch)
         self.last_error: str | None = None
-        self.class_value = 1
-        self.brush_radius = 3.0
-        self._last_dab = None
-        self.ask_depth = self._ask_depth_dialog  # replaceable (tests answer without a dialog)
+        self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
 
         self.view = ScanView()
         self.overview = OverviewStrip()
@@ -112,9 +92,17 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
         row.addWidget(self.view, 1)
         outer.addLayout(row, 1)
         self.setCentralWidget(central)
-        self.exported = False  # the current result was exported this session
+
+        # the controllers, each over the ones it reads
+        self.models = ModelController(self, self)
+        self.scans = ScanController(self, self)
+        self.calibration = CalibrationController(self, self.scans, self.view, self)
+        self.labelling = LabellingController(self, self.scans, self.calibration, self.models, self.view, self)
+        self.digitising = DigitisingController(self, self.scans, self.calibration, self.labelling, self.models,
+                                               self.view, self._training_running, self)
         self._build_docks()
-        self._build_actions()
+        self.actions_ = build_actions(self)
+
         self.cursor_label = QtWidgets.QLabel("")
         self.statusBar().addPermanentWidget(self.cursor_label)
         self.progress = QtWidgets.QProgressBar()
@@ -125,39 +113,26 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
 
         self.memory_gauge = MemoryGauge(self)
         self.statusBar().addPermanentWidget(self.memory_gauge)
-        self.autosave_timer = QtCore.QTimer(self)
-        self.autosave_timer.setSingleShot(True)
-        self.autosave_timer.setInterval(400)
-        self.autosave_timer.timeout.connect(self.autosave_mask)
-        # the PNG encode of an 8-megapixel mask takes ~60 ms: autosave encodes a snapshot off the UI thread,
-        # one save at a time and in order
-        from concurrent.futures import ThreadPoolExecutor
 
-        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="welltrace-autosave")
-        self._pending_save = None
-        # brush dabs mark a dirty rectangle; the overlay re-renders at most every 16 ms
-        self._dirty_rect = None
-        self.repaint_timer = QtCore.QTimer(self)
-        self.repaint_timer.setSingleShot(True)
-        self.repaint_timer.setInterval(16)
-        self.repaint_timer.timeout.connect(self._repaint_dirty)
-
-        self.view.stroke_started.connect(self._stroke_start)
-        self.view.stroke_moved.connect(self._stroke_move)
-        self.view.stroke_finished.connect(self._stroke_end)
+        # what the controllers tell each other and the window
+        self.scans.opened.connect(self._scan_shown)
+        self.scans.project_changed.connect(self.update_steps)
+        self.calibration.changed.connect(self.scans.refresh_project)
+        self.calibration.proposed.connect(self.calib_dock.raise_)
+        self.calibration.proposed.connect(self.fit_tracks)  # to the proposed tracks, at the first section
+        self.calibration.wants_tool.connect(self.set_tool)
+        self.labelling.labels_saved.connect(self.scans.refresh_project)
+        self.digitising.digitised.connect(self.curves_dock.raise_)
+        self.digitising.digitised.connect(self.scans.refresh_project)
+        self.digitising.exported_changed.connect(self.update_steps)
+        self.models.changed.connect(self.update_steps)
         self.view.clicked.connect(self._clicked)
-        self.view.cursor_moved.connect(self._cursor)
-        self.view.pick_moved.connect(self._pick_dragged)
-        self.view.track_moved.connect(self._track_dragged)
-        self.view.section_moved.connect(self._section_dragged)
-        self.calib_panel.changed.connect(self._calibration_changed)
-        self.calib_panel.add_pick_requested.connect(lambda: self.set_tool("pick"))
-        self.calib_panel.propose_requested.connect(self.propose_calibration)
-        self.calib_panel.ink_pick_requested.connect(self.pick_ink)
+        self.view.cursor_moved.connect(lambda r, c: self.cursor_label.setText(self.calibration.cursor_text(r, c)))
         self.view.vb.sigRangeChanged.connect(self._view_moved)
-        self.overview.moved.connect(lambda f: self.view.centre_on(f, self._depth_axis()))
+        self.overview.moved.connect(lambda f: self.view.centre_on(f, self.calibration.depth_axis()))
         self.steps.step_clicked.connect(self.do_step)
-        self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
+        self.training.model_trained.connect(self.models.run_finished)
+
         st = settings()
         if st.value("geometry") is not None:
             self.restoreGeometry(st.value("geometry"))
@@ -168,6 +143,199 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
             self.resize(max(1024, int(avail.width() * 0.92)), max(640, int(avail.height() * 0.92)))
         self._layout_checked = False
         freeze_long_lived()  # the libraries and the window live as long as the app
+
+    # -- what the controllers own, read here (the training dock, tests) -----------------------------
+    @property
+    def project(self):
+        return self.scans.project
+
+    @property
+    def scan_path(self):
+        return self.scans.path
+
+    @property
+    def image(self):
+        return self.scans.image
+
+    @property
+    def rgb(self):
+        return self.scans.current.rgb if self.scans.current else None
+
+    @property
+    def opening(self) -> bool:
+        return self.scans.opening
+
+    @property
+    def calib(self):
+        return self.calibration.calib
+
+    @property
+    def calib_panel(self):
+        return self.calibration.panel
+
+    @property
+    def editor(self):
+        return self.labelling.editor
+
+    @property
+    def result(self):
+        return self.digitising.result
+
+    @property
+    def curve_plots(self):
+        return self.digitising.plots
+
+    @property
+    def project_list(self):
+        return self.scans.project_list
+
+    @property
+    def model(self):
+        return self.models.model
+
+    @property
+    def model_path(self):
+        return self.models.path
+
+    # -- the shell the controllers meet through (app/window/shell.py) ----------------------------------
+    def show_error(self, message: str) -> None:
+        """Name the file and the problem; never modal-blocking, never fatal."""
+        self.last_error = message
+        self.statusBar().showMessage(message, 10000)
+        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, "WellTrace", message,
+                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
+        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()
+
+    def show_status(self, message: str, ms: int = 8000) -> None:
+        if not self.closing:
+            self.statusBar().showMessage(message, ms)
+
+    def _confirm_dialog(self, question: str) -> bool:
+        ans = QtWidgets.QMessageBox.question(self, "WellTrace", question)
+        return ans == QtWidgets.QMessageBox.StandardButton.Yes
+
+    def start_task(self, task: Task, on_result, busy: str, cancelled: str) -> None:
+        """Run the window's one long task with the progress bar, Cancel and errors wired."""
+        self.task = task
+        task.progressed.connect(self._progress)
+        task.succeeded.connect(on_result)
+        task.failed.connect(self._task_failed)
+        task.cancelled.connect(lambda: self.task_done(cancelled))
+        self.progress.setRange(0, 0)
+        self.progress.show()
+        self.statusBar().showMessage(busy)
+        task.start()
+
+    def task_running(self) -> bool:
+        return self.task is not None and self.task.isRunning()
+
+    def cancel_task(self):
+        if self.task_running():
+            self.task.cancel()
+
+    def _progress(self, i, n):
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
+        self.progress.setRange(0, n)
+        self.progress.setValue(i)
+
+    def task_done(self, message: str):
+        if self.closing:  # the window is closing: a late result touches nothing
+            return
+        self.progress.hide()
+        self.statusBar().showMessage(message, 8000)
+
+    def _task_failed(self, message: str):
+        if self.closing:
+            return
+        self.task_done("failed")
+        self.show_error(message)
+
+    # -- opening --------------------------------------------------------------------------------
+    def open_paths(self, paths) -> None:
+        self.scans.open_paths(paths)
+
+    def open_project(self, folder: Path) -> bool:
+        if not self.scans.open_project(Path(folder)):
+            return False
+        self.setWindowTitle(f"WellTrace — {Path(folder).name}")
+        return True
+
+    def open_scan(self, path: Path) -> bool:
+        return self.scans.open_scan(Path(path))
+
+    def open_demo(self) -> bool:
+        """First start: a writable copy of the bundled demo project, with the bundled demo model as the current
+        model so that Digitise and Pre-fill work out of the box (File → Load model… replaces it)."""
+        demo = user_demo_project()
+        if demo is None or not self.open_project(demo):
+            return False
+        if self.models.model is None and BUNDLED_MODEL.exists():
+            self.models.load(BUNDLED_MODEL)
+        self.scan_opened.connect(self._digitise_demo_scan)
+        return True
+
+    def _digitise_demo_scan(self, _path: str) -> None:
+        """The demo's first scan opens digitised: a new user sees the product's result before anything else
+        (traced by the bundled model, not from the demo's labels, to show what the model reads)."""
+        self.scan_opened.disconnect(self._digitise_demo_scan)
+        if self.result is None and self.model is not None and self.calib is not None and self.calib.curves:
+            self.digitising.digitize(from_mask=False)
+
+    def _scan_shown(self, bundle) -> None:
+        self.view.set_scan(bundle.scan.display, bundle.pyramid)
+        self.overview.set_log(bundle.pyramid[-1], self.calibration.depth_axis())
+        self.fit_tracks()
+        self.update_steps()
+        self.scan_opened.emit(str(bundle.path))
+
+    def dragEnterEvent(self, ev):
+        if ev.mimeData().hasUrls():
+            ev.acceptProposedAction()
+
+    def dropEvent(self, ev):
+        self.open_paths([u.toLocalFile() for u in ev.mimeData().urls() if u.isLocalFile()])
+
+    # -- tools and clicks on the scan ------------------------------------------------------------------
+    def set_tool(self, tool: str) -> None:
+        self.view.set_tool(tool)
+        act = self.actions_.get(f"tool_{tool}")
+        if act and not act.isChecked():
+            act.setChecked(True)
+        self.labelling.tool_changed(tool)
+        if tool == "pick":
+            self.calib_dock.raise_()
+
+    def _clicked(self, row, col):
+        tool = self.view.tool
+        if tool == "pick":
+            self.calibration.pick_at(row, col)
+        elif tool == "ink":
+            self.calibration.ink_at(row, col)
+        else:
+            self.labelling.click(tool, row, col)
+
+    def paint_stroke(self, points: list[tuple[float, float]], erase: bool = False, tool: str | None = None) -> None:
+        """A stroke of (row, col) points through the same path as the mouse's (automation, tests); ``tool``: a
+        dragging tool other than the brush or eraser (the ink brush, restyle)."""
+        self.set_tool(tool or ("eraser" if erase else "brush"))
+        self.labelling.stroke_start(*points[0])
+        for p in points:
+            self.labelling.stroke_move(*p)
+        self.labelling.stroke_end()
+
+    def keyPressEvent(self, ev):
+        if ev.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
+            self.labelling.end_polyline()
+        super().keyPressEvent(ev)
+
+    # below this height the training dock shows its instruments as two tabs of one row
+    COMPACT_HEIGHT_PX = 1000
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt's name
+        super().resizeEvent(ev)
+        self.training.set_compact(self.height() < self.COMPACT_HEIGHT_PX)
 
     def showEvent(self, ev):
         super().showEvent(ev)
@@ -204,33 +372,27 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
 
     # -- construction ----------------------------------------------------------
     def _build_docks(self):
-        self.project_list = QtWidgets.QTreeWidget()
-        self.project_list.setHeaderLabels(["scan · state"])
-        self.project_list.setUniformRowHeights(False)  # each scan: its name, its state on a second line
-        self.project_list.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
-        fm = self.project_list.fontMetrics()  # the longest state in full: "labelled · calibrated · digitised"
-        self.project_list.setMinimumWidth(fm.horizontalAdvance("    labelled · calibrated · digitised") + 36)
-        self.project_list.itemActivated.connect(lambda it, _c: self.open_scan(Path(it.data(0, QtCore.Qt.ItemDataRole.UserRole))))
-        self.project_list.itemClicked.connect(lambda it, _c: self.open_scan(Path(it.data(0, QtCore.Qt.ItemDataRole.UserRole))))
         dock = QtWidgets.QDockWidget("Project", self)
         dock.setObjectName("project_dock")
-        dock.setWidget(self.project_list)
+        dock.setWidget(self.scans.project_list)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
 
-        self.calib_panel = CalibrationPanel()
         cdock = QtWidgets.QDockWidget("Calibration", self)
         cdock.setObjectName("calibration_dock")
         scroll = QtWidgets.QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setWidget(self.calib_panel)
+        scroll.setWidget(self.calibration.panel)
+        # one scrollbar at most: the dock is never narrower than the panel, so only the height may scroll
+        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(self.calibration.panel.minimumSizeHint().width()
+                               + scroll.verticalScrollBar().sizeHint().width() + 2 * scroll.frameWidth())
         cdock.setWidget(scroll)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, cdock)
         self.calib_dock = cdock
 
-        self.curve_plots = CurvePlots()
         pdock = QtWidgets.QDockWidget("Digitised curves", self)
         pdock.setObjectName("curves_dock")
-        pdock.setWidget(self.curve_plots)
+        pdock.setWidget(self.digitising.plots)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, pdock)
         self.tabifyDockWidget(cdock, pdock)
         cdock.raise_()
@@ -241,38 +403,35 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
         self.training = TrainingDock(self, self)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.training)
         self.training.hide()
-        self.training.model_trained.connect(self._model_trained)
 
-    # -- errors --------------------------------------------------------------------
-    def show_error(self, message: str) -> None:
-        """Name the file and the problem; never modal-blocking, never fatal."""
-        self.last_error = message
-        self.statusBar().showMessage(message, 10000)
-        box = QtWidgets.QMessageBox(QtWidgets.QMessageBox.Icon.Warning, "WellTrace", message,
-                                    QtWidgets.QMessageBox.StandardButton.Ok, self)
-        box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
-        box.open()
+    def _training_running(self) -> bool:
+        return self.training.thread is not None and self.training.thread.isRunning()
+
+    def show_training(self) -> None:
+        self.training.show()
+        self.training.raise_()
+        self.training.refresh_budget()
+        QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the dock has taken its place
 
     # -- the view -------------------------------------------------------------------
-    def _depth_axis(self) -> str:
-        return self.calib.depth_axis if self.calib is not None else self.calib_panel.axis.currentText()
-
     def fit_tracks(self) -> None:
         """Show the log's tracks across the view at a readable scale, from the top of the log."""
         if self.image is None:
             return
-        axis = self._depth_axis()
+        axis = self.calibration.depth_axis()
         amp = self.image.shape[1] if axis == "y" else self.image.shape[0]
         spans = [s.track for s in self.calib.curves] if self.calib is not None and self.calib.curves else []
         spans = spans or self.calib_panel.proposed_tracks
         lo, hi = (min(min(t) for t in spans), max(max(t) for t in spans)) if spans else (0.0, float(amp))
         margin = 0.03 * (hi - lo)
-        self.view.fit_across(max(0.0, lo - margin), min(float(amp), hi + margin), axis)
+        # a scan with log sections opens at the first one: its header is not what the user is here for
+        start = float(self.calib.sections[0].start) if self.calib is not None and self.calib.sections else 0.0
+        self.view.fit_across(max(0.0, lo - margin), min(float(amp), hi + margin), axis, start)
         self._view_moved()
 
     def _view_moved(self, *_args) -> None:
         if self.image is not None:
-            self.overview.show_window(*self.view.depth_window(self._depth_axis()))
+            self.overview.show_window(*self.view.depth_window(self.calibration.depth_axis()))
 
     # -- the next step ---------------------------------------------------------------
     def update_steps(self) -> None:
@@ -283,7 +442,7 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
         self.steps.set_state(ScanSteps(
             calibrated=c is not None and len(c.depth_picks) >= 2 and bool(c.curves),
             labelled=self.editor is not None and bool(self.editor.mask.any()),
-            digitised=self.result is not None, exported=self.exported, has_model=self.model is not None))
+            digitised=self.result is not None, exported=self.digitising.exported, has_model=self.model is not None))
 
     def do_step(self, step: str) -> None:
         """A click on a step of the bar: do it, or start it."""
@@ -291,59 +450,23 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
             self.calib_dock.show()
             self.calib_dock.raise_()
             if self.calib is None or len(self.calib.depth_picks) < 2:
-                self.propose_calibration()
+                self.calibration.propose()
         elif step == "label":
-            self.prefill()
+            self.labelling.prefill()
         elif step == "digitise":
-            self.digitize()
+            self.digitising.digitize()
         elif step == "export":
-            self.export_dialog()
-
-    def _confirm_dialog(self, question: str) -> bool:
-        ans = QtWidgets.QMessageBox.question(self, "WellTrace", question)
-        return ans == QtWidgets.QMessageBox.StandardButton.Yes
-
-    # -- the window's long task (pre-fill, digitise): progress, Cancel, errors -----------
-    def _start_task(self, task: Task, on_result, busy: str, cancelled: str) -> None:
-        """Run the window's one long task (pre-fill, digitise) with the progress bar, Cancel and errors wired."""
-        self.task = task
-        task.progressed.connect(self._progress)
-        task.succeeded.connect(on_result)
-        task.failed.connect(self._task_failed)
-        task.cancelled.connect(lambda: self._task_done(cancelled))
-        self.progress.setRange(0, 0)
-        self.progress.show()
-        self.statusBar().showMessage(busy)
-        task.start()
-
-    def cancel_task(self):
-        if self.task is not None and self.task.isRunning():
-            self.task.cancel()
-
-    def _progress(self, i, n):
-        if self.closing:  # the window is closing: a late result touches nothing
-            return
-        self.progress.setRange(0, n)
-        self.progress.setValue(i)
-
-    def _task_done(self, message: str):
-        if self.closing:  # the window is closing: a late result touches nothing
-            return
-        self.progress.hide()
-        self.statusBar().showMessage(message, 8000)
-
-    def _task_failed(self, message: str):
-        if self.closing:  # the window is closing: a late result touches nothing
-            return
-        self._task_done("failed")
-        self.show_error(message)
+            self.digitising.export_dialog()
 
     # -- saving and closing ---------------------------------------------------------------
+    def flush(self) -> None:
+        """Save the labels now (raises OSError)."""
+        self.labelling.flush()
+
     def save_all(self) -> None:
         try:
             self.flush()
-            if self.calib is not None and self.scan_path is not None:
-                self.calib.save(calib_path_for(self.scan_path))
+            self.calibration.save()
             if self.project is not None:
                 self.project.save()
         except OSError as exc:
@@ -362,14 +485,13 @@ class MainWindow(ActionsAndMenus, ProjectFlow, Calibrating, Labelling, DigitiseF
                 return
         from .workers import owned_tasks
 
-        if self.task is not None and self.task.isRunning():
-            self.task.cancel()
+        self.cancel_task()
         for task in owned_tasks(self):  # finish what was started (a mask save, a model read) for a while ...
             task.wait(10000)
         for task in owned_tasks(self):  # ... then let the rest run out on their own, heard by no one
             task.abandon()
-        if getattr(self, "adapt_dlg", None) is not None and self.adapt_dlg.running():
-            self.adapt_dlg.stop()
+        if self.digitising.adapt_dlg is not None and self.digitising.adapt_dlg.running():
+            self.digitising.adapt_dlg.stop()
         self.training.shutdown()
         st = settings()
         st.setValue("geometry", self.saveGeometry())

@@ -275,9 +275,10 @@ class ScanView(pg.GraphicsLayoutWidget):
             if (a, b) != tuple(line.span):
                 line.setSpan(a, b)
 
-    def fit_across(self, lo: float, hi: float, depth_axis: str) -> None:
-        """Fit [lo, hi] across the log (its tracks) to the view, starting at the top of the log: a tall scan
-        shows its tracks at a readable scale instead of a strip a few dozen pixels wide."""
+    def fit_across(self, lo: float, hi: float, depth_axis: str, start: float = 0.0) -> None:
+        """Fit [lo, hi] across the log (its tracks) to the view, from pixel ``start`` along depth (the top of the
+        log, or of its first section): a tall scan shows its tracks at a readable scale instead of a strip a few
+        dozen pixels wide."""
         h, w = self.scan_shape
         if not (h and w) or hi <= lo:
             return
@@ -288,10 +289,11 @@ class ScanView(pg.GraphicsLayoutWidget):
         if extent >= length:
             self.vb.autoRange(padding=0.01)
             return
+        start = min(max(0.0, start), length - extent)
         if depth_axis == "y":
-            rect = QtCore.QRectF(lo, 0.0, hi - lo, extent)
+            rect = QtCore.QRectF(lo, start, hi - lo, extent)
         else:
-            rect = QtCore.QRectF(0.0, lo, extent, hi - lo)
+            rect = QtCore.QRectF(start, lo, extent, hi - lo)
         self.vb.setRange(self._transform().mapRect(rect), padding=0.0)
 
     def visible_scan_rect(self) -> QtCore.QRectF:

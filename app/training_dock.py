@@ -26,6 +26,9 @@ REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick
 # (offscreen, one pyqtgraph plot costs ~30 ms to paint on a slow CPU)
 
 
+ROW_MIN_PX = 170  # a row of instruments: below this their titles and axes are clipped
+
+
 class TrainingDock(QtWidgets.QDockWidget):
     model_trained = QtCore.Signal(str)  # path of the new model
 
@@ -48,34 +51,59 @@ class TrainingDock(QtWidgets.QDockWidget):
         body = QtWidgets.QWidget()
         outer = QtWidgets.QHBoxLayout(body)
         outer.addWidget(self._controls(), 0)
-        grid = QtWidgets.QGridLayout()
         self.budget = BudgetBar()
         self.scale = ScaleTrace()
         self.hist = GradHistogram()
         self.loss = LossPlot()
         self.curves = CurvesVsTruth()
-        grid.addWidget(self.budget, 0, 0)
-        grid.addWidget(self.scale, 0, 1)
-        grid.addWidget(self.hist, 0, 2)
-        grid.addWidget(self.loss, 1, 0)
-        grid.addWidget(self.curves, 1, 1)
         self.warn_list = QtWidgets.QListWidget()
         self.warn_list.setWordWrap(True)
         wbox = QtWidgets.QGroupBox("Warnings and advice")
         QtWidgets.QVBoxLayout(wbox).addWidget(self.warn_list)
-        grid.addWidget(wbox, 1, 2)
-        # equal shares, fixed by stretch rather than by content: a status text or a new warning that
-        # changes a size hint must not shift the plots by a pixel (that repaints all six at once)
-        for i in range(3):
-            grid.setColumnStretch(i, 1)
-        for i in range(2):
-            grid.setRowStretch(i, 1)
-        outer.addLayout(grid, 1)
+        # two rows of three instruments: both in sight on a tall window, one tab each on a short one (a laptop's
+        # 720 px left the scan a 270-px strip and clipped the charts' titles)
+        self.rows = []
+        for name, widgets in (("Memory and numerics", (self.budget, self.scale, self.hist)),
+                              ("Progress", (self.loss, self.curves, wbox))):
+            row = QtWidgets.QWidget()
+            lay = QtWidgets.QHBoxLayout(row)
+            lay.setContentsMargins(0, 0, 0, 0)
+            for w in widgets:
+                # equal shares, fixed by stretch rather than by content: a status text or a new warning that
+                # changes a size hint must not shift the plots by a pixel (that repaints all six at once)
+                lay.addWidget(w, 1)
+            row.setObjectName(name)
+            row.setMinimumHeight(ROW_MIN_PX)
+            self.rows.append(row)
+        self.stacked = QtWidgets.QWidget()
+        QtWidgets.QVBoxLayout(self.stacked).setContentsMargins(0, 0, 0, 0)
+        self.tabs = QtWidgets.QTabWidget()
+        self.instruments = QtWidgets.QStackedWidget()
+        self.instruments.addWidget(self.stacked)
+        self.instruments.addWidget(self.tabs)
+        self.compact = None
+        self.set_compact(False)
+        outer.addWidget(self.instruments, 1)
         self.setWidget(body)
         self.timer = QtCore.QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self._drain)
         self.budget.ceiling_dragged.connect(self._ceiling_dragged)
+
+    def set_compact(self, compact: bool) -> None:
+        """The instruments as two rows (False) or as two tabs of one row (True: a short window)."""
+        if compact == self.compact:
+            return
+        self.compact = compact
+        for row in self.rows:
+            if compact:
+                self.tabs.addTab(row, row.objectName())
+            else:
+                self.stacked.layout().addWidget(row, 1)
+                row.setVisible(True)  # a tab page not shown was hidden by the tab widget
+        if not compact:
+            self.tabs.clear()
+        self.instruments.setCurrentWidget(self.tabs if compact else self.stacked)
 
     # -- controls ------------------------------------------------------------------
     def _controls(self) -> QtWidgets.QWidget:
@@ -282,6 +310,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             resume=self.last_checkpoint if resume else None, eval_every=max(1, self.steps.value() // 4),
             checkpoint_every=max(1, min(50, self.steps.value() // 4)), fault=dict(self.fault),
             scaler_growth_interval=self.scaler_growth_interval,
+            compare_model=str(w.model_path) if getattr(w, "model_path", None) else None,
         )
 
     def start(self, resume: bool = False) -> bool:

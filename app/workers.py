@@ -24,9 +24,20 @@ class Cancelled(Exception):
 _LIVE: set["Task"] = set()  # tasks started and not yet finished: they outlive any window that started them
 
 
+def _works_for(task_owner, owner) -> bool:
+    """Whether a task's owner is ``owner`` or one of its Qt descendants (a window's controllers)."""
+    obj = task_owner
+    while obj is not None:
+        if obj is owner:
+            return True
+        obj = obj.parent() if isinstance(obj, QtCore.QObject) else None
+    return False
+
+
 def owned_tasks(owner) -> list["Task"]:
-    """The tasks started for ``owner`` that are still running."""
-    return [t for t in list(_LIVE) if t.owner is owner and t.isRunning()]
+    """The tasks started for ``owner`` (or for an object it holds, such as a window's controller) that are still
+    running."""
+    return [t for t in list(_LIVE) if _works_for(t.owner, owner) and t.isRunning()]
 
 
 class Task(QtCore.QThread):

@@ -1,4 +1,7 @@
-"""Name the X libraries Qt's xcb platform plugin is missing, before Qt aborts with a misleading hint.
+"""Before Qt starts: is there a display to show the window on, and can Qt's xcb plugin load?
+
+Qt aborts (exit 134, SIGABRT) with its own raw message when it finds no display, and on a bare Linux
+desktop names the wrong X library. Both are checked here first, so the user gets one line saying what to do.
 
 Qt's own message on a bare Linux desktop names ``libxcb-cursor0`` even when that is installed and the
 real gaps are others (``libxcb-icccm4``, ``libxcb-keysyms1`` on Debian/Ubuntu). The plugin's own
@@ -27,6 +30,37 @@ def will_use_xcb() -> bool:
         return plat.split(":")[0] == "xcb"
     return sys.platform.startswith("linux") and bool(os.environ.get("DISPLAY")) \
         and not os.environ.get("WAYLAND_DISPLAY")
+
+
+def display_problem() -> str | None:
+    """Why the xcb platform cannot open a window here (no DISPLAY, or an X server that does not answer); None
+    when it can, or when that cannot be told (no libxcb to ask: Qt's own check then decides)."""
+    display = os.environ.get("DISPLAY", "")
+    if not display:
+        return ("there is no display to show the window on (DISPLAY is not set). Run WellTrace from a desktop "
+                "session (or over `ssh -X`); without a screen the command line does the work (`welltrace --help`), "
+                "and `welltrace --screenshot shot.png` renders the window to a picture")
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("xcb") or "libxcb.so.1"
+    try:
+        xcb = ctypes.CDLL(name)
+    except OSError:
+        return None
+    xcb.xcb_connect.restype = ctypes.c_void_p
+    xcb.xcb_connect.argtypes = [ctypes.c_char_p, ctypes.c_void_p]
+    xcb.xcb_connection_has_error.argtypes = [ctypes.c_void_p]
+    xcb.xcb_disconnect.argtypes = [ctypes.c_void_p]
+    conn = xcb.xcb_connect(display.encode(), None)  # never NULL: a failed connection is an error object
+    try:
+        failed = xcb.xcb_connection_has_error(conn) != 0
+    finally:
+        xcb.xcb_disconnect(conn)
+    if failed:
+        return (f"cannot connect to the X display {display!r}: no X server answers there. Check DISPLAY (and "
+                "XAUTHORITY over ssh); `welltrace --screenshot shot.png` renders the window without a screen")
+    return None
 
 
 def missing_libraries() -> list[str]:

@@ -1,18 +1,25 @@
 """The calibration on the scan: the proposal, the handles, depth and ink picks, the cursor readout.
 
-A part of :class:`app.main_window.MainWindow` (mixed into it): it works on the window's state (scan,
-calibration, mask editor, result, model) and widgets, which the window builds.
+The controller owns the scan's calibration and its panel; the scan view's handles show it. A change made in
+the panel or by dragging a handle is saved beside the scan at once (``NAME.calib.json``) and announced
+(``changed``).
 """
 
 from __future__ import annotations
 
-from PySide6 import QtWidgets
+from typing import Callable
+
+from PySide6 import QtCore, QtWidgets
 
 from core.io.calibration import Calibration
 from core.io.scan import calib_path_for
 
+from ..calibration_panel import CalibrationPanel
 from ..curve_plots import curve_colour
+from ..scan_loader import ScanBundle
 from ..workers import Task
+from .scans import ScanController
+from .shell import Shell
 
 
 def _propose(image, axis, dpi=None, progress=None):
@@ -21,77 +28,111 @@ def _propose(image, axis, dpi=None, progress=None):
     return propose(image, axis, dpi=dpi)
 
 
-class Calibrating:
-    """The window's calibration (a mixin)."""
+def ask_depth_dialog(parent, pixel: float) -> float | None:
+    depth, ok = QtWidgets.QInputDialog.getDouble(parent, "Depth pick", f"Depth at pixel {pixel:.1f}:",
+                                                 0.0, -1e6, 1e6, 3)
+    return depth if ok else None
 
-    def propose_calibration(self) -> None:
+
+class CalibrationController(QtCore.QObject):
+    """The scan's calibration: proposed, picked, dragged, saved."""
+
+    changed = QtCore.Signal()  # the calibration changed (and was saved)
+    wants_tool = QtCore.Signal(str)  # a tool the next click needs ("pick", "ink", "pan")
+    proposed = QtCore.Signal()  # a proposal arrived: the panel is where to look next
+
+    def __init__(self, shell: Shell, scans: ScanController, view, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.shell, self.scans, self.view = shell, scans, view
+        self.calib: Calibration | None = None
+        self.propose_task: Task | None = None
+        self.last_proposal = None
+        self.panel = CalibrationPanel()
+        # the depth of a clicked pick; replaceable (tests answer without a dialog)
+        self.ask_depth: Callable[[float], float | None] = lambda pixel: ask_depth_dialog(
+            self.panel.window(), pixel)
+        self.panel.changed.connect(self._panel_changed)
+        self.panel.add_pick_requested.connect(lambda: self.wants_tool.emit("pick"))
+        self.panel.propose_requested.connect(self.propose)
+        self.panel.ink_pick_requested.connect(self.pick_ink)
+        view.pick_moved.connect(self.panel.set_pick_pixel)
+        view.track_moved.connect(self.panel.set_track)
+        view.section_moved.connect(self.panel.set_section_span)
+        scans.opened.connect(self._scan_opened)
+
+    def depth_axis(self) -> str:
+        return self.calib.depth_axis if self.calib is not None else self.panel.axis.currentText()
+
+    def _scan_opened(self, bundle: ScanBundle) -> None:
+        self.calib = bundle.calib
+        scan = bundle.scan
+        axis = bundle.calib.depth_axis if bundle.calib else scan.info.depth_axis
+        amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
+        self.panel.load(bundle.calib, scan.info.depth_axis, float(amp), bundle.proposed_tracks)
+        self.update_handles()
+
+    # -- the proposal --------------------------------------------------------------------
+    def propose(self) -> None:
         """Find the tracks and read the printed depths (off the UI thread); the user accepts or corrects."""
-        if self.image is None or self.closing:
+        image = self.scans.image
+        if image is None or self.shell.closing or self.shell.task_running():
             return
-        if getattr(self, "propose_task", None) is not None and self.propose_task.isRunning():
-            return
-        axis, dpi = self._depth_axis(), self.scan_dpi
-        self.propose_task = Task(_propose, self.image, axis, dpi[1 if axis == "y" else 0] if dpi else None,
-                                 parent=self)
-        self.propose_task.succeeded.connect(self._proposed)
-        self.propose_task.failed.connect(self._task_failed)
-        self.progress.setRange(0, 0)
-        self.progress.show()
-        self.statusBar().showMessage("proposing a calibration: finding the tracks, reading the printed depths…")
-        self.propose_task.start()
+        axis, dpi = self.depth_axis(), self.scans.current.dpi
+        task = Task(_propose, image, axis, dpi[1 if axis == "y" else 0] if dpi else None, parent=self)
+        self.propose_task = task
+        self.shell.start_task(task, self._proposed, "proposing a calibration: finding the tracks, reading the "
+                              "printed depths…", "proposal cancelled")
 
     def _proposed(self, prop) -> None:
-        if self.closing:  # the window is closing: a late result touches nothing
+        if self.shell.closing:  # the window is closing: a late result touches nothing
             return
         self.last_proposal = prop
-        self._task_done(" ".join(prop.messages))
-        self.calib_panel.proposed_tracks = list(prop.tracks)
+        self.shell.task_done(" ".join(prop.messages))
+        self.panel.proposed_tracks = list(prop.tracks)
         self.view.set_proposed_tracks(prop.tracks, prop.depth_axis)
         have = self.calib.depth_picks if self.calib is not None else []
         if prop.picks:
-            if len(have) < 2 or self.confirm(f"Replace the {len(have)} depth picks with the {len(prop.picks)} "
-                                             "proposed from the printed depths?"):
-                self.calib_panel.axis.setCurrentText(prop.depth_axis)
-                self.calib_panel.set_picks(prop.picks)
+            if len(have) < 2 or self.shell.confirm(f"Replace the {len(have)} depth picks with the "
+                                                   f"{len(prop.picks)} proposed from the printed depths?"):
+                self.panel.axis.setCurrentText(prop.depth_axis)
+                self.panel.set_picks(prop.picks)
                 draft = prop.calibration_dict()
-                self.calib_panel.set_sections(draft.get("sections", []) if draft else [])
+                self.panel.set_sections(draft.get("sections", []) if draft else [])
         if self.calib is None or not self.calib.curves:
-            self.statusBar().showMessage(" ".join(prop.messages) + " — now add a curve per track (Add curve "
-                                         "takes the next proposed track) and set its name and scale.", 20000)
-        self.calib_dock.raise_()
-        self.update_steps()
+            self.shell.show_status(" ".join(prop.messages) + " — now add a curve per track (Add curve takes the "
+                                   "next proposed track) and set its name and scale.", 20000)
+        self.proposed.emit()
+        self.changed.emit()
 
-    def _calibration_changed(self, calib: Calibration):
+    # -- edits -------------------------------------------------------------------------------
+    def _panel_changed(self, calib: Calibration) -> None:
         self.calib = calib
-        if self.scan_path is not None:
+        path = self.scans.path
+        if path is not None:
             try:
-                calib.save(calib_path_for(self.scan_path))
+                calib.save(calib_path_for(path))
             except OSError as exc:
-                self.show_error(f"{calib_path_for(self.scan_path)}: cannot save: {exc}")
-        self._update_handles()
-        self.refresh_project()
+                self.shell.show_error(f"{calib_path_for(path)}: cannot save: {exc}")
+        self.update_handles()
+        self.changed.emit()
 
-    def _update_handles(self):
+    def save(self) -> None:
+        """Write the calibration beside the scan (raises OSError)."""
+        if self.calib is not None and self.scans.path is not None:
+            self.calib.save(calib_path_for(self.scans.path))
+
+    def update_handles(self) -> None:
         c = self.calib
         if c is None:
-            self.view.set_calibration_handles(self.calib_panel.axis.currentText(), [], [])
-            self.view.set_sections([], self.calib_panel.axis.currentText())
+            self.view.set_calibration_handles(self.panel.axis.currentText(), [], [])
+            self.view.set_sections([], self.panel.axis.currentText())
             return
-        tracks = [(s.track_lo, s.track_hi, curve_colour(s, i))
-                  for i, s in enumerate(c.curves)]
+        tracks = [(s.track_lo, s.track_hi, curve_colour(s, i)) for i, s in enumerate(c.curves)]
         self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
         self.view.set_sections([(s.start, s.stop, s.kind) for s in c.sections], c.depth_axis)
 
-    def _pick_dragged(self, index, pixel):
-        self.calib_panel.set_pick_pixel(index, pixel)
-
-    def _track_dragged(self, index, a, b):
-        self.calib_panel.set_track(index, a, b)
-
-    def _section_dragged(self, index, a, b):
-        self.calib_panel.set_section_span(index, a, b)
-
-    def _cursor(self, row, col):
+    def cursor_text(self, row: float, col: float) -> str:
+        """The readout under the cursor: pixel, depth and the value of each curve whose track is there."""
         text = f"row {row:.0f}  col {col:.0f}"
         c = self.calib
         if c is not None:
@@ -100,32 +141,36 @@ class Calibrating:
             for s in c.curves:
                 if s.track_lo <= across <= s.track_hi:
                     text += f"   {s.mnemonic} {float(s.value_at(across)):.4g} {s.unit}"
-        self.cursor_label.setText(text)
+        return text
+
+    # -- clicks on the scan: a depth pick, an ink colour ----------------------------------------
+    def pick_at(self, row: float, col: float) -> None:
+        """A click with the Pick tool: the depth printed there, asked of the user."""
+        pixel = row if self.panel.axis.currentText() == "y" else col
+        depth = self.ask_depth(pixel)
+        if depth is not None:
+            self.panel.add_pick_at(pixel, depth)
 
     def pick_ink(self) -> None:
         """The eyedropper: the next click on the scan sets the selected curve's ink colour."""
-        if self.rgb is None:
-            self.show_error("this scan is greyscale: there are no ink colours to pick; curves are told apart by "
-                            "line style")
+        if self.scans.current is None or self.scans.current.rgb is None:
+            self.shell.show_error("this scan is greyscale: there are no ink colours to pick; curves are told apart "
+                                  "by line style")
             return
-        if self.calib_panel.selected_curve() is None:
-            self.show_error("select a curve in the calibration first")
+        if self.panel.selected_curve() is None:
+            self.shell.show_error("select a curve in the calibration first")
             return
-        self.set_tool("ink")
-        self.statusBar().showMessage(f"click the ink of {self.calib_panel.selected_curve()} on the scan", 10000)
+        self.wants_tool.emit("ink")
+        self.shell.show_status(f"click the ink of {self.panel.selected_curve()} on the scan", 10000)
 
-    def _ink_picked(self, row: float, col: float) -> None:
+    def ink_at(self, row: float, col: float) -> None:
         from core.io.colour import hex_colour, sample_ink
 
-        ink = sample_ink(self.rgb, col, row) if self.rgb is not None else None
-        self.set_tool("pan")
+        rgb = self.scans.current.rgb if self.scans.current else None
+        ink = sample_ink(rgb, col, row) if rgb is not None else None
+        self.wants_tool.emit("pan")
         if ink is None:
-            self.show_error("no ink under the click: click on the curve's line itself")
+            self.shell.show_error("no ink under the click: click on the curve's line itself")
             return
-        self.calib_panel.set_curve_colour(hex_colour(ink))
-        self.statusBar().showMessage(f"{self.calib_panel.selected_curve()}: ink {hex_colour(ink)}", 10000)
-
-    def _ask_depth_dialog(self, pixel: float) -> float | None:
-        depth, ok = QtWidgets.QInputDialog.getDouble(self, "Depth pick", f"Depth at pixel {pixel:.1f}:",
-                                                     0.0, -1e6, 1e6, 3)
-        return depth if ok else None
+        self.panel.set_curve_colour(hex_colour(ink))
+        self.shell.show_status(f"{self.panel.selected_curve()}: ink {hex_colour(ink)}", 10000)

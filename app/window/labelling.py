@@ -1,17 +1,29 @@
-"""Painting the class mask: the tools, strokes and clicks, undo, pre-fill, and the autosave of the mask.
+"""Painting the class mask: strokes and clicks of the labelling tools, undo, pre-fill, and the autosave.
 
-A part of :class:`app.main_window.MainWindow` (mixed into it): it works on the window's state (scan,
-calibration, mask editor, result, model) and widgets, which the window builds.
+The controller owns the scan's mask (a :class:`MaskEditor`), the brush (class, radius) and the polyline being
+drawn. The mask is saved beside the scan off the UI thread, one save at a time and in order, 400 ms after the
+last edit; switching scans or closing saves on the spot.
 """
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from PySide6 import QtCore
 
 from core.io.scan import mask_path_for, save_gray_png
+from core.labelling.mask_edit import MaskEditor
 
+from ..scan_loader import ScanBundle
 from ..workers import Task
+from .calibrating import CalibrationController
+from .models import ModelController
+from .scans import ScanController
+from .shell import Shell
+
+PAINTING_TOOLS = ("brush", "eraser", "ink_brush", "restyle")  # drags that paint
+CLICK_TOOLS = ("fill", "line_eraser", "restyle", "polyline")  # clicks that edit the mask
 
 
 def _prefill_mask(image, axis, model, progress=None):
@@ -20,34 +32,73 @@ def _prefill_mask(image, axis, model, progress=None):
     return prefill_mask(image, axis, model, progress)
 
 
-class Labelling:
-    """The window's labelling (a mixin)."""
+class LabellingController(QtCore.QObject):
+    """The scan's class mask and the tools that paint it."""
 
-    def set_tool(self, tool: str) -> None:
-        self.view.set_tool(tool)
-        act = self.actions_.get(f"tool_{tool}")
-        if act and not act.isChecked():
-            act.setChecked(True)
+    labels_saved = QtCore.Signal()  # a first mask file was written: the scan is now "labelled"
+    _save_failed = QtCore.Signal(str)  # from the saver thread
+
+    def __init__(self, shell: Shell, scans: ScanController, calibration: CalibrationController,
+                 models: ModelController, view, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.shell, self.scans, self.calibration, self.models, self.view = shell, scans, calibration, models, view
+        self.editor: MaskEditor | None = None
+        self.class_value = 1
+        self.brush_radius = 3.0
+        self.polyline_points: list[tuple[float, float]] = []
+        self._last_dab = None
+        self.task: Task | None = None
+        self.autosave_timer = QtCore.QTimer(self)
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(400)
+        self.autosave_timer.timeout.connect(self.autosave)
+        # the PNG encode of an 8-megapixel mask takes ~60 ms: autosave encodes a snapshot off the UI thread
+        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="welltrace-autosave")
+        self._pending_save = None
+        self._save_failed.connect(self._autosave_failed)
+        # brush dabs mark a dirty rectangle; the overlay re-renders at most every 16 ms
+        self._dirty_rect = None
+        self.repaint_timer = QtCore.QTimer(self)
+        self.repaint_timer.setSingleShot(True)
+        self.repaint_timer.setInterval(16)
+        self.repaint_timer.timeout.connect(self._repaint_dirty)
+        view.stroke_started.connect(self.stroke_start)
+        view.stroke_moved.connect(self.stroke_move)
+        view.stroke_finished.connect(self.stroke_end)
+        scans.switching.connect(self.flush)
+        scans.opened.connect(self._scan_opened)
+
+    def _scan_opened(self, bundle: ScanBundle) -> None:
+        self.editor = MaskEditor(bundle.mask)
+        self.polyline_points = []
+        self.view.set_mask(bundle.mask)
+
+    def labelled_mask(self) -> np.ndarray | None:
+        """A copy of the painted mask when there is any paint on it."""
+        return self.editor.mask.copy() if self.editor is not None and self.editor.mask.any() else None
+
+    def tool_changed(self, tool: str) -> None:
         if tool != "polyline":
             self.polyline_points = []
-        if tool == "pick":
-            self.calib_dock.raise_()
 
-    def _stroke_start(self, row, col):
+    # -- strokes ---------------------------------------------------------------------------
+    def stroke_start(self, row, col):
         if self.editor is None:
             return
         self.editor.begin_stroke()
         self._last_dab = None
 
-    def _stroke_move(self, row, col):
+    def stroke_move(self, row, col):
         if self.editor is None:
             return
-        if self.view.tool == "ink_brush":
-            rect = self.editor.ink_dab(self.image, row, col, self.brush_radius, self.class_value, self._last_dab)
-        elif self.view.tool == "restyle":
+        tool = self.view.tool
+        if tool == "ink_brush":
+            rect = self.editor.ink_dab(self.scans.image, row, col, self.brush_radius, self.class_value,
+                                       self._last_dab)
+        elif tool == "restyle":
             rect = self.editor.restyle_dab(row, col, self.brush_radius, self.class_value, self._last_dab)
         else:
-            value = 0 if self.view.tool == "eraser" else self.class_value
+            value = 0 if tool == "eraser" else self.class_value
             rect = self.editor.dab(row, col, self.brush_radius, value, self._last_dab)
         self._last_dab = (row, col)
         if rect is None:
@@ -62,7 +113,7 @@ class Labelling:
         rect, self._dirty_rect = self._dirty_rect, None
         self.view.update_mask_region(rect)
 
-    def _stroke_end(self):
+    def stroke_end(self):
         if self.editor is None:
             return
         self.editor.end_stroke()
@@ -71,30 +122,22 @@ class Labelling:
         self._repaint_dirty()
         self.autosave_timer.start()
 
-    def paint_stroke(self, points: list[tuple[float, float]], erase: bool = False, tool: str | None = None) -> None:
-        """Programmatic stroke (row, col points) through the same path as the mouse; ``tool``: a dragging
-        tool other than the brush or eraser (the ink brush)."""
-        self.set_tool(tool or ("eraser" if erase else "brush"))
-        self._stroke_start(*points[0])
-        for p in points:
-            self._stroke_move(*p)
-        self._stroke_end()
-
-    def _clicked(self, row, col):
-        tool = self.view.tool
+    # -- clicks --------------------------------------------------------------------------------
+    def click(self, tool: str, row: float, col: float) -> None:
+        """A click with a mask tool (fill, line eraser, restyle, polyline)."""
         if self.editor is None:
             return
         if tool in ("fill", "line_eraser", "restyle"):
             if tool == "fill":
-                rect = self.editor.fill(int(row), int(col), self.class_value, source=self.image)
+                rect = self.editor.fill(int(row), int(col), self.class_value, source=self.scans.image)
             elif tool == "line_eraser":
                 rect = self.editor.erase_line(row, col)
             else:
                 rect = self.editor.restyle(row, col, self.class_value)
             if rect is None:
-                self.statusBar().showMessage({"fill": "no ink under the click",
-                                              "line_eraser": "no straight labelled line under the click",
-                                              "restyle": "no labelled stroke under the click"}[tool], 5000)
+                self.shell.show_status({"fill": "no ink under the click",
+                                        "line_eraser": "no straight labelled line under the click",
+                                        "restyle": "no labelled stroke under the click"}[tool], 5000)
                 return
             self.view.update_mask_region(rect)
             self.autosave_timer.start()
@@ -105,19 +148,9 @@ class Labelling:
                 rect = self.editor.polyline([a, b], max(1, int(self.brush_radius)), self.class_value)
                 self.view.update_mask_region(rect)
                 self.autosave_timer.start()
-        elif tool == "ink":
-            self._ink_picked(row, col)
-        elif tool == "pick":
-            axis = self.calib_panel.axis.currentText()
-            pixel = row if axis == "y" else col
-            depth = self.ask_depth(pixel)
-            if depth is not None:
-                self.calib_panel.add_pick_at(pixel, depth)
 
-    def keyPressEvent(self, ev):
-        if ev.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
-            self.polyline_points = []
-        super().keyPressEvent(ev)
+    def end_polyline(self) -> None:
+        self.polyline_points = []
 
     def undo(self):
         if self.editor is not None:
@@ -129,56 +162,58 @@ class Labelling:
             self.view.update_mask_region(self.editor.redo())
             self.autosave_timer.start()
 
+    # -- pre-fill ------------------------------------------------------------------------------
     def prefill(self):
         """Fill the mask from the current model or the classical tracer, off the UI thread (one undo step)."""
-        if self.image is None or self.closing or (self.task is not None and self.task.isRunning()):
+        image = self.scans.image
+        if image is None or self.shell.closing or self.shell.task_running():
             return
-        axis = self.calib_panel.axis.currentText()
-        scan = self.scan_path
-        self._start_task(Task(_prefill_mask, self.image, axis, self.model, parent=self),
-                         lambda mask: self._prefilled(mask, scan), "pre-filling the mask…", "pre-fill cancelled")
+        scan = self.scans.path
+        self.task = Task(_prefill_mask, image, self.calibration.panel.axis.currentText(), self.models.model,
+                         parent=self)
+        self.shell.start_task(self.task, lambda mask: self._prefilled(mask, scan), "pre-filling the mask…",
+                              "pre-fill cancelled")
 
     def _prefilled(self, mask: np.ndarray, scan) -> None:
-        self._task_done("mask pre-filled: correct it with the line eraser, restyle and ink brush")
-        if self.closing or self.editor is None or scan != self.scan_path or mask.shape != self.editor.mask.shape:
+        self.shell.task_done("mask pre-filled: correct it with the line eraser, restyle and ink brush")
+        if self.shell.closing or self.editor is None or scan != self.scans.path or mask.shape != self.editor.mask.shape:
             return  # another scan was opened meanwhile
         rect = self.editor.replace_all(mask)
         self.view.update_mask_region(rect)
         self.autosave_timer.start()
 
-    def autosave_mask(self) -> None:
-        if self.editor is None or self.scan_path is None or not self.editor.dirty:
+    # -- saving ----------------------------------------------------------------------------------
+    def autosave(self) -> None:
+        if self.editor is None or self.scans.path is None or not self.editor.dirty:
             return
         snapshot = self.editor.mask.copy()
         self.editor.dirty = False
-        path = mask_path_for(self.scan_path)
+        path = mask_path_for(self.scans.path)
         fresh = not path.exists()
         self._pending_save = self._saver.submit(save_gray_png, path, snapshot)
         self._pending_save.add_done_callback(lambda fut: self._autosaved(fut, fresh))
 
-    def _autosaved(self, fut, fresh: bool) -> None:  # on the saver thread: hand back to the UI thread
+    def _autosaved(self, fut, fresh: bool) -> None:  # on the saver thread: signals hand back to the UI thread
         exc = fut.exception()
         if exc is not None:
-            QtCore.QMetaObject.invokeMethod(self, "_autosave_failed", QtCore.Qt.ConnectionType.QueuedConnection,
-                                            QtCore.Q_ARG(str, str(exc)))
+            self._save_failed.emit(str(exc))
         elif fresh:  # the scan just became "labelled"
-            QtCore.QMetaObject.invokeMethod(self, "refresh_project", QtCore.Qt.ConnectionType.QueuedConnection)
+            self.labels_saved.emit()
 
-    @QtCore.Slot(str)
     def _autosave_failed(self, message: str) -> None:
         if self.editor is not None:
             self.editor.dirty = True
-        self.show_error(f"{mask_path_for(self.scan_path)}: autosave failed: {message}")
+        self.shell.show_error(f"{mask_path_for(self.scans.path)}: autosave failed: {message}")
 
     def save_mask(self) -> None:
-        """Save now, on this thread (closing, switching scans)."""
+        """Save now, on this thread (closing, switching scans); raises OSError."""
         if self._pending_save is not None:
             self._pending_save.result()
             self._pending_save = None
-        if self.editor is not None and self.scan_path is not None and self.editor.dirty:
-            save_gray_png(mask_path_for(self.scan_path), self.editor.mask)
+        if self.editor is not None and self.scans.path is not None and self.editor.dirty:
+            save_gray_png(mask_path_for(self.scans.path), self.editor.mask)
             self.editor.dirty = False
-            self.refresh_project()
+            self.labels_saved.emit()
 
     def flush(self) -> None:
         self.autosave_timer.stop()

@@ -123,7 +123,7 @@ def cmd_digitize(args) -> int:
                          "`welltrace calibrate --propose` holds depths and tracks only; see docs/file-formats.md)")
     from core.common.atomic import check_writable
 
-    for path in (args.out, args.mask_out):  # before the long work, not after it
+    for path in (args.out, args.mask_out, args.qc):  # before the long work, not after it
         if path:
             try:
                 check_writable(path)
@@ -178,6 +178,13 @@ def cmd_digitize(args) -> int:
               f"trace {res.timings['trace_s']:.2f} s")
     if args.mask_out:
         save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
+    if args.qc:
+        from core.digitize.qc_picture import write_qc
+
+        pages = write_qc(args.qc, scan.rgb if scan.rgb is not None else scan.image, calib, parts,
+                         Path(args.scan).name, source or "")
+        print(f"wrote the QC picture: {pages[0]}" + (f" … {pages[-1].name} ({len(pages)} pages)"
+                                                      if len(pages) > 1 else ""))
     plans = [res.memory for _, _, res in parts if res.memory]
     if plans:
         from core.common.sysmem import proc_status
@@ -462,6 +469,8 @@ def add_engine_commands(sub) -> None:
     d.add_argument("--whole-picture", action="store_true",
                    help="read the whole scan in one forward (memory grows with its area: ~0.6 GiB a megapixel); "
                    "to compare against the windowed maps")
+    d.add_argument("--qc", metavar="PNG", help="also draw the LAS values back over the scan, page by page "
+                   "(NAME-p01.png… when the log is longer than a page): the picture to check the LAS by")
     d.add_argument("--well", help="well name for the LAS header")
     d.add_argument("--section", type=int, metavar="N", help="trace only the calibration's section N (1-based) and "
                    "write it to --out (default: every section: the main pass to OUT.las, a repeat pass to "

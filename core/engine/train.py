@@ -43,6 +43,8 @@ class TrainConfig:
     stage: str = "binary"  # binary | multiclass
     preset: str = "tiny"
     init_model: str | None = None  # continue from this model file
+    # the model this run's may replace (the app's current one): scored on the same held-out logs at the end
+    compare_model: str | None = None
     precision: str = "auto"
     device: str = "auto"
     steps: int | None = None
@@ -431,11 +433,14 @@ class Trainer:
             summary["styles"] = list(cfg.styles or DEFAULT_FAMILIES)
         if cfg.init_model:
             summary["init_model"] = Path(cfg.init_model).name
-        if status == "finished":
+        if status == "finished" or (status == "stopped" and self.step > 0 and cfg.out):
+            # a stopped run's model is measured too: whoever is offered it must see what it reads
             ev_final = self.evaluate()
             yield ev_final
             summary.update({"val_mask_f1": ev_final.mask_f1, "val_curve_r": ev_final.curve_r,
-                            "val_curve_rmse_pct": ev_final.curve_rmse_pct})
+                            "val_curve_rmse_pct": ev_final.curve_rmse_pct, "val_logs": len(self.val_logs)})
+            if cfg.compare_model:
+                summary["compared"] = {"model": Path(cfg.compare_model).name, **self.score_other(cfg.compare_model)}
         ckpt = self.last_good_ckpt if status == "nan" else self.save_checkpoint()
         model_path = None
         if cfg.out and status in ("finished", "stopped"):
@@ -444,6 +449,23 @@ class Trainer:
                 model_path = cfg.out
             self.world.barrier()
         yield DoneEvent(self.step, status, model_path, ckpt, summary)
+
+    def score_other(self, path: str) -> dict:
+        """Another model's held-out figures on this run's validation logs: the model it may replace, measured on
+        the same logs as the run's own (``val_*`` figures), so the two can be set side by side."""
+        from .evaluate import combine_scores, score_log
+
+        try:
+            other, _info = load_model(path)
+        except InputError as exc:
+            return {"error": exc.one_line()}
+        if other.cfg.classes != self.model.cfg.classes:
+            return {"error": f"{other.cfg.classes} classes, this run's model {self.model.cfg.classes}: not comparable"}
+        other.to(self.device)
+        scores = [score_log(other, lg, self.precision, self.device, self.loss_fn) for lg in self.val_logs]
+        res = combine_scores(scores)
+        return {"val_mask_f1": res["mask_f1"], "val_curve_r": res.get("curve_r"),
+                "val_curve_rmse_pct": res.get("curve_rmse_pct")}
 
     def evaluate(self) -> EvalEvent:
         from .evaluate import combine_scores, score_log

@@ -29,16 +29,18 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
         (tmp_path / f"{name}.mask.png").unlink()
     assert win.open_project(tmp_path)
     wait_opened(win, qtbot)
-    assert win.model is not None or win.load_model(BUNDLED)
+    assert win.model is not None or win.models.load(BUNDLED)
     assert open_scan(win, qtbot, tmp_path / "synth_003.png")
-    win.prefill()  # the model's mask, off the UI thread ...
+    win.labelling.prefill()  # the model's mask, off the UI thread ...
     qtbot.waitUntil(lambda: win.editor.mask.any() and not win.task.isRunning(), timeout=30000)
     win.paint_stroke([(100 + i, 60.0) for i in range(0, 40, 2)], erase=True)  # ... and one correction
     win.flush()
     assert (tmp_path / "synth_003.mask.png").exists()  # now labelled: adapted on, not digitised
     win.training.thread = None
+    offers = []
+    win.models.decide = lambda offer: offers.append(offer) or True  # the user says yes to the adapted model
     win.actions_["adapt"].trigger()
-    dlg = win.adapt_dlg
+    dlg = win.digitising.adapt_dlg
     dlg.minutes.setValue(0.3)
     dlg.start_btn.click()
     qtbot.waitUntil(lambda: not dlg.running(), timeout=180000)
@@ -46,11 +48,17 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     assert dlg.table.item(0, 1) is not None and dlg.table.item(1, 1) is not None  # curve r before / after
     assert Path(dlg.report.out).parent == tmp_path / "models" and BUNDLED.exists()
     qtbot.waitUntil(lambda: win.model_path is not None and win.model_path.name.startswith("adapted-"), timeout=30000)
+    # it was offered with its held-out figures beside those of the model it started from
+    offer = offers[0]
+    assert offer.origin == "adaptation" and offer.current_name == "demo.safetensors"
+    assert offer.new["val_curve_r"] is not None and offer.current["val_curve_r"] is not None
+    assert "curve r" in offer.question() and "synth_" in offer.held_out
     _shot(dlg, shots_dir, "adapt_dialog.png")
     dlg.digitise_btn.click()
-    qtbot.waitUntil(lambda: getattr(win, "last_batch", None) is not None, timeout=120000)
-    written, skipped = win.last_batch
+    qtbot.waitUntil(lambda: win.digitising.last_batch is not None, timeout=120000)
+    written, skipped = win.digitising.last_batch
     assert not skipped and [p.name for p in written] == ["synth_004.digitized.las"]
+    assert (tmp_path / "synth_004.digitized.qc.png").exists()  # each LAS with its QC picture
     las = lasio.read(str(written[0]))
     calib = Calibration.load(tmp_path / "synth_004.calib.json")
     assert las.well["NULL"].value == -999.25

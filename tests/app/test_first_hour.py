@@ -62,10 +62,22 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     plots = win.curve_plots.plots
     assert len(plots) == len(win.calib.curves)
     inner, area = win.curve_plots.layout_widget, win.curve_plots.viewport()
-    assert inner.width() <= area.width() or win.curve_plots.horizontalScrollBar().maximum() > 0
-    for p in plots:  # each track's scale is readable: its two ends and its middle are labelled
-        assert len(p.getAxis("bottom")._tickLevels[0]) == 3
+    assert inner.width() <= area.width() and win.curve_plots.horizontalScrollBar().maximum() == 0  # all in view
+    for p, spec in zip(plots, win.calib.curves):  # each track's scale is readable: at least its two ends
+        labels = [t for _, t in p.getAxis("bottom")._tickLevels[0]]
+        assert len(labels) >= 2 and p.sceneBoundingRect().width() > 40
     _shot(win, shots_dir, f"first_start_{size[0]}x{size[1]}.png")
+    # the training dock open: the scan keeps most of the height, every instrument its title
+    win.show_training()
+    qtbot.wait(200)
+    assert win.view.height() >= 0.4 * win.height(), (win.view.height(), win.height())
+    assert win.training.compact == (size[1] < win.COMPACT_HEIGHT_PX)
+    _shot(win, shots_dir, f"training_open_{size[0]}x{size[1]}.png")
+    rows = win.training.rows[:1] if win.training.compact else win.training.rows  # a tab each, or both in sight
+    for row in rows:
+        assert row.isVisible() and row.height() >= 150, (row.objectName(), row.height())
+    _shot(win, shots_dir, f"training_open_{size[0]}x{size[1]}.png")
+    win.training.hide()
 
 
 def test_a_tall_log_opens_fitted_to_its_tracks_with_an_overview_to_move_along(win, qtbot, tmp_path, shots_dir):
@@ -101,7 +113,7 @@ def test_a_digitised_scan_opened_again_shows_its_curves(win, qtbot, tmp_path):
 
     write_log(tmp_path, generate_log(8, 1200, 320, "y", style="clean", name="w"))
     assert open_scan(win, qtbot, tmp_path / "w.png")
-    win.digitize()
+    win.digitising.digitize()
     qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
     first = {k: v.copy() for k, v in win.result.values.items()}
     # open another scan, then this one again: the digitised LAS is read back with its traces
@@ -125,7 +137,7 @@ def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, t
     assert open_scan(win, qtbot, tmp_path / "paper.png") and win.calib is None
     assert win.steps.next_step() == "calibrate"
     win.steps.buttons["calibrate"].click()  # the highlighted step: proposes a calibration
-    qtbot.waitUntil(lambda: getattr(win, "last_proposal", None) is not None, timeout=60000)
+    qtbot.waitUntil(lambda: win.calibration.last_proposal is not None, timeout=60000)
     picks = win.calib_panel.as_dict()["depth_picks"]
     assert len(picks) >= 4
     for px, depth in picks:
@@ -138,9 +150,9 @@ def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, t
     assert Path(tmp_path / "paper.calib.json").exists()
     # a second proposal asks before it replaces the picks; "no" keeps them
     win.confirm = lambda question: False
-    win.last_proposal = None
+    win.calibration.last_proposal = None
     win.calib_panel.propose.click()
-    qtbot.waitUntil(lambda: win.last_proposal is not None, timeout=60000)
+    qtbot.waitUntil(lambda: win.calibration.last_proposal is not None, timeout=60000)
     assert win.calib_panel.as_dict()["depth_picks"] == picks
     _shot(win, shots_dir, "calibration_proposed.png")
 

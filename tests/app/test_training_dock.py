@@ -22,6 +22,7 @@ def trained_win(qtbot, tmp_path):
     assert w.open_project(tmp_path)
     wait_opened(w, qtbot)
     w.show_training()
+    w.models.decide = lambda offer: False  # a finished run's model is offered: keep the current one
     d = w.training
     d.preset.setCurrentText("tiny")
     d.source.setCurrentIndex(0)
@@ -55,7 +56,14 @@ def test_train_bf16_and_fp16_feed_the_instruments(trained_win, qtbot, shots_dir)
     # the bf16 bar holds the engine's measured bytes of the last step
     assert "bf16" in d.budget.measured and d.budget.values["bf16"]["activations"] > 0
     assert d.hist.counts.sum() > 0
-    # the finished run's model becomes the window's model (read off the UI thread)
+    # the finished run's model is offered with its held-out figures, and becomes the window's model only when
+    # the user accepts it (here: the first offer declined, the current model kept; then accepted)
+    qtbot.waitUntil(lambda: w.models.last_offer is not None, timeout=30000)
+    offer = w.models.last_offer
+    assert offer.path == Path(d.done_event.model_path) and offer.new["val_mask_f1"] is not None
+    assert "held-out log" in offer.held_out and w.model_path is None
+    w.models.decide = lambda o: True
+    w.models.offer(offer)
     qtbot.waitUntil(lambda: w.model_path == Path(d.done_event.model_path), timeout=30000)
     assert w.model is not None
     if shots_dir is not None:

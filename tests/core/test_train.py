@@ -204,3 +204,34 @@ def test_layer_profile_flags_and_keeps_layers_in_fp32(tiny_set):
     assert "head" in before and "head" in after and before["head"]["flagged"]
     assert all(0 <= r["grad_underflow"] <= 1 and r["rel_error"] >= 0 for r in before.values())
     assert set(res["flagged"]) == set(before)
+
+
+def test_a_run_measures_the_model_it_may_replace_on_its_own_held_out_logs(tiny_set, tmp_path):
+    """The app offers a trained model beside the current one: both scored on the run's held-out logs, also when
+    the run was stopped early (a stopped trial run once replaced the bundled model unseen)."""
+    from core.engine.evaluate import evaluate_logs
+    from core.model.model_io import read_model_metadata
+
+    first = _cfg(tiny_set, tmp_path / "a", precision="fp32", steps=2)
+    _run(first)
+    stop = threading.Event()
+    trainer = Trainer(_cfg(tiny_set, tmp_path / "b", precision="fp32", steps=8, compare_model=first.out), stop)
+    for ev in trainer.run():
+        if ev.type == "step" and ev.step == 2:
+            stop.set()
+    done = ev
+    assert done.type == "done" and done.status == "stopped" and done.model_path
+    summary = json.loads(read_model_metadata(done.model_path)["summary"])
+    assert summary["val_logs"] == len(trainer.val_logs) > 0 and summary["val_mask_f1"] is not None
+    compared = summary["compared"]
+    assert compared["model"] == "m.safetensors"
+    # the compared figures are the first model's own on the same logs
+    other = load_model(first.out)[0]
+    direct = evaluate_logs(other, trainer.val_logs, trainer.precision, trainer.device, trainer.loss_fn)
+    assert compared["val_mask_f1"] == pytest.approx(direct["mask_f1"])
+    # a model of another class count is named as not comparable, not scored wrongly
+    four = build(preset("tiny", 4))
+    from core.model.model_io import save_model
+
+    save_model(tmp_path / "four.safetensors", four, "fp32")
+    assert "not comparable" in trainer.score_other(str(tmp_path / "four.safetensors"))["error"]

@@ -128,7 +128,11 @@ def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
 
 
 def test_the_predicted_peak_is_the_measured_peak():
-    """Read a 640 × 6,000 log in windows in a fresh process: its peak resident memory (VmHWM) against the plan."""
+    """Read a 640 × 6,000 log in windows in a fresh process: its peak resident memory (VmHWM) against the plan.
+
+    The plan guards a ceiling, so under-predicting is what must not happen (at most 5 %, the allocator's noise);
+    over-predicting costs only a shorter window: up to 15 % (oneDNN's reordered copies differ by CPU: 2-12 % over
+    on an AMD EPYC, 13 % on an Intel Xeon with AVX512-BF16)."""
     code = textwrap.dedent("""
         import json, sys, numpy as np, torch
         sys.path.insert(0, %r)
@@ -151,7 +155,8 @@ def test_the_predicted_peak_is_the_measured_peak():
     got = json.loads(out.stdout.strip().splitlines()[-1])
     if not got["measured"]:
         pytest.skip("no /proc/self/status on this system")
-    assert abs(got["measured"] - got["predicted"]) <= 0.12 * got["measured"], got
+    assert got["measured"] <= 1.05 * got["predicted"], got  # the ceiling holds
+    assert got["predicted"] <= 1.15 * got["measured"], got  # and the plan does not waste much of it
 
 
 BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"

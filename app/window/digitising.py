@@ -1,0 +1,388 @@
+"""From a calibrated scan to LAS: digitise, the grid overlay, the traces and plots, swapping curves, export
+(LAS and the QC picture), digitising a whole project, adapting.
+
+The controller owns the digitised result of the scan shown and the curve plots; it reads the scan, the
+calibration, the labelled mask and the current model from their controllers. Every digitise writes the scan's
+``NAME.digitized.las`` (and its other sections beside it) and the QC picture ``NAME.digitized.qc.png``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from core.common.errors import InputError
+from core.digitize.frame import to_canonical
+from core.io.calibration import Calibration
+from core.io.project import digitized_path_for
+from core.io.scan import calib_path_for, load_scan, mask_path_for
+from core.model.bundled import BUNDLED_MODEL
+
+from ..curve_plots import CurvePlots, curve_colour
+from ..scan_loader import ScanBundle
+from ..workers import Task
+from .calibrating import CalibrationController
+from .labelling import LabellingController
+from .models import ModelController
+from .scans import ScanController
+from .shell import Shell
+
+
+def _run_digitize(image, calib, model, mask=None, rgb=None, progress=None):
+    """Every log section of the calibration traced (the whole picture when it names none): the main pass placed
+    on the scan for viewing, with the other sections' results (LAS suffix, result) beside it."""
+    from core.digitize.pipeline import digitize_sections, in_scan_frame
+
+    parts = digitize_sections(image, calib, model=model, progress=progress, mask=mask, rgb=rgb)
+    result = in_scan_frame(parts, calib, image.shape)
+    result.others = [(suffix, res) for suffix, _, res in parts if suffix]
+    return result
+
+
+def qc_path_for(las: Path) -> Path:
+    """The QC picture beside a LAS file: ``NAME.digitized.qc.png`` for ``NAME.digitized.las``."""
+    return las.with_name(f"{las.stem}.qc.png")
+
+
+def _write_results(path: Path, result, calib, scan_name: str, model_name) -> None:
+    """The main pass to ``path``, each other section beside it (``NAME.repeat.las``…)."""
+    from core.digitize.pipeline import las_path_for, write_result
+
+    write_result(path, result, calib, scan_name, model_name)
+    for suffix, res in result.others:
+        write_result(las_path_for(path, suffix), res, calib, scan_name, model_name)
+
+
+def _parts_of(result, calib):
+    """A shown result back as ``digitize_sections``' parts (suffix, section, result), for the QC picture."""
+    if not calib.sections:
+        return [("", None, result)]
+    names = calib.section_files()
+    by_suffix = {"": result, **dict(result.others)}
+    return [(names[i], sec, by_suffix[names[i]]) for i, sec in enumerate(calib.sections) if names[i] in by_suffix]
+
+
+def write_qc_picture(path: Path, pixels, result, calib, scan_name: str, model_name, progress=None) -> list[Path]:
+    from core.digitize.qc_picture import write_qc
+
+    return write_qc(path, pixels, calib, _parts_of(result, calib), scan_name, model_name or "")
+
+
+def _digitise_all(scans, model, model_name, progress=None):
+    """Digitise every given scan with its calibration and write its digitised LAS; returns the paths written
+    and the scans skipped with why (a bad file is skipped, never the end of the batch)."""
+    written, skipped = [], []
+    for i, scan in enumerate(scans):
+        try:
+            calib = Calibration.load(calib_path_for(scan))
+            loaded = load_scan(scan)
+            res = _run_digitize(loaded.image, calib, model, rgb=loaded.rgb)
+            _write_results(digitized_path_for(scan), res, calib, scan.name, model_name)
+            write_qc_picture(qc_path_for(digitized_path_for(scan)), loaded.rgb if loaded.rgb is not None
+                             else loaded.image, res, calib, scan.name, model_name)
+            written.append(digitized_path_for(scan))
+        except (InputError, OSError) as exc:
+            skipped.append((scan.name, str(exc)))
+        if progress:
+            progress(i + 1, len(scans))
+    return written, skipped
+
+
+def _grid_segments(image, calib, axis, progress=None):
+    """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
+    from core.digitize.grid import detect_grid, track_bands
+
+    canon = to_canonical(image, axis)
+    bands = track_bands(calib, canon.shape[0]) if calib is not None and calib.curves else None
+    grid = detect_grid(canon, bands)
+    rows, length = canon.shape
+    segs = [((0.0, float(r)), (float(length - 1), float(r))) for r in grid.line_rows()]
+    for (lo, hi), prof in zip(grid.bands, grid.across):
+        segs += [((float(c), float(lo)), (float(c), float(hi - 1))) for c in np.flatnonzero(prof >= 0.5)]
+    seg = np.asarray(segs, np.float64).reshape(-1, 2, 2)
+    # canonical (along, across) -> scan (x, y): a tall scan has depth down the rows
+    return seg[..., ::-1] if axis == "y" else seg
+
+
+class ExportDialog(QtWidgets.QDialog):
+    def __init__(self, default_path: Path, parent=None):
+        super().__init__(parent)
+        self.setWindowTitle("Export LAS")
+        self.setMinimumWidth(520)
+        form = QtWidgets.QFormLayout(self)
+        self.well = QtWidgets.QLineEdit()
+        self.company = QtWidgets.QLineEdit()
+        self.path = QtWidgets.QLineEdit(str(default_path))
+        browse = QtWidgets.QPushButton("Browse…")
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.path)
+        row.addWidget(browse)
+        form.addRow("Well name", self.well)
+        form.addRow("Company", self.company)
+        form.addRow("File", row)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Save
+                                             | QtWidgets.QDialogButtonBox.StandardButton.Cancel)
+        form.addRow(buttons)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        browse.clicked.connect(self._browse)
+
+    def _browse(self):
+        p, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export LAS", self.path.text(), "LAS files (*.las)")
+        if p:
+            self.path.setText(p)
+
+
+class DigitisingController(QtCore.QObject):
+    """The digitised result of the scan shown, and everything that writes or changes it."""
+
+    digitised = QtCore.Signal()  # a new result is shown (and saved)
+    exported_changed = QtCore.Signal()  # the result was exported, or a new one is not yet
+    wants_training = QtCore.Signal()  # Train… (the window's dock)
+
+    def __init__(self, shell: Shell, scans: ScanController, calibration: CalibrationController,
+                 labelling: LabellingController, models: ModelController, view,
+                 training_running=lambda: False, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.shell, self.scans, self.calibration = shell, scans, calibration
+        self.labelling, self.models, self.view = labelling, models, view
+        self.training_running = training_running  # a training run holds the CPU/GPU: no adapting meanwhile
+        self.result = None
+        self.exported = False
+        self.trace_labels = True  # Run › Digitise from the labelled mask: trace the painted mask when there is one
+        self.show_grid_lines = False
+        self.plots = CurvePlots()
+        self.task: Task | None = None
+        self.grid_task: Task | None = None
+        self.batch_task: Task | None = None
+        self.qc_task: Task | None = None
+        self.last_batch = None
+        self.swap_dlg = self.export_dlg = self.adapt_dlg = None
+        scans.opened.connect(self._scan_opened)
+
+    @property
+    def calib(self):
+        return self.calibration.calib
+
+    def _scan_opened(self, bundle: ScanBundle) -> None:
+        self.result, self.exported = bundle.digitised, False
+        self.show_grid(self.show_grid_lines)
+        self.show_traces()
+        self.plots.show_result(self.result, self.calib)
+
+    def digitize(self, from_mask: bool | None = None) -> None:
+        """Trace the calibrated curves off the UI thread; ``from_mask`` overrides the Run-menu choice of tracing
+        the painted mask (when the scan has one) rather than the model."""
+        scan = self.scans.current
+        if scan is None or self.shell.closing:
+            return
+        if self.calib is None or not self.calib.curves:
+            self.shell.show_error("calibrate first: two depth picks and at least one curve")
+            return
+        if self.shell.task_running():
+            return
+        use_mask = self.trace_labels if from_mask is None else from_mask
+        mask = self.labelling.labelled_mask() if use_mask else None  # the user's labels are the truth they have
+        busy = "digitising…"
+        if mask is None and self.models.model is not None:
+            from core.digitize.infer import WINDOW_PX, default_ceiling
+
+            # the memory it may use, said before it starts: a real scan read whole needed 16 GiB
+            busy += (f" ({WINDOW_PX}-px windows along depth, at most "
+                     f"{default_ceiling() / 1024**3:.1f} GiB: 90 % of the memory available now)")
+        if self.calib.sections:
+            busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
+        self.task = Task(_run_digitize, scan.image, self.calib, self.models.model, mask, scan.rgb, parent=self)
+        self.shell.start_task(self.task, self._digitized, busy, "digitising cancelled")
+
+    def show_grid(self, on: bool) -> None:
+        """Overlay the grid the tracers detect (computed off the UI thread)."""
+        self.show_grid_lines = on
+        self.view.set_grid_lines(None)
+        if not on or self.scans.image is None:
+            return
+        self.grid_task = Task(_grid_segments, self.scans.image, self.calib, self.calibration.depth_axis(),
+                              parent=self)
+        self.grid_task.succeeded.connect(
+            lambda segs: self.view.set_grid_lines(segs) if self.show_grid_lines and not self.shell.closing else None)
+        self.grid_task.failed.connect(self.shell.show_error)
+        self.grid_task.start()
+
+    def _digitized(self, result):
+        if self.shell.closing:  # the window is closing: a late result touches nothing
+            return
+        self.result, self.exported = result, False
+        done = f"digitised {len(result.values)} curves ({result.method})"
+        if result.memory:
+            done += (f"; {result.memory['windows']} window(s), predicted peak "
+                     f"{result.memory['predicted_peak'] / 1024**3:.2f} GiB")
+        if result.others:
+            done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
+        self.shell.task_done(done)
+        for w in result.warnings:
+            self.shell.show_status(w, 10000)
+        self.show_traces()
+        self.plots.show_result(self.result, self.calib)
+        las = digitized_path_for(self.scans.path)
+        try:
+            _write_results(las, result, self.calib, self.scans.path.name, self.models.name)
+        except (OSError, InputError) as exc:
+            self.shell.show_error(f"{las}: cannot save: {exc}")
+        self.write_qc(qc_path_for(las), announce=False)
+        self.digitised.emit()
+
+    def show_traces(self):
+        items = []
+        if self.result is not None and self.calib is not None:
+            for i, (tr, spec) in enumerate(zip(self.result.traces, self.calib.curves)):
+                along = np.arange(tr.position.size, dtype=float)
+                across = tr.position
+                x, y = (across, along) if self.calib.depth_axis == "y" else (along, across)
+                items.append((x, y, curve_colour(spec, i)))
+        self.view.set_traces(items)
+
+    # -- the QC picture -------------------------------------------------------------------------
+    def write_qc(self, path: Path, announce: bool = True) -> bool:
+        """Draw the digitised values back over the scan (off the UI thread) into ``path`` (pages beside it when
+        the log is longer than a page)."""
+        scan = self.scans.current
+        if self.result is None or scan is None:
+            self.shell.show_error("digitise the scan first (Run › Digitise)")
+            return False
+        from core.common.atomic import check_writable
+
+        try:
+            check_writable(path)
+        except OSError as exc:
+            self.shell.show_error(f"{path}: cannot be written: {exc.strerror or exc}")
+            return False
+        pixels = scan.rgb if scan.rgb is not None else scan.image
+        self.qc_task = Task(write_qc_picture, path, pixels, self.result, self.calib, scan.path.name,
+                            self.models.name, parent=self)
+        if announce:
+            self.qc_task.succeeded.connect(lambda paths: self.shell.show_status(
+                f"QC picture: {paths[0]}" + (f" … {paths[-1].name} ({len(paths)} pages)" if len(paths) > 1 else ""),
+                10000))
+        self.qc_task.failed.connect(self.shell.show_error)
+        self.qc_task.start()
+        return True
+
+    def export_qc_dialog(self) -> None:
+        if self.result is None:
+            self.shell.show_error("digitise the scan first (Run › Digitise)")
+            return
+        default = qc_path_for(self.scans.path.with_suffix(".las"))
+        p, _ = QtWidgets.QFileDialog.getSaveFileName(self.plots.window(), "Export QC picture", str(default),
+                                                     "PNG pictures (*.png)")
+        if p:
+            self.write_qc(Path(p))
+
+    # -- swapping, export ------------------------------------------------------------------------
+    def swap_dialog(self) -> None:
+        if self.result is None or self.calib is None or len(self.calib.curves) < 2:
+            self.shell.show_error("digitise a scan with at least two curves first (Run › Digitise)")
+            return
+        from ..swap_dialog import SwapDialog
+
+        plots = [self.plots.getItem(0, i) for i in range(len(self.calib.curves))]
+        dlg = SwapDialog([c.mnemonic for c in self.calib.curves], self.result.depth, self.calib.depth_unit,
+                         [p for p in plots if p is not None], self.plots.window())
+        self.swap_dlg = dlg
+        dlg.accepted.connect(lambda: self.swap_curves(dlg.a.currentText(), dlg.b.currentText(), *dlg.range()))
+        dlg.open()
+
+    def swap_curves(self, a: str, b: str, top: float, bottom: float) -> bool:
+        """Exchange two traced curves' values between two depths, replot and save the digitised LAS."""
+        from core.digitize.crossings import swap_range
+        from core.digitize.pipeline import write_result
+
+        try:
+            n = swap_range(self.result.values, a, b, self.result.depth, top, bottom)
+        except ValueError as exc:
+            self.shell.show_error(f"swap: {exc}")
+            return False
+        self.plots.show_result(self.result, self.calib)
+        las = digitized_path_for(self.scans.path)
+        try:
+            write_result(las, self.result, self.calib, self.scans.path.name, self.models.name)
+        except (OSError, InputError) as exc:
+            self.shell.show_error(f"{las}: cannot save: {exc}")
+        self.shell.show_status(f"swapped {a} and {b} over {n} samples", 8000)
+        return True
+
+    def export_dialog(self) -> None:
+        if self.result is None:
+            self.shell.show_error("digitise the scan first (Run › Digitise)")
+            return
+        dlg = ExportDialog(self.scans.path.with_suffix(".las"), self.plots.window())
+        self.export_dlg = dlg
+        dlg.accepted.connect(lambda: self.export_las(Path(dlg.path.text()), dlg.well.text(), dlg.company.text()))
+        dlg.open()
+
+    def export_las(self, path: Path, well: str = "", company: str = "") -> bool:
+        from core.digitize.pipeline import write_result
+
+        try:
+            write_result(path, self.result, self.calib, self.scans.path.name, self.models.name,
+                         well={k: v for k, v in (("WELL", well), ("COMP", company)) if v})
+        except (OSError, InputError) as exc:
+            self.shell.show_error(f"{path}: cannot write LAS: {exc}")
+            return False
+        self.shell.show_status(f"exported {path}", 8000)
+        self.exported = True
+        self.exported_changed.emit()
+        return True
+
+    # -- the whole project -------------------------------------------------------------------------
+    def digitise_all(self) -> None:
+        """Digitise every calibrated scan of the project that has no labels, with the current model."""
+        project = self.scans.project
+        if project is None or self.models.model is None:
+            self.shell.show_error("open a project and load a model first")
+            return
+        self.models.wait()  # the accepted model is still being read: use it, not the one before
+        scans = [p for p in project.scan_paths() if not mask_path_for(p).exists() and calib_path_for(p).exists()]
+        if not scans:
+            self.shell.show_error("no calibrated scan without labels to digitise in this project")
+            return
+        self.batch_task = Task(_digitise_all, scans, self.models.model, self.models.name, parent=self)
+        self.shell.start_task(self.batch_task, self._digitised_all, f"digitising {len(scans)} scans…",
+                              "digitising cancelled")
+
+    def _digitised_all(self, outcome) -> None:
+        if self.shell.closing:  # the window is closing: a late result touches nothing
+            return
+        written, skipped = outcome
+        self.last_batch = outcome
+        self.shell.task_done(f"digitised {len(written)} scan(s) with {self.models.name}, each with its QC picture"
+                             + (f"; skipped {len(skipped)}" if skipped else ""))
+        for name, why in skipped:
+            self.shell.show_error(f"{name}: skipped: {why}")
+        self.scans.refresh_project()
+
+    def adapt_dialog(self) -> None:
+        """*Adapt model to this project*: the current model (else the bundled one) fine-tuned on the labelled
+        scans within a time budget; the adapted model is offered, never swapped in, and never overwrites the base."""
+        project = self.scans.project
+        if project is None:
+            self.shell.show_error("open a project folder with a few labelled scans first (File › Open project)")
+            return
+        if self.training_running():
+            self.shell.show_error("a training run is going: stop it or let it finish before adapting")
+            return
+        if self.adapt_dlg is not None and self.adapt_dlg.running():
+            self.adapt_dlg.show()
+            self.adapt_dlg.raise_()
+            return
+        from ..adapt_dialog import AdaptDialog
+
+        self.labelling.flush()  # the labels on disk are the ones adapted on
+        dlg = AdaptDialog(project.folder, self.models.path or BUNDLED_MODEL, self.plots.window())
+        dlg.adapted.connect(lambda rep: self.models.adapted(rep.out, rep.before, rep.after,
+                                                            ", ".join(rep.held_out_names)))
+        dlg.failed.connect(self.shell.show_error)
+        dlg.digitise_btn.clicked.connect(self.digitise_all)
+        self.adapt_dlg = dlg
+        dlg.show()

@@ -1,0 +1,184 @@
+"""Which model is current, and the offer of a newly trained or adapted one.
+
+A model a training run or an adaptation writes is never swapped in silently: a 30-step trial run stopped early
+once replaced the bundled model and halved what digitising read. The offer shows the new model's held-out figures
+beside the current model's on the same held-out logs, and asks; the current model stays until the user says so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from PySide6 import QtCore, QtWidgets
+
+from core.common.errors import InputError
+
+from ..heap import freeze_long_lived
+from ..workers import Task
+from .shell import Shell
+
+FIGURES = (("val_mask_f1", "mask F1", "{:.3f}"), ("val_curve_r", "curve r", "{:.3f}"),
+           ("val_curve_rmse_pct", "RMSE % of scale", "{:.2f}"))
+
+
+def _read_model(path, progress=None):
+    from core.model.model_io import load_model
+
+    return load_model(path)
+
+
+def _read_summary(path, progress=None) -> dict:
+    import json
+
+    from core.model.model_io import read_model_metadata
+
+    return json.loads(read_model_metadata(path).get("summary", "{}"))
+
+
+@dataclass
+class ModelOffer:
+    """A new model and what is known of it against the current one."""
+
+    path: Path
+    origin: str  # "training run" or "adaptation"
+    new: dict = field(default_factory=dict)  # held-out figures (FIGURES' keys) of the new model
+    current: dict = field(default_factory=dict)  # the current model's, on the same held-out logs
+    current_name: str | None = None
+    held_out: str = ""  # what the figures were measured on
+
+    def table(self) -> str:
+        """The figures side by side, as lines of text ("not measured" where a figure is missing)."""
+        def cell(scores: dict, key: str, fmt: str) -> str:
+            v = scores.get(key)
+            return "not measured" if v is None or v != v else fmt.format(v)
+
+        rows = [f"{'':<18}{self.path.name:<34}{self.current_name or 'no current model'}"]
+        for key, label, fmt in FIGURES:
+            rows.append(f"{label:<18}{cell(self.new, key, fmt):<34}"
+                        f"{cell(self.current, key, fmt) if self.current_name else '-'}")
+        return "\n".join(rows)
+
+    def question(self) -> str:
+        worse = ""
+        r_new, r_cur = self.new.get("val_curve_r"), self.current.get("val_curve_r")
+        if r_new is not None and r_cur is not None and r_new < r_cur:
+            worse = "\nThe new model reads the held-out logs WORSE than the current one.\n"
+        return (f"The {self.origin} wrote a new model. Held-out figures{self.held_out}:\n\n{self.table()}\n{worse}\n"
+                f"Use {self.path.name} for pre-fill and digitise? (Either way it stays on disk; File › Load model… "
+                "takes it later.)")
+
+
+def offer_box(parent: QtWidgets.QWidget | None, offer: ModelOffer) -> tuple[QtWidgets.QMessageBox, object]:
+    """The question as a message box (the figures in a fixed-width block), and its accept button."""
+    box = QtWidgets.QMessageBox(parent)
+    box.setWindowTitle("WellTrace — a new model")
+    box.setIcon(QtWidgets.QMessageBox.Icon.Question)
+    head, _, rest = offer.question().partition("\n\n")
+    box.setText(head)
+    box.setInformativeText(f"<pre>{rest}</pre>")
+    use = box.addButton(f"Use {offer.path.name}", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+    keep = box.addButton("Keep the current model", QtWidgets.QMessageBox.ButtonRole.RejectRole)
+    box.setDefaultButton(keep)
+    box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+    return box, use
+
+
+class ModelController(QtCore.QObject):
+    """The current model (for pre-fill and digitise) and the offers of new ones."""
+
+    changed = QtCore.Signal()  # the current model is another one
+    offered = QtCore.Signal(object)  # a ModelOffer was put to the user (answered or not)
+
+    def __init__(self, shell: Shell, parent: QtCore.QObject | None = None):
+        super().__init__(parent)
+        self.shell = shell
+        self.model = None
+        self.name: str | None = None
+        self.path: Path | None = None
+        self.task: Task | None = None  # reads a model file off the UI thread
+        self.summary_task: Task | None = None
+        self.last_offer: ModelOffer | None = None
+        self.dialog_parent = parent if isinstance(parent, QtWidgets.QWidget) else None
+        # answers an offer at once instead of the (window-modal, non-blocking) dialog; tests set it
+        self.decide: Callable[[ModelOffer], bool] | None = None
+
+    def load(self, path: Path) -> bool:
+        """Make a model file the current model now (File › Load model…: the user chose it)."""
+        try:
+            model, _info = _read_model(path)
+        except InputError as exc:
+            self.shell.show_error(exc.one_line())
+            return False
+        self._use(model, Path(path))
+        return True
+
+    def wait(self) -> None:
+        """Let a model being read arrive (a batch must use the model the user accepted, not the one before)."""
+        if self.task is not None and self.task.isRunning():
+            self.task.wait()
+
+    # -- offers ------------------------------------------------------------------------
+    def run_finished(self, path: str) -> None:
+        """A training run wrote a model: read its held-out figures (and the current model's on the same logs,
+        which the run measured when it was told which model is current), then offer it."""
+        self.summary_task = Task(_read_summary, Path(path), parent=self)
+        self.summary_task.succeeded.connect(lambda summary, p=Path(path): self._offer_run(p, summary))
+        self.summary_task.failed.connect(self.shell.show_error)
+        self.summary_task.start()
+
+    def _offer_run(self, path: Path, summary: dict) -> None:
+        compared = summary.get("compared") or {}
+        same = self.path is not None and compared.get("model") == self.path.name
+        n = summary.get("val_logs")
+        held = f" on the run's {n} held-out log(s)" if n else ""
+        if compared.get("error"):
+            held += f" (the current model could not be measured: {compared['error']})"
+        steps = summary.get("steps")
+        origin = f"training run ({steps} steps)" if steps is not None else "training run"
+        self.offer(ModelOffer(path, origin, {k: summary.get(k) for k, _, _ in FIGURES},
+                              compared if same else {}, self.name, held))
+
+    def adapted(self, path: str, before: dict, after: dict, held_out: str) -> None:
+        """An adaptation wrote a model; it measured the model it started from (the current one) and the adapted
+        one on the same held-out scans."""
+        def figures(scores: dict) -> dict:
+            return {f"val_{k}": scores.get(k) for k in ("mask_f1", "curve_r", "curve_rmse_pct")}
+
+        self.offer(ModelOffer(Path(path), "adaptation", figures(after or {}), figures(before or {}), self.name,
+                              f" on the held-out scan(s) {held_out}" if held_out else ""))
+
+    def offer(self, offer: ModelOffer) -> None:
+        """Put a new model to the user; it becomes the current model only if they accept."""
+        if self.shell.closing:
+            return
+        self.last_offer = offer
+        self.offered.emit(offer)
+        if self.decide is not None:
+            self._answered(offer, self.decide(offer))
+            return
+        box, use = offer_box(self.dialog_parent, offer)
+        box.finished.connect(lambda _result: self._answered(offer, box.clickedButton() is use))
+        box.open()
+
+    def _answered(self, offer: ModelOffer, accepted: bool) -> None:
+        if self.shell.closing:
+            return
+        if not accepted:
+            self.shell.show_status(f"kept {self.name or 'no model'}; the new model is at {offer.path}", 10000)
+            return
+        self.wait()
+        # read and built off the UI thread: 15–45 ms on two cores, while a run's last events are still drawn
+        self.task = Task(_read_model, offer.path, parent=self)
+        self.task.succeeded.connect(lambda loaded, p=offer.path: self._use(loaded[0], p))
+        self.task.failed.connect(self.shell.show_error)
+        self.task.start()
+
+    def _use(self, model, path: Path) -> None:
+        if self.shell.closing:  # the window is closing: a late result touches nothing
+            return
+        self.model, self.name, self.path = model, path.name, path
+        freeze_long_lived()  # PyTorch's modules, loaded with the first model
+        self.shell.show_status(f"model {path.name} loaded", 5000)
+        self.changed.emit()

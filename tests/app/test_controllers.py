@@ -1,0 +1,135 @@
+"""Each controller of the window built and driven alone: a shell that records what it says, the widgets it
+needs, no main window."""
+
+from pathlib import Path
+
+import lasio
+import numpy as np
+import pytest
+from PySide6 import QtWidgets
+
+from app.scan_view import ScanView
+from app.window.calibrating import CalibrationController
+from app.window.digitising import DigitisingController
+from app.window.labelling import LabellingController
+from app.window.models import ModelController, ModelOffer
+from app.window.scans import ScanController
+from app.window.shell import QuietShell
+from core.io.calibration import Calibration
+from core.io.scan import load_mask
+from core.model.bundled import BUNDLED_MODEL
+from core.synth import write_set
+
+
+@pytest.fixture
+def project(tmp_path):
+    write_set(tmp_path, 2, seed=4, width=900, height=256, depth_axis="y", style="clean")
+    return tmp_path
+
+
+def _opened(qtbot, scans: ScanController, path: Path):
+    with qtbot.waitSignal(scans.opened, timeout=30000) as blocker:
+        assert scans.open_scan(path)
+    return blocker.args[0]
+
+
+def test_scan_controller_opens_a_project_and_hands_the_scan_on(qtbot, project):
+    shell = QuietShell()
+    scans = ScanController(shell)
+    with qtbot.waitSignal(scans.opened, timeout=30000) as blocker:
+        assert scans.open_project(project)
+    bundle = blocker.args[0]
+    assert scans.path == project / "synth_000.png" and bundle.path == scans.path
+    assert scans.image.shape == (900, 256) and scans.project_list.topLevelItemCount() == 2
+    assert not scans.open_scan(project / "nope.png") and "nope.png" in shell.errors[-1]
+
+
+def test_calibration_controller_loads_saves_and_reads_the_cursor(qtbot, project):
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    changes = []
+    cal.changed.connect(lambda: changes.append(1))
+    _opened(qtbot, scans, project / "synth_000.png")
+    truth = Calibration.load(project / "synth_000.calib.json")
+    assert cal.calib is not None and cal.calib.depth_picks == truth.depth_picks
+    spec = truth.curves[0]
+    text = cal.cursor_text(100.0, (spec.track_lo + spec.track_hi) / 2)
+    assert f"depth {float(truth.depth_at(100.0)):.2f}" in text and spec.mnemonic in text
+    cal.panel.set_track(0, spec.track_lo + 5, spec.track_hi)  # a dragged handle: saved beside the scan
+    qtbot.waitUntil(lambda: bool(changes), timeout=3000)
+    saved = Calibration.load(project / "synth_000.calib.json")
+    assert saved.curves[0].track_lo == pytest.approx(spec.track_lo + 5, abs=0.01)
+
+
+def test_labelling_controller_paints_undoes_and_autosaves(qtbot, project):
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    lab = LabellingController(shell, scans, CalibrationController(shell, scans, view), ModelController(shell),
+                              view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    before = lab.editor.mask.copy()
+    view.set_tool("brush")
+    lab.class_value, lab.brush_radius = 2, 4.0
+    lab.stroke_start(100, 60)
+    for i in range(0, 200, 4):
+        lab.stroke_move(100 + i, 60 + i * 0.3)
+    lab.stroke_end()
+    assert (lab.editor.mask[100:300] == 2).sum() > 200
+    qtbot.waitUntil(lambda: not lab.autosave_timer.isActive(), timeout=3000)
+    lab.flush()
+    assert np.array_equal(load_mask(project / "synth_000.mask.png", before.shape), lab.editor.mask)
+    lab.undo()
+    assert np.array_equal(lab.editor.mask, before)
+
+
+def test_model_controller_offers_and_never_swaps_unasked(qtbot, tmp_path):
+    shell = QuietShell()
+    models = ModelController(shell)
+    assert models.load(BUNDLED_MODEL) and models.name == "demo.safetensors"
+    kept = models.model
+    new = tmp_path / "model-new.safetensors"
+    new.write_bytes(BUNDLED_MODEL.read_bytes())
+    offer = ModelOffer(new, "training run (30 steps)", {"val_mask_f1": 0.61, "val_curve_r": 0.92,
+                                                       "val_curve_rmse_pct": 5.32},
+                       {"val_mask_f1": 0.93, "val_curve_r": 0.999, "val_curve_rmse_pct": 0.78}, models.name,
+                       " on the run's 4 held-out log(s)")
+    text = offer.question()
+    assert "0.920" in text and "0.999" in text and "WORSE" in text and "held-out log" in text
+    models.decide = lambda o: False
+    models.offer(offer)
+    assert models.model is kept and models.path == BUNDLED_MODEL and "kept demo.safetensors" in shell.messages[-1]
+    # the dialog a user sees: the figures side by side, "keep" the default; it does not block the event loop
+    models.decide = None
+    models.offer(offer)
+    box = next(w for w in QtWidgets.QApplication.topLevelWidgets()
+               if isinstance(w, QtWidgets.QMessageBox) and w.isVisible())
+    assert "0.999" in box.informativeText() and box.defaultButton().text() == "Keep the current model"
+    box.defaultButton().click()
+    assert models.path == BUNDLED_MODEL
+    models.decide = lambda o: True
+    with qtbot.waitSignal(models.changed, timeout=30000):
+        models.offer(offer)
+    assert models.path == new and models.model is not kept
+
+
+def test_digitising_controller_traces_the_labels_when_asked_and_writes_las_and_qc(qtbot, project):
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitisingController(shell, scans, cal, lab, models, view)
+    assert models.load(BUNDLED_MODEL)
+    _opened(qtbot, scans, project / "synth_000.png")  # labelled: write_set wrote its mask
+    assert lab.labelled_mask() is not None and dig.trace_labels
+    with qtbot.waitSignal(dig.digitised, timeout=120000):
+        dig.digitize()
+    assert dig.result.method == "mask"  # the labels, not the model
+    las = lasio.read(str(project / "synth_000.digitized.las"))
+    assert "method: mask" in las.other
+    qtbot.waitUntil(lambda: (project / "synth_000.digitized.qc.png").exists(), timeout=30000)
+    dig.trace_labels = False
+    with qtbot.waitSignal(dig.digitised, timeout=120000):
+        dig.digitize()
+    assert dig.result.method.startswith("model")
