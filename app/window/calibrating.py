@@ -45,7 +45,6 @@ class CalibrationController(QtCore.QObject):
         super().__init__(parent)
         self.shell, self.scans, self.view = shell, scans, view
         self.calib: Calibration | None = None
-        self.propose_task: Task | None = None
         self.last_proposal = None
         self.panel = CalibrationPanel()
         # the depth of a clicked pick; replaceable (tests answer without a dialog)
@@ -79,7 +78,6 @@ class CalibrationController(QtCore.QObject):
             return
         axis, dpi = self.depth_axis(), self.scans.current.dpi
         task = Task(_propose, image, axis, dpi[1 if axis == "y" else 0] if dpi else None, parent=self)
-        self.propose_task = task
         self.shell.start_task(task, self._proposed, "proposing a calibration: finding the tracks, reading the "
                               "printed depths…", "proposal cancelled")
 

@@ -79,10 +79,11 @@ def _digitise_all(scans, model, model_name, progress=None):
             calib = Calibration.load(calib_path_for(scan))
             loaded = load_scan(scan)
             res = _run_digitize(loaded.image, calib, model, rgb=loaded.rgb)
-            _write_results(digitized_path_for(scan), res, calib, scan.name, model_name)
-            write_qc_picture(qc_path_for(digitized_path_for(scan)), loaded.rgb if loaded.rgb is not None
-                             else loaded.image, res, calib, scan.name, model_name)
-            written.append(digitized_path_for(scan))
+            las = digitized_path_for(scan)
+            _write_results(las, res, calib, scan.name, model_name)
+            write_qc_picture(qc_path_for(las), loaded.rgb if loaded.rgb is not None else loaded.image, res, calib,
+                             scan.name, model_name)
+            written.append(las)
         except (InputError, OSError) as exc:
             skipped.append((scan.name, str(exc)))
         if progress:
@@ -140,7 +141,6 @@ class DigitisingController(QtCore.QObject):
 
     digitised = QtCore.Signal()  # a new result is shown (and saved)
     exported_changed = QtCore.Signal()  # the result was exported, or a new one is not yet
-    wants_training = QtCore.Signal()  # Train… (the window's dock)
 
     def __init__(self, shell: Shell, scans: ScanController, calibration: CalibrationController,
                  labelling: LabellingController, models: ModelController, view,
@@ -154,7 +154,6 @@ class DigitisingController(QtCore.QObject):
         self.trace_labels = True  # Run › Digitise from the labelled mask: trace the painted mask when there is one
         self.show_grid_lines = False
         self.plots = CurvePlots()
-        self.task: Task | None = None
         self.grid_task: Task | None = None
         self.batch_task: Task | None = None
         self.qc_task: Task | None = None
@@ -194,8 +193,8 @@ class DigitisingController(QtCore.QObject):
                      f"{default_ceiling() / 1024**3:.1f} GiB: 90 % of the memory available now)")
         if self.calib.sections:
             busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
-        self.task = Task(_run_digitize, scan.image, self.calib, self.models.model, mask, scan.rgb, parent=self)
-        self.shell.start_task(self.task, self._digitized, busy, "digitising cancelled")
+        task = Task(_run_digitize, scan.image, self.calib, self.models.model, mask, scan.rgb, parent=self)
+        self.shell.start_task(task, self._digitized, busy, "digitising cancelled")
 
     def show_grid(self, on: bool) -> None:
         """Overlay the grid the tracers detect (computed off the UI thread)."""

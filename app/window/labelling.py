@@ -22,10 +22,6 @@ from .models import ModelController
 from .scans import ScanController
 from .shell import Shell
 
-PAINTING_TOOLS = ("brush", "eraser", "ink_brush", "restyle")  # drags that paint
-CLICK_TOOLS = ("fill", "line_eraser", "restyle", "polyline")  # clicks that edit the mask
-
-
 def _prefill_mask(image, axis, model, progress=None):
     from core.labelling.prefill import prefill_mask
 
@@ -47,7 +43,6 @@ class LabellingController(QtCore.QObject):
         self.brush_radius = 3.0
         self.polyline_points: list[tuple[float, float]] = []
         self._last_dab = None
-        self.task: Task | None = None
         self.autosave_timer = QtCore.QTimer(self)
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(400)
@@ -169,9 +164,8 @@ class LabellingController(QtCore.QObject):
         if image is None or self.shell.closing or self.shell.task_running():
             return
         scan = self.scans.path
-        self.task = Task(_prefill_mask, image, self.calibration.panel.axis.currentText(), self.models.model,
-                         parent=self)
-        self.shell.start_task(self.task, lambda mask: self._prefilled(mask, scan), "pre-filling the mask…",
+        task = Task(_prefill_mask, image, self.calibration.panel.axis.currentText(), self.models.model, parent=self)
+        self.shell.start_task(task, lambda mask: self._prefilled(mask, scan), "pre-filling the mask…",
                               "pre-fill cancelled")
 
     def _prefilled(self, mask: np.ndarray, scan) -> None:

@@ -89,7 +89,6 @@ class ModelController(QtCore.QObject):
     """The current model (for pre-fill and digitise) and the offers of new ones."""
 
     changed = QtCore.Signal()  # the current model is another one
-    offered = QtCore.Signal(object)  # a ModelOffer was put to the user (answered or not)
 
     def __init__(self, shell: Shell, parent: QtCore.QObject | None = None):
         super().__init__(parent)
@@ -98,7 +97,6 @@ class ModelController(QtCore.QObject):
         self.name: str | None = None
         self.path: Path | None = None
         self.task: Task | None = None  # reads a model file off the UI thread
-        self.summary_task: Task | None = None
         self.last_offer: ModelOffer | None = None
         self.dialog_parent = parent if isinstance(parent, QtWidgets.QWidget) else None
         # answers an offer at once instead of the (window-modal, non-blocking) dialog; tests set it
@@ -123,10 +121,10 @@ class ModelController(QtCore.QObject):
     def run_finished(self, path: str) -> None:
         """A training run wrote a model: read its held-out figures (and the current model's on the same logs,
         which the run measured when it was told which model is current), then offer it."""
-        self.summary_task = Task(_read_summary, Path(path), parent=self)
-        self.summary_task.succeeded.connect(lambda summary, p=Path(path): self._offer_run(p, summary))
-        self.summary_task.failed.connect(self.shell.show_error)
-        self.summary_task.start()
+        task = Task(_read_summary, Path(path), parent=self)
+        task.succeeded.connect(lambda summary, p=Path(path): self._offer_run(p, summary))
+        task.failed.connect(self.shell.show_error)
+        task.start()
 
     def _offer_run(self, path: Path, summary: dict) -> None:
         compared = summary.get("compared") or {}
@@ -154,7 +152,6 @@ class ModelController(QtCore.QObject):
         if self.shell.closing:
             return
         self.last_offer = offer
-        self.offered.emit(offer)
         if self.decide is not None:
             self._answered(offer, self.decide(offer))
             return

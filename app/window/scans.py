@@ -46,7 +46,6 @@ class OpenScan:
     image: np.ndarray  # grey, the scan's own layout
     rgb: np.ndarray | None  # colour pixels (None for a grey scan): shown, and evidence of ink colours
     dpi: tuple[float, float] | None  # the resolution (x, y) its file names, if any: checks a depth scale
-    depth_axis: str  # the orientation its shape suggests (a calibration may say otherwise)
 
 
 class ScanController(QtCore.QObject):
@@ -62,7 +61,6 @@ class ScanController(QtCore.QObject):
         self.project: Project | None = None
         self.current: OpenScan | None = None
         self._opening: Path | None = None  # the scan being read, if any
-        self._open_tasks: list[Task] = []
         self.project_list = QtWidgets.QTreeWidget()
         self.project_list.setHeaderLabels(["scan · state"])
         self.project_list.setUniformRowHeights(False)  # each scan: its name, its state on a second line
@@ -147,8 +145,6 @@ class ScanController(QtCore.QObject):
         task = Task(read_scan_bundle, path, parent=self)
         task.succeeded.connect(lambda bundle, add=add_to_project: self._scan_read(bundle, add))
         task.failed.connect(lambda message, p=path: self._scan_unreadable(p, message))
-        task.finished.connect(lambda t=task: self._open_tasks.remove(t) if t in self._open_tasks else None)
-        self._open_tasks.append(task)
         self.shell.show_status(f"opening {path.name}…", 0)
         task.start()
         return True
@@ -172,7 +168,7 @@ class ScanController(QtCore.QObject):
         self.switching.emit()
         scan = bundle.scan
         bundle.path = Path(path)
-        self.current = OpenScan(Path(path), scan.image, scan.rgb, scan.info.dpi, scan.info.depth_axis)
+        self.current = OpenScan(Path(path), scan.image, scan.rgb, scan.info.dpi)
         self.opened.emit(bundle)
         self.shell.show_status(
             f"{path.name}: {scan.info.width} × {scan.info.height} px, {scan.info.mode}"

@@ -58,7 +58,7 @@ class QcPart:
 def qc_parts(parts: list[tuple[str, Section | None, object]], calib: Calibration, length: int) -> list[QcPart]:
     """``digitize_sections``' output as QC parts, each with its own calibration and place on the scan."""
     out = []
-    for i, (suffix, sec, res) in enumerate(parts):
+    for _suffix, sec, res in parts:
         if sec is None:
             out.append(QcPart("log", res, calib, 0, (0, length)))
         else:

@@ -453,7 +453,7 @@ class Trainer:
     def score_other(self, path: str) -> dict:
         """Another model's held-out figures on this run's validation logs: the model it may replace, measured on
         the same logs as the run's own (``val_*`` figures), so the two can be set side by side."""
-        from .evaluate import combine_scores, score_log
+        from .evaluate import evaluate_logs
 
         try:
             other, _info = load_model(path)
@@ -462,8 +462,7 @@ class Trainer:
         if other.cfg.classes != self.model.cfg.classes:
             return {"error": f"{other.cfg.classes} classes, this run's model {self.model.cfg.classes}: not comparable"}
         other.to(self.device)
-        scores = [score_log(other, lg, self.precision, self.device, self.loss_fn) for lg in self.val_logs]
-        res = combine_scores(scores)
+        res = evaluate_logs(other, self.val_logs, self.precision, self.device, self.loss_fn)
         return {"val_mask_f1": res["mask_f1"], "val_curve_r": res.get("curve_r"),
                 "val_curve_rmse_pct": res.get("curve_rmse_pct")}
 
