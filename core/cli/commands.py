@@ -54,7 +54,7 @@ def cmd_train(args) -> int:
         steps=args.steps if args.steps is not None else (None if args.epochs else 100), epochs=args.epochs,
         lr=args.lr, effective_batch=args.batch, micro_batch=min(4, args.batch), crop_along=args.crop or None, checkpointing=args.checkpointing, tile=args.tile,
         ceiling_gib=args.ceiling, out=str(out), resume=args.resume, seed=args.seed, eval_every=args.eval_every,
-        fp32_modules=[m for m in (args.fp32_modules or "").split(",") if m],
+        fp32_modules=[m for m in (args.fp32_modules or "").split(",") if m], freeze_encoder=args.freeze_encoder,
     )
     from core.engine.distributed import join_from_env
 
@@ -445,6 +445,8 @@ def add_engine_commands(sub) -> None:
     t.add_argument("--styles", help="print-style families of the synthetic stream, comma-separated (default: all)")
     t.add_argument("--exclude-styles", help="families left out of the stream (leave-one-family-out training)")
     t.add_argument("--fp32-modules", help="comma-separated module names kept in fp32")
+    t.add_argument("--freeze-encoder", type=float, default=0.0, metavar="SHARE",
+                   help="train the decoder only for this share of the steps first (fine-tuning; default 0)")
     t.set_defaults(func=cmd_train)
 
     d = sub.add_parser("digitize", help="trace a scan's curves and write them as LAS")

@@ -33,6 +33,8 @@ def add_eval_styles_command(sub) -> None:
     e.add_argument("--height", type=int, default=480, help="px across the tracks (default 480)")
     e.add_argument("--seed", type=int, default=None, help="evaluation seed (default: the fixed held-out seed)")
     e.add_argument("--no-grid", action="store_true", help="trace without grid damping (to measure what it buys)")
+    e.add_argument("--las-dir", help="draw the curve shapes from this folder's LAS files (wells the bundled shape "
+                   "library never held) instead of the bundled shapes")
     e.add_argument("--leave-one-out", action="store_true", help="train one model per family left out, then score")
     e.add_argument("--out", default="eval-styles", help="--leave-one-out: folder for the models (default ./eval-styles)")
     e.add_argument("--steps", type=int, default=600, help="--leave-one-out: training steps per model")
@@ -76,25 +78,41 @@ def cmd_eval_styles(args) -> int:
     if args.leave_one_out:
         return _leave_one_out(args, families, seed)
     model, trained_on, label = _load(args)
-    rows = []
+    rows, scores = [], []
     for fam in families:
-        s = evaluate_family(model, fam, args.count, args.width, args.height, seed, grid=not args.no_grid)
+        s = evaluate_family(model, fam, args.count, args.width, args.height, seed, grid=not args.no_grid,
+                            las_dir=args.las_dir)
+        scores.append(s)
         held = trained_on is None or fam not in trained_on
         rows.append({**s.as_dict(), "held_out": held if trained_on is not None else None})
         if not args.json:
             tag = "" if trained_on is None else ("held out" if held else "trained on")
-            print(f"{fam:<11} {tag:<11} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} % of range  "
-                  f"NULL {s.mean_null_pct:4.1f} %  ({len(s.curves)} curves, {s.seconds:.0f} s)", flush=True)
+            print(_line(fam, tag, s), flush=True)
+    # resistivity curves on log-decade tracks are listed on their own: a family's median hides them
+    logs = [s.subset(s.family, lambda c: c["log_scale"]) for s in scores]
+    log_rows = [{**ls.as_dict(), "held_out": r["held_out"]} for ls, r in zip(logs, rows) if ls.curves]
     summary = _pooled(rows)
     if args.json:
         print(json.dumps({"method": label, "trained_on": list(trained_on) if trained_on else None,
-                          "families": rows, **summary}, indent=2))
+                          "families": rows, "log_scale_curves": log_rows, **summary}, indent=2))
     else:
+        if log_rows:
+            print("\nlog-scale curves alone (figures in decades as printed):")
+            for ls, r in zip(logs, rows):
+                if ls.curves:
+                    tag = "" if r["held_out"] is None else ("held out" if r["held_out"] else "trained on")
+                    print(_line(ls.family, tag, ls), flush=True)
         print(f"\n{label}: " + "; ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in summary.items()
                                           if isinstance(v, float)))
         if trained_on is None and model is not None:
             print("(the model's metadata does not name its training styles: no family can be called held out)")
     return 0
+
+
+def _line(name: str, tag: str, s) -> str:
+    return (f"{name:<11} {tag:<11} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} % of range  "
+            f"NULL {s.mean_null_pct:4.1f} %  excursions {s.excursions_per_1000:4.2f} per 1,000 samples  "
+            f"({len(s.curves)} curves, {s.seconds:.0f} s)")
 
 
 def _load(args):
@@ -155,12 +173,13 @@ def _leave_one_out(args, families: tuple[str, ...], seed: int) -> int:
         h, i = row.held_out, row.in_distribution
         rows.append({"left_out": row.family, "model": row.model_path,
                      "held_out": {"median_r": h.median_r, "median_rmse_pct": h.median_rmse_pct,
-                                  "curves": len(h.curves), "worst": h.worst()},
+                                  "mean_null_pct": h.mean_null_pct, "curves": len(h.curves), "worst": h.worst()},
                      "in_distribution": {"median_r": i.median_r, "median_rmse_pct": i.median_rmse_pct,
-                                         "curves": len(i.curves)}})
+                                         "mean_null_pct": i.mean_null_pct, "curves": len(i.curves)}})
         if not args.json:
-            print(f"  left out {row.family:<11} held out: r {h.median_r:.3f}, RMSE {h.median_rmse_pct:.2f} %   "
-                  f"trained on: r {i.median_r:.3f}, RMSE {i.median_rmse_pct:.2f} %", flush=True)
+            print(f"  left out {row.family:<11} held out: r {h.median_r:.3f}, RMSE {h.median_rmse_pct:.2f} %, "
+                  f"NULL {h.mean_null_pct:.1f} %   trained on: r {i.median_r:.3f}, RMSE {i.median_rmse_pct:.2f} %, "
+                  f"NULL {i.mean_null_pct:.1f} %", flush=True)
     if args.json:
         print(json.dumps({"leave_one_out": rows}, indent=2))
     return 0

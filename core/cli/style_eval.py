@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from core.digitize.metrics import CurveScores, compare_curve
+from core.digitize.metrics import CurveScores, compare_curve, excursions
 from core.digitize.pipeline import digitize
 from core.synth import generate_log
 from core.synth.styles import FAMILIES, GREY_FAMILIES
@@ -30,16 +30,28 @@ EVAL_SEED = 424242  # never a training stream's seed: a training stream draws wi
 class FamilyScore(CurveScores):
     family: str
     method: str
-    curves: list[dict] = field(default_factory=list)  # per curve: log, mnemonic, r, rmse_pct, null
+    # per curve: log, mnemonic, log_scale, line style, r, rmse_pct, null, excursions, samples
+    curves: list[dict] = field(default_factory=list)
     seconds: float = 0.0
 
     def worst(self, n: int = 3) -> list[dict]:
         return sorted(self.curves, key=lambda c: c["r"] if np.isfinite(c["r"]) else -2.0)[:n]
 
+    @property
+    def excursions_per_1000(self) -> float:
+        """Out-and-back departures (``metrics.excursions``) per 1,000 depth samples, over every curve."""
+        n = sum(c["samples"] for c in self.curves)
+        return 1000.0 * sum(c["excursions"] for c in self.curves) / n if n else float("nan")
+
+    def subset(self, name: str, keep: Callable[[dict], bool]) -> "FamilyScore":
+        """The same scores over the curves ``keep`` selects (the log-scale curves, the dotted ones)."""
+        return FamilyScore(name, self.method, [c for c in self.curves if keep(c)], self.seconds)
+
     def as_dict(self) -> dict:
         return {"family": self.family, "method": self.method, "median_r": self.median_r,
                 "median_rmse_pct": self.median_rmse_pct, "mean_null_pct": self.mean_null_pct,
-                "curves": len(self.curves), "worst": self.worst(), "seconds": round(self.seconds, 1)}
+                "excursions_per_1000": self.excursions_per_1000, "curves": len(self.curves), "worst": self.worst(),
+                "seconds": round(self.seconds, 1)}
 
 
 # a family's seed index: the grey families sorted (as before the colour family), the others after them, so adding
@@ -47,25 +59,37 @@ class FamilyScore(CurveScores):
 FAMILY_SEED_ORDER = sorted(GREY_FAMILIES) + [f for f in FAMILIES if f not in GREY_FAMILIES]
 
 
-def family_logs(family: str, count: int, width: int, height: int, seed: int = EVAL_SEED):
-    """``count`` fresh logs of one family, alternating tall and wide, deterministic for ``seed``."""
+def family_logs(family: str, count: int, width: int, height: int, seed: int = EVAL_SEED,
+                las_dir: str | None = None):
+    """``count`` fresh logs of one family, alternating tall and wide, deterministic for ``seed``. ``las_dir``:
+    draw the curve shapes from these LAS files (wells the shape library never held) instead of the bundled ones."""
     for i in range(count):
         log_seed = int(np.random.SeedSequence([seed, FAMILY_SEED_ORDER.index(family), i]).generate_state(1)[0])
-        yield generate_log(log_seed, width, height, ("y", "x")[i % 2], style=family, name=f"{family}_{i:02d}")
+        yield generate_log(log_seed, width, height, ("y", "x")[i % 2], style=family, name=f"{family}_{i:02d}",
+                           las_dir=las_dir if las_dir else "default")
+
+
+def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray) -> dict:
+    """One curve's figures, taken in track fractions: identical to the values' for a linear scale (r, and RMSE
+    in % of the scale range), and for a logarithmic one in decades as printed (a resistivity's r in ohm-m
+    would be decided by its few highest readings, its RMSE by nothing but them)."""
+    pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(truth)
+    m = compare_curve(spec.mnemonic, depth, pf, tf, 1.0)
+    return {"mnemonic": spec.mnemonic, "log_scale": bool(spec.log), "style": int(spec.klass), "r": float(m.r),
+            "rmse_pct": float(m.rmse_pct), "null": float(m.null_fraction), "excursions": excursions(pf, tf),
+            "samples": int(np.isfinite(tf).sum())}
 
 
 def evaluate_family(model, family: str, count: int = 8, width: int = 1600, height: int = 480,
-                    seed: int = EVAL_SEED, grid: bool = True) -> FamilyScore:
+                    seed: int = EVAL_SEED, grid: bool = True, las_dir: str | None = None) -> FamilyScore:
     """Digitise ``count`` fresh logs of ``family`` with ``model`` (None: the classical tracer)."""
     t0 = time.perf_counter()
     score = FamilyScore(family, "model" if model is not None else "classical")
-    for lg in family_logs(family, count, width, height, seed):
+    for lg in family_logs(family, count, width, height, seed, las_dir):
         res = digitize(lg.image, lg.calibration, model, grid=grid, source=lg.name, rgb=lg.rgb)
         for spec in lg.calibration.curves:
             pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
-            m = compare_curve(spec.mnemonic, lg.depth, pred, lg.truth[spec.mnemonic], spec.value_range)
-            score.curves.append({"log": lg.name, "mnemonic": spec.mnemonic, "r": float(m.r),
-                                 "rmse_pct": float(m.rmse_pct), "null": float(m.null_fraction)})
+            score.curves.append({"log": lg.name, **score_curve(spec, lg.depth, pred, lg.truth[spec.mnemonic])})
     score.seconds = time.perf_counter() - t0
     return score
 

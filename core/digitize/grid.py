@@ -140,6 +140,7 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
     q_along = 100.0 * (1.0 - ALONG_DARK_SHARE)
     prof = np.stack([np.percentile(dark[:, a:b], q_along, axis=1) for a, b in zip(edges[:-1], edges[1:])], axis=1)
     along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
+    _release_still_curves(along, prof, dark, edges)
     if not bands:
         bands = [(0, h)]
     bands = [(int(max(0, lo)), int(min(h, hi))) for lo, hi in bands if min(h, hi) - max(0, lo) >= 3]
@@ -152,6 +153,50 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
         across.append(_spread(_lineness(_prominence(col, axis=1)), axis=1)[0])
     across_arr = np.stack(across) if across else np.zeros((0, w), np.float32)
     return Grid(along.astype(np.float32), edges, across_arr, bands)
+
+
+STILL_CURVE_ROWS = 6  # a band of along-line rows at least this wide may be a curve lying nearly still ...
+STILL_CURVE_FILL = 0.6  # ... and is one when its rows are dark this much less often than a ruled line's
+
+
+def _release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray) -> None:
+    """Take back the along-line rows that are a curve lying nearly still (in place).
+
+    A curve that hardly moves over a window (a cable tension, a caliper in gauge hole) darkens a few rows
+    in more than a third of the columns, as a ruled line does: on the KGS sonic log the tension curve was
+    damped as grid over 250-1050 ft and the tracer put it on the sonic's line. What tells them apart is
+    that a ruled line, or a bunch of them (a decade's 7-10 lines), is dark in nearly every column in every
+    row of its band, while a curve wanders across the band: each row is dark in a share of the columns
+    only. So in a band of ``STILL_CURVE_ROWS`` or more rows, where a row's mean darkness over the window is
+    below ``STILL_CURVE_FILL`` of its 65th percentile on average and its ink wanders about a straight line
+    (``_wanders``: a ruled line on a skewed scan drifts across a band too, but straight), it is released."""
+    from .runs import true_runs
+
+    for w, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+        starts, stops = true_runs(along[:, w] >= 0.5)
+        for lo, hi in zip(starts, stops):
+            if hi - lo < STILL_CURVE_ROWS:
+                continue
+            rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
+            p = prof[rows, w]
+            fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
+            inked = p > 0.05
+            if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wanders(dark[rows, a:b]):
+                along[lo:hi, w] = 0.0
+
+
+def _wanders(band: np.ndarray, straight_px: float = 0.5) -> bool:
+    """Whether the ink of a band (rows × columns) wanders about a straight line rather than lying on one: a
+    ruled line on a skewed scan also drifts across a band of rows, but along a straight line (the darkness
+    centroid per column leaves a linear fit by under ``straight_px`` RMS: 0.0-0.3 px on the ruled bands of the
+    iqa scans, 0.8 px for the KGS tension curve); a curve's centroid does not."""
+    mass = band.sum(axis=0)
+    cols = np.flatnonzero(mass > 0.5 * np.median(mass[mass > 0])) if (mass > 0).any() else np.zeros(0, int)
+    if cols.size < 16:
+        return False
+    centroid = (band[:, cols] * np.arange(band.shape[0])[:, None]).sum(axis=0) / mass[cols]
+    fit = np.polyval(np.polyfit(cols, centroid, 1), cols)
+    return float(np.sqrt(np.mean((centroid - fit) ** 2))) > straight_px
 
 
 def track_bands(calib, rows: int) -> list[tuple[int, int]]:

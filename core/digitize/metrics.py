@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.io.las_io import LasData
+from .runs import true_runs
 
 
 @dataclass
@@ -70,6 +71,27 @@ def compare_curve(mnemonic: str, depth: np.ndarray, pred: np.ndarray, truth: np.
             best, best_r = k, rk
     return CurveMetrics(mnemonic, int(t_ok.sum()), r, r2, mae, rmse, 100 * mae / rng, 100 * rmse / rng,
                         float(np.mean(np.abs(err) <= 0.02 * rng)) * (1 - null), null, best, best_r, rng)
+
+
+EXCURSION_SHARE = 0.10  # an excursion leaves the true line by more than this share of the track ...
+EXCURSION_SAMPLES = 50  # ... and comes back within this many samples (a longer stretch off the line is a misread)
+
+
+def excursions(pred_fraction: np.ndarray, truth_fraction: np.ndarray, share: float = EXCURSION_SHARE,
+               max_samples: int = EXCURSION_SAMPLES) -> int:
+    """Out-and-back departures of a trace from its curve, both in track fractions on the same depths.
+
+    An excursion is a run of samples more than ``share`` of the track off the truth, at most ``max_samples``
+    long, with samples on the line on both sides: the trace left its line (along a depth line, onto a grid
+    line or another curve) and came back. NULL samples neither start nor end one. Such boxes cost little r
+    each but are what a petrophysicist sees first on a replotted log."""
+    ok = np.isfinite(pred_fraction) & np.isfinite(truth_fraction)
+    off = np.abs(pred_fraction[ok] - truth_fraction[ok]) > share
+    if off.size < 3:
+        return 0
+    a, b = true_runs(off)
+    inner = (a > 0) & (b < off.size) & (b - a <= max_samples)
+    return int(inner.sum())
 
 
 def compare_las(pred: LasData, truth: LasData, ranges: dict[str, float] | None = None) -> list[CurveMetrics]:

@@ -34,7 +34,10 @@ class Trace:
 
 @dataclass
 class TraceParams:
-    jump_cost: float = 0.04  # per pixel of jump across the track between neighbouring columns
+    jump_cost: float = 0.04  # per pixel of jump across the track between neighbouring columns, along the curve's ink
+    # ... and across paper or a grid line (``travel_costs``); equal to ``jump_cost``: the first tracer's flat cost
+    gap_jump_cost: float = 0.25
+    support_cols: int = 1  # columns either side whose evidence supports a steep move (dashed, dotted: more)
     eps: float = 1e-3
     threshold: float = 0.3  # evidence that counts as seeing the curve
     max_gap_px: int = 16  # gaps (dash gaps, crossings) bridged along depth
@@ -54,35 +57,78 @@ class TraceParams:
     # column) a path in a dash gap detoured to any other curve's faint evidence up to ~60 px away and back, the
     # spikes of dashed traces; 0.08 measured best of 0.02–0.25 (eval-styles worst family r 0.940 → 0.967)
     broken_eps: float = 0.08
+    # a network's map of a style no curve of the track is drawn in: whose evidence it joins (``unclaimed_styles``);
+    # "none" for evidence that is not a network's (a hand-painted mask is followed as painted)
+    unclaimed_styles: str = "none"
+    broken_support_cols: int = 4  # a dashed or dotted curve's steep stretch is supported by its dashes this near
+
+    def broken(self) -> "TraceParams":
+        """These params for a dashed or dotted curve: its gaps are expected (``broken_eps``) and a steep stretch
+        of it is ink in its dashes only (``broken_support_cols``)."""
+        return replace(self, eps=self.broken_eps, support_cols=self.broken_support_cols)
+
+
+MODEL_UNCLAIMED_STYLES = "broken"
 
 
 def model_params(params: TraceParams | None = None) -> TraceParams:
     """``params`` for tracing a network's class maps: they see curves, not ink, so a curve on a grid line is
     seen (``TraceParams.observe_on_grid``). Digitising and training-time validation both trace with these,
     so the figures a run is chosen by are the figures the LAS files get."""
-    return replace(params or TraceParams(), observe_on_grid=True)
+    return replace(params or TraceParams(), observe_on_grid=True, unclaimed_styles=MODEL_UNCLAIMED_STYLES)
 
 
-def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """Exact L1 distance transform, min_j cost[j] + lam·|i − j|, and its argmin, in O(n) numpy calls.
+def _dt_path(cost: np.ndarray, travel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Exact min_j cost[j] + |travel[i] − travel[j]| and its argmin, for a non-decreasing ``travel``.
 
-    Split at i: the min over j ≤ i is a running minimum of cost[j] − lam·j (plus lam·i), the min over
-    j ≥ i the same from the other end. The running argmin is the latest index that set the running
-    minimum, so ties go to the nearer source. This is the Viterbi inner loop, once per depth column:
-    a handful of vectorised scans instead of log n doubling sweeps (6× faster on a 300-row track).
+    ``travel[i]`` is the cost of moving from row 0 to row i (a cumulative sum of per-row step costs), so
+    ``|travel[i] − travel[j]|`` is the cost of moving between rows j and i along the column. Split at i: the
+    min over j ≤ i is a running minimum of cost[j] − travel[j] (plus travel[i]), the min over j ≥ i the same
+    from the other end. The running argmin is the latest index that set the running minimum, so ties go to
+    the nearer source. With ``travel = λ·i`` this is the L1 distance transform. This is the Viterbi inner
+    loop, once per depth column: a handful of vectorised scans.
     """
     n = cost.size
     j = np.arange(n)
-    a = cost - lam * j
+    a = cost - travel
     pre = np.minimum.accumulate(a)
     pre_arg = np.maximum.accumulate(np.where(a == pre, j, 0))
-    b = (cost + lam * j)[::-1]
+    b = (cost + travel)[::-1]
     suf_rev = np.minimum.accumulate(b)
     suf_arg = (n - 1 - np.maximum.accumulate(np.where(b == suf_rev, j, 0)))[::-1]
-    left = pre + lam * j
-    right = suf_rev[::-1] - lam * j
+    left = pre + travel
+    right = suf_rev[::-1] - travel
     take_left = left <= right
     return np.where(take_left, left, right), np.where(take_left, pre_arg, suf_arg)
+
+
+def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
+    """Exact L1 distance transform, min_j cost[j] + lam·|i − j|, and its argmin."""
+    return _dt_path(cost, lam * np.arange(cost.size, dtype=np.float64))
+
+
+def travel_costs(evidence: np.ndarray, params: TraceParams) -> np.ndarray:
+    """Per column, the cumulative cost of moving across the rows (rows × columns, float64).
+
+    A curve that moves far between two depth columns draws the rows in between: a steep stretch is ink
+    along its way. So a step from one row to the next costs ``jump_cost`` where the curve's evidence (in
+    this column or the one before, the two the stroke joins) says the curve is there, and up to
+    ``gap_jump_cost`` where it is paper or a grid line (damped evidence): the path no longer leaves its
+    curve along a depth line or across the paper for a stretch of better evidence elsewhere and comes back
+    (the excursions the first tracer made on log-decade and dense prints), while a resistivity spike drawn
+    in ink still costs what it did. A dashed or dotted curve's steep stretch is ink in its dashes only, so
+    its support is taken over ``broken_support_cols`` columns either side."""
+    rows, cols = evidence.shape
+    support = np.maximum(evidence, np.concatenate([evidence[:, :1], evidence[:, :-1]], axis=1))
+    if params.support_cols > 1:
+        import cv2
+
+        k = 2 * params.support_cols + 1
+        support = cv2.dilate(support.astype(np.float32), np.ones((1, k), np.uint8), borderType=cv2.BORDER_REPLICATE)
+    inked = np.clip(support / params.threshold, 0.0, 1.0)
+    inked = np.minimum(inked[:-1], inked[1:]) if rows > 1 else inked[:0]  # a step is inked when both rows are
+    step = params.jump_cost + (params.gap_jump_cost - params.jump_cost) * (1.0 - inked)
+    return np.concatenate([np.zeros((1, cols)), np.cumsum(step, axis=0, dtype=np.float64)], axis=0)
 
 
 def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -91,14 +137,23 @@ def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tup
     unary = -np.log(np.clip(evidence, params.eps, 1.0))
     back = np.zeros((cols, rows), np.int32)
     acc = unary[:, 0].astype(np.float64)
-    lam = params.jump_cost
+    ink_aware = params.gap_jump_cost > params.jump_cost
+    if ink_aware:
+        travel = travel_costs(evidence, params)
+        if cyclic:  # around the track edge: the pen jumps from one edge to the other, drawing nothing between
+            edge = params.jump_cost
+            span = travel[-1] + edge
+            travel = np.concatenate([travel - span, travel, travel + span])
+    else:
+        lin = params.jump_cost * np.arange(3 * rows if cyclic else rows, dtype=np.float64)
     for c in range(1, cols):
+        t = travel[:, c] if ink_aware else lin
         if cyclic:
             tripled = np.concatenate([acc, acc, acc])
-            val, arg = _dt_l1(tripled, lam)
+            val, arg = _dt_path(tripled, t)
             val, arg = val[rows : 2 * rows], arg[rows : 2 * rows] - rows
         else:
-            val, arg = _dt_l1(acc, lam)
+            val, arg = _dt_path(acc, t)
         back[c] = arg
         acc = val + unary[:, c]
         acc -= acc.min()  # keep the running cost small: 12,800 columns of −log p would cost precision
@@ -328,8 +383,69 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
     return spec.value_of_fraction(np.where(inside & near, ti, np.nan))
 
 
+# how alike two line styles look (1 solid, 2 dashed, 3 dotted or dash-dot): a network that is unsure of a
+# pen reads a dashed stretch as dotted far more often than as solid
+STYLE_DISTANCE = {(1, 2): 2, (1, 3): 3, (2, 3): 1}
+
+
+def unclaimed_styles(spec: CurveSpec, curves: list[CurveSpec], mode: str = "broken") -> list[tuple[int, float]]:
+    """The line styles no curve of ``spec``'s track is drawn in whose probability ``spec``'s evidence takes
+    in, with their weights.
+
+    A network reading a print it was not trained on is sure there is a curve long before it is sure of
+    the pen: on log-decade prints a dashed GR read as dotted over half its length, and the trace of the
+    dashed class was NULL there (p 0.005 on the curve, 0.95 for dotted). The calibration says which pens a
+    track holds: a style no curve of the track is drawn in claims nothing there, so its probability goes
+    to the curve of the nearest style (``STYLE_DISTANCE``; shared on a tie). ``mode``: ``"broken"`` passes
+    only between dashed and dotted, ``"all"`` from any style, ``"none"`` not at all."""
+    if mode == "none":
+        return []
+    present = {c.klass for c in curves if c.shares_track_with(spec)} | {spec.klass}
+    out = []
+    for absent in {1, 2, 3} - present:
+        if mode == "broken" and {absent, spec.klass} != {2, 3}:
+            continue
+        dist = {k: STYLE_DISTANCE[tuple(sorted((absent, k)))] for k in present}
+        nearest = [k for k, d in dist.items() if d == min(dist.values())]
+        if spec.klass in nearest:
+            out.append((absent, 1.0 / len(nearest)))
+    return out
+
+
+class MergedEvidence:
+    """A class's map with the probabilities of unclaimed styles added (``unclaimed_styles``), read band by band
+    like the maps it sums (a coded map decodes only the rows sliced)."""
+
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, maps: dict[int, np.ndarray], klass: int, extra: list[tuple[int, float]]):
+        self.maps, self.klass, self.extra = maps, klass, extra
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.maps[self.klass].shape
+
+    def __getitem__(self, key) -> np.ndarray:
+        out = np.array(self.maps[self.klass][key], np.float32)
+        for k, w in self.extra:
+            out += w * np.asarray(self.maps[k][key], np.float32)
+        return np.minimum(out, 1.0, out=out)
+
+    def astype(self, dtype, copy: bool = True) -> np.ndarray:
+        return self[:, :].astype(dtype, copy=False)
+
+
+def style_evidence(evidence_by_class: dict, spec: CurveSpec, curves: list[CurveSpec], mode: str):
+    """The map ``spec`` is traced on: its class's, taking in the unclaimed styles' (``unclaimed_styles``)."""
+    extra = [(k, w) for k, w in unclaimed_styles(spec, curves, mode) if k in evidence_by_class]
+    own = evidence_by_class[spec.klass]
+    return MergedEvidence(evidence_by_class, spec.klass, extra) if extra else own
+
+
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
-              grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None) -> list[Trace]:
+              grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None
+              ) -> list[Trace]:
     """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
 
     ``by_curve`` maps a curve's index to its own evidence (first row, map of its track's band, whether the
@@ -355,12 +471,13 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         spec = calib.curves[i]
         # a damped colour map is ink a grey or same-tinted grid shares: on a grid line it is the grid's own
         own_params = replace(params, observe_on_grid=False)
-        own_params = own_params if spec.klass == 1 else replace(own_params, eps=params.broken_eps)
+        own_params = own_params if spec.klass == 1 else own_params.broken()
         traces[i] = trace_curve(band, spec, own_params, grid if damp else None, row_offset=offset)
     for idx in same_style_groups(calib.curves, skip=by_curve):
         klass = calib.curves[idx[0]].klass
         if klass in evidence_by_class:
-            group = trace_group_curves(evidence_by_class[klass], [calib.curves[i] for i in idx], params, grid)
+            ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
+            group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
             order_at_top(group, [calib.curves[i] for i in idx])
             for i, tr in zip(idx, group):
                 traces[i] = tr
@@ -371,10 +488,11 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     for n, i in enumerate(rest):
         spec = calib.curves[i]
         own = spec.klass in evidence_by_class
-        ev = evidence_by_class.get(spec.klass, evidence_by_class.get(0))
+        ev = (style_evidence(evidence_by_class, spec, calib.curves, params.unclaimed_styles) if own
+              else evidence_by_class.get(0))
         if ev is None:
             raise ValueError(f"no evidence for class {spec.klass}")
-        own_params = params if spec.klass == 1 or not own else replace(params, eps=params.broken_eps)
+        own_params = params if spec.klass == 1 or not own else params.broken()
         traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
         later = [calib.curves[j] for j in rest[n + 1:]]
         if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):

@@ -134,7 +134,6 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
 
     from .losses import loss_for
     from core.model.model_io import load_model, read_model_metadata
-    from core.model.network import encoder_parameters
     from .train import TrainConfig, Trainer
 
     t0 = time.perf_counter()
@@ -150,13 +149,10 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     tc = TrainConfig(synthetic=cfg.synthetic_share > 0, mix=cfg.synthetic_share, stage=stage, preset=base_model.cfg.preset,
                      init_model=cfg.model, device=cfg.device, precision="auto", steps=1_000_000, lr=cfg.lr,
                      effective_batch=cfg.batch, micro_batch=min(2, cfg.batch), crop_along=cfg.crop,
-                     seed=cfg.seed, stream_size=(1600, 384), checkpoint_every=0, train_val=(train_logs, held))
+                     seed=cfg.seed, stream_size=(1600, 384), checkpoint_every=0, train_val=(train_logs, held),
+                     freeze_encoder=cfg.freeze_encoder)
     trainer = Trainer(tc, stop)
     loss_fn = loss_for(classes)
-    # decoder-only steps first: the encoder's weights get no gradient, so the backward pass stops at the decoder
-    frozen = encoder_parameters(trainer.model) if cfg.freeze_encoder > 0 else []  # the raw net (trainer.net wraps it)
-    for p in frozen:
-        p.requires_grad_(False)
     with torch.no_grad():
         before = _score(trainer.model, held, trainer.precision, trainer.device, loss_fn)
     # the step count from a timed pilot: the schedule (warm-up, cosine) then fits the budget
@@ -193,13 +189,8 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     timer = threading.Timer(max(0.0, deadline - time.perf_counter()), stop.set)
     timer.daemon = True
     timer.start()
-    thaw_at = int(steps * cfg.freeze_encoder)
     try:
-        for ev in events:
-            if frozen and trainer.step >= thaw_at:
-                for p in frozen:
-                    p.requires_grad_(True)
-                frozen = []
+        for ev in events:  # the trainer trains the decoder only for the first ``freeze_encoder`` share of the steps
             if isinstance(ev, EvalEvent):
                 consider(ev)
             if getattr(ev, "type", "") == "done":

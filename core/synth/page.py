@@ -125,7 +125,7 @@ def draw_grid(layer: np.ndarray, layout: Layout, calib: Calibration, rng: np.ran
         w = t.right - t.left
         if t.log:
             for k in range(t.decades):
-                for m in range(1, 10):
+                for m in style.decade_lines:
                     frac = (k + math.log10(m)) / t.decades
                     _vline(layer, t.left + frac * w, heavy if m == 1 else g, style.heavy_width if m == 1 else style.grid_width)
         else:

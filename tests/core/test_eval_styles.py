@@ -8,12 +8,24 @@ from core.model.model_io import read_model_metadata
 
 
 def test_classical_scores_every_family_asked(capsys):
-    assert main(["eval-styles", "--classical", "--families", "uniform,fax", "--count", "1",
-                 "--width", "400", "--height", "160", "--json"]) == 0
+    assert main(["eval-styles", "--classical", "--families", "uniform,fax,log_decades", "--count", "1",
+                 "--width", "400", "--height", "240", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [r["family"] for r in out["families"]] == ["uniform", "fax"]
+    assert [r["family"] for r in out["families"]] == ["uniform", "fax", "log_decades"]
     assert all(r["curves"] >= 1 and -1 <= r["median_r"] <= 1 for r in out["families"])
+    assert all(r["excursions_per_1000"] >= 0 and 0 <= r["mean_null_pct"] <= 100 for r in out["families"])
     assert out["worst_family_median_r"] == min(r["median_r"] for r in out["families"])
+    # resistivity curves on log decades are listed on their own, scored in decades
+    logs = out["log_scale_curves"]
+    assert "log_decades" in [r["family"] for r in logs] and all(r["curves"] >= 1 for r in logs)
+    assert all(c["log_scale"] for r in logs for c in r["worst"])
+
+
+def test_the_table_prints_null_and_excursions_beside_r(capsys):
+    assert main(["eval-styles", "--classical", "--families", "log_decades", "--count", "1",
+                 "--width", "400", "--height", "240"]) == 0
+    out = capsys.readouterr().out
+    assert "NULL" in out and "excursions" in out and "log-scale curves alone" in out
 
 
 def test_leave_one_out_trains_without_each_family_and_marks_what_it_saw(tmp_path, capsys):

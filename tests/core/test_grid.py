@@ -176,3 +176,23 @@ def test_a_grid_with_free_rows_is_damped_in_full():
     damping = g.damping(slice(20, 221))
     assert damping[GRID_ROWS[3] - 20].max() == pytest.approx(0.15, abs=0.01)  # on a line: the floor
     assert np.median(damping[50 - 20]) == pytest.approx(1.0)  # between lines: untouched off the depth lines
+
+
+def test_a_curve_lying_nearly_still_is_not_taken_for_a_grid_line_but_a_bunch_of_ruled_lines_is(monkeypatch):
+    """A tension curve wandering a few rows about one place (the KGS sonic log's LTEN) is dark in more than a
+    third of the columns of its rows, as a ruled line is; it wanders across its band, so it is released.
+    A decade's bunched 7-10 lines, a solid band of ruled rows, stay grid."""
+    import core.digitize.grid as grid
+
+    rng = np.random.default_rng(4)
+    still = 150 + 3.5 * np.sin(np.arange(COLS) / 25.0) + rng.normal(0, 0.4, COLS)
+    img = _page(_wiggle(), grid_rows=np.array([20, 60, 220]))
+    pts = np.stack([np.arange(COLS), still], 1).round().astype(np.int32)
+    cv2.polylines(img, [pts], False, 25, 2, cv2.LINE_AA)
+    for r in (95, 98, 100, 102):  # the 7, 8, 9 and 10 lines of a narrow decade
+        cv2.line(img, (0, r), (COLS - 1, r), 25, 1)
+    rows = set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist())
+    assert not rows & set(range(145, 156))
+    assert {95, 98, 100, 102} <= rows and all(rows & {r - 1, r, r + 1} for r in (20, 60, 220))
+    monkeypatch.setattr(grid, "STILL_CURVE_FILL", 0.0)  # without the release: the curve's band reads as grid
+    assert set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist()) & set(range(145, 156))

@@ -199,3 +199,63 @@ def test_mixed_draws_only_the_families_asked_for(tmp_path):
     assert manifest["families"] == ["fax", "worn"]
     assert main(["synth", str(tmp_path / "t"), "--count", "1", "--families", "nope"]) == 2
     assert main(["synth", str(tmp_path / "t"), "--count", "1", "--style", "fax", "--families", "worn"]) == 2
+
+
+def test_hard_families_draw_what_the_first_model_failed_on():
+    """log_decades: every track after the first on log decades with its own ruling; dotted_fax: 1-bit, mostly
+    dotted pens; dense: 2-3 curves a track, grids as dark as the pens, depth numbers inside the tracks."""
+    from core.synth.hard_families import decade_rulings
+
+    rulings = {decade_rulings(np.random.default_rng(s)) for s in range(60)}
+    assert (1, 2, 3, 4, 5, 6, 7, 8, 9) in rulings and (1,) in rulings and all(r[0] == 1 for r in rulings)
+    dotted = total = 0
+    for seed in range(4):
+        lg = generate_log(seed, 800, 480, "y", style="log_decades")
+        specs = lg.calibration.curves
+        tracks = sorted({s.track for s in specs})
+        assert len(tracks) >= 2 and all(s.log for s in specs if s.track != tracks[0])
+        assert any(s.log for s in specs)
+        fx = generate_log(seed, 800, 320, "y", style="dotted_fax")
+        assert set(np.unique(fx.image).tolist()) <= {0, 255}
+        dotted += sum(s.klass == 3 for s in fx.calibration.curves)
+        total += len(fx.calibration.curves)
+        dn = generate_log(seed, 800, 320, "y", style="dense")
+        ps = dn.meta["print_style"]
+        assert ps["grid_strength"] >= 180 and ps["numbers_in_tracks"] and ps["curves_per_track"][0] == 2
+    assert dotted / total > 0.4
+
+
+def test_close_curves_run_close_and_a_faint_one_is_fainter():
+    """A close track's curves follow the first one's path a few percent of the track apart; a faint curve is
+    drawn at half to three quarters of the ink and at most 2 px wide."""
+    from core.synth.log import _faint_curves, _run_close
+    from core.synth.print_style import PrintStyle
+
+    rng = np.random.default_rng(0)
+    close: dict = {"t": None}
+    first = 0.5 + 0.3 * np.sin(np.linspace(0, 20, 2000))
+    assert _run_close(first, close, "t", rng) is first
+    other = _run_close(rng.uniform(0.1, 0.9, 2000), close, "t", rng)
+    gap = np.abs(other - first)
+    assert np.median(gap) < 0.2 and np.corrcoef(first, other)[0, 1] > 0.8 and other.min() >= 0.02
+    lg = generate_log(1, 800, 320, "y", style="log_decades")
+    faint = _faint_curves(lg.calibration.curves, PrintStyle("x", faint_curve=1.0), np.random.default_rng(1))
+    shared = [s for s in lg.calibration.curves if sum(t.track == s.track for t in lg.calibration.curves) >= 2]
+    assert faint and set(faint) <= {s.mnemonic for s in shared} and all(0.5 <= f <= 0.75 for f in faint.values())
+    assert _faint_curves(lg.calibration.curves, PrintStyle("x"), np.random.default_rng(1)) == {}
+
+
+def test_domain_randomisation_draws_each_parameter_on_its_own():
+    from core.synth.styles import sample_style
+
+    looks = [sample_style("random", np.random.default_rng(s)) for s in range(40)]
+    assert all(lk.family == "random" for lk in looks)
+    for name in ("grid_strength", "depth_line_px", "dash_scale", "close_curves", "log_track_share"):
+        values = [getattr(lk, name) for lk in looks]
+        assert len(set(values)) > 30, name  # continuous, not a handful of presets
+    assert {lk.tracks for lk in looks} == {1, 2, 3, 4}
+    assert any(lk.numbers_in_tracks for lk in looks) and not all(lk.numbers_in_tracks for lk in looks)
+    gs = np.array([lk.grid_strength for lk in looks])
+    dl = np.array([lk.depth_line_px for lk in looks])
+    assert abs(np.corrcoef(gs, dl)[0, 1]) < 0.5
+    generate_log(3, 600, 256, "x", style="random")  # draws a log

@@ -235,3 +235,28 @@ def test_a_run_measures_the_model_it_may_replace_on_its_own_held_out_logs(tiny_s
 
     save_model(tmp_path / "four.safetensors", four, "fp32")
     assert "not comparable" in trainer.score_other(str(tmp_path / "four.safetensors"))["error"]
+
+
+def test_freeze_encoder_trains_the_decoder_first_then_everything(tiny_set, tmp_path):
+    """``--freeze-encoder 0.5`` of 4 steps: the encoder's weights do not move in steps 1-2 (no gradient, so AdamW
+    leaves them), the decoder's do; from step 3 both move."""
+    from core.model.network import encoder_parameters
+
+    trainer = Trainer(_cfg(tiny_set, tmp_path, precision="fp32", steps=4, freeze_encoder=0.5))
+    enc = {id(p) for p in encoder_parameters(trainer.model)}
+    snap = lambda: [(id(p) in enc, p.detach().clone()) for p in trainer.model.parameters()]  # noqa: E731
+    history = [snap()]
+    for ev in trainer.run():
+        if ev.type == "step":
+            history.append(snap())
+
+    def moved(a, b, encoder):
+        return any(not torch.equal(x, y) for (e, x), (_, y) in zip(a, b) if e == encoder)
+
+    assert len(history) == 5
+    for k in (1, 2):
+        assert not moved(history[k - 1], history[k], True) and moved(history[k - 1], history[k], False)
+    assert moved(history[2], history[4], True)
+    assert all(p.requires_grad for p in trainer.model.parameters())
+    with pytest.raises(InputError):
+        Trainer(_cfg(tiny_set, tmp_path, freeze_encoder=1.5))

@@ -1,0 +1,43 @@
+"""Domain randomisation: a print style with every parameter drawn on its own.
+
+The named families vary what real prints vary *together* (a fax is 1-bit and
+blurred, a service-company print dark and busy). A network trained only on
+them learns those bundles; one that also sees every parameter drawn
+independently, over wider ranges than any family uses, has to read a curve
+from what makes it a curve. This is the family the bundled model learns the
+hard prints' space from without ever seeing the hard families themselves.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .hard_families import decade_rulings
+from .print_style import PrintStyle
+
+
+def _chance(rng: np.random.Generator, hi: float = 1.0) -> float:
+    return float(rng.uniform(0.0, hi))
+
+
+def randomised(rng: np.random.Generator) -> PrintStyle:
+    gw = int(rng.integers(1, 4))
+    pens = tuple(sorted(set(int(w) for w in rng.integers(1, 5, size=int(rng.integers(2, 6))))))
+    lo_pen = int(rng.uniform(110, 230))
+    weights = rng.dirichlet(np.ones(3))
+    most = int(rng.integers(1, 4))
+    return PrintStyle(
+        "random", tracks=int(rng.integers(1, 5)), depth_column=rng.random() < 0.7, api_layout=rng.random() < 0.5,
+        log_track_share=_chance(rng, 0.8), decades=(2, int(rng.integers(2, 6))), decade_lines=decade_rulings(rng),
+        divisions=int(rng.choice([4, 5, 6, 8, 10, 12, 16, 20])),
+        heavy_every=[None, 2, 4, 5, 10][int(rng.integers(5))], grid_strength=float(rng.uniform(30, 256)),
+        grid_width=gw, heavy_gain=float(rng.uniform(1.0, 2.2)), heavy_width=int(rng.integers(1, 5)),
+        depth_line_px=float(rng.uniform(5, 30)), border_strength=float(rng.uniform(100, 256)),
+        border_width=int(rng.integers(1, 5)), pen_widths=pens, pen_strength=(lo_pen, 256),
+        dash_scale=float(rng.uniform(0.6, 1.8)), curves_per_track=(1, most),
+        line_styles=tuple(float(w) for w in weights), close_curves=_chance(rng, 0.7), faint_curve=_chance(rng, 0.5),
+        numbers_in_tracks=rng.random() < 0.4, annotations=int(rng.integers(0, 9)), scanned=rng.random() < 0.75,
+        artefacts={"bilevel": _chance(rng, 0.6), "jpeg": _chance(rng, 0.8), "faded": _chance(rng),
+                   "blur": _chance(rng), "salt": _chance(rng), "skew": _chance(rng), "stains": _chance(rng, 0.5),
+                   "folds": _chance(rng, 0.5), "low_contrast": _chance(rng, 0.6)},
+    )
