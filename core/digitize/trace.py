@@ -69,13 +69,21 @@ class TraceParams:
 
 
 MODEL_UNCLAIMED_STYLES = "broken"
+# a network's map counts as seeing its curve from 0.12 (ink: 0.3), over gaps of up to 24 columns (ink: 16). On
+# prints it was not trained on the bundled model is often sure there is a curve at 0.1-0.3 (thin 1-px pens under
+# a dark grid, faint curves): at 0.3 those stretches were NULL where the trace lay on the curve (eval-styles, 5
+# logs a family: dense 10.7 -> 4.4 % NULL, dotted_fax 8.9 -> 4.3 %, fax 9.9 -> 7.2 %, r the same or better,
+# RMSE within 0.25 points)
+MODEL_THRESHOLD = 0.12
+MODEL_MAX_GAP_PX = 24
 
 
 def model_params(params: TraceParams | None = None) -> TraceParams:
     """``params`` for tracing a network's class maps: they see curves, not ink, so a curve on a grid line is
     seen (``TraceParams.observe_on_grid``). Digitising and training-time validation both trace with these,
     so the figures a run is chosen by are the figures the LAS files get."""
-    return replace(params or TraceParams(), observe_on_grid=True, unclaimed_styles=MODEL_UNCLAIMED_STYLES)
+    return replace(params or TraceParams(), observe_on_grid=True, unclaimed_styles=MODEL_UNCLAIMED_STYLES,
+                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX)
 
 
 def _dt_path(cost: np.ndarray, travel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
