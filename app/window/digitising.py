@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtWidgets
 from core.common.errors import InputError
 from core.digitize.frame import to_canonical
 from core.io.calibration import Calibration
+from core.digitize.batch import qc_path_for
 from core.io.project import digitized_path_for
 from core.io.scan import calib_path_for, load_scan, mask_path_for
 from core.model.bundled import BUNDLED_MODEL
@@ -39,11 +40,6 @@ def _run_digitize(image, calib, model, mask=None, rgb=None, progress=None):
     result = in_scan_frame(parts, calib, image.shape)
     result.others = [(suffix, res) for suffix, _, res in parts if suffix]
     return result
-
-
-def qc_path_for(las: Path) -> Path:
-    """The QC picture beside a LAS file: ``NAME.digitized.qc.png`` for ``NAME.digitized.las``."""
-    return las.with_name(f"{las.stem}.qc.png")
 
 
 def _write_results(path: Path, result, calib, scan_name: str, model_name) -> None:
@@ -71,23 +67,21 @@ def write_qc_picture(path: Path, pixels, result, calib, scan_name: str, model_na
 
 
 def _digitise_all(scans, model, model_name, progress=None):
-    """Digitise every given scan with its calibration and write its digitised LAS; returns the paths written
-    and the scans skipped with why (a bad file is skipped, never the end of the batch)."""
+    """Digitise every given scan with its calibration, writing its digitised LAS and QC picture
+    (``core/digitize/batch.py``, as ``welltrace digitize FOLDER`` does); returns the LAS paths written and the
+    scans skipped with why (a bad file is skipped, never the end of the batch)."""
+    from core.digitize.batch import digitize_file, jobs_for
+
     written, skipped = [], []
-    for i, scan in enumerate(scans):
-        try:
-            calib = Calibration.load(calib_path_for(scan))
-            loaded = load_scan(scan)
-            res = _run_digitize(loaded.image, calib, model, rgb=loaded.rgb)
-            las = digitized_path_for(scan)
-            _write_results(las, res, calib, scan.name, model_name)
-            write_qc_picture(qc_path_for(las), loaded.rgb if loaded.rgb is not None else loaded.image, res, calib,
-                             scan.name, model_name)
-            written.append(las)
-        except (InputError, OSError) as exc:
-            skipped.append((scan.name, str(exc)))
+    jobs = jobs_for(list(scans))
+    for i, job in enumerate(jobs):
+        outcome = digitize_file(job, model, model_name)
+        if outcome.failed:
+            skipped.append((outcome.scan, outcome.error))
+        else:
+            written.append(job.las)
         if progress:
-            progress(i + 1, len(scans))
+            progress(i + 1, len(jobs))
     return written, skipped
 
 

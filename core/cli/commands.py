@@ -109,6 +109,91 @@ def _run_training(trainer, events_path: str | None, quiet: bool) -> int:
 
 
 def cmd_digitize(args) -> int:
+    if len(args.scan) > 1 or Path(args.scan[0]).is_dir():
+        return cmd_digitize_many(args)
+    if not Path(args.scan[0]).exists():
+        raise InputError(args.scan[0], "no such scan or folder")
+    for flag, value in (("--calib", args.calib), ("--out", args.out)):
+        if not value:
+            raise InputError(None, f"digitising one scan needs {flag} (a folder or several scans take each "
+                             "scan's NAME.calib.json and write NAME.digitized.las)")
+    for flag, value in (("--jobs", args.jobs), ("--scheduler", args.scheduler)):
+        if value:
+            raise InputError(None, f"{flag} is for a folder or several scans")
+    args.scan = args.scan[0]
+    return _digitize_one(args)
+
+
+def cmd_digitize_many(args) -> int:
+    """Several scans or folders: each with its calibration beside it, in worker processes or on a Dask cluster;
+    up-to-date LAS files skipped, a bad scan reported and the rest digitised, a summary table written."""
+    import time
+
+    from core.common.progress import progress_bar
+    from core.digitize.batch import SUMMARY_NAME, jobs_for, scans_in, up_to_date, write_summary, ScanOutcome
+    from core.digitize.batch_run import RunOptions, run_cluster, run_local, thread_split
+
+    if args.calib or args.from_mask or args.mask_out or args.qc or args.section is not None:
+        raise InputError(None, "with a folder or several scans each scan takes its own NAME.calib.json and writes "
+                         "NAME.digitized.las and its QC picture: --calib, --from-mask, --mask-out, --qc and "
+                         "--section are for one scan")
+    if bool(args.model) == bool(args.classical):
+        raise InputError(None, "give exactly one of --model MODEL or --classical")
+    for flag, value in (("--jobs", args.jobs), ("--threads", args.threads)):
+        if value is not None and value < 1:
+            raise InputError(None, f"{flag} must be at least 1")
+    if args.model and not Path(args.model).is_file():
+        raise InputError(args.model, "no such model file")
+    out_dir = Path(args.out) if args.out else None
+    if out_dir is not None:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError(args.out, "with several scans --out is a folder for their LAS files")
+        out_dir.mkdir(parents=True, exist_ok=True)
+    scans = scans_in(args.scan)
+    jobs = jobs_for(scans, out_dir, qc=not args.no_qc)
+    model = Path(args.model) if args.model else None
+    todo = [j for j in jobs if args.force or not up_to_date(j, model)]
+    outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
+    workers, threads = thread_split(args.jobs or 1, args.threads)
+    ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
+    options = RunOptions(args.model, args.precision, threads, ceiling)
+    where = f"the cluster at {args.scheduler}" if args.scheduler else \
+        f"{workers} worker process(es) × {threads} thread(s)"
+    print(f"{len(jobs)} scan(s): {len(todo)} to digitise on {where}, {len(jobs) - len(todo)} up to date",
+          file=sys.stderr)
+    t0 = time.perf_counter()
+    with progress_bar(len(todo), "digitize", unit="scan") as bar:
+        stream = run_cluster(todo, options, args.scheduler) if args.scheduler else run_local(todo, options, workers)
+        for outcome in _refusing(stream, args.scheduler):
+            outcomes.append(outcome)
+            bar.update(1)
+            if outcome.failed:
+                bar.write(f"{outcome.scan}: failed: {outcome.error}", file=sys.stderr)
+    order = {j.scan.name: i for i, j in enumerate(jobs)}
+    outcomes.sort(key=lambda o: order.get(o.scan, len(order)))
+    summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
+    write_summary(summary, outcomes)
+    failed = [o.scan for o in outcomes if o.failed]
+    done = sum(o.status == "written" for o in outcomes)
+    print(f"digitised {done} scan(s) in {time.perf_counter() - t0:.1f} s, {len(jobs) - len(todo)} up to date, "
+          f"{len(failed)} failed; summary: {summary}")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _refusing(stream, scheduler: str | None):
+    """The outcomes, a cluster that cannot be reached (or Dask not installed) refused in one line."""
+    try:
+        yield from stream
+    except (OSError, TimeoutError, RuntimeError) as exc:
+        if not scheduler:
+            raise
+        raise InputError(scheduler, f"the Dask scheduler cannot be used: {exc}") from None
+
+
+def _digitize_one(args) -> int:
     from core.io.calibration import Calibration
     from core.common.progress import progress_bar
     from core.digitize.pipeline import digitize_sections, in_scan_frame, las_path_for, write_result
@@ -161,7 +246,7 @@ def cmd_digitize(args) -> int:
         parts = digitize_sections(scan.image, calib, None if args.section is None else args.section - 1,
                                   source=args.scan, mask=mask, rgb=scan.rgb, model=model, precision=precision,
                                   device=device, tile=tile, progress=prog, whole_picture=args.whole_picture,
-                                  memory_ceiling=ceiling)
+                                  memory_ceiling=ceiling, reference=args.reference)
     source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
               else None)
     for suffix, sec, res in parts:
@@ -174,8 +259,9 @@ def cmd_digitize(args) -> int:
         where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
                                        f"{sec.start}–{sec.stop}]"
         print(f"wrote {out}{where}: {len(res.values)} curves × {n} samples "
-              f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence {res.timings['evidence_s']:.2f} s, "
-              f"trace {res.timings['trace_s']:.2f} s")
+              f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence {res.timings['evidence_s']:.2f} s"
+              + (f" ({res.memory['path']} path)" if res.memory else "")
+              + f", grid {res.timings['grid_s']:.2f} s, trace {res.timings['trace_s']:.2f} s")
     if args.mask_out:
         save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
     if args.qc:
@@ -449,11 +535,12 @@ def add_engine_commands(sub) -> None:
                    help="train the decoder only for this share of the steps first (fine-tuning; default 0)")
     t.set_defaults(func=cmd_train)
 
-    d = sub.add_parser("digitize", help="trace a scan's curves and write them as LAS")
-    d.add_argument("scan", help="the scanned log (PNG, JPEG, BMP or TIFF)")
-    d.add_argument("--calib", required=True, help="its calibration (NAME.calib.json: depth picks, curves, sections)")
-    d.add_argument("--out", required=True, help="the LAS file to write (a repeat pass goes beside it as "
-                   "OUT.repeat.las)")
+    d = sub.add_parser("digitize", help="trace a scan's curves and write them as LAS (or a folder of scans)")
+    d.add_argument("scan", nargs="+", help="the scanned log (PNG, JPEG, BMP or TIFF); several scans or a folder "
+                   "digitise each with its NAME.calib.json into NAME.digitized.las and its QC picture")
+    d.add_argument("--calib", help="its calibration (NAME.calib.json: depth picks, curves, sections); one scan only")
+    d.add_argument("--out", help="the LAS file to write (a repeat pass goes beside it as OUT.repeat.las); with "
+                   "several scans, a folder for their LAS files (default: beside each scan)")
     d.add_argument("--model", help="a trained model (.safetensors), e.g. resources/models/demo.safetensors")
     d.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
     d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
@@ -471,12 +558,27 @@ def add_engine_commands(sub) -> None:
     d.add_argument("--whole-picture", action="store_true",
                    help="read the whole scan in one forward (memory grows with its area: ~0.6 GiB a megapixel); "
                    "to compare against the windowed maps")
+    d.add_argument("--reference", action="store_true",
+                   help="read the scan as releases before 0.2 did (every row, PyTorch's default layout): slower, to "
+                   "compare the fast path's LAS against")
     d.add_argument("--qc", metavar="PNG", help="also draw the LAS values back over the scan, page by page "
                    "(NAME-p01.png… when the log is longer than a page): the picture to check the LAS by")
     d.add_argument("--well", help="well name for the LAS header")
     d.add_argument("--section", type=int, metavar="N", help="trace only the calibration's section N (1-based) and "
                    "write it to --out (default: every section: the main pass to OUT.las, a repeat pass to "
                    "OUT.repeat.las, any other to OUT.sectionN.las)")
+    many = d.add_argument_group("several scans or a folder")
+    many.add_argument("--jobs", type=int, metavar="N", help="worker processes (default 1); the threads are shared "
+                      "among them")
+    many.add_argument("--threads", type=int, metavar="N", help="threads in all (default: every core)")
+    many.add_argument("--force", action="store_true", help="digitise again scans whose LAS is newer than the scan, "
+                      "its calibration and the model (skipped otherwise)")
+    many.add_argument("--no-qc", action="store_true", help="write no QC pictures")
+    many.add_argument("--summary", metavar="CSV", help="the summary table (default: digitize-summary.csv in --out "
+                      "or beside the first scan)")
+    many.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (tcp://HOST:8786) whose "
+                      "workers digitise one scan a task; they must see the scans' paths (pip install "
+                      "'welltrace[cluster]')")
     d.set_defaults(func=cmd_digitize)
 
     b = sub.add_parser("budget", help="predict (and --measure) the memory of one training step and plan the levers")

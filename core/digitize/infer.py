@@ -31,6 +31,7 @@ from core.common.sysmem import available_memory, proc_status
 from core.model.footprint import inference_fit, predict_inference_peak, receptive_radius, window_for
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
+from core.model.runtime import Runner, torch_runner
 from .coded_map import CodedMap, encode
 from .frame import from_canonical, to_canonical
 
@@ -40,15 +41,6 @@ GIB = 1024**3
 # a first forward's resident rise beyond the tensors it holds (oneDNN's primitive cache and reordered weights,
 # the threads' buffers): 112-114 MiB at 640 and 1,664 px across, measured with VmHWM on the 2-core EPYC
 RUNTIME_OVERHEAD = 128 * 1024**2
-
-
-def _forward(model, x: torch.Tensor, precision: Precision) -> torch.Tensor:
-    with torch.inference_mode(), precision.autocast():
-        logits = model(x)
-    logits = logits.float()
-    if logits.shape[1] == 1:
-        return torch.sigmoid(logits)
-    return torch.softmax(logits, 1)
 
 
 def strips(length: int, tile: int, overlap: int, align: int = 1) -> list[tuple[int, int]]:
@@ -75,14 +67,14 @@ def predict_canonical(
     overlap: int = 128,
     progress: Callable[[int, int], None] | None = None,
 ) -> np.ndarray:
-    """Class probabilities (C, H, W) float32 for a canonical uint8 image (H across, W along depth)."""
-    model.eval()
-    dev = torch.device(device)
-    x_full = torch.from_numpy(image_to_input(img))[None, None]
+    """Class probabilities (C, H, W) float32 for a canonical uint8 image (H across, W along depth), read by eager
+    PyTorch in its default layout: the reference the faster runtimes are compared with."""
+    run = torch_runner(model, precision, device, channels_last=False)
+    x_full = image_to_input(img)[None, None]
     h, w = img.shape
     classes = model.cfg.classes
     if tile is None or tile >= w:
-        out = _forward(model, x_full.to(dev), precision)[0].cpu().numpy()
+        out = run(x_full)
         if progress:
             progress(1, 1)
         return out
@@ -90,7 +82,7 @@ def predict_canonical(
     wsum = np.zeros(w, np.float32)
     parts = strips(w, tile, overlap)
     for i, (a, b) in enumerate(parts):
-        p = _forward(model, x_full[..., a:b].to(dev), precision)[0].cpu().numpy()
+        p = run(x_full[..., a:b])
         ramp = np.ones(b - a, np.float32)
         ov = min(overlap, (b - a) // 2)
         if ov > 0:
@@ -185,12 +177,14 @@ def default_ceiling() -> int:
 
 
 def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
-                ceiling: int | None = None, length: int | None = None, resident: int | None = None) -> MemoryPlan:
+                ceiling: int | None = None, length: int | None = None, resident: int | None = None,
+                across: int | None = None) -> MemoryPlan:
     """The longest window up to ``length`` (default the training crop) whose reading of a canonical image of
     ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
     method as the training budget. On CUDA the forward runs in device memory: the window is planned against
     the host's ceiling for the maps only. Raises :class:`MemoryCeilingError` when no window fits."""
     h, w = shape
+    band = across or h  # the rows the network reads (``evidence_band``); the maps cover every row
     ceiling = default_ceiling() if ceiling is None else int(ceiling)
     if device_type != "cuda":
         inference_fit(cfg, precision_mode)  # its probes first: they load what the forward will use
@@ -200,21 +194,35 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     want = Windowing.for_model(cfg, length or WINDOW_PX)
 
     def stitching(win: Windowing) -> int:  # the settling buffer and one window's probabilities
-        return 2 * cfg.classes * h * (win.length + win.overlap) * 4
+        return 2 * cfg.classes * band * (win.length + win.overlap) * 4
 
     def forward(win: Windowing) -> int:
-        return 0 if device_type == "cuda" else predict_inference_peak(cfg, h, min(w, win.length), precision_mode)
+        return 0 if device_type == "cuda" else predict_inference_peak(cfg, band, min(w, win.length), precision_mode)
 
     room = ceiling - resident - maps - RUNTIME_OVERHEAD - stitching(want)
-    fits = 10**9 if device_type == "cuda" else window_for(cfg, h, room, precision_mode)
+    fits = 10**9 if device_type == "cuda" else window_for(cfg, band, room, precision_mode)
     win = want if fits >= min(w, want.length) else Windowing.for_model(cfg, fits)
     plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win))
     if fits < min(w, shortest.length) or plan.predicted_peak > ceiling:
         need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest)).predicted_peak
         raise MemoryCeilingError(f"reading this scan needs at least {need / GIB:.2f} GiB (windows of "
-                                 f"{shortest.length} px along depth over {h} px across); the ceiling is "
+                                 f"{shortest.length} px along depth over {band} px across); the ceiling is "
                                  f"{ceiling / GIB:.2f} GiB")
     return plan
+
+
+def evidence_band(tracks: list[tuple[float, float]], rows: int, cfg: NetConfig) -> tuple[int, int]:
+    """The canonical rows the network needs to read for curves in ``tracks`` (their pixel ends across): from the
+    first track's edge to the last's, widened by the network's convolutional reach (its receptive radius,
+    rounded up to the stride) so every pixel of a track is read with all the context its convolutions see, and
+    starting on the stride so the band keeps the whole picture's downsampling grid. The depth column, lithology
+    and text columns beyond the tracks are not read (where they lie between two tracks they are: one band)."""
+    if not tracks:
+        return 0, rows
+    reach = Windowing.for_model(cfg, 0).margin
+    lo = max(0, int(math.floor(min(min(t) for t in tracks))) - reach) // cfg.stride * cfg.stride
+    hi = min(rows, int(math.ceil(max(max(t) for t in tracks))) + 1 + reach)
+    return lo, hi
 
 
 def kept_classes(classes: int) -> tuple[int, ...]:
@@ -223,19 +231,21 @@ def kept_classes(classes: int) -> tuple[int, ...]:
 
 
 def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.device | str = "cpu",
-                    window: Windowing | None = None, progress: Callable[[int, int], None] | None = None
-                    ) -> WindowedEvidence:
-    """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring)."""
-    model.eval()
-    dev = torch.device(device)
+                    window: Windowing | None = None, progress: Callable[[int, int], None] | None = None,
+                    runner: Runner | None = None, rows: tuple[int, int] | None = None) -> WindowedEvidence:
+    """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring), each
+    window read by ``runner`` (``core/model/runtime.py``; default: PyTorch channels-last). ``rows``: the
+    band across that the network reads (:func:`evidence_band`); the maps are the image's size, zero outside it."""
+    run = runner or torch_runner(model, precision, device)
     h, w = img.shape
+    lo, hi = rows or (0, h)
     classes = model.cfg.classes
     window = window or Windowing.for_model(model.cfg)
     keys = kept_classes(classes)
     maps = {k: CodedMap.empty(h, w) for k in keys}
     mask = np.zeros((h, w), np.uint8)
     parts = strips(w, window.length, window.overlap, model.cfg.stride)
-    acc = np.zeros((classes, h, 0), np.float32)
+    acc = np.zeros((classes, hi - lo, 0), np.float32)
     wsum = np.zeros(0, np.float32)
     start = 0  # the column acc[..., 0] is
 
@@ -246,19 +256,17 @@ def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.
             return
         probs = acc[..., :n] / np.maximum(wsum[:n], 1e-12)
         for k in keys:
-            maps[k].codes[:, start:upto] = encode(probs[0 if classes == 1 else k])
-        mask[:, start:upto] = (probs[0] > 0.5) if classes == 1 else probs.argmax(0)
+            maps[k].codes[lo:hi, start:upto] = encode(probs[0 if classes == 1 else k])
+        mask[lo:hi, start:upto] = (probs[0] > 0.5) if classes == 1 else probs.argmax(0)
         acc, wsum, start = acc[..., n:], wsum[n:], upto
 
     for i, (a, b) in enumerate(parts):
         settle(a)
         if b - start > acc.shape[-1]:
             grow = b - start - acc.shape[-1]
-            acc = np.concatenate([acc, np.zeros((classes, h, grow), np.float32)], -1)
+            acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
             wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
-        x = torch.from_numpy(image_to_input(img[:, a:b]))[None, None].to(dev)
-        p = _forward(model, x, precision)[0].cpu().numpy()
-        del x
+        p = run(image_to_input(img[lo:hi, a:b])[None, None])
         wt = window.weights(a, b, w)
         acc[..., a - start : b - start] += p * wt
         wsum[a - start : b - start] += wt

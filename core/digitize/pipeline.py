@@ -51,6 +51,7 @@ def digitize(
     rgb: np.ndarray | None = None,
     whole_picture: bool = False,
     memory_ceiling: int | None = None,
+    reference: bool = False,
 ) -> DigitizeResult:
     """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
 
@@ -62,7 +63,10 @@ def digitize(
     scan in windows along depth (``core/digitize/infer.py``) of ``tile`` px (default: the training crop, 1,024),
     its maps kept two bytes a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
     default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the
-    memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against."""
+    memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against. The network reads the band of
+    rows the calibrated tracks need (``core/digitize/infer.py: evidence_band``) in PyTorch's channels-last layout
+    (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
+    releases, to compare against."""
     calib.check_fits(image.shape, source)
     for i, c in enumerate(calib.curves):
         if c.track_width < MIN_TRACK_PX:
@@ -98,17 +102,22 @@ def digitize(
         else:
             import torch
 
-            from .infer import MemoryCeilingError, plan_memory
+            from core.model.runtime import torch_runner
 
+            from .infer import MemoryCeilingError, evidence_band, plan_memory
+
+            runner = torch_runner(model, precision, device, channels_last=not reference)
+            rows = (0, canon.shape[0]) if reference else \
+                evidence_band([c.track for c in calib.curves], canon.shape[0], model.cfg)
             try:
                 plan = plan_memory(model.cfg, canon.shape, precision.mode, torch.device(device).type,
-                                   memory_ceiling, tile)
+                                   memory_ceiling, tile, across=rows[1] - rows[0])
             except MemoryCeilingError as exc:
                 raise InputError(source, f"{exc}: raise --max-memory or free memory") from None
             memory = plan.as_dict()
-            windowed = predict_windows(model, canon, precision, device, plan.window, progress)
+            windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows)
             evidence, mask_c = dict(windowed.maps), windowed.mask
-            memory["windows"] = windowed.windows
+            memory.update(windows=windowed.windows, rows=list(rows), path="reference" if reference else "fast")
         if classes == 1:
             by_track: dict = {}
             for c in calib.curves:
@@ -128,6 +137,7 @@ def digitize(
             progress(1, 1)
     t1 = time.perf_counter()
     found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
+    t_grid = time.perf_counter()
     by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
     if method == "model":
         params = model_params(params)
@@ -142,7 +152,7 @@ def digitize(
         if not np.isfinite(v).any():
             warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
-                          {"evidence_s": t1 - t0, "trace_s": t2 - t1}, warnings, memory)
+                          {"evidence_s": t1 - t0, "grid_s": t_grid - t1, "trace_s": t2 - t_grid}, warnings, memory)
 
 
 def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,

@@ -1,0 +1,149 @@
+"""Running digitising jobs (``core/digitize/batch.py``) in parallel: worker processes on this machine, or the
+workers of a Dask distributed cluster. Both yield each :class:`ScanOutcome` as its scan finishes.
+
+Threads. The network's convolutions and OpenCV spread over threads; N workers each running every core's worth
+of threads would fight over the cores. So a thread budget (default: the machine's cores) is split among the
+workers: 2 workers on 4 cores run 2 threads each.
+
+The model is read once per worker, not once per scan. On this machine each worker process loads it from its
+path when it starts. On a cluster the scans and calibrations are read by the workers from their own file system
+(a path the workers see: a shared disk), while the model's bytes are sent once to every worker
+(``Client.scatter(broadcast=True)``) and each worker keeps the loaded network for the tasks that follow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .batch import ScanJob, ScanOutcome, digitize_file
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every job of a batch shares: the model file (None: the classical tracer), precision, memory."""
+
+    model: str | None = None
+    precision: str = "model"
+    threads: int = 1  # per worker
+    memory_ceiling: int | None = None  # bytes per worker; None: 90 % of what is available, split among workers
+
+
+def thread_split(jobs: int, threads: int | None = None) -> tuple[int, int]:
+    """(workers, threads per worker) for ``jobs`` workers within ``threads`` threads (default: every core)."""
+    total = max(1, threads or os.cpu_count() or 1)
+    workers = max(1, min(jobs, total))
+    return workers, max(1, total // workers)
+
+
+# -- one worker's state: the model loaded once, the threads set once ------------------------------------------
+
+_STATE: dict = {}  # key, model, precision, loads (how many times this process loaded a model)
+
+
+def loads_here() -> int:
+    """How many times this worker process has loaded a model (once, for a batch with one model)."""
+    return _STATE.get("loads", 0)
+
+
+def _set_threads(threads: int) -> None:
+    import cv2
+    import torch
+
+    torch.set_num_threads(threads)
+    cv2.setNumThreads(threads)
+
+
+def _load(options: RunOptions, model_path: str | None) -> tuple:
+    """(model, precision, model name) for ``model_path``, loaded on the first job of this process only."""
+    key = (model_path, options.precision)
+    if _STATE.get("key") != key:
+        _set_threads(options.threads)
+        model = precision = None
+        if model_path:
+            import torch
+
+            from core.model import precision as prec
+            from core.model.model_io import load_model
+
+            model, info = load_model(model_path)
+            mode = options.precision
+            if mode == "model":  # the precision it was trained in, except fp16 on a CPU (no native support)
+                mode = info["precision"] if info["precision"] != "fp16" else "fp32"
+            precision = prec.resolve(mode, "cpu")
+            torch.set_grad_enabled(False)
+        _STATE.update(key=key, model=model, precision=precision, loads=_STATE.get("loads", 0) + 1)
+    return _STATE["model"], _STATE["precision"]
+
+
+def run_job(job: ScanJob, options: RunOptions, model_name: str | None, model_path: str | None = None) -> ScanOutcome:
+    """One job in a worker process (a module-level function: the pool and Dask pickle it by name)."""
+    try:
+        model, precision = _load(options, model_path or options.model)
+    except Exception as exc:  # a model that cannot be read fails each job with the reason, not the worker
+        return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be loaded: {exc}")
+    return digitize_file(job, model, model_name, precision=precision, memory_ceiling=options.memory_ceiling)
+
+
+def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterator[ScanOutcome]:
+    """The jobs over ``workers`` worker processes of this machine, each outcome as its scan finishes. Workers are
+    started fresh (``spawn``): a forked copy of a process whose math libraries already started threads can hang."""
+    import multiprocessing
+
+    name = Path(options.model).name if options.model else None
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        futures = {pool.submit(run_job, job, options, name): job for job in jobs}
+        for fut in as_completed(futures):
+            yield _outcome_of(fut, futures[fut])
+
+
+def _outcome_of(fut, job: ScanJob) -> ScanOutcome:
+    try:
+        return fut.result()
+    except Exception as exc:  # the worker itself died (killed for memory, a crash in native code)
+        return ScanOutcome(job.scan.name, "failed", error=f"its worker stopped: {type(exc).__name__}: {exc}")
+
+
+# -- a Dask distributed cluster -------------------------------------------------------------------------------
+
+
+def _model_on_worker(data: bytes, digest: str) -> str:
+    """The model's bytes as a file on the worker (once per worker and model): ``load_model`` reads files."""
+    path = Path(tempfile.gettempdir()) / f"welltrace-model-{digest[:16]}.safetensors"
+    if not path.exists() or path.stat().st_size != len(data):
+        tmp = path.with_suffix(f".{os.getpid()}.part")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    return str(path)
+
+
+def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, model_data: bytes | None,
+                 digest: str | None) -> ScanOutcome:
+    path = _model_on_worker(model_data, digest) if model_data is not None else None
+    return run_job(job, options, model_name, path)
+
+
+def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str) -> Iterator[ScanOutcome]:
+    """The jobs as one task a scan on the Dask cluster at ``scheduler`` (``tcp://HOST:8786``), each outcome as
+    its task finishes. Needs the ``cluster`` extra (``pip install welltrace[cluster]``)."""
+    try:
+        from distributed import Client, as_completed as dask_completed
+    except ImportError:
+        raise RuntimeError("--scheduler needs Dask's distributed scheduler: pip install 'welltrace[cluster]'") from None
+    name = Path(options.model).name if options.model else None
+    with Client(scheduler, timeout="30s") as client:
+        data = digest = None
+        shared = None
+        if options.model:
+            data = Path(options.model).read_bytes()
+            digest = hashlib.sha256(data).hexdigest()
+            [shared] = client.scatter([data], broadcast=True, hash=False)  # once to every worker
+        futures = {client.submit(run_dask_job, job, options, name, shared, digest, pure=False): job for job in jobs}
+        for fut in dask_completed(futures):
+            yield _outcome_of(fut, futures[fut])
