@@ -1,0 +1,78 @@
+"""The fast inference path (channels-last PyTorch over the band of rows the tracks need) against the reference path
+(eager NCHW over every row): the same maps within float tolerance, the same LAS values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from core.digitize.frame import to_canonical
+from core.digitize.infer import Windowing, evidence_band, predict_windows
+from core.digitize.pipeline import digitize
+from core.io.calibration import Calibration
+from core.io.scan import load_scan
+from core.model import precision as prec
+from core.model.bundled import BUNDLED_MODEL
+from core.model.model_io import load_model
+from core.model.runtime import torch_runner
+from core.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def model():
+    m, _ = load_model(BUNDLED_MODEL)
+    return m
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("fast")
+    assert main(["synth", str(folder), "--count", "1", "--seed", "11", "--width", "2600", "--height", "320",
+                 "--curves", "2"]) == 0
+    return load_scan(folder / "synth_000.png").image, Calibration.load(folder / "synth_000.calib.json")
+
+
+def test_channels_last_maps_equal_the_reference_maps(model, log):
+    image, calib = log
+    canon = to_canonical(image, calib.depth_axis)
+    fp32 = prec.resolve("fp32", "cpu")
+    with torch.inference_mode():
+        fast = predict_windows(model, canon, fp32, runner=torch_runner(model, fp32, channels_last=True))
+        ref = predict_windows(model, canon, fp32, runner=torch_runner(model, fp32, channels_last=False))
+    assert fast.windows == ref.windows > 1
+    for k in ref.maps:
+        diff = np.abs(fast.maps[k][:, :] - ref.maps[k][:, :])
+        assert diff.max() < 2e-3, (k, diff.max())  # float summation order only
+    assert (fast.mask != ref.mask).mean() < 1e-4
+
+
+def test_the_fast_path_writes_the_reference_las_values(model, log):
+    image, calib = log
+    fast = digitize(image, calib, model=model)
+    ref = digitize(image, calib, model=model, reference=True)
+    assert ref.memory["path"] == "reference" and fast.memory["path"] == "fast"
+    for name, v in ref.values.items():
+        w = fast.values[name]
+        both = np.isfinite(v) & np.isfinite(w)
+        assert both.mean() > 0.5 and np.array_equal(np.isfinite(v), np.isfinite(w)), name
+        assert np.corrcoef(v[both], w[both])[0, 1] >= 0.999, name
+
+
+def test_the_band_covers_the_tracks_with_the_networks_reach_and_nothing_beyond(model, log):
+    image, calib = log
+    cfg = model.cfg
+    reach = Windowing.for_model(cfg, 0).margin
+    assert evidence_band([(400.0, 600.0), (700.0, 900.0)], 2000, cfg) == ((400 - reach) // cfg.stride * cfg.stride,
+                                                                         900 + 1 + reach)
+    assert evidence_band([(5.0, 300.0)], 320, cfg) == (0, 320)  # clipped to the picture
+    assert evidence_band([], 320, cfg) == (0, 320)
+    # a scan with a wide text column beyond its tracks: the network does not read it, its maps are zero there
+    canon = to_canonical(image, calib.depth_axis)
+    wide = np.vstack([canon, np.full((600, canon.shape[1]), 255, np.uint8)])
+    lo, hi = evidence_band([c.track for c in calib.curves], wide.shape[0], cfg)
+    assert hi < wide.shape[0]
+    fp32 = prec.resolve("fp32", "cpu")
+    ev = predict_windows(model, wide, fp32, rows=(lo, hi))
+    for m in ev.maps.values():
+        assert not m.codes[hi:].any()
