@@ -133,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .commands import add_engine_commands
     from .adapt_command import add_adapt_command
+    from .bench_digitize_command import add_bench_digitize_command
     from .calibrate_command import add_calibrate_command
     from .crossing_eval import add_eval_crossings_command
     from .eval_styles_command import add_eval_styles_command
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_styles_command(sub)
     add_eval_crossings_command(sub)
     add_calibrate_command(sub)
+    add_bench_digitize_command(sub)
     add_adapt_command(sub)
     return p
 

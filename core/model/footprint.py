@@ -52,8 +52,10 @@ class LiveTensorMeter(TorchDispatchMode):
             # alive while the operator runs. Measured against the resident rise of a demo forward less the first
             # forward's fixed 114 MiB (fp32, 1,024 px along depth; 640 / 1,664 px across): 337 / 894 MiB; this
             # count 360 / 936 (without the copy 280 / 728; counting the output's copy too, 400 / 1,040)
+            # An input in channels-last (NHWC, how inference runs: core/model/runtime.py) is read as it is: no copy
             x = args[0]
-            self.peak = max(self.peak, self.current + x.untyped_storage().nbytes())
+            if not x.is_contiguous(memory_format=torch.channels_last):
+                self.peak = max(self.peak, self.current + x.untyped_storage().nbytes())
         return out
 
     def _count(self, out) -> None:
@@ -92,8 +94,12 @@ def receptive_radius(cfg: NetConfig) -> int:
 
 
 def measure_inference_peak(model: torch.nn.Module, height: int, width: int, precision) -> int:
-    """Peak live bytes of one inference forward on a height × width (canonical) input, its output included."""
+    """Peak live bytes of one inference forward on a height × width (canonical) input, its output included, laid
+    out as inference runs it on the CPU (channels-last, ``core/model/runtime.py``)."""
     x = torch.rand(1, 1, height, width, generator=torch.Generator().manual_seed(0))
+    if precision.device_type == "cpu":
+        model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
     with torch.inference_mode(), precision.autocast(), LiveTensorMeter() as meter:
         out = model(x)
         probs = torch.softmax(out.float(), 1) if out.shape[1] > 1 else torch.sigmoid(out.float())

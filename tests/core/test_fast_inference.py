@@ -76,3 +76,22 @@ def test_the_band_covers_the_tracks_with_the_networks_reach_and_nothing_beyond(m
     ev = predict_windows(model, wide, fp32, rows=(lo, hi))
     for m in ev.maps.values():
         assert not m.codes[hi:].any()
+
+
+def test_bench_digitize_prints_every_stage_for_both_paths(tmp_path, capsys):
+    import json
+
+    assert main(["synth", str(tmp_path), "--count", "1", "--seed", "3", "--width", "1500", "--height", "256"]) == 0
+    assert main(["bench-digitize", str(tmp_path / "synth_000.png"), "--calib", str(tmp_path / "synth_000.calib.json"),
+                 "--model", str(BUNDLED_MODEL), "--compare", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "cores" in out["machine"]
+    for path in ("fast", "reference"):
+        stages = out["seconds"][path]
+        assert all(stages[s] >= 0 for s in ("read", "evidence", "grid", "trace", "write"))
+        assert stages["evidence"] > 0 and stages["total"] >= stages["evidence"]
+    assert out["las_r_fast_vs_reference"] and min(out["las_r_fast_vs_reference"].values()) >= 0.999
+    assert main(["bench-digitize", str(tmp_path / "synth_000.png"), "--calib", str(tmp_path / "synth_000.calib.json"),
+                 "--classical"]) == 0
+    text = capsys.readouterr().out
+    assert all(s in text for s in ("read", "evidence", "grid", "trace", "write", "total"))

@@ -117,9 +117,9 @@ def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
     gib = 1024**3
     roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2)
     assert roomy.window.length == 1024 and roomy.predicted_peak < 2 * gib
-    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.6 * gib), resident=400 * 1024**2)
+    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2)
     assert Windowing.for_model(cfg, 0).length <= tight.window.length < 1024
-    assert tight.predicted_peak <= 1.6 * gib
+    assert tight.predicted_peak <= 1.4 * gib
     with pytest.raises(MemoryCeilingError, match="needs at least"):
         plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2)
     # the plan does not grow with the scan's length beyond its maps
@@ -165,7 +165,8 @@ BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"
 @pytest.mark.skipif(not BUNDLED.exists(), reason="no bundled demo model")
 def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
     """The switch keeps today's path (one forward, the same coding of its maps): on a log one window long the two
-    paths write the same values."""
+    paths write the same values (both in PyTorch's default layout: the fast path's channels-last differs in the
+    float summation order only, ``tests/core/test_fast_inference.py``)."""
     from core.digitize.pipeline import digitize
     from core.model.model_io import load_model
     from core.synth import generate_log
@@ -173,7 +174,7 @@ def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
     model, _ = load_model(BUNDLED)
     lg = generate_log(5, 1000, 384, "x")
     p = resolve("fp32", "cpu")
-    windowed = digitize(lg.image, lg.calibration, model, p)
+    windowed = digitize(lg.image, lg.calibration, model, p, reference=True)
     whole = digitize(lg.image, lg.calibration, model, p, whole_picture=True)
     assert windowed.memory["windows"] == 1 and not whole.memory
     for name, v in whole.values.items():

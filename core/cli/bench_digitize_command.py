@@ -1,0 +1,114 @@
+"""``welltrace bench-digitize SCAN --calib C``: the time of each stage of digitising one scan, on this machine.
+
+Stages: read (the scan file), evidence (the network's maps, or the classical ink map), grid (finding the printed
+grid), trace (the Viterbi paths and the values on the depth grid), write (the LAS files). ``--compare`` runs the
+reference path too (``digitize --reference``: every row, PyTorch's default layout) in the same process and
+prints both, with the LAS values of the two compared per curve: the before/after table of one run.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from core.common.errors import InputError
+
+STAGES = ("read", "evidence", "grid", "trace", "write")
+
+
+def _run(args, model, precision, reference: bool, out_dir: Path) -> tuple[dict, list]:
+    from core.digitize.pipeline import digitize_sections, las_path_for, write_result
+    from core.io.calibration import Calibration
+    from core.io.scan import load_scan
+
+    t0 = time.perf_counter()
+    scan = load_scan(args.scan)
+    calib = Calibration.load(args.calib)
+    t_read = time.perf_counter() - t0
+    parts = digitize_sections(scan.image, calib, source=args.scan, rgb=scan.rgb, model=model, precision=precision,
+                              reference=reference)
+    t0 = time.perf_counter()
+    for suffix, _, res in parts:
+        write_result(las_path_for(out_dir / "bench.las", suffix), res, calib, Path(args.scan).name, None)
+    t_write = time.perf_counter() - t0
+    stages = {"read": t_read, "write": t_write}
+    for key in ("evidence", "grid", "trace"):
+        stages[key] = sum(res.timings.get(f"{key}_s", 0.0) for _, _, res in parts)
+    stages["total"] = sum(stages[k] for k in STAGES)
+    return stages, parts
+
+
+def _agreement(fast: list, ref: list) -> dict[str, float]:
+    """Pearson r per curve between the two paths' values where both wrote one (every section together)."""
+    out = {}
+    for (_, _, a), (_, _, b) in zip(fast, ref):
+        for name, v in a.values.items():
+            w = b.values[name]
+            both = np.isfinite(v) & np.isfinite(w)
+            r = float(np.corrcoef(v[both], w[both])[0, 1]) if both.sum() > 2 and np.std(w[both]) > 0 else float("nan")
+            out[name] = min(out.get(name, 1.0), r)
+    return out
+
+
+def cmd_bench_digitize(args) -> int:
+    import torch
+
+    from core.engine.budget import machine_description
+    from core.common.sysmem import proc_status
+
+    if bool(args.model) == bool(args.classical):
+        raise InputError(None, "give exactly one of --model MODEL or --classical")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    model = precision = None
+    if args.model:
+        from core.model import precision as prec
+        from core.model.model_io import load_model
+
+        model, info = load_model(args.model)
+        precision = prec.resolve("fp32" if info["precision"] == "fp16" else info["precision"], "cpu")
+        torch.set_grad_enabled(False)
+    rows = {}
+    with tempfile.TemporaryDirectory(prefix="welltrace-bench-") as tmp:
+        paths = [("fast", False)] + ([("reference", True)] if args.compare and model is not None else [])
+        parts = {}
+        for label, reference in paths:
+            rows[label], parts[label] = _run(args, model, precision, reference, Path(tmp))
+    out = {"machine": machine_description(torch.device("cpu")), "scan": Path(args.scan).name,
+           "model": Path(args.model).name if args.model else "classical", "seconds": rows,
+           "peak_resident_gib": proc_status().get("VmHWM", 0) / 1024**3}
+    if "reference" in parts:
+        out["las_r_fast_vs_reference"] = _agreement(parts["fast"], parts["reference"])
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print(f"machine  {out['machine']}")
+    print(f"scan     {out['scan']}, model {out['model']}")
+    print("stage      " + "  ".join(f"{label:>10s}" for label in rows))
+    for stage in (*STAGES, "total"):
+        print(f"{stage:9s}  " + "  ".join(f"{rows[label][stage]:9.2f}s" for label in rows))
+    if "reference" in rows:
+        print(f"speed-up  {rows['reference']['total'] / rows['fast']['total']:.2f}× end to end, "
+              f"{rows['reference']['evidence'] / max(rows['fast']['evidence'], 1e-9):.2f}× evidence")
+        print("LAS r, fast vs reference: " + ", ".join(f"{k} {v:.4f}" for k, v in out["las_r_fast_vs_reference"].items()))
+    print(f"peak resident {out['peak_resident_gib']:.2f} GiB", file=sys.stderr)
+    return 0
+
+
+def add_bench_digitize_command(sub) -> None:
+    b = sub.add_parser("bench-digitize", help="time each stage of digitising one scan (read, evidence, grid, trace, "
+                       "write) on this machine")
+    b.add_argument("scan")
+    b.add_argument("--calib", required=True, help="the scan's calibration")
+    b.add_argument("--model", help="a trained model (.safetensors)")
+    b.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
+    b.add_argument("--compare", action="store_true", help="also run the reference path (digitize --reference) and "
+                   "compare times and LAS values")
+    b.add_argument("--threads", type=int, metavar="N", help="threads for the network (default: PyTorch's)")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=cmd_bench_digitize)
