@@ -85,36 +85,34 @@ def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
     lying on an amplitude line became a run too weak to take: the second curve of the pair then rode the
     first one's stroke (a shared run is cheap, to let curves cross) and the first went untraced."""
     rows, cols = ev.shape
-    on = ev >= threshold
-    edge = np.diff(np.pad(on.T, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
+    on_t = (ev >= threshold).T  # (cols, rows): runs are read down each column
+    edge = np.diff(np.pad(on_t, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
     sc, sr = np.nonzero(edge == 1)  # run starts, sorted by column then row
-    ec, er = np.nonzero(edge == -1)  # run ends (exclusive)
+    _, er = np.nonzero(edge == -1)  # run ends (exclusive)
+    # the on-pixels in (column, row) order: each run is a consecutive block of them, so sums and maxima per run
+    # are reductions over blocks (no cumulative sums over the whole map)
     weighted = ev if damping is None else ev * damping
-    evt = np.ascontiguousarray(weighted.T, dtype=np.float64)
-    raw = evt if damping is None else np.ascontiguousarray(ev.T, dtype=np.float64)
-    csum = np.concatenate([np.zeros((cols, 1)), np.cumsum(evt, axis=1)], axis=1)
-    rsum = np.concatenate([np.zeros((cols, 1)), np.cumsum(evt * np.arange(rows), axis=1)], axis=1)
-    mass = csum[sc, er] - csum[sc, sr]
-    centre = (rsum[sc, er] - rsum[sc, sr]) / np.maximum(mass, 1e-9)
-    # the peak of each run: a running maximum restarted at each run's start
-    peak = strength = np.zeros(sc.size)
+    vals = weighted.T[on_t].astype(np.float64)
+    row_of = np.nonzero(on_t)[1]
+    lengths = er - sr
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     if sc.size:
-        lengths = er - sr
-        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
-        # the on-pixels in (column, row) order: runs are consecutive blocks
-        strength = np.maximum.reduceat(evt[on.T], starts)
-        peak = strength if damping is None else np.maximum.reduceat(raw[on.T], starts)
+        mass = np.add.reduceat(vals, starts)
+        centre = np.add.reduceat(vals * row_of, starts) / np.maximum(mass, 1e-9)
+        strength = np.maximum.reduceat(vals, starts)
+        peak = strength if damping is None else np.maximum.reduceat(ev.T[on_t].astype(np.float64), starts)
+    else:
+        mass = centre = strength = peak = np.zeros(0)
+    # the max_runs strongest of each column, kept in row order: rank the runs within their column by mass
+    by_mass = np.lexsort((-mass, sc))
+    first = np.searchsorted(sc[by_mass], sc[by_mass], side="left")
+    keep = np.zeros(sc.size, bool)
+    keep[by_mass[np.arange(sc.size) - first < max_runs]] = True
+    sc, lo, hi = sc[keep], sr[keep].astype(np.float64), er[keep].astype(np.float64) - 1.0
+    centre, peak, strength = centre[keep], peak[keep], strength[keep]
     bounds = np.searchsorted(sc, np.arange(cols + 1))
-    out = []
-    for c in range(cols):
-        a, b = bounds[c], bounds[c + 1]
-        idx = np.arange(a, b)
-        if idx.size > max_runs:
-            keep = np.sort(np.argsort(mass[idx])[::-1][:max_runs])
-            idx = idx[keep]
-        out.append(ColumnRuns(sr[idx].astype(np.float64), er[idx].astype(np.float64) - 1.0, centre[idx], peak[idx],
-                              strength[idx]))
-    return out
+    return [ColumnRuns(lo[a:b], hi[a:b], centre[a:b], peak[a:b], strength[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 @dataclass
