@@ -156,8 +156,9 @@ def cmd_digitize_many(args) -> int:
     outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
     workers, threads = thread_split(args.jobs or 1, args.threads)
     ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
-    options = RunOptions(args.model, args.precision, threads, ceiling)
-    where = f"the cluster at {args.scheduler}" if args.scheduler else \
+    # on a cluster each task takes the threads asked for, else its worker's default (that machine's cores)
+    options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling)
+    where = f"the Dask cluster at {args.scheduler}" if args.scheduler else \
         f"{workers} worker process(es) × {threads} thread(s)"
     print(f"{len(jobs)} scan(s): {len(todo)} to digitise on {where}, {len(jobs) - len(todo)} up to date",
           file=sys.stderr)
@@ -570,7 +571,8 @@ def add_engine_commands(sub) -> None:
     many = d.add_argument_group("several scans or a folder")
     many.add_argument("--jobs", type=int, metavar="N", help="worker processes (default 1); the threads are shared "
                       "among them")
-    many.add_argument("--threads", type=int, metavar="N", help="threads in all (default: every core)")
+    many.add_argument("--threads", type=int, metavar="N", help="threads in all (default: every core); with "
+                      "--scheduler, threads per task (default: the worker machine's own)")
     many.add_argument("--force", action="store_true", help="digitise again scans whose LAS is newer than the scan, "
                       "its calibration and the model (skipped otherwise)")
     many.add_argument("--no-qc", action="store_true", help="write no QC pictures")

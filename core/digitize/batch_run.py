@@ -30,7 +30,7 @@ class RunOptions:
 
     model: str | None = None
     precision: str = "model"
-    threads: int = 1  # per worker
+    threads: int = 0  # per worker; 0: leave the worker's own default (a cluster worker knows its machine)
     memory_ceiling: int | None = None  # bytes per worker; None: 90 % of what is available, split among workers
 
 
@@ -61,9 +61,10 @@ def _set_threads(threads: int) -> None:
 
 def _load(options: RunOptions, model_path: str | None) -> tuple:
     """(model, precision, model name) for ``model_path``, loaded on the first job of this process only."""
-    key = (model_path, options.precision)
+    key = (model_path, options.precision, options.threads)
     if _STATE.get("key") != key:
-        _set_threads(options.threads)
+        if options.threads:
+            _set_threads(options.threads)
         model = precision = None
         if model_path:
             import torch

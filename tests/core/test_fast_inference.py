@@ -82,6 +82,7 @@ def test_bench_digitize_prints_every_stage_for_both_paths(tmp_path, capsys):
     import json
 
     assert main(["synth", str(tmp_path), "--count", "1", "--seed", "3", "--width", "1500", "--height", "256"]) == 0
+    capsys.readouterr()
     assert main(["bench-digitize", str(tmp_path / "synth_000.png"), "--calib", str(tmp_path / "synth_000.calib.json"),
                  "--model", str(BUNDLED_MODEL), "--compare", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
