@@ -35,6 +35,16 @@ def kgs_scan(shared_data) -> Path:
     return shared_data / "scans" / "kgs_273101_bhc_sonic.tif"
 
 
+@pytest.fixture(params=["cpu", "cuda"])
+def rules(request):
+    """The test runs twice: under the CPU's autocast rules and under CUDA's, emulated on the CPU
+    (``core/model/autocast_rules.py``): what a GPU run saves is checked without a GPU."""
+    from core.model.autocast_rules import autocast_rules
+
+    with autocast_rules(request.param):
+        yield request.param
+
+
 @pytest.fixture
 def shots_dir() -> Path | None:
     """Folder for screenshots of key states when WELLTRACE_SHOTS is set."""

@@ -323,7 +323,7 @@ def _budget_levers(args, cfg, device, ceiling):
 
 
 def cmd_budget(args) -> int:
-    from core.engine.budget import GIB, device_ceiling, machine_description, measure_step, predict
+    from core.engine.budget import GIB, device_ceiling, device_rules, machine_description, measure_step, predict
     from core.model.network import preset
     from core.common.errors import UsageError
     from core.engine.train import pick_device
@@ -335,8 +335,9 @@ def cmd_budget(args) -> int:
     device = pick_device(args.device)
     cfg = preset(args.preset)
     ceiling = int(args.ceiling * GIB) if args.ceiling else device_ceiling(device)
-    pl, lev = _budget_levers(args, cfg, device, ceiling)
-    terms = predict(cfg, args.width, args.height, lev, args.batch)
+    with device_rules(device):  # traced under the device's autocast rules (CUDA's cast other ops than the CPU's)
+        pl, lev = _budget_levers(args, cfg, device, ceiling)
+        terms = predict(cfg, args.width, args.height, lev, args.batch)
     out = {
         "machine": machine_description(device), "preset": cfg.preset, "width": args.width, "height": args.height,
         "batch": args.batch, "levers": {"precision": lev.precision, "checkpointing": lev.checkpointing,

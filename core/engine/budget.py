@@ -24,6 +24,7 @@ import torch
 
 from core.model.footprint import fit_in_pixels, padded
 from core.model.network import NetConfig, build, stage_names
+from core.model.autocast_rules import active_rules, autocast_rules, rules_for
 from core.model.precision import Precision, resolve
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
 
@@ -189,36 +190,51 @@ def measure_activations(cfg: NetConfig, width: int, height: int, levers: Levers,
 
 
 @functools.lru_cache(maxsize=64)
-def _probe_fit(cfg_key: str, precision: str, checkpointing: bool, batch: int) -> tuple[float, float]:
-    """(a, b) with activation bytes ≈ a + b · padded pixels, from two traced probe sizes."""
+def _probe_fit(cfg_key: str, precision: str, checkpointing: bool, batch: int, rules: str = "cpu"
+               ) -> tuple[float, float]:
+    """(a, b) with activation bytes ≈ a + b · padded pixels, from two probe sizes traced on the CPU under the
+    target device's autocast ``rules`` (``core/model/autocast_rules.py``: CUDA's save other dtypes than the
+    CPU's)."""
     import json
 
     cfg = NetConfig.from_dict(json.loads(cfg_key))
     s = cfg.stride
     lev = Levers(precision, checkpointing)
-    return fit_in_pixels(lambda h, w: measure_activations(cfg, w, h, lev, batch), ((2 * s, 8 * s), (4 * s, 16 * s)))
+    with autocast_rules(rules):
+        return fit_in_pixels(lambda h, w: measure_activations(cfg, w, h, lev, batch, "cpu"),
+                             ((2 * s, 8 * s), (4 * s, 16 * s)))
+
+
+def _fit_for(cfg: NetConfig, levers: "Levers", batch: int) -> tuple[float, float]:
+    """The probe fit for ``cfg`` and ``levers`` under the autocast rules active now (:func:`device_rules`)."""
+    import json
+
+    return _probe_fit(json.dumps(cfg.to_dict(), sort_keys=True), levers.precision, levers.checkpointing, batch,
+                      active_rules())
+
+
+def device_rules(device: torch.device | str):
+    """Predictions inside this context are for ``device``: traced under its autocast rules."""
+    return autocast_rules(rules_for(device))
 
 
 def predict(cfg: NetConfig, width: int, height: int, levers: Levers, batch: int = 1) -> Terms:
-    """Predicted terms of one step at width × height without running it."""
-    import json
-
+    """Predicted terms of one step at width × height without running it (for the device whose rules are active:
+    :func:`device_rules`)."""
     params, grads, opt = state_terms(cfg)
     w = min(width, levers.tile) if levers.tile else width
-    a, b = _probe_fit(json.dumps(cfg.to_dict(), sort_keys=True), levers.precision, levers.checkpointing, batch)
+    a, b = _fit_for(cfg, levers, batch)
     pix = padded(height, cfg.stride) * padded(w, cfg.stride)
     return Terms(params, grads, opt, int(round(a + b * pix)))
 
 
 def spill_width(cfg: NetConfig, height: int, levers: Levers, ceiling: int, batch: int = 1) -> int:
     """Widest log (px along depth, a multiple of the stride) whose step fits under ``ceiling``."""
-    import json
-
     if levers.tile:
         # a tiled step costs one strip whatever the length: fits any length or none
         return 10**9 if predict(cfg, levers.tile, height, levers, batch).total <= ceiling else 0
     params, grads, opt = state_terms(cfg)
-    a, b = _probe_fit(json.dumps(cfg.to_dict(), sort_keys=True), levers.precision, levers.checkpointing, batch)
+    a, b = _fit_for(cfg, levers, batch)
     room = ceiling - params - grads - opt - a
     if room <= 0 or b <= 0:
         return 0

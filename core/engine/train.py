@@ -217,7 +217,7 @@ class Trainer:
 
     def _apply_plan(self) -> None:
         """Plan the levers for the largest step this run will take, under the ceiling."""
-        from .budget import device_ceiling, plan
+        from .budget import device_ceiling, device_rules, plan
 
         cfg = self.cfg
         ceiling = int(cfg.ceiling_gib * 1024**3) if cfg.ceiling_gib else device_ceiling(self.device)
@@ -227,8 +227,9 @@ class Trainer:
         if self.crop:
             width = min(width, self.crop)
         per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, self.logs_per_rank))
-        self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
-                         checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
+        with device_rules(self.device):
+            self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
+                             checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
         if self.plan.levers is None:
             raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
                              "ceiling with every lever taken; raise --ceiling or use a smaller preset")

@@ -13,7 +13,7 @@ TINY = preset("tiny")
 
 @pytest.mark.parametrize("levers", [Levers("fp32"), Levers("bf16"), Levers("fp32", True), Levers("bf16", True)])
 @pytest.mark.parametrize("size", [(400, 96), (1000, 160)])
-def test_prediction_matches_measurement(levers, size):
+def test_prediction_matches_measurement(levers, size, rules):
     w, h = size
     pred = predict(TINY, w, h, levers)
     meas = measure_step(TINY, w, h, levers)
@@ -22,7 +22,7 @@ def test_prediction_matches_measurement(levers, size):
         assert pred.as_dict()[k] == meas["terms"][k]
 
 
-def test_checkpointing_and_16bit_levers_cut_activations():
+def test_checkpointing_and_16bit_levers_cut_activations(rules):
     fp32 = measure_activations(TINY, 800, 128, Levers("fp32"))
     bf16 = measure_activations(TINY, 800, 128, Levers("bf16"))
     ck = measure_activations(TINY, 800, 128, Levers("bf16", True))

@@ -73,7 +73,7 @@ def test_fp16_scaler_skips_on_overflow_and_grows_back(tiny_set, tmp_path):
     assert all(scales[s - 2] > scales[2] for s in skipped[1:])
 
 
-def test_bf16_keeps_fp32_master_weights_and_16bit_activations(tiny_set, tmp_path):
+def test_bf16_keeps_fp32_master_weights_and_16bit_activations(tiny_set, tmp_path, rules):
     trainer = Trainer(_cfg(tiny_set, tmp_path, precision="bf16", steps=2))
     evs = list(trainer.run())
     assert all(p.dtype == torch.float32 for p in trainer.model.parameters())
@@ -84,7 +84,7 @@ def test_bf16_keeps_fp32_master_weights_and_16bit_activations(tiny_set, tmp_path
     assert by["bf16"] > 0.85 * mem["activations"], by  # the bulk of saved activations is 16-bit
 
 
-def test_groupnorm_output_stays_16bit_under_autocast():
+def test_groupnorm_output_stays_16bit_under_autocast(rules):
     gn = GroupNorm16(2, 8)
     x = torch.randn(1, 8, 6, 6)
     with torch.autocast("cpu", dtype=torch.bfloat16):
@@ -94,7 +94,7 @@ def test_groupnorm_output_stays_16bit_under_autocast():
     assert torch.allclose(y.float(), ref, atol=2e-2)
 
 
-def test_saved_activation_ratio_bf16_over_fp32():
+def test_saved_activation_ratio_bf16_over_fp32(rules):
     """Saved-for-backward bytes of one step, bf16 ÷ fp32 (default preset; 3200 × 480 in the benchmark)."""
     torch.manual_seed(0)
     model = build(preset("demo"))
@@ -194,7 +194,7 @@ def test_parity_reports_both_runs(tiny_set, capsys):
     assert res["relative_difference"]["val_loss"] is not None
 
 
-def test_layer_profile_flags_and_keeps_layers_in_fp32(tiny_set):
+def test_layer_profile_flags_and_keeps_layers_in_fp32(tiny_set, rules):
     from core.engine.parity import layer_profile
 
     cfg = TrainConfig(data=str(tiny_set), preset="tiny", steps=1, crop_along=256)
