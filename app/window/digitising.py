@@ -15,10 +15,9 @@ from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
 from core.digitize.frame import to_canonical
-from core.io.calibration import Calibration
 from core.digitize.batch import qc_path_for
 from core.io.project import digitized_path_for
-from core.io.scan import calib_path_for, load_scan, mask_path_for
+from core.io.scan import calib_path_for, mask_path_for
 from core.model.bundled import BUNDLED_MODEL
 
 from ..curve_plots import CurvePlots, curve_colour

@@ -385,9 +385,6 @@ def cmd_budget(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    import statistics
-
-    from core.engine.budget import Levers, machine_description, measure_step
     from core.model.network import preset
     from core.model.precision import MODES
     from core.engine.train import pick_device
@@ -402,8 +399,27 @@ def cmd_bench(args) -> int:
         import torch
 
         torch.backends.cudnn.benchmark = args.cudnn_benchmark
-    if args.forward_only:
-        return _bench_forward_only(args, cfg, device, modes)
+    from core.model.autocast_rules import autocast_rules
+
+    if args.rules == "cuda" and device.type != "cpu":
+        raise InputError(None, "--rules cuda emulates CUDA's autocast rules on the CPU: use it with --device cpu")
+    with autocast_rules(args.rules or ("cuda" if device.type == "cuda" else "cpu")):
+        if args.forward_only:
+            return _bench_forward_only(args, cfg, device, modes)
+        return _bench_steps(args, cfg, device, modes)
+
+
+def _fp32_share(by_dtype: dict) -> float:
+    total = sum(by_dtype.values())
+    return by_dtype.get("fp32", 0) / total if total else float("nan")
+
+
+def _bench_steps(args, cfg, device, modes) -> int:
+    import statistics
+
+    from core.engine.budget import Levers, machine_description, measure_step
+    from core.model.autocast_rules import active_rules
+
     rows = {}
     for mode in modes:
         m = measure_step(cfg, args.width, args.height, Levers(mode, args.checkpointing), 1, device,
@@ -419,25 +435,29 @@ def cmd_bench(args) -> int:
             r["time_ratio"] = r["step_time_median"] / base["step_time_median"]
             if r["peak"] and base["peak"]:
                 r["peak_ratio"] = r["peak"] / base["peak"]
+        r["fp32_share"] = _fp32_share(r["activations_by_dtype"])
     out = {"machine": machine_description(device), "preset": cfg.preset, "width": args.width,
-           "height": args.height, "checkpointing": args.checkpointing, "results": rows}
+           "height": args.height, "checkpointing": args.checkpointing, "autocast_rules": active_rules(),
+           "results": rows}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     print(f"machine  {out['machine']}")
     print(f"step     {args.width} × {args.height}, batch 1, preset {cfg.preset}, median of {args.steps} after "
-          f"{args.warmup} warm-up")
+          f"{args.warmup} warm-up, {out['autocast_rules']} autocast rules")
     peak_name = "CUDA peak" if device.type == "cuda" else "RSS rise"  # CPU: peak resident size over the step's start
-    print(f"{'mode':<6}{'activations':>14}{'ratio':>8}{peak_name:>14}{'step s':>10}{'ratio':>8}")
+    print(f"{'mode':<6}{'activations':>14}{'ratio':>8}{'fp32 share':>12}{peak_name:>14}{'step s':>10}{'ratio':>8}")
     for mode, r in rows.items():
         print(f"{mode:<6}{_fmt_bytes(r['activations']):>14}{r.get('activation_ratio', float('nan')):>8.3f}"
-              f"{_fmt_bytes(r['peak']):>14}{r['step_time_median']:>10.3f}{r.get('time_ratio', float('nan')):>8.2f}")
+              f"{r['fp32_share']:>12.3f}{_fmt_bytes(r['peak']):>14}{r['step_time_median']:>10.3f}"
+              f"{r.get('time_ratio', float('nan')):>8.2f}")
     return 0
 
 
 def _bench_forward_only(args, cfg, device, modes) -> int:
     """Activations saved by one forward per mode, beside the prediction (no backward, no timing of a step)."""
     from core.engine.budget import Levers, machine_description, measure_forward, predict
+    from core.model.autocast_rules import active_rules
 
     rows = {}
     for mode in modes:
@@ -445,6 +465,7 @@ def _bench_forward_only(args, cfg, device, modes) -> int:
         m = measure_forward(cfg, args.width, args.height, lev, 1, device)
         m["predicted"] = predict(cfg, args.width, args.height, lev).activations
         m["prediction_error"] = (m["predicted"] - m["activations"]) / m["activations"]
+        m["fp32_share"] = _fp32_share(m["activations_by_dtype"])
         rows[mode] = m
         if not args.json:
             print(f"  {mode}: {_fmt_bytes(m['activations'])} in {m['forward_time']:.0f} s", file=sys.stderr)
@@ -452,17 +473,20 @@ def _bench_forward_only(args, cfg, device, modes) -> int:
         for r in rows.values():
             r["activation_ratio"] = r["activations"] / rows["fp32"]["activations"]
     out = {"machine": machine_description(device), "preset": cfg.preset, "width": args.width,
-           "height": args.height, "checkpointing": args.checkpointing, "forward_only": True, "results": rows}
+           "height": args.height, "checkpointing": args.checkpointing, "forward_only": True,
+           "autocast_rules": active_rules(), "results": rows}
     if args.json:
         print(json.dumps(out, indent=2))
         return 0
     print(f"machine  {out['machine']}")
     print(f"forward  {args.width} × {args.height}, batch 1, preset {cfg.preset}"
-          f"{', gradient checkpointing' if args.checkpointing else ''}: bytes saved for backward")
-    print(f"{'mode':<6}{'measured':>14}{'ratio':>8}{'predicted':>14}{'error':>9}{'forward s':>11}")
+          f"{', gradient checkpointing' if args.checkpointing else ''}, {out['autocast_rules']} autocast rules: "
+          "bytes saved for backward")
+    print(f"{'mode':<6}{'measured':>14}{'ratio':>8}{'fp32 share':>12}{'predicted':>14}{'error':>9}{'forward s':>11}")
     for mode, r in rows.items():
         print(f"{mode:<6}{_fmt_bytes(r['activations']):>14}{r.get('activation_ratio', float('nan')):>8.3f}"
-              f"{_fmt_bytes(r['predicted']):>14}{r['prediction_error']:>9.2%}{r['forward_time']:>11.1f}")
+              f"{r['fp32_share']:>12.3f}{_fmt_bytes(r['predicted']):>14}{r['prediction_error']:>9.2%}"
+              f"{r['forward_time']:>11.1f}")
     return 0
 
 
@@ -610,6 +634,8 @@ def add_engine_commands(sub) -> None:
     k.add_argument("--forward-only", action="store_true",
                    help="count the activations of one forward per mode beside the prediction (no step, no timing)")
     k.add_argument("--no-cudnn-benchmark", dest="cudnn_benchmark", action="store_false")
+    k.add_argument("--rules", choices=("cpu", "cuda"), help="autocast rules (default: the device's); cuda on the CPU "
+                   "emulates CUDA's (upsampling and norms in fp32): what a GPU step saves, measured without a GPU")
     k.add_argument("--json", action="store_true")
     k.set_defaults(func=cmd_bench)
 

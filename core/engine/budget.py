@@ -113,7 +113,7 @@ def measure_step(cfg: NetConfig, width: int, height: int, levers: Levers, batch:
         with meter:
             with prec.autocast():
                 logits = model(x)
-            loss = loss_fn(logits.float(), y)
+            loss = loss_fn(logits, y)
         (scaler.scale(loss) if scaler else loss).backward()
         if scaler:
             scaler.step(opt)
@@ -173,7 +173,7 @@ def measure_forward(cfg: NetConfig, width: int, height: int, levers: Levers, bat
     with SavedTensorMeter(model, stage_names(model)) as meter:
         with prec.autocast():
             logits = model(x)
-        loss_for(cfg.classes)(logits.float(), y)
+        loss_for(cfg.classes)(logits, y)
     if dev.type == "cuda":
         torch.cuda.synchronize(dev)
     return {"activations": meter.count.total, "activations_by_dtype": dict(meter.count.by_dtype),

@@ -9,8 +9,11 @@ a validity mask removes padded pixels from both terms.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
 
 
 def _valid(valid: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
@@ -55,5 +58,15 @@ def multiclass_loss(logits: torch.Tensor, target: torch.Tensor, valid: torch.Ten
     return ce + dice[1:].mean()
 
 
+def _recomputed(fn, logits: torch.Tensor, target: torch.Tensor, valid: torch.Tensor | None = None) -> torch.Tensor:
+    """``fn`` in fp32 from the logits as the network gave them (16-bit under autocast), its fp32 intermediates
+    recomputed in the backward instead of saved: they were the only fp32 activations of a 16-bit step besides the
+    norm statistics (3 % of the saved bytes at 3200 × 640 under CUDA's rules; a few milliseconds to recompute)."""
+    if torch.is_grad_enabled() and logits.requires_grad:
+        return checkpoint(fn, logits, target, valid, use_reentrant=False)
+    return fn(logits, target, valid)
+
+
 def loss_for(classes: int):
-    return binary_loss if classes == 1 else multiclass_loss
+    """The loss of a ``classes``-class network: takes its logits in any dtype, computes in fp32."""
+    return functools.partial(_recomputed, binary_loss if classes == 1 else multiclass_loss)

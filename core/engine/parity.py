@@ -63,7 +63,7 @@ def _capture(model, x, y, valid, precision: prec.Precision, loss_fn):
     model.zero_grad(set_to_none=True)
     with precision.autocast():
         logits = model(x)
-    loss = loss_fn(logits.float(), y, valid)
+    loss = loss_fn(logits, y, valid)
     loss.backward()
     for h in handles:
         h.remove()

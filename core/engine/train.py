@@ -335,7 +335,7 @@ class Trainer:
                 with sync:
                     with self.precision.autocast():
                         logits = self.net(x)
-                    loss = self.loss_fn(logits.float(), y, valid)  # fp32, outside autocast
+                    loss = self.loss_fn(logits, y, valid)  # fp32, outside autocast
                     weight = float(valid.sum()) / max(1.0, n_pix)
                     if self.step in cfg.fault.get("overflow_steps", []) and fault_here:
                         loss = loss * 1e38  # a huge loss: overflows once scaled
