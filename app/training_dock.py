@@ -311,6 +311,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             checkpoint_every=max(1, min(50, self.steps.value() // 4)), fault=dict(self.fault),
             scaler_growth_interval=self.scaler_growth_interval,
             compare_model=str(w.model_path) if getattr(w, "model_path", None) else None,
+            workers=2,  # batches made ahead in worker processes: the step's data wait shows in the status line
         )
 
     def start(self, resume: bool = False) -> bool:
@@ -418,7 +419,8 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.pending["loss"] = self.loss.refresh
             scale = "none" if last_step.loss_scale is None else f"{last_step.loss_scale:g}"
             self.status.setText(f"step {last_step.step}: loss {last_step.loss:.4f}, scale {scale}, "
-                                f"activations {m['activations'] / 2**20:.1f} MiB, {last_step.wall_time:.2f} s/step")
+                                f"activations {m['activations'] / 2**20:.1f} MiB, {last_step.wall_time:.2f} s/step "
+                                f"(waiting for data {last_step.data_wait_s:.2f} s)")
         elif events:
             self.pending["scale"] = self.scale.refresh
             self.pending["loss"] = self.loss.refresh

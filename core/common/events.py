@@ -58,6 +58,7 @@ class StepEvent(Event):
     memory: dict[str, Any]  # measured bytes of the step (see core.engine.memory)
     wall_time: float  # seconds for this step
     epoch: int = 0
+    data_wait_s: float = 0.0  # of wall_time, the seconds the step waited for its batches (core/engine/loader.py)
     type: str = field(init=False, default="step")
 
 

@@ -155,6 +155,14 @@ def collate(samples: list[tuple[np.ndarray, np.ndarray]]) -> tuple[torch.Tensor,
     return x, y, valid
 
 
+@dataclass(frozen=True)
+class Draw:
+    """One training log as the sampler chose it: ``("stream", i)`` or ``("log", i)``, and its augmentation seed."""
+
+    source: tuple
+    aug_seed: int
+
+
 class SyntheticStream:
     """An endless, seeded stream of freshly generated synthetic logs."""
 
@@ -181,6 +189,10 @@ class SyntheticStream:
         share a log and the stream position stays global (a run resumes on any number of ranks)."""
         i = self.index + rank
         self.index += world
+        return self.log(i)
+
+    def log(self, i: int) -> LabelledLog:
+        """The stream's ``i``-th training log (a function of the seed and ``i`` alone: any process can make it)."""
         return self._make(1_000_003, i, f"stream_{i + 1}")
 
     def validation(self, count: int) -> list[LabelledLog]:
@@ -238,16 +250,33 @@ class LogSampler:
         # draw does not already hold (positions world-pad … world-1), so its ranks still get distinct logs
         self.order = perm[self.world - pad : self.world] + perm + self.order if pad else perm + self.order
 
-    def next(self) -> LabelledLog:
+    def draw(self) -> Draw:
+        """The next training log as a recipe (which log, which augmentation seed): cheap, taken in the training
+        process in order, so the run is the same whatever makes the pixels (``core/engine/loader.py``)."""
         self.draws += 1
         use_stream = self.stream is not None and (not self.logs or self.rng.random() < self.mix)
         if use_stream:
-            return self.stream.take(self.rank, self.world)
-        if len(self.order) < self.world:  # epoch: a fresh permutation
-            self._refill()
-        draw = [self.order.pop() for _ in range(self.world)]
-        return self.logs[draw[self.rank]]
+            i = self.stream.index + self.rank
+            self.stream.index += self.world
+            source: tuple = ("stream", i)
+        else:
+            if len(self.order) < self.world:  # epoch: a fresh permutation
+                self._refill()
+            picked = [self.order.pop() for _ in range(self.world)]
+            source = ("log", picked[self.rank])
+        return Draw(source, int(self.aug_rng.integers(2**63 - 1)))
+
+    def next(self) -> LabelledLog:
+        return self.log_of(self.draw())
+
+    def log_of(self, draw: Draw) -> LabelledLog:
+        kind, i = draw.source
+        return self.stream.log(i) if kind == "stream" else self.logs[i]
+
+    def make_batch(self, draws: list[Draw], aug: Augment | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The pixels of ``draws``: each log generated or read, augmented by its own seed, padded together."""
+        return collate([make_sample(self.log_of(d), np.random.default_rng(d.aug_seed), aug) for d in draws])
 
     def batches(self, batch: int, aug: Augment | None) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
         while True:
-            yield collate([make_sample(self.next(), self.aug_rng, aug) for _ in range(batch)])
+            yield self.make_batch([self.draw() for _ in range(batch)], aug)

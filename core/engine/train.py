@@ -29,6 +29,7 @@ from core.model import precision as prec
 from core.model.model_io import load_checkpoint, load_model, save_checkpoint, save_model
 from core.model.network import build, preset, stage_names
 from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
+from .loader import BatchLoader
 from .distributed import SINGLE, World
 from .health import FailureWatch, grad_health
 from .losses import loss_for
@@ -74,6 +75,9 @@ class TrainConfig:
     # share of the steps that train the decoder only, first (the encoder's weights frozen): the backward pass stops
     # at the decoder, so a CPU runs about a third more steps in a budget; the way to fine-tune on new prints
     freeze_encoder: float = 0.0
+    # worker processes that make the training batches ahead of the steps (core/engine/loader.py); 0: in the
+    # training process. The command line's default is 2: a GPU step is faster than rendering a synthetic log
+    workers: int = 0
     fault: dict = field(default_factory=dict)  # test hooks: {"overflow_steps": [..], "oom_steps": [..], "nan_step": n}
 
 
@@ -140,6 +144,7 @@ class Trainer:
             self.val_logs = stream.validation(cfg.val_count)
         self.sampler = LogSampler(self.train_logs, stream, cfg.mix if self.train_logs else 1.0, cfg.seed,
                                   rank=world.rank, world=world.size)
+        self.loader = BatchLoader(self.sampler, cfg.workers, pin_memory=self.device.type == "cuda")
         if cfg.init_model:
             self.model, _info = load_model(cfg.init_model)
             if self.model.cfg.classes != classes:
@@ -262,7 +267,7 @@ class Trainer:
             "optimizer": self.optimizer.state_dict(),
             "scheduler": self.scheduler.state_dict(),
             "scaler": self.scaler.state_dict() if self.scaler else None,
-            "sampler": self.sampler.state(),
+            "sampler": self.loader.state(),
             "torch_rng": torch.get_rng_state(),
             "precision": self.precision.mode,
             "levers": {"checkpointing": self.model.checkpointing, "crop": self.crop},
@@ -290,7 +295,7 @@ class Trainer:
             self.scheduler.load_state_dict(st["scheduler"])
             if self.scaler is not None and st.get("scaler"):
                 self.scaler.load_state_dict(st["scaler"])
-            self.sampler.load_state(st["sampler"])
+            self.loader.load_state(st["sampler"])
             torch.set_rng_state(st["torch_rng"])
         except (KeyError, RuntimeError, ValueError) as exc:
             raise InputError(path, f"checkpoint does not fit this run: {str(exc).splitlines()[0][:160]}") from None
@@ -303,12 +308,13 @@ class Trainer:
 
     # -- one optimizer step -----------------------------------------------------
     def _micro_batches(self):
-        aug = Augment(crop_along=self.crop)
         if self.cfg.stage == "binary":
-            return [next(self.sampler.batches(1, aug))]
-        n = self.logs_per_rank
-        mb = max(1, min(self.cfg.micro_batch, n))
-        return [next(self.sampler.batches(min(mb, n - i), aug)) for i in range(0, n, mb)]
+            sizes = [1]
+        else:
+            n = self.logs_per_rank
+            mb = max(1, min(self.cfg.micro_batch, n))
+            sizes = [min(mb, n - i) for i in range(0, n, mb)]
+        return self.loader.batches(sizes, Augment(crop_along=self.crop))
 
     def _one_step(self) -> StepEvent:
         cfg = self.cfg
@@ -326,7 +332,8 @@ class Trainer:
         fault_here = cfg.fault.get("rank", self.world.rank) == self.world.rank
         with meter:
             for i, (x, y, valid) in enumerate(batches):
-                x, y, valid = x.to(self.device), y.to(self.device), valid.to(self.device)
+                # pinned batches (CUDA) copy without blocking: the copy overlaps the step's first kernels
+                x, y, valid = (t.to(self.device, non_blocking=True) for t in (x, y, valid))
                 if self.device.type == "cuda":
                     x = x.contiguous(memory_format=torch.channels_last)
                 # DDP: all-reduce the gradients once, after the last micro-batch, not after each
@@ -376,7 +383,7 @@ class Trainer:
                   "input_shape": list(batches[0][0].shape), **read_peaks(self.device)}
         ev = StepEvent(step=self.step + 1, loss=loss_total, lr=lr, precision=self.precision.mode, loss_scale=scale,
                        skipped=bool(skipped), grad=health, memory=memory, wall_time=time.perf_counter() - t0,
-                       epoch=self.step // self.steps_per_epoch)
+                       epoch=self.step // self.steps_per_epoch, data_wait_s=self.loader.wait_s)
         self._scale_before = before
         return ev
 
@@ -391,6 +398,13 @@ class Trainer:
 
     # -- the run ---------------------------------------------------------------
     def run(self) -> Iterator[Event]:
+        """The run's events; its batch workers stop when it ends, however it ends."""
+        try:
+            yield from self._run()
+        finally:
+            self.loader.close()
+
+    def _run(self) -> Iterator[Event]:
         cfg = self.cfg
         for w in ([self.precision.warning] if self.precision.warning else []):
             yield WarningEvent(self.step, "slow_precision", w, "use auto to pick the fastest safe mode")
