@@ -23,6 +23,18 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` need a CUDA device: skipped, not failed, where PyTorch sees none."""
+    import torch
+
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device (PyTorch sees none)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not SHARED.is_dir():
