@@ -206,7 +206,7 @@ class TrainingDock(QtWidgets.QDockWidget):
         return round(device_ceiling(dev) / GIB, 2)
 
     def _explain_precision(self, *_):
-        from core.model.precision import resolve
+        from core.model.precision import cuda_install_hint, resolve
         from core.engine.train import pick_device
 
         try:
@@ -217,8 +217,11 @@ class TrainingDock(QtWidgets.QDockWidget):
         text = f"→ {p.mode}: {p.reason}"
         if p.warning:
             text += f"\n⚠ {p.warning}"
-        self.precision_why.setText(text)
-        self.precision_why.setToolTip(text)  # whole, should a narrow font still cut the label
+        hint = cuda_install_hint() if p.device_type == "cpu" else None
+        shown = text + ("\n⚠ an NVIDIA GPU is here, but PyTorch is the CPU build: training runs on the CPU "
+                        "(the fix: hover)" if hint else "")
+        self.precision_why.setText(shown)
+        self.precision_why.setToolTip(text + (f"\n\n{hint}" if hint else ""))  # whole: a label of six lines cuts
 
     # -- the budget before the run ------------------------------------------------------
     def log_size(self) -> tuple[int, int]:
@@ -311,7 +314,9 @@ class TrainingDock(QtWidgets.QDockWidget):
             checkpoint_every=max(1, min(50, self.steps.value() // 4)), fault=dict(self.fault),
             scaler_growth_interval=self.scaler_growth_interval,
             compare_model=str(w.model_path) if getattr(w, "model_path", None) else None,
-            workers=2,  # batches made ahead in worker processes: the step's data wait shows in the status line
+            # the training child is a daemonic process (it dies with the app), and such a process cannot start
+            # DataLoader workers: its batches are made in it, and the step's data wait shows in the status line
+            workers=0,
         )
 
     def start(self, resume: bool = False) -> bool:

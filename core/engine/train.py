@@ -408,6 +408,9 @@ class Trainer:
         cfg = self.cfg
         for w in ([self.precision.warning] if self.precision.warning else []):
             yield WarningEvent(self.step, "slow_precision", w, "use auto to pick the fastest safe mode")
+        hint = prec.cuda_install_hint() if self.device.type == "cpu" else None
+        if hint:
+            yield WarningEvent(self.step, "cpu_build", hint, "")
         if self.scaler is None:
             why = "bf16 keeps fp32's exponent range" if self.precision.mode == "bf16" else "fp32 needs none"
             yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")

@@ -72,6 +72,49 @@ def cpu_has_native_fp16() -> bool:
     return bool({"avx512_fp16", "amx_fp16"} & flags)
 
 
+@functools.lru_cache(maxsize=1)
+def nvidia_gpu_name() -> str | None:
+    """The NVIDIA GPU this machine has, as its driver names it, whatever PyTorch build is installed (None: none
+    found). Read from the Linux driver's files, else from ``nvidia-smi -L`` (Windows, or a driver without them)."""
+    import glob
+    import shutil
+    import subprocess
+
+    for info in sorted(glob.glob("/proc/driver/nvidia/gpus/*/information")):
+        try:
+            with open(info, encoding="utf-8") as fh:
+                for line in fh:
+                    if line.startswith("Model:"):
+                        return line.split(":", 1)[1].strip()
+        except OSError:
+            pass
+    smi = shutil.which("nvidia-smi")
+    if smi:
+        try:
+            out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=5).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        for line in out.splitlines():  # "GPU 0: NVIDIA RTX A4000 (UUID: GPU-…)"
+            if line.startswith("GPU"):
+                return line.split(":", 1)[1].split("(UUID")[0].strip()
+    return None
+
+
+def cuda_install_hint() -> str | None:
+    """What to do when this machine has an NVIDIA GPU that PyTorch cannot use because it is the CPU build; None
+    when PyTorch sees a GPU, or when there is none to see."""
+    if torch.cuda.is_available() or torch.version.cuda is not None:
+        return None
+    name = nvidia_gpu_name()
+    if not name:
+        return None
+    version = torch.__version__.split("+")[0]
+    return (f"this machine has an NVIDIA GPU ({name}) but PyTorch {torch.__version__} is the CPU build, so training "
+            f"runs on the CPU. To train on the GPU, install PyTorch's CUDA build and restart WellTrace: pip install "
+            f"--force-reinstall torch=={version} --index-url https://download.pytorch.org/whl/cu128 (cu128 needs an "
+            "NVIDIA driver of release 570 or newer; pytorch.org's install selector gives the line for an older one)")
+
+
 def resolve(requested: str, device: torch.device | str) -> Precision:
     """Resolve a requested mode on a device; raises ValueError for an unknown mode."""
     if requested not in MODES:

@@ -123,3 +123,17 @@ def test_event_loop_stays_responsive_while_training(trained_win, qtbot):
     assert d.done_event.status == "finished"
     assert len(probe.gaps) > 100  # the probe really ran through the run
     assert_responsive(probe)
+
+
+def test_a_gpu_behind_a_cpu_build_is_named_in_the_dock(trained_win, monkeypatch):
+    import core.model.precision as prec
+
+    monkeypatch.setattr(prec, "cuda_install_hint", lambda: "this machine has an NVIDIA GPU (X) … pip install torch")
+    d = trained_win.training
+    d.device.setCurrentText("cpu")
+    d._explain_precision()
+    assert "PyTorch is the CPU build" in d.precision_why.text()
+    assert "pip install torch" in d.precision_why.toolTip()
+    monkeypatch.setattr(prec, "cuda_install_hint", lambda: None)
+    d._explain_precision()
+    assert "CPU build" not in d.precision_why.text()

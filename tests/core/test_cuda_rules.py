@@ -155,3 +155,21 @@ def test_on_a_cuda_device_a_bf16_step_saves_half_of_fp32_and_no_fp32_activations
     bf16 = measure_forward(cfg, 1024, 256, Levers("bf16"), device="cuda")
     assert bf16["activations"] / fp32["activations"] <= 0.52
     assert bf16["activations_by_dtype"].get("fp32", 0) <= 0.02 * bf16["activations"]
+
+
+def test_a_gpu_behind_a_cpu_build_of_pytorch_is_named_with_the_fix(monkeypatch, tmp_path):
+    import core.model.precision as prec
+    from core.engine.train import TrainConfig, Trainer
+
+    monkeypatch.setattr(prec, "nvidia_gpu_name", lambda: "NVIDIA RTX A4000")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.version, "cuda", None)
+    hint = prec.cuda_install_hint()
+    assert "NVIDIA RTX A4000" in hint and "CPU build" in hint
+    assert f"pip install --force-reinstall torch=={torch.__version__.split('+')[0]} --index-url" in hint
+    cfg = TrainConfig(synthetic=True, preset="tiny", steps=1, stream_size=(400, 128), crop_along=256, val_count=1,
+                      device="cpu")
+    warnings = [e for e in Trainer(cfg).run() if e.type == "warning"]
+    assert any(w.code == "cpu_build" and "NVIDIA RTX A4000" in w.message for w in warnings)
+    monkeypatch.setattr(prec, "nvidia_gpu_name", lambda: None)
+    assert prec.cuda_install_hint() is None  # no GPU, nothing to say
