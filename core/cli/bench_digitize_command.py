@@ -72,13 +72,13 @@ def cmd_bench_digitize(args) -> int:
 
         model, info = load_model(args.model)
         precision = prec.resolve("fp32" if info["precision"] == "fp16" else info["precision"], "cpu")
-        torch.set_grad_enabled(False)
     rows = {}
     with tempfile.TemporaryDirectory(prefix="welltrace-bench-") as tmp:
         paths = [("fast", False)] + ([("reference", True)] if args.compare and model is not None else [])
         parts = {}
         for label, reference in paths:
-            rows[label], parts[label] = _run(args, model, precision, reference, Path(tmp))
+            with torch.no_grad():  # a context, not the global switch: the command runs inside tests too
+                rows[label], parts[label] = _run(args, model, precision, reference, Path(tmp))
     out = {"machine": machine_description(torch.device("cpu")), "scan": Path(args.scan).name,
            "model": Path(args.model).name if args.model else "classical", "seconds": rows,
            "peak_resident_gib": proc_status().get("VmHWM", 0) / 1024**3}

@@ -224,8 +224,6 @@ def _digitize_one(args) -> int:
     model = precision = None
     device = "cpu"
     if args.model:
-        import torch
-
         from core.model import precision as prec
         from core.model.model_io import load_model
         from core.engine.train import pick_device
@@ -237,8 +235,9 @@ def _digitize_one(args) -> int:
         if mode == "model":  # the precision it was trained in, except fp16 on a CPU (no native support)
             mode = info["precision"] if info["precision"] != "fp16" or device.type == "cuda" else "fp32"
         precision = prec.resolve(mode, device)
-        torch.set_grad_enabled(False)
-    with progress_bar(1, "digitize", unit="window") as bar:
+    import torch
+
+    with progress_bar(1, "digitize", unit="window") as bar, torch.no_grad():
         def prog(i, n):
             bar.total = n
             bar.n = i

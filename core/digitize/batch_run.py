@@ -67,8 +67,6 @@ def _load(options: RunOptions, model_path: str | None) -> tuple:
             _set_threads(options.threads)
         model = precision = None
         if model_path:
-            import torch
-
             from core.model import precision as prec
             from core.model.model_io import load_model
 
@@ -77,7 +75,6 @@ def _load(options: RunOptions, model_path: str | None) -> tuple:
             if mode == "model":  # the precision it was trained in, except fp16 on a CPU (no native support)
                 mode = info["precision"] if info["precision"] != "fp16" else "fp32"
             precision = prec.resolve(mode, "cpu")
-            torch.set_grad_enabled(False)
         _STATE.update(key=key, model=model, precision=precision, loads=_STATE.get("loads", 0) + 1)
     return _STATE["model"], _STATE["precision"]
 
@@ -88,7 +85,10 @@ def run_job(job: ScanJob, options: RunOptions, model_name: str | None, model_pat
         model, precision = _load(options, model_path or options.model)
     except Exception as exc:  # a model that cannot be read fails each job with the reason, not the worker
         return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be loaded: {exc}")
-    return digitize_file(job, model, model_name, precision=precision, memory_ceiling=options.memory_ceiling)
+    import torch
+
+    with torch.no_grad():
+        return digitize_file(job, model, model_name, precision=precision, memory_ceiling=options.memory_ceiling)
 
 
 def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterator[ScanOutcome]:

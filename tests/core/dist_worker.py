@@ -33,14 +33,14 @@ def main(data: str, out_dir: str, report_dir: str) -> None:
                       fault={"overflow_steps": [1], "rank": 1})  # a huge loss on rank 1 only, at step 2
     trainer = Trainer(cfg, world=world)
     drawn: list[str] = []
-    real_next = trainer.sampler.next
+    real_log_of = trainer.sampler.log_of  # every training log a batch is made of passes here (workers=0)
 
-    def next_log():
-        lg = real_next()
+    def log_of(draw):
+        lg = real_log_of(draw)
         drawn.append(lg.name)
         return lg
 
-    trainer.sampler.next = next_log
+    trainer.sampler.log_of = log_of
     steps = [{"step": e.step, "skipped": e.skipped, "scale": e.loss_scale, "loss": e.loss}
              for e in trainer.run() if e.type == "step"]
     flat = torch.cat([p.detach().reshape(-1) for p in trainer.model.parameters()])

@@ -150,13 +150,19 @@ def test_the_predicted_peak_is_the_measured_peak():
         predict_windows(model, img, resolve("fp32", "cpu"), window=plan.window)
         print(json.dumps({"predicted": plan.predicted_peak, "measured": proc_status()["VmHWM"]}))
     """ % str(ROOT))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout.strip().splitlines()[-1])
-    if not got["measured"]:
+    # the same work peaks 677-840 MB from one fresh process to the next on the 2-core EPYC (glibc's arenas and
+    # oneDNN's caches): every run must stay under the plan, and the plan is held to the worst of two runs
+    runs = []
+    for _ in range(2):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    if not runs[0]["measured"]:
         pytest.skip("no /proc/self/status on this system")
-    assert got["measured"] <= 1.05 * got["predicted"], got  # the ceiling holds
-    assert got["predicted"] <= 1.15 * got["measured"], got  # and the plan does not waste much of it
+    for got in runs:
+        assert got["measured"] <= 1.05 * got["predicted"], runs  # the ceiling holds
+    worst = max(runs, key=lambda g: g["measured"])
+    assert worst["predicted"] <= 1.15 * worst["measured"], runs  # and the plan does not waste much of it
 
 
 BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"
