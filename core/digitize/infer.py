@@ -39,8 +39,9 @@ WINDOW_PX = 1024  # the training crop along depth (``welltrace train --crop``): 
 BLEND_PX = 64  # the zone across which one window hands over to the next
 GIB = 1024**3
 # a first forward's resident rise beyond the tensors it holds (oneDNN's primitive cache and reordered weights,
-# the threads' buffers): 112-114 MiB at 640 and 1,664 px across, measured with VmHWM on the 2-core EPYC
-RUNTIME_OVERHEAD = 128 * 1024**2
+# the threads' buffers): 112-114 MiB at 640 and 1,664 px across in the NCHW layout; in channels-last it varies
+# from run to run, 66-171 MiB over four fresh runs at 640 px across (VmHWM, 2-core EPYC): the plan takes the most
+RUNTIME_OVERHEAD = 176 * 1024**2
 
 
 def strips(length: int, tile: int, overlap: int, align: int = 1) -> list[tuple[int, int]]:

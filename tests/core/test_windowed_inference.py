@@ -131,8 +131,8 @@ def test_the_predicted_peak_is_the_measured_peak():
     """Read a 640 × 6,000 log in windows in a fresh process: its peak resident memory (VmHWM) against the plan.
 
     The plan guards a ceiling, so under-predicting is what must not happen (at most 5 %, the allocator's noise);
-    over-predicting costs only a shorter window: up to 15 % (oneDNN's reordered copies differ by CPU: 2-12 % over
-    on an AMD EPYC, 13 % on an Intel Xeon with AVX512-BF16)."""
+    over-predicting costs only a shorter window (oneDNN's reordered copies differ by CPU: 2-12 % over on an AMD
+    EPYC, 13 % on an Intel Xeon with AVX512-BF16; run to run on one machine, see below)."""
     code = textwrap.dedent("""
         import json, sys, numpy as np, torch
         sys.path.insert(0, %r)
@@ -150,19 +150,17 @@ def test_the_predicted_peak_is_the_measured_peak():
         predict_windows(model, img, resolve("fp32", "cpu"), window=plan.window)
         print(json.dumps({"predicted": plan.predicted_peak, "measured": proc_status()["VmHWM"]}))
     """ % str(ROOT))
-    # the same work peaks 677-840 MB from one fresh process to the next on the 2-core EPYC (glibc's arenas and
-    # oneDNN's caches): every run must stay under the plan, and the plan is held to the worst of two runs
-    runs = []
-    for _ in range(2):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-        assert out.returncode == 0, out.stderr
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    if not runs[0]["measured"]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if not got["measured"]:
         pytest.skip("no /proc/self/status on this system")
-    for got in runs:
-        assert got["measured"] <= 1.05 * got["predicted"], runs  # the ceiling holds
-    worst = max(runs, key=lambda g: g["measured"])
-    assert worst["predicted"] <= 1.15 * worst["measured"], runs  # and the plan does not waste much of it
+    assert got["measured"] <= 1.05 * got["predicted"], got  # the ceiling holds
+    # and the plan does not waste much of it. The same work peaks at 645-849 MiB from one fresh process to the
+    # next on the 2-core EPYC (744-849 alone, 645 twice at the end of the full suite; the first forward's runtime
+    # buffers come or do not), and the plan covers the highest: against the lowest it is 1.33 over, so the bound
+    # is 40 %, not the 15 % one machine's runs once allowed
+    assert got["predicted"] <= 1.40 * got["measured"], got
 
 
 BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"
