@@ -83,8 +83,10 @@ def scans_in(paths: list[str | Path]) -> list[Path]:
             out.append(p)
         else:
             raise InputError(str(p), "no such scan or folder")
-    seen: set[Path] = set()
-    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+    unique: dict[Path, Path] = {}  # a scan named twice (itself and its folder) is digitised once
+    for p in out:
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
 
 
 def jobs_for(scans: list[Path], out_dir: Path | None = None, qc: bool = True) -> list[ScanJob]:

@@ -14,7 +14,7 @@ import pytest
 
 from core.cli.main import main
 from core.digitize.batch_run import loads_here
-from core.digitize.batch import ScanJob, digitize_file, jobs_for, scans_in, up_to_date
+from core.digitize.batch import digitize_file, jobs_for, scans_in, up_to_date
 from core.model.bundled import BUNDLED_MODEL
 
 
@@ -109,13 +109,13 @@ def test_bad_batch_usage_is_one_line(tmp_path, capsys):
     assert "--jobs is for a folder" in capsys.readouterr().err
 
 
-def test_a_missing_calibration_fails_that_scan_only(tmp_path):
+def test_a_missing_calibration_fails_that_scan_only_and_a_scan_named_twice_is_one_job(tmp_path):
     folder = _folder(tmp_path, 1)
+    assert len(scans_in([folder, folder / "synth_000.png"])) == 1
     (folder / "synth_000.calib.json").unlink()
     [job] = jobs_for(scans_in([folder]))
     outcome = digitize_file(job)
-    assert outcome.failed and "calib" in outcome.error
-    assert isinstance(job, ScanJob)
+    assert outcome.failed and "calib" in outcome.error and not outcome.las
 
 
 @pytest.mark.slow
