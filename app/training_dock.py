@@ -155,10 +155,14 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.crop.setRange(0, 100_000)
         self.crop.setValue(1024)
         self.crop.setToolTip("random crop along depth (0: whole logs)")
+        self.compile = QtWidgets.QCheckBox("torch.compile")
+        self.compile.setToolTip("compile the network: the first step takes longer (about a minute on a CPU, cached "
+                                "for later runs); the steps after it run fused kernels")
         for label, widget in (("data", self.source), ("synthetic share", self.mix), ("stage", self.stage),
                               ("model", self.preset), ("precision", self.precision), ("", self.precision_why),
                               ("checkpointing", self.checkpointing), ("tiling", self.tile), ("device", self.device),
-                              ("memory ceiling", self.ceiling), ("steps", self.steps), ("crop along depth", self.crop)):
+                              ("memory ceiling", self.ceiling), ("steps", self.steps), ("crop along depth", self.crop),
+                              ("compile", self.compile)):
             f.addRow(label, widget)
         row = QtWidgets.QHBoxLayout()
         self.train_btn = QtWidgets.QPushButton("Train")
@@ -317,6 +321,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             # the training child is a daemonic process (it dies with the app), and such a process cannot start
             # DataLoader workers: its batches are made in it, and the step's data wait shows in the status line
             workers=0,
+            compile=self.compile.isChecked(),
         )
 
     def start(self, resume: bool = False) -> bool:

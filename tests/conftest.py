@@ -16,6 +16,7 @@ _HOME = tempfile.mkdtemp(prefix="welltrace-tests-")
 atexit.register(shutil.rmtree, _HOME, ignore_errors=True)
 os.environ["XDG_CONFIG_HOME"] = os.path.join(_HOME, "config")
 os.environ["XDG_DATA_HOME"] = os.path.join(_HOME, "data")
+os.environ["XDG_CACHE_HOME"] = os.path.join(_HOME, "cache")  # compiled kernels, exported graphs: not the user's
 
 import pytest  # noqa: E402
 

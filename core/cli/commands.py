@@ -55,7 +55,7 @@ def cmd_train(args) -> int:
         lr=args.lr, effective_batch=args.batch, micro_batch=min(4, args.batch), crop_along=args.crop or None, checkpointing=args.checkpointing, tile=args.tile,
         ceiling_gib=args.ceiling, out=str(out), resume=args.resume, seed=args.seed, eval_every=args.eval_every,
         fp32_modules=[m for m in (args.fp32_modules or "").split(",") if m], freeze_encoder=args.freeze_encoder,
-        workers=args.workers,
+        workers=args.workers, compile=args.compile,
     )
     from core.engine.distributed import join_from_env
 
@@ -547,6 +547,8 @@ def add_engine_commands(sub) -> None:
     t.add_argument("--stream-size", default="1600x384", help="synthetic stream logs: WIDTHxHEIGHT (canonical frame)")
     t.add_argument("--batch", type=int, default=16, help="multiclass: logs per optimizer step (default 16)")
     t.add_argument("--crop", type=int, default=1024, help="random crop along depth in px (0: whole logs)")
+    t.add_argument("--compile", action="store_true", help="torch.compile the network: the first step compiles "
+                   "(about a minute on a CPU, cached for later runs), the steps after run fused kernels")
     t.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes that make the batches "
                    "ahead of the steps (default 2; 0: in the training process); a step event's data_wait_s says how "
                    "long a step waited for them")

@@ -13,14 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import math
-import random
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-import numpy as np
 import torch
 
 from core.common.errors import DataError, InputError
@@ -28,73 +25,13 @@ from core.common.events import BudgetEvent, DoneEvent, ErrorEvent, EvalEvent, Ev
 from core.model import precision as prec
 from core.model.model_io import load_checkpoint, load_model, save_checkpoint, save_model
 from core.model.network import build, preset, stage_names
+from .config import TrainConfig, pick_device, seed_everything  # noqa: F401 - the engine's public names
 from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
 from .loader import BatchLoader
 from .distributed import SINGLE, World
 from .health import FailureWatch, grad_health
 from .losses import loss_for
 from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes
-
-
-@dataclass
-class TrainConfig:
-    data: str | None = None  # a project or synthetic folder
-    synthetic: bool = False  # draw from the on-the-fly synthetic stream
-    mix: float = 0.5  # share of stream logs when both a folder and the stream are used
-    stage: str = "binary"  # binary | multiclass
-    preset: str = "tiny"
-    init_model: str | None = None  # continue from this model file
-    # the model this run's may replace (the app's current one): scored on the same held-out logs at the end
-    compare_model: str | None = None
-    precision: str = "auto"
-    device: str = "auto"
-    steps: int | None = None
-    epochs: int | None = None
-    lr: float = 2e-3
-    weight_decay: float = 1e-4
-    clip: float = 1.0
-    crop_along: int | None = 1024  # random crop length along depth; None trains on whole logs
-    effective_batch: int = 16  # multiclass: logs per optimizer step (gradient accumulation)
-    micro_batch: int = 4  # multiclass: logs per forward pass
-    checkpointing: str = "off"  # auto | on | off
-    tile: str = "off"  # auto | off | PX
-    ceiling_gib: float | None = None
-    out: str | None = None  # model file written at the end
-    checkpoint: str | None = None  # training checkpoint (default: OUT.ckpt)
-    resume: str | None = None
-    seed: int = 0
-    eval_every: int = 0  # steps between evaluations (0: at the end only)
-    checkpoint_every: int = 50
-    fp32_modules: list[str] = field(default_factory=list)
-    stream_size: tuple[int, int] = (1600, 384)
-    styles: tuple[str, ...] | None = None  # print-style families of the synthetic stream (None: all)
-    train_val: tuple | None = None  # in-process callers (adapt): (train logs, validation logs), already split
-    val_count: int = 4  # held-out stream logs when there is no folder to validate on
-    per_layer_norms: bool = False
-    scaler_growth_interval: int = 200  # fp16: clean steps before the scale doubles
-    # share of the steps that train the decoder only, first (the encoder's weights frozen): the backward pass stops
-    # at the decoder, so a CPU runs about a third more steps in a budget; the way to fine-tune on new prints
-    freeze_encoder: float = 0.0
-    # worker processes that make the training batches ahead of the steps (core/engine/loader.py); 0: in the
-    # training process. The command line's default is 2: a GPU step is faster than rendering a synthetic log
-    workers: int = 0
-    fault: dict = field(default_factory=dict)  # test hooks: {"overflow_steps": [..], "oom_steps": [..], "nan_step": n}
-
-
-def pick_device(requested: str) -> torch.device:
-    if requested == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if requested == "cuda" and not torch.cuda.is_available():
-        raise InputError(None, "--device cuda: no CUDA device is available (PyTorch sees none)")
-    if requested not in ("cpu", "cuda"):
-        raise InputError(None, f"--device must be auto, cpu or cuda, not {requested!r}")
-    return torch.device(requested)
-
-
-def seed_everything(seed: int) -> None:
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
 
 
 def _schedule(total: int):
@@ -162,6 +99,13 @@ class Trainer:
                 raise InputError(None, f"--fp32-modules: {exc}") from None
         self.model.to(self.device)
         self.net = self._wrap(self.model)
+        self.eager_net, self.compile_note = self.net, None  # what a failed compile falls back to, and why
+        if cfg.compile:
+            from .compiled import compile_network, unsupported
+
+            self.compile_note = unsupported(self.device)
+            if self.compile_note is None:
+                self.net = compile_network(self.net)
         self.model.set_checkpointing(cfg.checkpointing == "on")
         self.tile = int(cfg.tile) if str(cfg.tile).isdigit() else None
         self.crop = self.tile or cfg.crop_along
@@ -411,6 +355,10 @@ class Trainer:
         hint = prec.cuda_install_hint() if self.device.type == "cpu" else None
         if hint:
             yield WarningEvent(self.step, "cpu_build", hint, "")
+        if cfg.compile:
+            yield (WarningEvent(self.step, "compile_off", f"not compiled: {self.compile_note}", "") if self.compile_note
+                   else WarningEvent(self.step, "compiling", "compiling kernels: the first step takes longer (about "
+                                     "a minute on a CPU); later runs of the same shapes reuse the cache", ""))
         if self.scaler is None:
             why = "bf16 keeps fp32's exponent range" if self.precision.mode == "bf16" else "fp32 needs none"
             yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")
@@ -435,6 +383,13 @@ class Trainer:
                 status = "nan"
                 break
             except Exception as exc:  # noqa: BLE001
+                from .compiled import is_compile_failure
+
+                if self.net is not self.eager_net and is_compile_failure(exc):
+                    self.net, self.compile_note = self.eager_net, f"compiling failed: {' '.join(str(exc).split())[:240]}"
+                    yield WarningEvent(self.step, "compile_fallback", f"{self.compile_note}; training goes on "
+                                       "without compiling", "")
+                    continue
                 if not _is_oom(exc) or self.world.distributed:
                     # with several ranks one rank cannot change levers alone: the others wait in the all-reduce
                     raise
@@ -468,6 +423,8 @@ class Trainer:
             summary["styles"] = list(cfg.styles or DEFAULT_FAMILIES)
         if cfg.init_model:
             summary["init_model"] = Path(cfg.init_model).name
+        if cfg.compile:
+            summary["compiled"] = self.net is not self.eager_net
         if status == "finished" or (status == "stopped" and self.step > 0 and cfg.out):
             # a stopped run's model is measured too: whoever is offered it must see what it reads
             ev_final = self.evaluate()

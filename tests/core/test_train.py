@@ -278,3 +278,41 @@ def test_freeze_encoder_trains_the_decoder_first_then_everything(tiny_set, tmp_p
     assert all(p.requires_grad for p in trainer.model.parameters())
     with pytest.raises(InputError):
         Trainer(_cfg(tiny_set, tmp_path, freeze_encoder=1.5))
+
+
+@pytest.mark.slow
+def test_compile_trains_the_same_run_and_says_it_compiles(tiny_set, tmp_path):
+    """torch.compile on the CPU (Inductor builds C++ with the machine's compiler): the first step compiles, the run
+    says so, and its weights follow the eager run's from the same seed."""
+    eager = Trainer(_cfg(tiny_set, tmp_path / "e", precision="fp32", steps=2))
+    eager_losses = [e.loss for e in eager.run() if e.type == "step"]
+    compiled = Trainer(_cfg(tiny_set, tmp_path / "c", precision="fp32", steps=2, compile=True))
+    events = list(compiled.run())
+    codes = [e.code for e in events if e.type == "warning"]
+    assert "compiling" in codes and "compile_fallback" not in codes
+    losses = [e.loss for e in events if e.type == "step"]
+    assert len(losses) == 2 and [e for e in events if e.type == "done"][0].summary["compiled"] is True
+    assert losses == pytest.approx(eager_losses, rel=1e-4)  # fused kernels: float summation order only
+    # AdamW's steps are ~lr (2e-3) whatever the gradient's size, so a rounding-level gradient difference can move
+    # a weight by a share of one step: within half a step of the eager run's
+    for a, b in zip(eager.model.parameters(), compiled.model.parameters()):
+        assert torch.allclose(a, b, atol=1e-3), (a - b).abs().max()
+
+
+def test_a_compile_that_fails_falls_back_to_the_eager_network(tiny_set, tmp_path, monkeypatch):
+    from torch._dynamo.exc import BackendCompilerFailed
+
+    import core.engine.compiled as compiled_mod
+
+    def broken(net):
+        def run(*args, **kwargs):
+            raise BackendCompilerFailed(lambda *a: None, RuntimeError("no backend here"), None)
+        return run
+
+    monkeypatch.setattr(compiled_mod, "compile_network", broken)
+    trainer = Trainer(_cfg(tiny_set, tmp_path, precision="fp32", steps=2, compile=True))
+    events = list(trainer.run())
+    fallback = [e for e in events if e.type == "warning" and e.code == "compile_fallback"]
+    assert fallback and "no backend here" in fallback[0].message
+    assert [e.step for e in events if e.type == "step"] == [1, 2]
+    assert [e for e in events if e.type == "done"][0].summary["compiled"] is False

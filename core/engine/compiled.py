@@ -1,0 +1,49 @@
+"""``torch.compile`` for training, as an option (``train --compile``, the training dock's *Compile* box).
+
+Compiling fuses the network's elementwise work (norms, SiLU, adds, casts) into a few kernels: on an H100 a
+compiled bf16 step of the ``demo`` network at 12,800 × 640 took 76 ms and 7.1 GiB against 194 ms and 13.2 GiB
+compiled in fp32 (issue #33). It costs time once: the first step compiles (about a minute for the ``tiny``
+network on a 2-core CPU, where Inductor builds C++ with the machine's compiler). The compiled kernels are cached
+in the user's cache folder, so the next run with the same shapes starts in seconds.
+
+Where compiling cannot work (no C++ compiler for Inductor's CPU kernels) the run says why and trains eagerly;
+where it fails on the first step (a backend error), the trainer falls back to the eager network and goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import torch
+
+
+def cache_dir() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get("WELLTRACE_CACHE") or user_cache_dir("welltrace")) / "inductor"
+
+
+def unsupported(device: torch.device) -> str | None:
+    """Why ``torch.compile`` cannot run on ``device`` here, or None."""
+    if not hasattr(torch, "compile"):
+        return f"this PyTorch ({torch.__version__}) has no torch.compile"
+    if device.type == "cpu" and not any(shutil.which(c) for c in ("g++", "c++", "clang++", "cl")):
+        return "Inductor's CPU kernels need a C++ compiler and none is on PATH (install g++ or clang)"
+    return None
+
+
+def compile_network(net: torch.nn.Module) -> torch.nn.Module:
+    """``net`` compiled by Inductor, its kernels cached across runs (module docstring)."""
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir()))
+    return torch.compile(net)
+
+
+def is_compile_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` came from compiling (Dynamo or a backend), not from the step's own numbers or memory."""
+    try:
+        from torch._dynamo.exc import BackendCompilerFailed, TorchDynamoException
+    except ImportError:  # pragma: no cover - a PyTorch without Dynamo
+        return False
+    return isinstance(exc, (BackendCompilerFailed, TorchDynamoException))
