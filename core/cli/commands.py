@@ -134,10 +134,14 @@ def cmd_digitize_many(args) -> int:
     from core.digitize.batch import SUMMARY_NAME, jobs_for, scans_in, up_to_date, write_summary, ScanOutcome
     from core.digitize.batch_run import RunOptions, run_cluster, run_local, thread_split
 
-    if args.calib or args.from_mask or args.mask_out or args.qc or args.section is not None:
-        raise InputError(None, "with a folder or several scans each scan takes its own NAME.calib.json and writes "
-                         "NAME.digitized.las and its QC picture: --calib, --from-mask, --mask-out, --qc and "
-                         "--section are for one scan")
+    one_scan = [flag for flag, given in (("--calib", args.calib), ("--from-mask", args.from_mask),
+                                         ("--mask-out", args.mask_out), ("--qc", args.qc),
+                                         ("--section", args.section is not None), ("--well", args.well),
+                                         ("--tile", args.tile), ("--whole-picture", args.whole_picture),
+                                         ("--reference", args.reference)) if given]
+    if one_scan:
+        raise InputError(None, f"{', '.join(one_scan)}: for one scan; with a folder or several scans each scan "
+                         "takes its own NAME.calib.json and writes NAME.digitized.las and its QC picture")
     if bool(args.model) == bool(args.classical):
         raise InputError(None, "give exactly one of --model MODEL or --classical")
     for flag, value in (("--jobs", args.jobs), ("--threads", args.threads)):

@@ -96,7 +96,8 @@ def test_one_job_writes_what_the_single_scan_command_writes(tmp_path):
 
 def test_bad_batch_usage_is_one_line(tmp_path, capsys):
     folder = _folder(tmp_path, 1)
-    for argv, words in ((["--classical", "--calib", "x.json"], "--calib"),
+    for argv, words in ((["--classical", "--calib", "x.json"], "--calib: for one scan"),
+                        (["--classical", "--reference", "--well", "W"], "--well, --reference: for one scan"),
                         (["--classical", "--jobs", "0"], "--jobs must be at least 1"),
                         ([], "exactly one of --model"),
                         (["--model", str(tmp_path / "none.safetensors")], "no such model file")):
