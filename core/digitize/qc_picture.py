@@ -123,7 +123,8 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
             if v is not None and v.size:
                 shares.append(f"{100 * float(np.mean(~np.isfinite(v))):.1f} %"
                               + (f" ({p.name})" if len(parts) > 1 else ""))
-        legend_lines.append((i, f"{spec.mnemonic} [{spec.unit}] {spec.scale[0]:g}-{spec.scale[1]:g}"
+        unit = f" [{spec.unit}]" if spec.unit else ""  # a curve without a unit: no empty brackets
+        legend_lines.append((i, f"{spec.mnemonic}{unit} {spec.scale[0]:g}-{spec.scale[1]:g}"
                                 f"{' log' if spec.log else ''}: NULL {', '.join(shares) or '-'}"))
     wrapped_warnings = [ln for w in warnings for ln in textwrap.wrap("! " + w, 150, subsequent_indent="   ")]
     pages = []
