@@ -71,7 +71,7 @@ def cmd_bench_digitize(args) -> int:
         from core.model.model_io import load_model
 
         model, info = load_model(args.model)
-        precision = prec.resolve("fp32" if info["precision"] == "fp16" else info["precision"], "cpu")
+        precision = prec.for_inference("model", info["precision"], "cpu")
     rows = {}
     with tempfile.TemporaryDirectory(prefix="welltrace-bench-") as tmp:
         paths = [("fast", False)] + ([("reference", True)] if args.compare and model is not None else [])

@@ -235,10 +235,7 @@ def _digitize_one(args) -> int:
         model, info = load_model(args.model)
         device = pick_device(args.device)
         model.to(device)
-        mode = args.precision
-        if mode == "model":  # the precision it was trained in, except fp16 on a CPU (no native support)
-            mode = info["precision"] if info["precision"] != "fp16" or device.type == "cuda" else "fp32"
-        precision = prec.resolve(mode, device)
+        precision = prec.for_inference(args.precision, info["precision"], device)
     import torch
 
     with progress_bar(1, "digitize", unit="window") as bar, torch.no_grad():

@@ -71,10 +71,7 @@ def _load(options: RunOptions, model_path: str | None) -> tuple:
             from core.model.model_io import load_model
 
             model, info = load_model(model_path)
-            mode = options.precision
-            if mode == "model":  # the precision it was trained in, except fp16 on a CPU (no native support)
-                mode = info["precision"] if info["precision"] != "fp16" else "fp32"
-            precision = prec.resolve(mode, "cpu")
+            precision = prec.for_inference(options.precision, info["precision"], "cpu")
         _STATE.update(key=key, model=model, precision=precision, loads=_STATE.get("loads", 0) + 1)
     return _STATE["model"], _STATE["precision"]
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 import torch
@@ -181,15 +180,12 @@ class SyntheticStream:
         return LabelledLog(lg.name, to_canonical(lg.image, axis), to_canonical(lg.mask, axis), lg.calibration,
                            truth=(lg.depth, {k.upper(): v for k, v in lg.truth.items()}))
 
-    def next(self) -> LabelledLog:
-        return self.take(0, 1)
-
-    def take(self, rank: int, world: int) -> LabelledLog:
-        """This rank's log of the next draw: every rank draws ``world`` logs and keeps its own, so ranks never
+    def claim(self, rank: int, world: int) -> int:
+        """This rank's index of the next draw: every rank draws ``world`` logs and keeps its own, so ranks never
         share a log and the stream position stays global (a run resumes on any number of ranks)."""
         i = self.index + rank
         self.index += world
-        return self.log(i)
+        return i
 
     def log(self, i: int) -> LabelledLog:
         """The stream's ``i``-th training log (a function of the seed and ``i`` alone: any process can make it)."""
@@ -256,9 +252,7 @@ class LogSampler:
         self.draws += 1
         use_stream = self.stream is not None and (not self.logs or self.rng.random() < self.mix)
         if use_stream:
-            i = self.stream.index + self.rank
-            self.stream.index += self.world
-            source: tuple = ("stream", i)
+            source: tuple = ("stream", self.stream.claim(self.rank, self.world))
         else:
             if len(self.order) < self.world:  # epoch: a fresh permutation
                 self._refill()
@@ -277,6 +271,3 @@ class LogSampler:
         """The pixels of ``draws``: each log generated or read, augmented by its own seed, padded together."""
         return collate([make_sample(self.log_of(d), np.random.default_rng(d.aug_seed), aug) for d in draws])
 
-    def batches(self, batch: int, aug: Augment | None) -> Iterator[tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        while True:
-            yield self.make_batch([self.draw() for _ in range(batch)], aug)

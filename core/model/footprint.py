@@ -26,6 +26,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from .network import NetConfig, build
+from .runtime import probabilities
 
 _CONVOLUTIONS = (torch.ops.aten.conv2d, torch.ops.aten.convolution, torch.ops.aten.mkldnn_convolution,
                  torch.ops.aten._convolution)
@@ -102,7 +103,7 @@ def measure_inference_peak(model: torch.nn.Module, height: int, width: int, prec
         x = x.contiguous(memory_format=torch.channels_last)
     with torch.inference_mode(), precision.autocast(), LiveTensorMeter() as meter:
         out = model(x)
-        probs = torch.softmax(out.float(), 1) if out.shape[1] > 1 else torch.sigmoid(out.float())
+        probs = probabilities(out)
         del out, probs
     return meter.peak
 

@@ -115,6 +115,14 @@ def cuda_install_hint() -> str | None:
             "NVIDIA driver of release 570 or newer; pytorch.org's install selector gives the line for an older one)")
 
 
+def for_inference(requested: str, trained: str, device: torch.device | str) -> Precision:
+    """The precision a model runs inference in: ``requested``, where ``model`` means the one it was trained in,
+    except fp16 on a CPU (no native support there: fp32)."""
+    if requested == "model":
+        requested = "fp32" if trained == "fp16" and torch.device(device).type != "cuda" else trained
+    return resolve(requested, device)
+
+
 def resolve(requested: str, device: torch.device | str) -> Precision:
     """Resolve a requested mode on a device; raises ValueError for an unknown mode."""
     if requested not in MODES:

@@ -1,6 +1,6 @@
 """Running the network for inference: the PyTorch layout that turns a window of the scan into probabilities fastest.
 
-Measured on the 2-core AMD EPYC (docs/benchmarks.md, "CPU inference runtimes"), the demo network on one
+Measured on the 2-core AMD EPYC (docs/benchmarks.md, "Digitising faster on a CPU"), the demo network on one
 1,664 × 1,024 window, fp32, 2 threads:
 
 | runtime | seconds | max abs. logit change vs eager NCHW |
@@ -33,7 +33,8 @@ from .precision import Precision
 Runner = Callable[[np.ndarray], np.ndarray]  # (1, 1, H, W) float32 input → (classes, H, W) float32 probabilities
 
 
-def _probabilities(logits: torch.Tensor) -> torch.Tensor:
+def probabilities(logits: torch.Tensor) -> torch.Tensor:
+    """Class probabilities (fp32) from a network's logits: a sigmoid for one class, else a softmax over classes."""
     logits = logits.float()
     return torch.sigmoid(logits) if logits.shape[1] == 1 else torch.softmax(logits, 1)
 
@@ -49,7 +50,7 @@ def torch_runner(model: VeerNet, precision: Precision, device: torch.device | st
         model.to(memory_format=fmt)  # each call: another runner may have laid the same weights out otherwise
         t = torch.from_numpy(x).to(dev).contiguous(memory_format=fmt)
         with torch.inference_mode(), precision.autocast():
-            p = _probabilities(model(t))
+            p = probabilities(model(t))
         return p[0].cpu().numpy()
 
     return run
