@@ -19,9 +19,16 @@ for both. So the curves of such a group are traced jointly:
   distance from where its velocity predicts it to its next run (so it goes
   straight through a crossing and never reverses at the instant it meets
   another line), the weakness of the run, a gap (cheaper for dashed and
-  dotted pens, whose gaps are expected), two curves sharing one run (cheap:
-  at a crossing they do), and a strong run that no curve explains (so two
-  curves never both follow one line while the other goes untraced).
+  dotted pens, whose gaps are expected; cheaper still once a curve is lost,
+  so a curve the map does not see stays NULL rather than take any line),
+  two curves sharing one run (cheap for broken pens: at a crossing they do;
+  for two solid pens dearer than a gap, so one is bridged over the crossing
+  and a faint solid curve never rides a strong one), a strong run that no
+  curve explains and no taken run lies next to (so two curves never both
+  follow one line while the other goes untraced, and the pieces of one
+  steep stroke cut by grid lines pull no idle curve onto it), and taking a
+  lost curve up again, dearer the farther from where it was last seen (so a
+  curve comes back as itself, not as its neighbour).
 
 At a run shared by two curves (a crossing) each curve takes the point of the
 run nearest its own prediction, so each passes through the crossing on its
@@ -54,10 +61,23 @@ class GroupParams:
     prediction_cap: float = 12.0  # ... counted up to this many rows (a bed boundary is a real turn)
     momentum: float = 0.6  # share of the old velocity kept at each column
     gap_cost: tuple[float, float, float] = (1.2, 0.35, 0.45)  # per column unseen: solid, dashed, dotted
-    share_cost: float = 0.25  # two curves on one run (a crossing)
-    unexplained: float = 0.8  # a strong run no curve takes
+    share_cost: float = 0.25  # two curves on one run (a crossing) ...
+    # ... two solid curves: more than a solid pen's gap. A solid pen draws without a break, so a solid curve seen
+    # nowhere but on another's stroke is not there; at 0.25 a faint one the network barely saw (a thin tension
+    # curve, straight as a grid line) rode its strong neighbour's line rather than go unseen (KGS: LTEN on DT's
+    # line over 69 % of 250-1050 ft). At a crossing one of the two is bridged over the few columns they merge
+    share_solid_cost: float = 1.3
+    unexplained: float = 0.8  # a strong run no curve takes ...
+    # ... and not within this many rows of a run a curve takes: a steep, thick stroke cut by grid lines is several
+    # runs, and its pieces left over pulled an idle curve across the track onto the stroke (KGS: LTEN onto DT)
+    stroke_px: float = 24.0
     weak_run: float = 1.0  # × −log(the run's strongest evidence)
-    reacquire: float = 3.0  # taking up a curve again after it was lost
+    lost_cost: float = 0.5  # per column a curve stays lost
+    reacquire: float = 3.0  # taking up a curve again after it was lost ...
+    # ... plus this per row from where it was last seen: two curves of one style are told apart by where they
+    # are, and a curve lost and taken up again anywhere at one price came back as its neighbour as readily as
+    # itself (KGS: DT picked up on the tension curve's line where LTEN had gone unseen)
+    reacquire_per_px: float = 0.02
     max_gap_px: int = 16  # columns a curve may go unseen before it is lost (and NULL)
     beam: int = 32  # joint states kept per column (the cheapest): three curves have up to 5³ = 125
     steep_px: float = 9.0  # a run taller than this (two pen widths and blur) is a steep stroke: the pen crosses it
@@ -122,7 +142,7 @@ class _Table:
     options: np.ndarray  # (states, K) run index per curve, −1 for a gap
     seen: np.ndarray  # (states, K)
     shared: np.ndarray  # (states, K): the curve's run is also another curve's
-    n_shared: np.ndarray  # (states,) pairs of curves on one run
+    pairs: np.ndarray  # (states, K, K) curves i and j (i ≠ j) on one run
     taken: np.ndarray  # (states, m): the run is some curve's
 
 
@@ -135,8 +155,14 @@ def _table(m: int, k_n: int, cache: dict) -> _Table:
         taken = np.zeros((opt.shape[0], max(m, 1)), bool)
         for k in range(k_n):
             taken[seen[:, k], opt[seen[:, k], k]] = True
-        cache[(m, k_n)] = _Table(opt, seen, same.any(2), same.sum((1, 2)) / 2.0, taken[:, :m])
+        cache[(m, k_n)] = _Table(opt, seen, same.any(2), same, taken[:, :m])
     return cache[(m, k_n)]
+
+
+def _runs_apart(lo: np.ndarray, hi: np.ndarray, within: float) -> np.ndarray:
+    """(m, m): runs of one column no more than ``within`` rows apart."""
+    apart = np.maximum(lo[None, :] - hi[:, None], lo[:, None] - hi[None, :])
+    return apart <= within
 
 
 def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None = None,
@@ -154,11 +180,14 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
     runs = column_runs(ev, p.threshold, min(p.max_runs, k_n + (2 if k_n <= 2 else 1)), damping)
     gap = np.array([p.gap_cost[min(max(c, 1), 3) - 1] for c in classes])[None, None, :]  # (1, 1, K)
     tables: dict = {}
+    solid = np.array([c == 1 for c in classes])
+    pair_cost = np.where(solid[:, None] & solid[None, :], p.share_solid_cost, p.share_cost)[None]  # (1, K, K)
 
     # per state: every curve's exit row (NaN: lost), velocity, gap length
     pos = np.full((1, k_n), np.nan)
     vel = np.zeros((1, k_n))
     gaps = np.full((1, k_n), p.max_gap_px + 1, np.int64)
+    seen_at = np.full((1, k_n), np.nan)  # the row each curve was last seen at (NaN: never)
     acc = np.zeros(1)
     back: list[np.ndarray] = []  # per column: best previous state of each state
     chosen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per column and kept state: runs, shared, rows
@@ -177,12 +206,18 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
         lost = np.isnan(last)
         between = np.maximum(0.0, np.maximum(lo - last, last - hi))
         miss = np.minimum(np.maximum(0.0, np.maximum(lo - pred, pred - hi)), p.prediction_cap)
-        c_run = np.where(lost, p.reacquire + weak, p.continuity * between + p.prediction * miss + weak)
-        per_curve = np.where(t.seen[None], c_run, gap)  # (S_prev, S_new, K)
+        since = np.nan_to_num(np.maximum(0.0, np.maximum(lo - seen_at[:, None, :], seen_at[:, None, :] - hi)))
+        c_run = np.where(lost, p.reacquire + p.reacquire_per_px * since + weak,
+                         p.continuity * between + p.prediction * miss + weak)
+        per_curve = np.where(t.seen[None], c_run, np.where(lost, np.minimum(gap, p.lost_cost), gap))  # (S_prev, S_new, K)
         cost = acc[:, None] + per_curve.sum(2)
         strength = np.clip(r.strength, 0.0, 1.0)
-        unexplained = ((~t.taken) * strength[None]).sum(1) if m else 0.0
-        cost += (p.share_cost * t.n_shared + p.unexplained * unexplained)[None]
+        if m:  # a run this near a taken one is the same stroke, broken where grid lines or blur thin it
+            near_taken = (t.taken.astype(np.float32) @ _runs_apart(r.lo, r.hi, p.stroke_px).astype(np.float32)) > 0
+            unexplained = ((~(t.taken | near_taken)) * strength[None]).sum(1)
+        else:
+            unexplained = 0.0
+        cost += ((t.pairs * pair_cost).sum((1, 2)) / 2.0 + p.unexplained * unexplained)[None]
         best = np.argmin(cost, axis=0)
         acc = cost[best, np.arange(best.size)]
         keep = np.argsort(acc, kind="stable")[: p.beam] if acc.size > p.beam else np.arange(acc.size)
@@ -206,6 +241,7 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
         pos = np.where(lost_now, np.nan, npos)  # lost: taken up again anywhere, at a cost
         vel = np.where(lost_now, 0.0, np.nan_to_num(nvel))
         gaps = ngaps
+        seen_at = np.where(seen, npos, seen_at[best])
         back.append(best)
         chosen.append((opts, shared, pos))
     # backtrack

@@ -61,6 +61,7 @@ class TraceParams:
     # "none" for evidence that is not a network's (a hand-painted mask is followed as painted)
     unclaimed_styles: str = "none"
     broken_support_cols: int = 4  # a dashed or dotted curve's steep stretch is supported by its dashes this near
+    hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``)
 
     def broken(self) -> "TraceParams":
         """These params for a dashed or dotted curve: its gaps are expected (``broken_eps``) and a steep stretch
@@ -125,18 +126,38 @@ def travel_costs(evidence: np.ndarray, params: TraceParams) -> np.ndarray:
     curve along a depth line or across the paper for a stretch of better evidence elsewhere and comes back
     (the excursions the first tracer made on log-decade and dense prints), while a resistivity spike drawn
     in ink still costs what it did. A dashed or dotted curve's steep stretch is ink in its dashes only, so
-    its support is taken over ``broken_support_cols`` columns either side."""
-    rows, cols = evidence.shape
-    support = np.maximum(evidence, np.concatenate([evidence[:, :1], evidence[:, :-1]], axis=1))
-    if params.support_cols > 1:
-        import cv2
+    its support is taken over ``broken_support_cols`` columns either side. The whole map at once: for a
+    look at it; the tracer takes it a block of columns at a time (``_travel_blocks``)."""
+    return np.concatenate([block for _, block in _travel_blocks(evidence, params, evidence.shape[1])], axis=1)
 
-        k = 2 * params.support_cols + 1
-        support = cv2.dilate(support.astype(np.float32), np.ones((1, k), np.uint8), borderType=cv2.BORDER_REPLICATE)
-    inked = np.clip(support / params.threshold, 0.0, 1.0)
-    inked = np.minimum(inked[:-1], inked[1:]) if rows > 1 else inked[:0]  # a step is inked when both rows are
-    step = params.jump_cost + (params.gap_jump_cost - params.jump_cost) * (1.0 - inked)
-    return np.concatenate([np.zeros((1, cols)), np.cumsum(step, axis=0, dtype=np.float64)], axis=0)
+
+TRAVEL_BLOCK_COLS = 2048  # columns of travel cost held at once: 8 MB at 500 rows, not 200 MB for a 50,000-column log
+
+
+def _travel_blocks(evidence: np.ndarray, params: TraceParams, block: int = TRAVEL_BLOCK_COLS):
+    """``travel_costs`` a block of columns at a time: (first column, rows × block float64). A whole tall
+    track's travel in float64 was most of digitising's peak memory on the tallest shared scan (52,000
+    columns); a column's travel needs only its own and its neighbours' evidence, so a block is computed
+    from the block's columns and a halo as far as the support reaches."""
+    import cv2
+
+    rows, cols = evidence.shape
+    reach = params.support_cols if params.support_cols > 1 else 0  # the dilation's reach along depth
+    for c0 in range(0, cols, block):
+        c1 = min(cols, c0 + block)
+        # halo: the dilation's reach either side, plus the column before the first for its stroke
+        h0, h1 = max(0, c0 - reach - 1), min(cols, c1 + reach)
+        ev = evidence[:, h0:h1].astype(np.float32)
+        # the stroke between a column and the one before it: both columns' evidence (the map's first column
+        # has none before it; a halo's first column is only a predecessor)
+        support = np.maximum(ev, np.concatenate([ev[:, :1], ev[:, :-1]], axis=1))
+        if reach:
+            support = cv2.dilate(support, np.ones((1, 2 * reach + 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
+        support = support[:, c0 - h0 : c1 - h0]
+        inked = np.clip(support / params.threshold, 0.0, 1.0)
+        inked = np.minimum(inked[:-1], inked[1:]) if rows > 1 else inked[:0]  # a step is inked when both rows are
+        step = params.jump_cost + (params.gap_jump_cost - params.jump_cost) * (1.0 - inked)
+        yield c0, np.concatenate([np.zeros((1, c1 - c0)), np.cumsum(step, axis=0, dtype=np.float64)], axis=0)
 
 
 def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -146,16 +167,19 @@ def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tup
     back = np.zeros((cols, rows), np.int32)
     acc = unary[:, 0].astype(np.float64)
     ink_aware = params.gap_jump_cost > params.jump_cost
-    if ink_aware:
-        travel = travel_costs(evidence, params)
-        if cyclic:  # around the track edge: the pen jumps from one edge to the other, drawing nothing between
-            edge = params.jump_cost
-            span = travel[-1] + edge
-            travel = np.concatenate([travel - span, travel, travel + span])
-    else:
-        lin = params.jump_cost * np.arange(3 * rows if cyclic else rows, dtype=np.float64)
+    blocks = _travel_blocks(evidence, params) if ink_aware else None
+    lin = params.jump_cost * np.arange(3 * rows if cyclic else rows, dtype=np.float64)
+    block_start, block = 0, np.zeros((rows, 0))
     for c in range(1, cols):
-        t = travel[:, c] if ink_aware else lin
+        if not ink_aware:
+            t = lin
+        else:
+            if c >= block_start + block.shape[1]:
+                block_start, block = next(blocks)
+            t = block[:, c - block_start]
+            if cyclic:  # around the track edge: the pen jumps from one edge to the other, drawing nothing between
+                span = t[-1] + params.jump_cost
+                t = np.concatenate([t - span, t, t + span])
         if cyclic:
             tripled = np.concatenate([acc, acc, acc])
             val, arg = _dt_path(tripled, t)
@@ -507,7 +531,46 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
+    _fill_hidden(traces, calib.curves, params)
     return traces
+
+
+def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
+    """A curve lost where it runs under a neighbour's stroke takes the neighbour's line there (in place).
+
+    Two curves of one track that read the same (a deep and a medium resistivity in a shale, a curve and its
+    repeat) are drawn one over the other: the map sees the top pen only, and the other curve came out NULL
+    over the whole stretch (log-decade prints: 44 % of a medium resistivity under its deep one). A NULL
+    stretch longer than a bridged gap whose ends lie within ``params.hidden_px`` of another curve of the
+    track, traced over the whole stretch, and that is seen apart from it within 12 × ``hidden_px`` columns
+    either side, is that curve's line; a stretch whose ends are apart (the curve
+    left the track, or the map lost it on paper) stays NULL. Wrapping curves are left alone: their
+    positions are within one scale of many."""
+    for i, (tr, spec) in enumerate(zip(traces, curves)):
+        if spec.wrap:
+            continue
+        # the unseen stretches that went NULL: from the last column seen before to the first seen after
+        starts, stops = true_runs(~tr.observed)
+        for a, b in zip(starts.tolist(), stops.tolist()):
+            if a == 0 or b == tr.position.size or np.isfinite(tr.position[a:b]).all():
+                continue
+            for j, (other, ospec) in enumerate(zip(traces, curves)):
+                if j == i or ospec.wrap or not ospec.shares_track_with(spec):
+                    continue
+                beside = other.position[a - 1 : b + 1]
+                if not np.isfinite(beside).all():
+                    continue
+                if max(abs(tr.position[a - 1] - beside[0]), abs(tr.position[b] - beside[-1])) > params.hidden_px:
+                    continue
+                # ... and it joins the neighbour's line and leaves it again, seen apart from it on either side:
+                # a curve that was on that line all along (a dashed curve off scale lying on a solid neighbour
+                # the network calls dashed here and there) is no curve under it
+                w = params.hidden_px * 12
+                before, after = slice(max(0, a - int(w)), a), slice(b, min(tr.position.size, b + int(w)))
+                if all((np.abs(tr.position[s] - other.position[s]) > 2 * params.hidden_px)[tr.observed[s]].any()
+                       for s in (before, after)):
+                    tr.position[a:b] = beside[1:-1]
+                    break
 
 
 def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params: TraceParams,

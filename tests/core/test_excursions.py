@@ -4,6 +4,7 @@ steep stroke drawn in ink is still followed; and the excursion count that ``eval
 import numpy as np
 
 from core.digitize.metrics import excursions
+from core.digitize import trace as trace_module
 from core.digitize.trace import TraceParams, travel_costs, unclaimed_styles, viterbi_path
 from core.io.calibration import CurveSpec
 
@@ -43,6 +44,23 @@ def test_a_dashed_curve_s_steep_stretch_is_supported_by_its_dashes_nearby():
     solid = travel_costs(ev, TraceParams())
     broken = travel_costs(ev, TraceParams().broken())
     assert broken[89, 10] - broken[10, 10] < 0.5 * (solid[89, 10] - solid[10, 10])
+
+
+def test_travel_taken_a_block_of_columns_at_a_time_is_the_whole_map_s(monkeypatch):
+    """The tracer holds a block of travel costs, not a tall track's whole map: the same costs, the same path."""
+    rng = np.random.default_rng(0)
+    ev = (rng.random((40, 700)) ** 4).astype(np.float32)
+    for params in (TraceParams(), TraceParams().broken()):
+        whole = travel_costs(ev, params)
+        blocks = np.concatenate([b for _, b in trace_module._travel_blocks(ev, params, block=97)], axis=1)
+        assert np.array_equal(blocks, whole)
+        for cyclic in (False, True):
+            expected = viterbi_path(ev, params, cyclic)
+            monkeypatch.setattr(trace_module, "_travel_blocks",
+                                lambda e, p, block=97, f=trace_module._travel_blocks: f(e, p, block))
+            got = viterbi_path(ev, params, cyclic)
+            monkeypatch.undo()
+            assert all(np.array_equal(a, b) for a, b in zip(expected, got))
 
 
 def test_excursions_are_out_and_back_departures_only():
