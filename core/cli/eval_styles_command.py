@@ -45,6 +45,9 @@ def add_eval_styles_command(sub) -> None:
     e.add_argument("--lr", type=float, default=1e-3)
     e.add_argument("--stream-size", default="2400x480")
     e.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    e.add_argument("--overlays", metavar="DIR", type=Path,
+                   help="draw the logs of each family's worst curve, worst log-scale curve and worst dotted curve "
+                   "(truth and trace over the print) as DIR/FAMILY_worst_*.png")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_eval_styles)
 
@@ -53,7 +56,7 @@ def _check(args) -> tuple[str, ...]:
     from core.common.errors import UsageError
 
     try:
-        families = parse_families(args.families)
+        families = parse_families(args.families or "all")
     except ValueError as exc:
         raise UsageError(f"--families: {exc}") from None
     if args.count < 1:
@@ -65,6 +68,8 @@ def _check(args) -> tuple[str, ...]:
             raise UsageError("--leave-one-out needs at least two families (one to leave out, one to train on)")
         if args.model or args.classical:
             raise UsageError("--leave-one-out trains its own models: give --init to start from one, not --model")
+        if args.overlays:
+            raise UsageError("--overlays draws the logs of one model's worst curves: run it without --leave-one-out")
         if args.steps < 1:
             raise UsageError("--steps must be at least 1")
     return families
@@ -81,7 +86,7 @@ def cmd_eval_styles(args) -> int:
     rows, scores = [], []
     for fam in families:
         s = evaluate_family(model, fam, args.count, args.width, args.height, seed, grid=not args.no_grid,
-                            las_dir=args.las_dir)
+                            las_dir=args.las_dir, overlays=args.overlays)
         scores.append(s)
         held = trained_on is None or fam not in trained_on
         rows.append({**s.as_dict(), "held_out": held if trained_on is not None else None})

@@ -81,17 +81,41 @@ def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray) ->
 
 
 def evaluate_family(model, family: str, count: int = 8, width: int = 1600, height: int = 480,
-                    seed: int = EVAL_SEED, grid: bool = True, las_dir: str | None = None) -> FamilyScore:
-    """Digitise ``count`` fresh logs of ``family`` with ``model`` (None: the classical tracer)."""
+                    seed: int = EVAL_SEED, grid: bool = True, las_dir: str | None = None,
+                    overlays: Path | None = None) -> FamilyScore:
+    """Digitise ``count`` fresh logs of ``family`` with ``model`` (None: the classical tracer). ``overlays``: a
+    folder to draw the logs of the family's worst curves in (``worst_logs``; ``style_overlay.py``)."""
     t0 = time.perf_counter()
     score = FamilyScore(family, "model" if model is not None else "classical")
+    kept = {}
     for lg in family_logs(family, count, width, height, seed, las_dir):
         res = digitize(lg.image, lg.calibration, model, grid=grid, source=lg.name, rgb=lg.rgb)
         for spec in lg.calibration.curves:
             pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
             score.curves.append({"log": lg.name, **score_curve(spec, lg.depth, pred, lg.truth[spec.mnemonic])})
+        if overlays is not None:
+            kept[lg.name] = (lg, res)
     score.seconds = time.perf_counter() - t0
+    if overlays is not None:
+        from .style_overlay import write_overlay
+
+        for what, name in worst_logs(score).items():
+            lg, res = kept[name]
+            write_overlay(Path(overlays) / f"{family}_worst_{what}.png", lg, res,
+                          [c for c in score.curves if c["log"] == name])
     return score
+
+
+def worst_logs(score: FamilyScore) -> dict[str, str]:
+    """The logs holding the family's worst curve overall, its worst log-scale curve and its worst dotted curve
+    (by r), each named once: {"curve" | "log_scale" | "dotted": log name}."""
+    out: dict[str, str] = {}
+    for what, keep in (("curve", lambda c: True), ("log_scale", lambda c: c["log_scale"]),
+                       ("dotted", lambda c: c["style"] == 3)):
+        worst = score.subset(what, keep).worst(1)
+        if worst and worst[0]["log"] not in out.values():
+            out[what] = worst[0]["log"]
+    return out
 
 
 @dataclass

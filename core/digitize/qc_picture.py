@@ -38,7 +38,7 @@ def qc_colours(curves: list[CurveSpec]) -> list[str]:
     return [CURVE_COLOURS[i % len(CURVE_COLOURS)] for i in range(len(curves))]
 
 
-def _rgb(hex_colour: str) -> tuple[int, int, int]:
+def hex_rgb(hex_colour: str) -> tuple[int, int, int]:
     h = hex_colour.lstrip("#")
     return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
 
@@ -104,7 +104,7 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
     starts = list(range(lo, hi, rows_per_page))
     warnings = [w for p in parts for w in p.result.warnings]
     curves = calib.curves
-    colours = [_rgb(c) for c in qc_colours(curves)]
+    colours = [hex_rgb(c) for c in qc_colours(curves)]
     # each part's curves as scan pixels: depth -> row through its own picks, value -> column through the scale
     drawn = []
     for p in parts:

@@ -28,6 +28,25 @@ def test_the_table_prints_null_and_excursions_beside_r(capsys):
     assert "NULL" in out and "excursions" in out and "log-scale curves alone" in out
 
 
+def test_overlays_draw_the_logs_of_each_family_s_worst_curves(tmp_path, capsys):
+    import cv2
+
+    assert main(["eval-styles", "--classical", "--families", "log_decades,dotted_fax", "--count", "2",
+                 "--width", "400", "--height", "240", "--overlays", str(tmp_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    files = sorted(p.name for p in tmp_path.iterdir())
+    # every family has its worst curve's log drawn; the worst log-scale and dotted ones where another log holds them
+    for fam in ("log_decades", "dotted_fax"):
+        assert f"{fam}_worst_curve.png" in files
+    assert all(f.split("_worst_")[1] in ("curve.png", "log_scale.png", "dotted.png") for f in files)
+    worst = next(r for r in out["families"] if r["family"] == "log_decades")["worst"][0]
+    img = cv2.imread(str(tmp_path / "log_decades_worst_curve.png"))
+    assert img is not None and img.shape[0] >= 240 and img.shape[1] >= 240
+    # the trace and truth are drawn: coloured pixels over the grey print, and the header names the log's curves
+    assert (img.max(2).astype(int) - img.min(2).astype(int) > 60).sum() > 100
+    assert worst["log"].startswith("log_decades_")
+
+
 def test_leave_one_out_trains_without_each_family_and_marks_what_it_saw(tmp_path, capsys):
     assert main(["eval-styles", "--leave-one-out", "--families", "uniform,fax", "--count", "1",
                  "--width", "400", "--height", "160", "--steps", "2", "--preset", "tiny", "--batch", "1",
@@ -50,6 +69,8 @@ def test_bad_usage_exits_2(capsys):
     assert main(["eval-styles", "--leave-one-out", "--families", "fax"]) == 2
     assert main(["eval-styles", "--leave-one-out", "--classical"]) == 2
     assert main(["eval-styles", "--count", "0"]) == 2
+    assert main(["eval-styles", "--leave-one-out", "--families", "fax,uniform", "--overlays", "x"]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 4 and "unknown style family nope" in err[0] and "at least two families" in err[1]
+    assert len(err) == 5 and "--overlays" in err[4]
+    assert "unknown style family nope" in err[0] and "at least two families" in err[1]
     assert "--init" in err[2] and "--count" in err[3]

@@ -6,14 +6,14 @@ from PIL import Image
 
 from core.cli.main import main
 from core.digitize.pipeline import digitize, digitize_sections
-from core.digitize.qc_picture import MARGIN_PX, MIN_PAGE_WIDTH_PX, _rgb, qc_colours, qc_page_paths, qc_parts, render_qc, write_qc
+from core.digitize.qc_picture import MARGIN_PX, MIN_PAGE_WIDTH_PX, hex_rgb, qc_colours, qc_page_paths, qc_parts, render_qc, write_qc
 from core.io.calibration import Section
 from core.synth import generate_log
 
 
 def _colour_mask(page: np.ndarray, colour: str) -> np.ndarray:
     """Pixels within a little of a curve colour (anti-aliased edges are blends)."""
-    return np.abs(page.astype(int) - np.array(_rgb(colour))).sum(-1) < 60
+    return np.abs(page.astype(int) - np.array(hex_rgb(colour))).sum(-1) < 60
 
 
 def test_the_traces_are_drawn_where_the_curves_are_printed_and_null_is_marked():
