@@ -51,14 +51,27 @@ def meetings(p: np.ndarray, q: np.ndarray, meet_px: float = MEET_PX) -> list[tup
     return joined
 
 
+SURE_COLS = 8  # columns every trace is seen and apart from the others: where the naming rule is read
+
+
 def order_at_top(traces: list, specs: list) -> None:
-    """Assign the traces to the curves in calibration order from the ``track[0]`` side, at the first
-    column where all are traced (in place: swaps whole traces' data)."""
+    """Assign the traces to the curves in calibration order from the ``track[0]`` side (in place: swaps whole
+    traces' data), where the log starts to be sure: the first column of ``SURE_COLS`` running at which every
+    trace is seen (not bridged) and apart from the others by more than ``MEET_PX``; failing that, the first
+    column where all are traced. The first column where all are traced was often one where a trace was only
+    carried across a gap or had just been taken up on a stroke of the other line: on a window of the KGS
+    sonic log the sonic and tension curves were named the wrong way round from there to the end."""
     pos = np.stack([t.position for t in traces])
-    both = np.flatnonzero(np.isfinite(pos).all(0))
-    if both.size == 0:
+    traced = np.isfinite(pos).all(0)
+    if not traced.any():
         return
-    col = int(both[0])
+    sure = np.stack([t.observed for t in traces]).all(0) & traced
+    for i in range(len(traces)):
+        for j in range(i + 1, len(traces)):
+            sure &= np.abs(np.where(traced, pos[i] - pos[j], 0.0)) > MEET_PX
+    starts, stops = true_runs(sure)
+    long_enough = starts[(stops - starts) >= SURE_COLS]
+    col = int(long_enough[0]) if long_enough.size else int(np.flatnonzero(traced)[0])
     sign = 1.0 if specs[0].track[1] >= specs[0].track[0] else -1.0
     order = np.argsort(sign * pos[:, col], kind="stable")  # nearest track[0] first
     data = [{n: getattr(traces[k], n).copy() for n in _FIELDS} for k in order]

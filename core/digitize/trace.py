@@ -61,7 +61,8 @@ class TraceParams:
     # "none" for evidence that is not a network's (a hand-painted mask is followed as painted)
     unclaimed_styles: str = "none"
     broken_support_cols: int = 4  # a dashed or dotted curve's steep stretch is supported by its dashes this near
-    hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``)
+    hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
+    hidden_apart_cols: int = 48  # ... when it is seen apart from the neighbour within this many columns either side
 
     def broken(self) -> "TraceParams":
         """These params for a dashed or dotted curve: its gaps are expected (``broken_eps``) and a steep stretch
@@ -542,9 +543,9 @@ def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TracePara
     repeat) are drawn one over the other: the map sees the top pen only, and the other curve came out NULL
     over the whole stretch (log-decade prints: 44 % of a medium resistivity under its deep one). A NULL
     stretch longer than a bridged gap whose ends lie within ``params.hidden_px`` of another curve of the
-    track, traced over the whole stretch, and that is seen apart from it within 12 × ``hidden_px`` columns
-    either side, is that curve's line; a stretch whose ends are apart (the curve
-    left the track, or the map lost it on paper) stays NULL. Wrapping curves are left alone: their
+    track, traced over the whole stretch, and that is seen apart from it within ``params.hidden_apart_cols``
+    either side, is that curve's line; a stretch whose ends are apart (the curve left the track, or the map
+    lost it on paper) stays NULL. Wrapping curves are left alone: their
     positions are within one scale of many."""
     for i, (tr, spec) in enumerate(zip(traces, curves)):
         if spec.wrap:
@@ -565,8 +566,8 @@ def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TracePara
                 # ... and it joins the neighbour's line and leaves it again, seen apart from it on either side:
                 # a curve that was on that line all along (a dashed curve off scale lying on a solid neighbour
                 # the network calls dashed here and there) is no curve under it
-                w = params.hidden_px * 12
-                before, after = slice(max(0, a - int(w)), a), slice(b, min(tr.position.size, b + int(w)))
+                w = params.hidden_apart_cols
+                before, after = slice(max(0, a - w), a), slice(b, min(tr.position.size, b + w))
                 if all((np.abs(tr.position[s] - other.position[s]) > 2 * params.hidden_px)[tr.observed[s]].any()
                        for s in (before, after)):
                     tr.position[a:b] = beside[1:-1]

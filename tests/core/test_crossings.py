@@ -131,3 +131,24 @@ def test_eval_crossings_scores_every_pairing_from_true_masks(capsys):
         assert rows[name]["median_r"] > 0.95 and rows[name]["median_rmse_pct"] < 3.0
     assert rows["1+1"]["separation"] is not None and rows["1+2"]["separation"] is None
     assert main(["eval-crossings", "--from-mask", "--style", "nope"]) == 2
+
+
+def test_the_naming_rule_is_read_where_both_traces_are_seen_apart():
+    """At the first column both are traced, one trace is only carried across a gap on the wrong side of the
+    other (a window cut mid-log, a pen-down): the names follow the first columns where both are seen apart."""
+    from core.digitize.crossings import order_at_top
+    from core.digitize.trace import Trace
+
+    cols = 200
+    near, far = np.full(cols, 20.0), np.full(cols, 150.0)
+    seen = np.ones(cols, bool)
+    carried = seen.copy()
+    carried[:5] = False
+    far_first = far.copy()
+    far_first[:5] = 5.0  # carried on the track[0] side of the other for five columns
+    traces = [Trace("B", far_first, np.zeros(cols, np.int64), np.ones(cols), carried),
+              Trace("A", near.copy(), np.zeros(cols, np.int64), np.ones(cols), seen)]
+    specs = [CurveSpec("ILD", "OHMM", "", 1, (0.0, 199.0), (0.0, 100.0)),
+             CurveSpec("ILM", "OHMM", "", 1, (0.0, 199.0), (0.0, 100.0))]
+    order_at_top(traces, specs)
+    assert np.median(traces[0].position) == 20.0 and np.median(traces[1].position) == 150.0
