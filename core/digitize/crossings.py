@@ -57,7 +57,8 @@ SURE_COLS = 8  # columns every trace is seen and apart from the others: where th
 def order_at_top(traces: list, specs: list) -> None:
     """Assign the traces to the curves in calibration order from the ``track[0]`` side (in place: swaps whole
     traces' data), where the log starts to be sure: the first column of ``SURE_COLS`` running at which every
-    trace is seen (not bridged) and apart from the others by more than ``MEET_PX``; failing that, the first
+    trace is seen (a solid one observed, not carried across a gap) and apart from the others by more than
+    ``MEET_PX``; failing that, the first
     column where all are traced. The first column where all are traced was often one where a trace was only
     carried across a gap or had just been taken up on a stroke of the other line: on a window of the KGS
     sonic log the sonic and tension curves were named the wrong way round from there to the end."""
@@ -65,7 +66,10 @@ def order_at_top(traces: list, specs: list) -> None:
     traced = np.isfinite(pos).all(0)
     if not traced.any():
         return
-    sure = np.stack([t.observed for t in traces]).all(0) & traced
+    # seen: a solid pen where it was observed (not carried across a gap); a dashed or dotted pen is unseen
+    # between its dashes as a matter of course, so there, traced
+    seen = np.stack([t.observed if s.klass == 1 else np.isfinite(t.position) for t, s in zip(traces, specs)])
+    sure = seen.all(0) & traced
     for i in range(len(traces)):
         for j in range(i + 1, len(traces)):
             sure &= np.abs(np.where(traced, pos[i] - pos[j], 0.0)) > MEET_PX
