@@ -14,8 +14,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from core.digitize.qc_picture import NULL_COLOUR, hex_rgb
+from core.digitize.qc_picture import NULL_COLOUR, hex_rgb, write_png
 from core.digitize.runs import true_runs
+from core.model.model_io import CLASS_NAMES
 
 FADE = 0.35  # the print's ink is drawn at this share of its darkness
 # one colour a curve, up to nine curves a log (a dense print has eight): no red, red marks NULL
@@ -51,7 +52,7 @@ def render_overlay(log, result, scores: list[dict]) -> np.ndarray:
             r0, r1 = int(rows[a]), int(rows[max(a, b - 1)])
             canvas[min(r0, r1) : max(r0, r1) + 1, i * TICK_PX : (i + 1) * TICK_PX - 1] = NULL_COLOUR
         s = by_name.get(spec.mnemonic, {})
-        text = (f"{spec.mnemonic} ({'solid dashed dotted'.split()[spec.klass - 1] if 1 <= spec.klass <= 3 else '?'}"
+        text = (f"{spec.mnemonic} ({CLASS_NAMES[4][spec.klass]}"
                 f"{', log' if spec.log else ''}): r {s.get('r', float('nan')):.3f}, RMSE {s.get('rmse_pct', float('nan')):.1f} %, "
                 f"NULL {100 * s.get('null', float('nan')):.1f} %")
         cv2.putText(canvas, text, (4, 14 + 18 * i), cv2.FONT_HERSHEY_SIMPLEX, 0.42, colours[i], 1, cv2.LINE_AA)
@@ -61,10 +62,5 @@ def render_overlay(log, result, scores: list[dict]) -> np.ndarray:
 
 
 def write_overlay(path: str | Path, log, result, scores: list[dict]) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ok, png = cv2.imencode(".png", cv2.cvtColor(render_overlay(log, result, scores), cv2.COLOR_RGB2BGR))
-    if not ok:
-        raise OSError(f"{path}: the PNG could not be encoded")
-    path.write_bytes(png.tobytes())
-    return path
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return write_png(path, render_overlay(log, result, scores))

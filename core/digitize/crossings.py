@@ -58,10 +58,10 @@ def order_at_top(traces: list, specs: list) -> None:
     """Assign the traces to the curves in calibration order from the ``track[0]`` side (in place: swaps whole
     traces' data), where the log starts to be sure: the first column of ``SURE_COLS`` running at which every
     trace is seen (a solid one observed, not carried across a gap) and apart from the others by more than
-    ``MEET_PX``; failing that, the first
-    column where all are traced. The first column where all are traced was often one where a trace was only
-    carried across a gap or had just been taken up on a stroke of the other line: on a window of the KGS
-    sonic log the sonic and tension curves were named the wrong way round from there to the end."""
+    ``MEET_PX``; failing that, the first column where all are traced. The first column where all are traced
+    was often one where a trace was only carried across a gap or had just been taken up on a stroke of the
+    other line: on a window of the KGS sonic log the sonic and tension curves were named the wrong way round
+    from there to the end."""
     pos = np.stack([t.position for t in traces])
     traced = np.isfinite(pos).all(0)
     if not traced.any():

@@ -19,6 +19,8 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec, Section
 
+from .runs import true_runs
+
 # the curves' colours when the calibration names none or names one twice; no red: red marks NULL
 CURVE_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 NULL_COLOUR = (220, 30, 30)  # RGB
@@ -76,12 +78,6 @@ def _nice_step(units_per_px: float, min_px: float = 90.0) -> float:
         if m * base >= raw:
             return m * base
     return 10 * base
-
-
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """[start, stop) of each run of True."""
-    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
-    return list(zip(np.flatnonzero(d == 1), np.flatnonzero(d == -1)))
 
 
 def _put(canvas: np.ndarray, text: str, x: int, y: int, colour=(0, 0, 0), scale: float = 0.5,
@@ -157,14 +153,14 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
             for i, spec in enumerate(curves):
                 col = cols[i]
                 ok = here & np.isfinite(col)
-                for r0, r1 in _runs(ok):
+                for r0, r1 in zip(*true_runs(ok)):
                     x, y = to_page(rows[r0:r1], col[r0:r1])
                     pts = np.round(np.stack([x, y], 1) * 16).astype(np.int32)  # 4 fractional bits: sub-pixel lines
                     cv2.polylines(page, [pts], False, colours[i], 1, cv2.LINE_AA, shift=4)  # thin: the ink shows beside it
                 # NULL where the curve had a value on paper is what a checker must see: a bar in the curve's colour
                 # inside its track's left edge, the stretch tinted red
                 null = here & ~np.isfinite(p.result.values.get(spec.mnemonic, np.zeros(rows.shape)))
-                for r0, r1 in _runs(null):
+                for r0, r1 in zip(*true_runs(null)):
                     y0 = int(max(0, (rows[r0] - a) * scale))
                     y1 = int(min(out_h - 1, (rows[r1 - 1] - a) * scale + 1))
                     x0, x1 = int(spec.track_lo * scale), int(spec.track_hi * scale)
@@ -226,14 +222,20 @@ def qc_page_paths(path: str | Path, pages: int) -> list[Path]:
 def write_qc(path: str | Path, image: np.ndarray, calib: Calibration,
              parts: list[tuple[str, Section | None, object]], scan_name: str, source: str = "") -> list[Path]:
     """Render and write the QC picture(s) of a digitised scan; returns the files written."""
-    from core.common.atomic import atomic_write_bytes
-
     length = calib.depth_length(image.shape[:2])
     pages = render_qc(image, calib, qc_parts(parts, calib, length), scan_name, source)
     paths = qc_page_paths(path, len(pages))
     for page, out in zip(pages, paths):
-        ok, png = cv2.imencode(".png", cv2.cvtColor(page, cv2.COLOR_RGB2BGR))
-        if not ok:
-            raise OSError(f"{out}: the PNG could not be encoded")
-        atomic_write_bytes(out, png.tobytes())
+        write_png(out, page)
     return paths
+
+
+def write_png(path: str | Path, rgb: np.ndarray) -> Path:
+    """Write an RGB picture as PNG, whole or not at all (a reader never sees half a file)."""
+    from core.common.atomic import atomic_write_bytes
+
+    ok, png = cv2.imencode(".png", cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR))
+    if not ok:
+        raise OSError(f"{path}: the PNG could not be encoded")
+    atomic_write_bytes(path, png.tobytes())
+    return Path(path)
