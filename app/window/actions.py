@@ -74,6 +74,9 @@ def build_actions(win) -> dict[str, QtGui.QAction]:
                             "trace the painted mask when the scan has one, else the model")
     a["from_mask"].setChecked(digitising.trace_labels)
     a["from_mask"].toggled.connect(lambda on: setattr(digitising, "trace_labels", on))
+    a["classical"] = action("Read with the classical tracer", None, None, True,
+                            "digitise with the classical ink tracer instead of the model (the model reads by default)")
+    a["classical"].toggled.connect(lambda on: setattr(models, "use_classical", on))
     a["prefill"] = action("Pre-fill mask", lambda: labelling.prefill(), "Ctrl+Shift+F",
                           tip="fill the mask from the current model or the classical tracer")
     a["digitize"] = action("Digitise", lambda: digitising.digitize(), "Ctrl+D", tip="trace the calibrated curves")
@@ -104,6 +107,7 @@ def build_actions(win) -> dict[str, QtGui.QAction]:
     r.addAction(a["train"])
     r.addAction(a["digitize"])
     r.addAction(a["from_mask"])
+    r.addAction(a["classical"])
     r.addAction(a["swap"])
     r.addAction(a["cancel"])
 

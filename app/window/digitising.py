@@ -145,6 +145,7 @@ class DigitisingController(QtCore.QObject):
         self.result = None
         self.exported = False
         self.trace_labels = True  # Run › Digitise from the labelled mask: trace the painted mask when there is one
+        self.read_with: str | None = None  # the model file the result was read with (None: classical or a mask)
         self.show_grid_lines = False
         self.plots = CurvePlots()
         self.grid_task: Task | None = None
@@ -160,6 +161,7 @@ class DigitisingController(QtCore.QObject):
 
     def _scan_opened(self, bundle: ScanBundle) -> None:
         self.result, self.exported = bundle.digitised, False
+        self.read_with = self.models.name
         self.show_grid(self.show_grid_lines)
         self.show_traces()
         self.plots.show_result(self.result, self.calib)
@@ -177,8 +179,10 @@ class DigitisingController(QtCore.QObject):
             return
         use_mask = self.trace_labels if from_mask is None else from_mask
         mask = self.labelling.labelled_mask() if use_mask else None  # the user's labels are the truth they have
-        busy = "digitising…"
-        if mask is None and self.models.model is not None:
+        model, self.read_with = self.models.reader() if mask is None else (None, None)
+        reader = ("your labelled mask" if mask is not None else self.read_with or "the classical tracer")
+        busy = f"digitising with {reader}…"
+        if mask is None and model is not None:
             from core.digitize.infer import WINDOW_PX, default_ceiling
 
             # the memory it may use, said before it starts: a real scan read whole needed 16 GiB
@@ -186,7 +190,7 @@ class DigitisingController(QtCore.QObject):
                      f"{default_ceiling() / 1024**3:.1f} GiB: 90 % of the memory available now)")
         if self.calib.sections:
             busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
-        task = Task(_run_digitize, scan.image, self.calib, self.models.model, mask, scan.rgb, parent=self)
+        task = Task(_run_digitize, scan.image, self.calib, model, mask, scan.rgb, parent=self)
         self.shell.start_task(task, self._digitized, busy, "digitising cancelled")
 
     def show_grid(self, on: bool) -> None:
@@ -219,7 +223,7 @@ class DigitisingController(QtCore.QObject):
         self.plots.show_result(self.result, self.calib)
         las = digitized_path_for(self.scans.path)
         try:
-            _write_results(las, result, self.calib, self.scans.path.name, self.models.name)
+            _write_results(las, result, self.calib, self.scans.path.name, self.read_with)
         except (OSError, InputError) as exc:
             self.shell.show_error(f"{las}: cannot save: {exc}")
         self.write_qc(qc_path_for(las), announce=False)
@@ -298,7 +302,7 @@ class DigitisingController(QtCore.QObject):
         self.plots.show_result(self.result, self.calib)
         las = digitized_path_for(self.scans.path)
         try:
-            write_result(las, self.result, self.calib, self.scans.path.name, self.models.name)
+            write_result(las, self.result, self.calib, self.scans.path.name, self.read_with)
         except (OSError, InputError) as exc:
             self.shell.show_error(f"{las}: cannot save: {exc}")
         self.shell.show_status(f"swapped {a} and {b} over {n} samples", 8000)
@@ -317,7 +321,7 @@ class DigitisingController(QtCore.QObject):
         from core.digitize.pipeline import write_result
 
         try:
-            write_result(path, self.result, self.calib, self.scans.path.name, self.models.name,
+            write_result(path, self.result, self.calib, self.scans.path.name, self.read_with,
                          well={k: v for k, v in (("WELL", well), ("COMP", company)) if v})
         except (OSError, InputError) as exc:
             self.shell.show_error(f"{path}: cannot write LAS: {exc}")

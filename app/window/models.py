@@ -95,12 +95,26 @@ class ModelController(QtCore.QObject):
         self.shell = shell
         self.model = None
         self.name: str | None = None
+        self.use_classical = False  # Run › Read with the classical tracer (off: the model reads)
         self.path: Path | None = None
         self.task: Task | None = None  # reads a model file off the UI thread
         self.last_offer: ModelOffer | None = None
         self.dialog_parent = parent if isinstance(parent, QtWidgets.QWidget) else None
         # answers an offer at once instead of the (window-modal, non-blocking) dialog; tests set it
         self.decide: Callable[[ModelOffer], bool] | None = None
+
+    def reader(self) -> tuple[object | None, str | None]:
+        """The model digitising reads with and its file name; (None, None) for the classical tracer, which reads
+        only when the user chose it (Run › Read with the classical tracer). Without a current model the bundled
+        one is loaded now: a real scan opened before the demo project was read by the classical tracer, and the
+        status bar said so only afterwards."""
+        from core.model.bundled import BUNDLED_MODEL
+
+        if self.use_classical:
+            return None, None
+        if self.model is None and BUNDLED_MODEL.exists():
+            self.load(BUNDLED_MODEL)
+        return self.model, self.name
 
     def load(self, path: Path) -> bool:
         """Make a model file the current model now (File › Load model…: the user chose it)."""

@@ -48,6 +48,9 @@ def add_eval_styles_command(sub) -> None:
     e.add_argument("--overlays", metavar="DIR", type=Path,
                    help="draw the logs of each family's worst curve, worst log-scale curve and worst dotted curve "
                    "(truth and trace over the print) as DIR/FAMILY_worst_*.png")
+    e.add_argument("--foreign", metavar="DIR", nargs="+", type=Path,
+                   help="score folders of cases drawn by another renderer instead of our families: NAME.png with "
+                   "NAME.calib.json and NAME.truth.las (../shared/data/foreign/plain, hard, colour)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=cmd_eval_styles)
 
@@ -63,6 +66,8 @@ def _check(args) -> tuple[str, ...]:
         raise UsageError("--count must be at least 1")
     if args.width < 64 or args.height < 96:
         raise UsageError(f"--width/--height: a log needs at least 64 × 96 px, got {args.width} × {args.height}")
+    if args.foreign and args.leave_one_out:
+        raise UsageError("--foreign scores one model on folders of cases: run it without --leave-one-out")
     if args.leave_one_out:
         if len(families) < 2:
             raise UsageError("--leave-one-out needs at least two families (one to leave out, one to train on)")
@@ -83,6 +88,8 @@ def cmd_eval_styles(args) -> int:
     if args.leave_one_out:
         return _leave_one_out(args, families, seed)
     model, trained_on, label = _load(args)
+    if args.foreign:
+        return _foreign(args, model, label)
     rows, scores = [], []
     for fam in families:
         s = evaluate_family(model, fam, args.count, args.width, args.height, seed, grid=not args.no_grid,
@@ -116,8 +123,35 @@ def cmd_eval_styles(args) -> int:
 
 def _line(name: str, tag: str, s) -> str:
     return (f"{name:<11} {tag:<11} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} % of range  "
-            f"NULL {s.mean_null_pct:4.1f} %  excursions {s.excursions_per_1000:4.2f} per 1,000 samples  "
-            f"({len(s.curves)} curves, {s.seconds:.0f} s)")
+            f"NULL {s.mean_null_pct:4.1f} %  wrong {s.wrong_pct:4.1f} % (low-confidence {s.low_pct:4.1f} %)  "
+            f"excursions {s.excursions_per_1000:4.2f} per 1,000 samples  ({len(s.curves)} curves, {s.seconds:.0f} s)")
+
+
+def _foreign(args, model, label: str) -> int:
+    """``--foreign DIR …``: each folder of cases scored as a family, with its log-scale and broken-line curves on
+    their own lines (``style_eval.evaluate_folder``)."""
+    from .style_eval import evaluate_folder
+
+    rows = []
+    for folder in args.foreign:
+        s = evaluate_folder(model, folder, grid=not args.no_grid, overlays=args.overlays)
+        parts = [("", s), ("log-scale", s.subset("log", lambda c: c["log_scale"])),
+                 ("broken", s.subset("broken", lambda c: c["style"] in (2, 3))),
+                 ("dotted", s.subset("dotted", lambda c: c["style"] == 3))]
+        row = {"folder": str(folder), **s.as_dict()}
+        for what, sub in parts[1:]:
+            if sub.curves:
+                row[what] = sub.as_dict()
+        rows.append(row)
+        if not args.json:
+            for what, sub in parts:
+                if sub.curves:
+                    print(_line(Path(folder).name if not what else f"  {what}", "", sub), flush=True)
+    if args.json:
+        print(json.dumps({"method": label, "foreign": rows}, indent=2))
+    else:
+        print(f"\n{label} (pictures drawn by another renderer: never trained on)")
+    return 0
 
 
 def _load(args):

@@ -47,9 +47,24 @@ class FamilyScore(CurveScores):
         """The same scores over the curves ``keep`` selects (the log-scale curves, the dotted ones)."""
         return FamilyScore(name, self.method, [c for c in self.curves if keep(c)], self.seconds)
 
+    def _share(self, key: str) -> float:
+        n = sum(c["samples"] for c in self.curves)
+        return 100.0 * sum(c.get(key, 0) for c in self.curves) / n if n else float("nan")
+
+    @property
+    def wrong_pct(self) -> float:
+        """Confidently wrong samples (``score_curve``'s ``wrong``) in % of every curve's samples."""
+        return self._share("wrong")
+
+    @property
+    def low_pct(self) -> float:
+        """Samples written but flagged low-confidence, in %."""
+        return self._share("low")
+
     def as_dict(self) -> dict:
         return {"family": self.family, "method": self.method, "median_r": self.median_r,
                 "median_rmse_pct": self.median_rmse_pct, "mean_null_pct": self.mean_null_pct,
+                "wrong_pct": self.wrong_pct, "wrong_any_pct": self._share("wrong_any"), "low_pct": self.low_pct,
                 "excursions_per_1000": self.excursions_per_1000, "curves": len(self.curves), "worst": self.worst(),
                 "seconds": round(self.seconds, 1)}
 
@@ -69,15 +84,42 @@ def family_logs(family: str, count: int, width: int, height: int, seed: int = EV
                            las_dir=las_dir if las_dir else "default")
 
 
-def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray) -> dict:
+WRONG_SHARE = 0.05  # a value this far from the truth, in track fractions (5 % of the printed range or decades)
+
+
+def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray,
+                confidence: np.ndarray | None = None) -> dict:
     """One curve's figures, taken in track fractions: identical to the values' for a linear scale (r, and RMSE
     in % of the scale range), and for a logarithmic one in decades as printed (a resistivity's r in ohm-m
-    would be decided by its few highest readings, its RMSE by nothing but them)."""
+    would be decided by its few highest readings, its RMSE by nothing but them).
+
+    ``wrong``: the samples written with a value more than :data:`WRONG_SHARE` of the printed scale from the
+    truth and *not* flagged low-confidence (``confidence`` below ``LOW_CONFIDENCE``): the confidently wrong
+    numbers a petrophysicist cannot tell from good ones. ``low``: the samples written but flagged."""
+    from core.digitize.trace import LOW_CONFIDENCE
+
     pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(truth)
     m = compare_curve(spec.mnemonic, depth, pf, tf, 1.0)
+    known = np.isfinite(tf)
+    written = known & np.isfinite(pf)
+    with np.errstate(invalid="ignore"):
+        flagged = written & (confidence < LOW_CONFIDENCE) if confidence is not None else np.zeros_like(written)
+        off = written & (np.abs(pf - tf) > WRONG_SHARE)
     return {"mnemonic": spec.mnemonic, "log_scale": bool(spec.log), "style": int(spec.klass), "r": float(m.r),
             "rmse_pct": float(m.rmse_pct), "null": float(m.null_fraction), "excursions": excursions(pf, tf),
-            "samples": int(np.isfinite(tf).sum())}
+            "samples": int(known.sum()), "wrong": int((off & ~flagged).sum()), "wrong_any": int(off.sum()),
+            "low": int(flagged.sum())}
+
+
+def score_result(lg, res) -> list[dict]:
+    """Every curve of a digitised log scored against its truth (``lg``: depth, truth and calibration)."""
+    out = []
+    for spec in lg.calibration.curves:
+        pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
+        conf = res.confidence.get(spec.mnemonic)
+        conf = None if conf is None else np.interp(lg.depth, res.depth, conf, left=np.nan, right=np.nan)
+        out.append({"log": lg.name, **score_curve(spec, lg.depth, pred, lg.truth[spec.mnemonic], conf)})
+    return out
 
 
 def evaluate_family(model, family: str, count: int = 8, width: int = 1600, height: int = 480,
@@ -90,19 +132,72 @@ def evaluate_family(model, family: str, count: int = 8, width: int = 1600, heigh
     kept = {}
     for lg in family_logs(family, count, width, height, seed, las_dir):
         res = digitize(lg.image, lg.calibration, model, grid=grid, source=lg.name, rgb=lg.rgb)
-        for spec in lg.calibration.curves:
-            pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
-            score.curves.append({"log": lg.name, **score_curve(spec, lg.depth, pred, lg.truth[spec.mnemonic])})
+        score.curves += score_result(lg, res)
         if overlays is not None:
             kept[lg.name] = (lg, res)
     score.seconds = time.perf_counter() - t0
     if overlays is not None:
-        from .style_overlay import write_overlay
+        _write_worst(score, kept, Path(overlays), family)
+    return score
 
-        for what, name in worst_logs(score).items():
-            lg, res = kept[name]
-            write_overlay(Path(overlays) / f"{family}_worst_{what}.png", lg, res,
-                          [c for c in score.curves if c["log"] == name])
+
+def _write_worst(score: "FamilyScore", kept: dict, folder: Path, prefix: str) -> None:
+    from .style_overlay import write_overlay
+
+    for what, name in worst_logs(score).items():
+        lg, res = kept[name]
+        write_overlay(folder / f"{prefix}_worst_{what}.png", lg, res, [c for c in score.curves if c["log"] == name])
+
+
+@dataclass
+class CaseLog:
+    """A picture scored against the LAS it was drawn from: what a synthetic log gives the scoring."""
+
+    name: str
+    image: np.ndarray
+    rgb: np.ndarray | None
+    calibration: object
+    depth: np.ndarray
+    truth: dict
+
+
+def folder_cases(folder: str | Path) -> Iterator[CaseLog]:
+    """The cases of a folder: each ``NAME.png`` (or another scan) with ``NAME.calib.json`` and
+    ``NAME.truth.las`` beside it, in name order; a picture without both is not a case."""
+    from core.io.calibration import Calibration
+    from core.io.las_io import read_las
+    from core.io.scan import calib_path_for, is_scan_file, load_scan
+
+    for scan in sorted(p for p in Path(folder).iterdir() if p.is_file() and is_scan_file(p)):
+        stem = scan.name[: -len(scan.suffix)]
+        calib, truth = calib_path_for(scan), scan.with_name(f"{stem}.truth.las")
+        if stem.endswith(".mask") or not calib.is_file() or not truth.is_file():
+            continue
+        las = read_las(truth)
+        cal = Calibration.load(calib)
+        pic = load_scan(scan)
+        yield CaseLog(stem, pic.image, pic.rgb, cal, las.depth,
+                      {c.mnemonic: las.curve(c.mnemonic).values for c in cal.curves if c.mnemonic in las.mnemonics})
+
+
+def evaluate_folder(model, folder: str | Path, grid: bool = True, overlays: Path | None = None) -> "FamilyScore":
+    """Digitise every case of a folder (``folder_cases``: pictures drawn by a renderer that is not ours, with
+    the LAS each was drawn from) and score it as a family is scored."""
+    t0 = time.perf_counter()
+    score = FamilyScore(Path(folder).name, "model" if model is not None else "classical")
+    kept = {}
+    for lg in folder_cases(folder):
+        res = digitize(lg.image, lg.calibration, model, grid=grid, source=lg.name, rgb=lg.rgb)
+        score.curves += [c for c in score_result(lg, res) if c["samples"]]
+        if overlays is not None:
+            kept[lg.name] = (lg, res)
+    score.seconds = time.perf_counter() - t0
+    if not score.curves:
+        from core.common.errors import InputError
+
+        raise InputError(str(folder), "no case: a case is NAME.png with NAME.calib.json and NAME.truth.las beside it")
+    if overlays is not None:
+        _write_worst(score, kept, Path(overlays), score.family)
     return score
 
 

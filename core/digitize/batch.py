@@ -24,7 +24,8 @@ from core.io.project import digitized_path_for
 from core.io.scan import calib_path_for, is_scan_file
 
 SUMMARY_NAME = "digitize-summary.csv"
-SUMMARY_FIELDS = ("scan", "status", "curves", "null_share", "warnings", "seconds", "las", "error")
+SUMMARY_FIELDS = ("scan", "status", "curves", "null_share", "low_confidence_share", "warnings", "seconds", "las",
+                  "error")
 
 
 def digitized_las_for(scan: Path, out_dir: Path | None = None) -> Path:
@@ -52,6 +53,7 @@ class ScanOutcome:
     status: str  # "written", "up to date" (skipped) or "failed"
     curves: list[str] = field(default_factory=list)
     null_share: dict[str, float] = field(default_factory=dict)  # per curve, over every section written
+    low_confidence_share: dict[str, float] = field(default_factory=dict)  # per curve: written but flagged unsure
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     las: list[str] = field(default_factory=list)
@@ -64,6 +66,7 @@ class ScanOutcome:
     def row(self) -> dict[str, str]:
         return {"scan": self.scan, "status": self.status, "curves": " ".join(self.curves),
                 "null_share": " ".join(f"{k}={v:.4f}" for k, v in self.null_share.items()),
+                "low_confidence_share": " ".join(f"{k}={v:.4f}" for k, v in self.low_confidence_share.items()),
                 "warnings": " | ".join(self.warnings), "seconds": f"{self.seconds:.2f}",
                 "las": " ".join(self.las), "error": self.error}
 
@@ -137,14 +140,19 @@ def digitize_file(job: ScanJob, model=None, model_name: str | None = None, **kwa
         return ScanOutcome(name, "failed", seconds=time.perf_counter() - t0,
                            error=f"internal error: {type(exc).__name__}: {exc} ({Path(where.filename).name}:"
                                  f"{where.lineno})")
+    from .qc_picture import low_confidence_share
+
     values: dict[str, list[np.ndarray]] = {}
+    confidence: dict[str, list[np.ndarray]] = {}
     warnings: list[str] = []
     for _, _, res in parts:
         for k, v in res.values.items():
             values.setdefault(k, []).append(v)
+            confidence.setdefault(k, []).append(res.confidence.get(k, np.ones_like(v)))
         warnings += [w for w in res.warnings if w not in warnings]
     null = {k: float(np.mean(~np.isfinite(np.concatenate(v)))) for k, v in values.items()}
-    return ScanOutcome(name, "written", list(values), null, warnings, time.perf_counter() - t0, written)
+    low = {k: low_confidence_share(np.concatenate(v), np.concatenate(confidence[k])) for k, v in values.items()}
+    return ScanOutcome(name, "written", list(values), null, low, warnings, time.perf_counter() - t0, written)
 
 
 def summary_csv(outcomes: list[ScanOutcome]) -> str:

@@ -7,7 +7,7 @@ canonical frame, and masks come back in the scan's own frame.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -18,7 +18,8 @@ from core.io.calibration import Calibration, Section
 from core.io.las_io import LasCurve, write_las
 from .frame import from_canonical, to_canonical
 from .grid import detect_grid, track_bands
-from .trace import Trace, TraceParams, model_params, trace_all, trace_to_values
+from .trace import (LOW_CONFIDENCE, Trace, TraceParams, model_params, trace_all, trace_to_confidence,
+                    trace_to_values)
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
@@ -33,6 +34,9 @@ class DigitizeResult:
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     memory: dict = field(default_factory=dict)  # the network's memory plan (``core/digitize/infer.py: MemoryPlan``)
+    # per curve and depth sample: how far its value can be trusted, in [0, 1], NaN where it is NULL
+    # (``core/digitize/trace.py: column_confidence``); empty for a result read back from a LAS without it
+    confidence: dict[str, np.ndarray] = field(default_factory=dict)
     others: list = field(default_factory=list)  # (LAS suffix, result) of the scan's other sections, if any
 
 
@@ -86,6 +90,7 @@ def digitize(
     if mask is not None:
         evidence, mask_c = _mask_evidence(mask, image.shape, calib, warnings, source)
         method, grid = "mask", False
+        params = replace(params or TraceParams(), check_riding=False)  # the user's labels, followed as painted
         if progress:
             progress(1, 1)
     elif model is not None:
@@ -147,12 +152,15 @@ def digitize(
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
     values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
     warnings += _same_style_meetings(traces, calib, set(by_curve))
+    warnings += _uncertain_levels(traces, calib)
     for name, v in values.items():
         if not np.isfinite(v).any():
             warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
-                          {"evidence_s": t1 - t0, "grid_s": t_grid - t1, "trace_s": t2 - t_grid}, warnings, memory)
+                          {"evidence_s": t1 - t0, "grid_s": t_grid - t1, "trace_s": t2 - t_grid}, warnings, memory,
+                          confidence=confidence)
 
 
 def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,
@@ -191,6 +199,23 @@ def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set
         out.append(f"{names} share one line style in one track and meet at {len(cols)} place(s) ({shown} "
                    f"{calib.depth_unit}): which is which after a meeting is uncertain; check there and fix with "
                    "Swap curves over a range")
+    return out
+
+
+def _uncertain_levels(traces: list[Trace], calib: Calibration) -> list[str]:
+    """The depth ranges where a backup-scale curve's scale could not be told from the ink
+    (``core/digitize/wraps.py: two_level_wraps``): flagged low-confidence, named here so the user checks them."""
+    from .runs import true_runs
+
+    out = []
+    for tr in traces:
+        if tr.level_unsure is None or not tr.level_unsure.any():
+            continue
+        a, b = true_runs(tr.level_unsure)
+        spans = [calib.depth_at(np.array([x, y - 1], np.float64)) for x, y in zip(a, b)]
+        shown = ", ".join(f"{min(s):.1f}–{max(s):.1f}" for s in spans[:6]) + (" …" if len(spans) > 6 else "")
+        out.append(f"{tr.mnemonic}: main or backup scale uncertain over {shown} {calib.depth_unit} (a crossing of "
+                   "the track's edge was missed); flagged low-confidence: check the QC picture there")
     return out
 
 
@@ -238,11 +263,13 @@ def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]
         return None
     cols = calib.depth_length(shape)
     col_depth = calib.depth_at(np.arange(cols, dtype=np.float64))
-    values, traces = {}, []
+    values, traces, confidence = {}, [], {}
     order = np.argsort(las.depth)
     for spec in calib.curves:
         v = by_name[spec.mnemonic.upper()]
         values[spec.mnemonic] = v
+        if confidence_mnemonic(spec.mnemonic).upper() in by_name:
+            confidence[spec.mnemonic] = by_name[confidence_mnemonic(spec.mnemonic).upper()]
         known = np.isfinite(v[order])
         at_col = np.full(cols, np.nan)
         if known.sum() >= 2:
@@ -259,12 +286,25 @@ def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]
     for line in las.other.splitlines():
         if line.lower().startswith("method"):
             method = line.split(":", 1)[-1].strip() or method
-    return DigitizeResult(las.depth, values, traces, np.zeros(shape, np.uint8), method)
+    return DigitizeResult(las.depth, values, traces, np.zeros(shape, np.uint8), method, confidence=confidence)
+
+
+CONFIDENCE_SUFFIX = "_CONF"
+
+
+def confidence_mnemonic(mnemonic: str) -> str:
+    """The LAS mnemonic of a curve's confidence: ``GR`` → ``GR_CONF``."""
+    return f"{mnemonic}{CONFIDENCE_SUFFIX}"
 
 
 def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, source_scan: str,
                  model_name: str | None, well: dict[str, str] | None = None) -> None:
     curves = [LasCurve(c.mnemonic, c.unit, c.description, result.values[c.mnemonic]) for c in calib.curves]
+    # each curve's confidence beside it, so the LAS says where a value is unsure rather than hide it: a reader
+    # keeps every value and can filter on the confidence (below LOW_CONFIDENCE the QC picture tints it)
+    curves += [LasCurve(confidence_mnemonic(c.mnemonic), "", f"confidence of {c.mnemonic} (0-1; below "
+                        f"{LOW_CONFIDENCE:g} uncertain)", result.confidence[c.mnemonic])
+               for c in calib.curves if c.mnemonic in result.confidence]
     write_las(path, result.depth, curves, depth_unit=calib.depth_unit, step=calib.step, well=well,
               provenance={"source scan": source_scan, "model": model_name or "classical tracer",
                           "method": result.method})
@@ -331,4 +371,4 @@ def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibr
     traces = [Trace(t.mnemonic, pad(t.position, np.nan), pad(t.wraps, 0), pad(t.confidence, 0),
                     pad(t.observed, False)) for t in main.traces]
     return DigitizeResult(main.depth, main.values, traces, full_mask, main.method, main.timings, main.warnings,
-                          main.memory)
+                          main.memory, confidence=main.confidence)

@@ -20,10 +20,13 @@ import numpy as np
 from core.io.calibration import Calibration, CurveSpec, Section
 
 from .runs import true_runs
+from .trace import LOW_CONFIDENCE
 
 # the curves' colours when the calibration names none or names one twice; no red: red marks NULL
 CURVE_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 NULL_COLOUR = (220, 30, 30)  # RGB
+BACKUP_COLOUR = (30, 90, 230)  # values read on a backup scale
+LOW_CONFIDENCE_COLOUR = (230, 150, 0)  # values flagged low-confidence (``core/digitize/trace.py: LOW_CONFIDENCE``)
 PAGE_WIDTH_PX = 1400  # the widest a page is drawn: a scan wider than this is scaled down
 MIN_PAGE_WIDTH_PX = 900  # a narrower scan gets a page this wide: the header's legend and warnings need it
 PAGE_HEIGHT_PX = 1800  # the log drawn per page (below the page's header band)
@@ -87,6 +90,30 @@ def _put(canvas: np.ndarray, text: str, x: int, y: int, colour=(0, 0, 0), scale:
     return x + cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)[0][0]
 
 
+def low_confidence_share(values: np.ndarray, confidence: np.ndarray | None) -> float:
+    """The share of a curve's samples written with a value but flagged low-confidence."""
+    if confidence is None or values.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        return float(np.mean(np.isfinite(values) & (confidence < LOW_CONFIDENCE)))
+
+
+def _mark(page: np.ndarray, spec: CurveSpec, scale: float, y0: int, y1: int, slot: int, curve_colour, colour,
+          label: str, side: str) -> None:
+    """Tint a stretch [y0, y1] of a curve's track in ``colour``, with a bar in the curve's colour edged in
+    ``colour`` (``slot``-th from the track's ``side`` edge) and, where the stretch is tall enough, a label."""
+    x0, x1 = int(spec.track_lo * scale), int(spec.track_hi * scale)
+    tint = page[y0:y1 + 1, x0:x1 + 1].astype(np.float32)
+    page[y0:y1 + 1, x0:x1 + 1] = (0.84 * tint + 0.16 * np.array(colour)).astype(np.uint8)
+    xb = x0 + 2 + 6 * slot if side == "left" else x1 - 6 - 6 * slot
+    cv2.rectangle(page, (xb, y0), (xb + 4, y1), curve_colour, -1)
+    cv2.rectangle(page, (xb, y0), (xb + 4, y1), colour, 1)
+    if y1 - y0 > 18 + 13 * (slot % 3):
+        width = cv2.getTextSize(label, cv2.FONT_HERSHEY_SIMPLEX, 0.42, 1)[0][0]
+        x = xb + 8 if side == "left" else xb - 4 - width
+        _put(page, label, x, y0 + 14 + 13 * (slot % 3), colour, 0.42)
+
+
 def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_name: str, source: str = "",
               page_height: int = PAGE_HEIGHT_PX, page_width: int = PAGE_WIDTH_PX) -> list[np.ndarray]:
     """The QC pages (RGB uint8) of a scan (grey or RGB pixels, the scan's own layout) and its digitised parts."""
@@ -117,7 +144,9 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
         for p in parts:
             v = p.result.values.get(spec.mnemonic)
             if v is not None and v.size:
-                shares.append(f"{100 * float(np.mean(~np.isfinite(v))):.1f} %"
+                conf = p.result.confidence.get(spec.mnemonic) if p.result.confidence else None
+                low = f", low {100 * low_confidence_share(v, conf):.1f} %" if conf is not None else ""
+                shares.append(f"{100 * float(np.mean(~np.isfinite(v))):.1f} %{low}"
                               + (f" ({p.name})" if len(parts) > 1 else ""))
         unit = f" [{spec.unit}]" if spec.unit else ""  # a curve without a unit: no empty brackets
         legend_lines.append((i, f"{spec.mnemonic}{unit} {spec.scale[0]:g}-{spec.scale[1]:g}"
@@ -157,20 +186,27 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
                     x, y = to_page(rows[r0:r1], col[r0:r1])
                     pts = np.round(np.stack([x, y], 1) * 16).astype(np.int32)  # 4 fractional bits: sub-pixel lines
                     cv2.polylines(page, [pts], False, colours[i], 1, cv2.LINE_AA, shift=4)  # thin: the ink shows beside it
-                # NULL where the curve had a value on paper is what a checker must see: a bar in the curve's colour
-                # inside its track's left edge, the stretch tinted red
-                null = here & ~np.isfinite(p.result.values.get(spec.mnemonic, np.zeros(rows.shape)))
-                for r0, r1 in zip(*true_runs(null)):
-                    y0 = int(max(0, (rows[r0] - a) * scale))
-                    y1 = int(min(out_h - 1, (rows[r1 - 1] - a) * scale + 1))
-                    x0, x1 = int(spec.track_lo * scale), int(spec.track_hi * scale)
-                    tint = page[y0:y1 + 1, x0:x1 + 1].astype(np.float32)
-                    page[y0:y1 + 1, x0:x1 + 1] = (0.82 * tint + 0.18 * np.array(NULL_COLOUR)).astype(np.uint8)
-                    xb = x0 + 2 + 6 * i
-                    cv2.rectangle(page, (xb, y0), (xb + 4, y1), colours[i], -1)
-                    cv2.rectangle(page, (xb, y0), (xb + 4, y1), NULL_COLOUR, 1)
-                    if y1 - y0 > 18 + 13 * (i % 3):
-                        _put(page, f"{spec.mnemonic} NULL", xb + 8, y0 + 14 + 13 * (i % 3), NULL_COLOUR, 0.42)
+                # what a checker must see, each a tint over the track, a bar in the curve's colour edged in the
+                # mark's colour and a label: NULL where the curve had a value on paper (red, at the track's left
+                # edge), values read on the backup scale (blue, at its right edge: the line is drawn folded into
+                # the track, so without the mark a GR of 325 looks like one of 25), and values flagged
+                # low-confidence (amber, beside the NULL bar)
+                values = p.result.values.get(spec.mnemonic, np.zeros(rows.shape))
+                marks = [(here & ~np.isfinite(values), NULL_COLOUR, "NULL", "left", 0)]
+                if spec.wrap:
+                    with np.errstate(invalid="ignore"):
+                        level = np.floor(spec.unwrapped_fraction(values))
+                    marks.append((here & np.isfinite(values) & (level != 0), BACKUP_COLOUR, "backup", "right", 0))
+                conf = p.result.confidence.get(spec.mnemonic) if p.result.confidence else None
+                if conf is not None:
+                    with np.errstate(invalid="ignore"):
+                        low = here & np.isfinite(values) & (conf < LOW_CONFIDENCE)
+                    marks.append((low, LOW_CONFIDENCE_COLOUR, "low confidence", "left", 3 * len(curves)))
+                for flags, colour, label, side, shift in marks:
+                    for r0, r1 in zip(*true_runs(flags)):
+                        y0 = int(max(0, (rows[r0] - a) * scale))
+                        y1 = int(min(out_h - 1, (rows[r1 - 1] - a) * scale + 1))
+                        _mark(page, spec, scale, y0, y1, i + shift, colours[i], colour, f"{spec.mnemonic} {label}", side)
             # the depth column: ticks at round depths of this part
             d_a, d_b = p.calib.depth_at(np.array([s0 - p.offset, s1 - 1 - p.offset], float))
             per_px = abs(d_b - d_a) / max(1.0, (s1 - s0) * scale)
@@ -191,8 +227,8 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
         _put(canvas, f"{scan_name}  -  QC of the digitised curves  -  page {n + 1} of {len(starts)}  -  {where}"
              + (f"  -  {source}" if source else ""), 6, y, (0, 0, 0), 0.52, 1)
         y += 20
-        _put(canvas, "lines: the LAS values drawn back through the calibration; grey: the scan; red tint and "
-             "bars: NULL", 6, y, (70, 70, 70), 0.45)
+        _put(canvas, "lines: the LAS values drawn back through the calibration; grey: the scan; tints and bars: "
+             "red NULL, blue backup scale, amber low confidence", 6, y, (70, 70, 70), 0.45)
         for k in range(0, len(legend_lines), 3):
             y += 20
             x = 6

@@ -20,7 +20,9 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
 from .grid import Grid
+from .riding import BORDER_PX, JOIN_COLS, on_border, on_grid_line, riding_columns, riding_neighbour, strength_along
 from .runs import true_runs
+from .wraps import main_scale_level, resolve_wraps, two_level_wraps
 
 
 @dataclass
@@ -28,8 +30,10 @@ class Trace:
     mnemonic: str
     position: np.ndarray  # per depth column: sub-pixel position across the amplitude axis (NaN = gap)
     wraps: np.ndarray  # per column: whole track widths wrapped
-    confidence: np.ndarray  # per column: evidence at the path in [0, 1]
+    confidence: np.ndarray  # per column: how far the reading can be trusted, in [0, 1] (``column_confidence``)
     observed: np.ndarray  # per column: evidence above the threshold
+    ridden: np.ndarray | None = None  # per column: where the path rode a line it was not given (NaN elsewhere)
+    level_unsure: np.ndarray | None = None  # per column of a backup-scale curve: whether its scale is uncertain
 
 
 @dataclass
@@ -61,6 +65,9 @@ class TraceParams:
     # "none" for evidence that is not a network's (a hand-painted mask is followed as painted)
     unclaimed_styles: str = "none"
     broken_support_cols: int = 4  # a dashed or dotted curve's steep stretch is supported by its dashes this near
+    # whether stretches riding a border, a grid line or another curve's stroke are written NULL
+    # (``core/digitize/riding.py``); off for a hand-painted mask, which is followed as painted
+    check_riding: bool = True
     hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
     hidden_apart_cols: int = 48  # ... when it is seen apart from the neighbour within this many columns either side
 
@@ -218,6 +225,37 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, min(rows_total, row_offset + band_rows) - 1))
     raw = evidence_full[lo - row_offset : hi - row_offset + 1].astype(np.float32)
     ev = raw * grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else raw
+    trace, riding = _trace_band(raw, ev, lo, spec, params, grid)
+    if riding.any():
+        # the path rode a border or a grid line: where it did, take every line's evidence away (the borders and
+        # the grid's along lines, not only the one it rode) and trace again, so a faint curve beside heavy lines
+        # (a thin blue GR by the border of a North Dakota log) is followed where it is drawn, and a curve the
+        # map does not see there stays unseen rather than move to the next line
+        again = ev.copy()
+        cols_r = np.flatnonzero(riding)
+        edge = int(np.ceil(BORDER_PX))
+        again[: edge + 1, cols_r] = 0.0
+        again[-edge - 1 :, cols_r] = 0.0
+        if grid is not None:
+            again[:, cols_r] *= 1.0 - grid.map(slice(lo, lo + ev.shape[0]))[:, cols_r]
+        trace, _ = _trace_band(raw, again, lo, spec, params, grid)
+        # where the first pass rode a line, the second reads only off every line: on one again, however briefly,
+        # it found no curve there (the ROP of the North Dakota log went from the middle line to a thin one)
+        lined = on_border(trace.position, spec) | (on_grid_line(trace.position, grid, spec) if grid is not None
+                                                   else False)
+        near_ride = np.convolve(riding.astype(np.float32), np.ones(2 * JOIN_COLS + 1, np.float32), "same") > 0
+        again_lined = near_ride & lined
+        trace.position[again_lined] = np.nan
+        trace.observed[again_lined] = False
+        trace.confidence[again_lined] = 0.0
+    return trace
+
+
+def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, params: TraceParams,
+                grid: Grid | None) -> tuple[Trace, np.ndarray]:
+    """One pass of :func:`trace_curve` over a track's band (``raw``: its evidence, ``ev``: as traced):
+    the trace, and the columns where it rode a border or a grid line (positions kept in ``Trace.ridden``)."""
+    cols = raw.shape[1]
     path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
     # sub-pixel refinement: probability-weighted centroid around the path
     r = params.refine_radius
@@ -235,70 +273,60 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
         observed = strong_raw
     else:
         observed = _grid_supported(conf >= params.threshold, strong_raw, path, params.max_gap_px)
+    # stretches riding a border or a grid line are no reading (``core/digitize/riding.py``): unseen, and
+    # NULL below, before the wrap count is decided from what is seen
+    riding = riding_columns(pos, observed, spec, grid) if params.check_riding else np.zeros(cols, bool)
+    observed &= ~riding
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
+    doubtful = riding
+    level_unsure = None
     if spec.wrap:
-        wrap_step = resolve_wraps(path, wrap_step, ev, observed, params) * sign
+        steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.check_riding)
+        wrap_step, doubtful = steps * sign, doubtful | unsure
         if spec.backup:
-            wraps = _two_level_wraps(wrap_step, spec.backup)
+            wraps, level_unsure = two_level_wraps(wrap_step, spec.backup)
         else:
             wraps = np.cumsum(wrap_step)
-            wraps = wraps - _main_scale_level(wraps[observed])
+            wraps = wraps - main_scale_level(wraps[observed])
     else:
         wraps = np.zeros(cols, np.int64)
-    # honest gaps: NaN where the nearest observed column is farther than max_gap_px
+    # honest gaps: NaN where the nearest observed column is farther than max_gap_px, and where the trace is
+    # no reading
     dist = _distance_to_observed(observed)
-    pos = np.where(dist <= params.max_gap_px, pos, np.nan)
-    return Trace(spec.mnemonic, pos, wraps, conf, observed)
+    pos = np.where((dist <= params.max_gap_px) & ~doubtful, pos, np.nan)
+    strength = raw[path, np.arange(cols)]
+    ridden = np.where(riding, centroid + lo, np.nan)
+    confidence = column_confidence(strength, observed, pos, params)
+    if level_unsure is not None:
+        confidence = np.where(level_unsure, np.minimum(confidence, UNSURE_LEVEL_CONFIDENCE), confidence)
+    trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, ridden, level_unsure)
+    return trace, riding
 
 
-def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, observed: np.ndarray,
-                  params: TraceParams) -> np.ndarray:
-    """Wrap steps of a wrapping curve, decided from the ink between observed columns.
+UNSURE_LEVEL_CONFIDENCE = 0.3  # a column whose scale (main or backup) is uncertain reads no surer than this
 
-    The cyclic Viterbi path takes the shorter way round, but a fast curve can
-    leave the track and re-enter by a way that is *longer* than the direct
-    move across it. The ink tells them apart: a pen moving directly across the
-    track draws the rows in between (a dashed or dotted pen all but its gaps,
-    which a steep stretch spreads over many rows), while at a wrap the pen
-    jumps to the other edge and draws nothing between. So between two
-    neighbouring observed columns whose positions differ by more than
-    ``wrap_min_jump_px``, the longest run of rows between them without ink
-    (in any column of the stretch) decides: up to ``wrap_ink_gap_px`` the move
-    is direct, beyond ``wrap_ink_gap_share`` of the track it is a wrap, and in
-    between the curve's own motion on either side does: heading against the
-    direct move means it left through the edge behind it (a wrap), heading
-    with it means a steep stretch whose ink fell in dash gaps; standing still,
-    the shorter way round wins.
+
+CONFIDENT_EVIDENCE = 0.5  # a map's evidence at the path from which a column's reading is fully confident
+CONFIDENCE_COLS = 9  # columns a column's confidence is averaged over (a dash gap is no doubt)
+LOW_CONFIDENCE = 0.5  # below this a written value is flagged low-confidence (QC picture, summary, metrics)
+
+
+def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.ndarray,
+                      params: TraceParams) -> np.ndarray:
+    """How far each column's reading can be trusted, in [0, 1] (0 where there is none).
+
+    From the evidence along the path: the (undamped) evidence at the path over ``CONFIDENT_EVIDENCE``,
+    averaged over ``CONFIDENCE_COLS`` columns with unseen columns counting 0, and in a bridged gap falling
+    linearly with the distance to the nearest observation. A curve the map sees faintly (a thin pen under a
+    dark grid, p 0.12–0.3) or a stretch bridged across many dash gaps reads low; a clean stroke reads 1.
     """
-    rows = ev.shape[0]
-    inked = ev >= params.threshold
-    surely_wrap = max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
-    out = np.zeros_like(wrap_step)
-    obs = np.flatnonzero(observed)
-    if obs.size < 2:
-        return wrap_step
-    for a, b in zip(obs[:-1], obs[1:]):
-        if b - a > params.max_gap_px + 1:
-            out[a + 1 : b + 1] = wrap_step[a + 1 : b + 1]  # a long gap is NULL anyway: keep the path's count
-            continue
-        direct = int(path[b]) - int(path[a])
-        if abs(direct) <= params.wrap_min_jump_px:
-            continue
-        lo, hi = sorted((int(path[a]), int(path[b])))
-        gap = _longest_false_run(inked[lo : hi + 1, a : b + 1].any(axis=1))
-        if gap <= params.wrap_ink_gap_px:
-            continue
-        if gap <= surely_wrap:
-            along = np.sign(direct) * (_velocity(path, a, -1, rows) + _velocity(path, b, 1, rows))
-            if along > 0 or (along == 0 and abs(direct) <= rows - abs(direct)):
-                continue
-        # a wrap: the curve crossed the edge the direct move turns away from
-        step = 1 if direct < 0 else -1
-        within = np.flatnonzero(wrap_step[a + 1 : b + 1])
-        at = a + 1 + (int(within[0]) if within.size else int(np.argmax(np.abs(np.diff(path[a : b + 1])))))
-        out[at] = step
-    return out
+    seen = np.where(observed, np.clip(np.asarray(strength, np.float64) / CONFIDENT_EVIDENCE, 0.0, 1.0), 0.0)
+    k = CONFIDENCE_COLS
+    smooth = np.convolve(np.pad(seen, k // 2, mode="edge"), np.ones(k) / k, mode="valid")
+    bridged = 1.0 - _distance_to_observed(observed) / (params.max_gap_px + 1.0)
+    out = np.where(observed, smooth, smooth * np.clip(bridged, 0.0, 1.0))
+    return np.where(np.isfinite(position), out, 0.0).astype(np.float32)
 
 
 def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarray, max_gap: int,
@@ -329,65 +357,6 @@ def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarr
     return out
 
 
-def _two_level_wraps(wrap_step: np.ndarray, backup: str) -> np.ndarray:
-    """Wrap level per column when the print has one backup scale: main (0) or backup (+1 "high", −1 "low").
-
-    Such a curve lives on two levels only, so a crossing that would leave them (a second wrap upwards
-    while already on the backup, one downwards while on the main scale) is a misread (a shading hatch,
-    a pair of fast swings) and is dropped rather than added up: a plain running sum lets every misread
-    shift the rest of the log by a whole scale (on a 1,750 ft KGS sonic log, GR read as 380–550 API).
-    The image cannot say on which scale the log starts: the start that needs fewer crossings dropped
-    wins, the main scale on a tie.
-    """
-    backup_level = 1 if backup == "high" else -1
-    lo, hi = sorted((0, backup_level))
-    at = np.flatnonzero(wrap_step)
-    best = None
-    for start in (0, backup_level):
-        level, dropped, levels = start, 0, []
-        for step in wrap_step[at]:
-            nxt = level + int(step)
-            if lo <= nxt <= hi:
-                level = nxt
-            else:
-                dropped += 1
-            levels.append(level)
-        if best is None or dropped < best[0]:
-            best = (dropped, start, levels)
-    _, start, levels = best
-    # a crossing's level holds from its column to the next crossing
-    held = np.asarray([start] + levels, np.int64)
-    return held[np.searchsorted(at, np.arange(wrap_step.size), side="right")]
-
-
-def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:
-    """Rows per column the path moves over ``span`` columns before (−1) or after (+1) ``at``;
-    0 across an apparent wrap (a move of more than half the track)."""
-    other = int(np.clip(at + direction * span, 0, path.size - 1))
-    if other == at:
-        return 0.0
-    d = (int(path[at]) - int(path[other])) * (1 if direction < 0 else -1)
-    return 0.0 if abs(d) > rows // 2 else d / abs(other - at)
-
-
-def _longest_false_run(flags: np.ndarray) -> int:
-    idx = np.flatnonzero(np.concatenate([[True], flags, [True]]))
-    return int(np.max(np.diff(idx)) - 1) if idx.size > 1 else int(flags.size)
-
-
-def _main_scale_level(observed_wraps: np.ndarray) -> int:
-    """The wrap count that is the main scale when the calibration does not name the backup side.
-
-    The image cannot say on which scale a trace starts: the main scale is the level the curve spends
-    most of its length on, as a backup scale carries only excursions. (With the side named, see
-    ``_two_level_wraps``.)
-    """
-    if observed_wraps.size == 0:
-        return 0
-    levels, counts = np.unique(observed_wraps, return_counts=True)
-    return int(levels[np.argmax(counts)])
-
-
 def _distance_to_observed(observed: np.ndarray) -> np.ndarray:
     n = observed.size
     big = n + 1
@@ -399,10 +368,20 @@ def _distance_to_observed(observed: np.ndarray) -> np.ndarray:
     return np.minimum(idx - last, nxt - idx)
 
 
+OFF_SCALE_PX = 1.5  # how far past its track's end a curve without a backup scale may read (a pen's half width)
+
+
 def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: np.ndarray) -> np.ndarray:
-    """Curve values at LAS depths: unwrapped track fraction interpolated along depth."""
+    """Curve values at LAS depths: unwrapped track fraction interpolated along depth. A curve without a backup
+    scale never reads past its printed scale: a position beyond the track's end is NULL."""
     cols = trace.position.size
-    t = spec.fraction_of(trace.position) + trace.wraps
+    position = trace.position
+    if not spec.wrap:
+        margin = OFF_SCALE_PX / max(spec.track_width, 1.0)
+        with np.errstate(invalid="ignore"):
+            f = spec.fraction_of(position)
+            position = np.where((f >= -margin) & (f <= 1.0 + margin), position, np.nan)
+    t = spec.fraction_of(position) + trace.wraps
     px = calib.pixel_at(depths)
     inside = (px >= 0) & (px <= cols - 1)
     ok = np.isfinite(t)
@@ -414,6 +393,18 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
     # a depth sample takes a value only if an observed (or bridged) column lies within one pixel
     near = np.interp(px, col, ok.astype(np.float64)) > 0.5
     return spec.value_of_fraction(np.where(inside & near, ti, np.nan))
+
+
+def trace_to_confidence(trace: Trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:
+    """Each LAS sample's confidence in [0, 1] (``column_confidence``; the least of the two columns it lies
+    between), NaN where the value is NULL."""
+    cols = trace.confidence.size
+    px = np.clip(calib.pixel_at(depths), 0, max(cols - 1, 0))
+    conf = np.asarray(trace.confidence, np.float64)
+    lo = np.floor(px).astype(np.int64)
+    hi = np.minimum(lo + 1, cols - 1)
+    out = np.minimum(conf[lo], conf[hi])
+    return np.where(np.isfinite(values), np.round(out, 3), np.nan)
 
 
 # how alike two line styles look (1 solid, 2 dashed, 3 dotted or dash-dot): a network that is unsure of a
@@ -532,8 +523,30 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
+    if params.check_riding:
+        _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params)
     _fill_hidden(traces, calib.curves, params)
     return traces
+
+
+def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,
+                          params: TraceParams) -> None:
+    """A curve riding the stroke of a curve of another line style in its track, where the maps see that
+    style more, is written NULL there (in place; ``core/digitize/riding.py``)."""
+    for i, (tr, spec) in enumerate(zip(traces, curves)):
+        if spec.klass not in evidence_by_class:
+            continue
+        for j, (other, ospec) in enumerate(zip(traces, curves)):
+            if j == i or ospec.klass == spec.klass or ospec.klass not in evidence_by_class \
+                    or not ospec.shares_track_with(spec):
+                continue
+            own = strength_along(evidence_by_class[spec.klass], tr.position)
+            theirs = strength_along(evidence_by_class[ospec.klass], tr.position)
+            ride = riding_neighbour(tr.position, tr.observed, other.position, own, theirs)
+            if ride.any():
+                tr.position[ride] = np.nan
+                tr.observed[ride] = False
+                tr.confidence[ride] = 0.0
 
 
 def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
@@ -589,9 +602,16 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
     pos, observed, conf = trace_group(ev, [s.klass for s in specs], gp, damping)
     out = []
     for k, s in enumerate(specs):
-        dist = _distance_to_observed(observed[k])
-        p = np.where(dist <= params.max_gap_px, pos[k] + lo, np.nan)
-        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), conf[k].astype(np.float32), observed[k]))
+        # a curve lost for a few columns is carried on at its last velocity: past the track's edge that is a
+        # curve gone off scale (KGS: DT carried to 192.5 on its 140-40 scale), no reading
+        seen = observed[k].copy()
+        p = np.where((pos[k] >= 0) & (pos[k] <= ev.shape[0] - 1), pos[k] + lo, np.nan)
+        riding = riding_columns(p, seen, s, grid) if params.check_riding else np.zeros(cols, bool)
+        seen &= ~riding
+        dist = _distance_to_observed(seen)
+        p = np.where((dist <= params.max_gap_px) & ~riding, p, np.nan)
+        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), column_confidence(conf[k], seen, p, params),
+                         seen))
     return out
 
 

@@ -183,6 +183,12 @@ class GroupNorm16(nn.GroupNorm):
     """``nn.GroupNorm`` with fp32 statistics, fp32 affine parameters and a 16-bit output."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.is_grad_enabled():
+            # inference in any precision: statistics by plain reductions. PyTorch's fp32 CPU kernel splits them
+            # by thread, so a scan read with 1 thread (a folder run's worker) and with 2 (one scan alone) gave
+            # maps up to 0.03 apart on KGS, enough to move a wrap and write a GR a whole scale off; the
+            # reductions give the same maps at any thread count (tests/core/test_same_las.py)
+            return _GroupNormByReduction.apply(x, self.weight, self.bias, self.num_groups, self.eps)
         if x.dtype == torch.float32:
             return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
         return group_norm_16bit(x, self.num_groups, self.weight, self.bias, self.eps)
@@ -366,7 +372,14 @@ class VeerNet(nn.Module):
             # (core/model/autocast_rules.py reproduces CUDA's rules on the CPU for the tests)
             x = F.interpolate(up(x), size=skip.shape[-2:], mode="nearest").to(skip.dtype)
             x = self._run(dec, torch.cat([x, skip], 1))
-        x = self.head(_silu(self.head_norm(x)))
+        x = _silu(self.head_norm(x))
+        if torch.is_grad_enabled():
+            x = self.head(x)
+        else:
+            # inference: the 1 × 1 head as a product over the channels. oneDNN's 16 → 4 convolution sums in an
+            # order that depends on the thread count (3e-6 apart at 1 and 2 threads), the product does not: a
+            # scan's maps are the same however many threads read it
+            x = F.linear(x.movedim(1, -1), self.head.weight.flatten(1), self.head.bias).movedim(-1, 1)
         return x[..., :h, :w]
 
 

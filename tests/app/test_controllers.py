@@ -133,3 +133,17 @@ def test_digitising_controller_traces_the_labels_when_asked_and_writes_las_and_q
     with qtbot.waitSignal(dig.digitised, timeout=120000):
         dig.digitize()
     assert dig.result.method.startswith("model")
+
+
+def test_digitising_reads_with_the_bundled_model_unless_the_classical_tracer_is_chosen(qtbot):
+    """A real scan opened without the demo project was read by the classical tracer, and the status bar said
+    "(classical)" only afterwards: the model reads by default, and the classical tracer is the user's choice."""
+    from core.model.bundled import BUNDLED_MODEL
+
+    shell = QuietShell()
+    models = ModelController(shell)
+    assert models.model is None
+    model, name = models.reader()
+    assert model is not None and name == BUNDLED_MODEL.name and models.model is model
+    models.use_classical = True
+    assert models.reader() == (None, None)

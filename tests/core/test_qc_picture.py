@@ -60,6 +60,7 @@ def test_depth_runs_down_the_page_and_a_scan_wider_than_a_page_is_scaled():
         c.track = (c.track[0] * 10, c.track[1] * 10)
     res.depth = res.depth[:10]
     res.values = {k: v[:10] for k, v in res.values.items()}
+    res.confidence = {k: v[:10] for k, v in res.confidence.items()}
     pages = render_qc(wide, cal, qc_parts([("", None, res)], cal, 600), "w.png")
     assert pages[0].shape[1] == MARGIN_PX + 1400  # 2,800 px across drawn at half size
 

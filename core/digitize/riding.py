@@ -1,0 +1,192 @@
+"""Stretches of a trace that ride printed structure instead of the curve: no value the ink does not show.
+
+A tracer's path is happy on any long dark line, and on the prints that matter most it sees plenty: a
+network reads a heavy track border or a heavy grid line as a solid pen with p 0.996 (the North Dakota log
+``iqa_33-023-01146-0006``: GR read 299 API along the right border before the curve starts, ROP 75 along the
+track's middle line for 50 ft), and a broken curve with nothing of its own in view rides a neighbour's
+stroke (KGS: SPHI −7.9 pu along the tension curve for 28 ft while the sonic porosity was off scale). The
+evidence is strong on all of these, so strength decides nothing; what does is how the trace got there:
+
+- a **track border** or an **interior grid line** (``core/digitize/grid.py``: rows that are lines along
+  depth, the bunched 7-8-9 lines of a log decade among them) ridden for more than :data:`RIDE_COLS` columns
+  (a border for any stretch) is a reading only where the curve *joins or leaves it*: on one side of the
+  stretch at least the trace is seen off the line within :data:`JOIN_COLS` columns, no farther from it than
+  a curve's own slope carries it (:data:`JOIN_PX` plus :data:`JOIN_SLOPE_PX` a column). A caliper in gauge
+  hole lying on a grid line and a curve parked on its border off scale are read; a trace that jumps onto a
+  line across the paper and off again (an excursion), or runs on one from the log's start to a jump (the
+  curve had not begun) or from a jump to the log's end, is not;
+- **another curve's stroke** (a curve of another line style in the same track) is ridden by whichever of
+  the two the maps see less there, on the same join-and-leave rule; the other keeps it.
+
+What is not a reading is written NULL (position NaN, not observed). The rules act on traces, whichever
+tracer made them; a hand-painted mask is followed as painted and never checked (``TraceParams.check_riding``).
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from core.io.calibration import CurveSpec
+from .grid import Grid
+from .runs import true_runs
+
+RIDE_COLS = 24  # columns on a line beyond which a stretch must prove itself (a shallow crossing stays shorter)
+LINE_PX = 2  # a trace within this many rows of a line row is on the line
+BORDER_PX = 4.0  # ... and within this many of the track's end, on its border
+BLIP_COLS = 4  # off-line blips this short inside a stretch on a line do not split it
+JOIN_COLS = 24  # where the trace must be seen off the line on either side of a stretch ...
+JOIN_PX = 6.0  # ... and how far from the line, plus ...
+JOIN_SLOPE_PX = 2.0  # ... this many rows per column between the two
+LINE_GRIDNESS = 0.5  # a row this grid-like in a window is a line there
+
+
+def _closed(flags: np.ndarray, blip: int = BLIP_COLS) -> np.ndarray:
+    """``flags`` with the False runs of at most ``blip`` inside True runs filled: a trace flickers off a
+    line by a pixel now and then while it rides it."""
+    out = flags.copy()
+    a, b = true_runs(~flags)
+    inner = (a > 0) & (b < flags.size) & (b - a <= blip)
+    for lo, hi in zip(a[inner], b[inner]):
+        out[lo:hi] = True
+    return out
+
+
+def on_grid_line(position: np.ndarray, grid: Grid, spec: CurveSpec | None = None) -> np.ndarray:
+    """Per column, whether ``position`` (canonical rows, NaN: none) lies on an along-depth line of ``grid``.
+    Where the lines leave a track (``spec``'s) almost no row free (a ruling of 2-px lines every 3-4 px), they
+    count in proportion, as in the grid's damping (``Grid.damping``): on such a ruling every position is on a
+    line, which says nothing."""
+    from .grid import FREE_SHARE_FULL
+
+    cols = np.arange(position.size)
+    ok = np.isfinite(position)
+    along = grid.along
+    if spec is not None:
+        band = along[int(max(0, np.floor(spec.track_lo))) : int(np.ceil(spec.track_hi)) + 1]
+        if band.size:
+            free = (band < 0.5).mean(axis=0)
+            along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
+        along = along * printed_lines(along, spec)[:, None]
+    along = cv2.dilate(along, np.ones((2 * LINE_PX + 1, 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
+    window = np.clip(np.searchsorted(grid.windows, cols, side="right") - 1, 0, along.shape[1] - 1)
+    rows = np.clip(np.rint(np.nan_to_num(position)).astype(np.int64), 0, along.shape[0] - 1)
+    return ok & (along[rows, window] >= LINE_GRIDNESS)
+
+
+COMB_TOLERANCE = 0.25  # a line whose removal leaves a gap within this share of the ruling's pitch is no ruling
+
+
+def printed_lines(along: np.ndarray, spec: CurveSpec) -> np.ndarray:
+    """Per row, 1 where a line the grid reading found in ``spec``'s track belongs to the printed ruling, 0 where
+    it is a curve lying still that the reading took for a line (a caliper in gauge hole: straight over most of
+    a log, its row is as dark as a ruled one's). A ruling has a pitch: a line between two ruled neighbours
+    whose own gaps add up to about one pitch was not ruled (without it the comb is regular); the lines at the
+    track's ends and any line of an irregular ruling (a log grid's decades) are kept."""
+    rows = along.shape[0]
+    keep = np.ones(rows, np.float32)
+    lo, hi = int(max(0, np.floor(spec.track_lo))), int(min(rows - 1, np.ceil(spec.track_hi)))
+    lines = np.flatnonzero(np.median(along[lo : hi + 1], axis=1) >= LINE_GRIDNESS) + lo
+    if lines.size < 4:
+        return keep
+    a, b = true_runs(np.isin(np.arange(rows), lines))
+    centres = (a + b - 1) / 2.0
+    gaps = np.diff(centres)
+    pitch = float(np.median(gaps))
+    if pitch <= 0:
+        return keep
+    for k in range(1, centres.size - 1):
+        joined_gap = gaps[k - 1] + gaps[k]
+        if max(gaps[k - 1], gaps[k]) < (1 - COMB_TOLERANCE) * pitch and abs(joined_gap - pitch) <= COMB_TOLERANCE * pitch:
+            keep[a[k] : b[k]] = 0.0
+    return keep
+
+
+def on_border(position: np.ndarray, spec: CurveSpec) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        return (np.abs(position - spec.track_lo) <= BORDER_PX) | (np.abs(position - spec.track_hi) <= BORDER_PX)
+
+
+def _joined_side(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int,
+                 side: int) -> bool:
+    """Whether the trace comes to the stretch [a, b) (``side`` −1) or leaves it (+1) along the curve: within
+    :data:`JOIN_COLS` columns, a column seen off the line whose position is within reach of the stretch's
+    end. A stretch open at the log's start or end is never joined there."""
+    edge = a if side < 0 else b - 1
+    span = np.arange(edge - 1, max(-1, edge - 1 - JOIN_COLS), -1) if side < 0 else \
+        np.arange(edge + 1, min(position.size, edge + 1 + JOIN_COLS))
+    seen = span[observed[span] & ~on_line[span] & np.isfinite(position[span])]
+    if seen.size == 0:
+        return False
+    c = int(seen[0])
+    return abs(position[c] - position[edge]) <= JOIN_PX + JOIN_SLOPE_PX * abs(c - edge)
+
+
+def joined(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int) -> bool:
+    """Whether the trace joins the line at the stretch [a, b) and leaves it again (both sides)."""
+    return all(_joined_side(position, observed, on_line, a, b, side) for side in (-1, 1))
+
+
+def _joined_once(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int) -> bool:
+    return any(_joined_side(position, observed, on_line, a, b, side) for side in (-1, 1))
+
+
+def riding_columns(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None) -> np.ndarray:
+    """Columns where the trace rides a track border or a grid line rather than reads the curve (module
+    docstring): every long stretch on a border, and the long stretches on a grid line not joined at both
+    ends."""
+    out = np.zeros(position.size, bool)
+    border = _closed(on_border(position, spec))
+    a, b = true_runs(border)
+    for lo, hi in zip(a, b):
+        # a curve touching its border, crossing it on a backup scale or parked on it off scale comes to it or
+        # leaves it along the curve on one side at least; jumped onto and off, or ridden from the log's start
+        # to a jump, it is no reading
+        if not _joined_once(position, observed, border, lo, hi):
+            out[lo:hi] = True
+    if grid is None:
+        return out
+    line = _closed(on_grid_line(position, grid, spec) & ~border)
+    a, b = true_runs(line)
+    for lo, hi in zip(a, b):
+        # jumped onto and off again (an excursion), or ridden from the log's start to a jump or from a jump to
+        # its end (the curve had not begun, or had ended: the ROP of the North Dakota log on the track's middle
+        # line): no reading. A curve lying on a ruled line from the top of the log until it leaves it cannot be
+        # told from the ruling there either, and is NULL until it leaves
+        if hi - lo > RIDE_COLS and not _joined_once(position, observed, line | border, lo, hi):
+            out[lo:hi] = True
+    return out
+
+
+def riding_neighbour(position: np.ndarray, observed: np.ndarray, other: np.ndarray, own_strength: np.ndarray,
+                     other_strength: np.ndarray) -> np.ndarray:
+    """Columns where a trace rides another curve's stroke (``other``: that curve's positions): long stretches
+    within :data:`LINE_PX` + 1 rows of it, not joined at both ends, where the maps see the other curve's
+    style more than this one's (``own_strength``, ``other_strength``: each style's evidence at the stretch)."""
+    out = np.zeros(position.size, bool)
+    with np.errstate(invalid="ignore"):
+        near = _closed(np.abs(position - other) <= LINE_PX + 1)
+    a, b = true_runs(near)
+    for lo, hi in zip(a, b):
+        if hi - lo <= RIDE_COLS or np.mean(own_strength[lo:hi]) >= np.mean(other_strength[lo:hi]):
+            continue
+        if not joined(position, observed, near, lo, hi):
+            out[lo:hi] = True
+    return out
+
+
+def strength_along(evidence, position: np.ndarray, row_offset: int = 0) -> np.ndarray:
+    """A map's evidence at a trace's positions (0 where the trace has none); ``evidence`` may be a coded map,
+    read one band of rows at a time."""
+    ok = np.isfinite(position)
+    out = np.zeros(position.size, np.float32)
+    if not ok.any():
+        return out
+    rows = np.rint(position[ok]).astype(np.int64) - row_offset
+    lo, hi = int(max(0, rows.min())), int(min(evidence.shape[0] - 1, rows.max()))
+    if hi < lo:
+        return out
+    band = np.asarray(evidence[lo : hi + 1], np.float32)
+    cols = np.flatnonzero(ok)
+    out[cols] = band[np.clip(rows, lo, hi) - lo, cols]
+    return out

@@ -1,0 +1,176 @@
+"""Which scale a wrapping curve is on: the wrap count per column, decided by the ink at the track's edges.
+
+A curve with a backup scale (GR 0–150 → 150–300) that leaves the track at one edge is drawn on from the
+other, one scale further on. The cyclic Viterbi (``core/digitize/trace.py``) finds *where* such a curve is,
+not how it got there, so the count is decided here, between observed columns:
+
+- a move across the track between two neighbouring observations is direct or a wrap by the ink between
+  them (:func:`resolve_wraps`: a direct move draws the rows between, a wrap draws none);
+- and a wrap must be *seen at the edges*: the last observation before it lies at the edge the curve
+  leaves by, the first after it at the edge it enters from (:func:`edge_zone` of them). A curve near
+  one edge that the path carried to the far border and back (the North Dakota GR 15–95 API read as
+  325 API, flipping between the two levels) changes no level; the move between is neither direct nor
+  a wrap, so those columns are doubtful (NULL);
+- with the backup's side named, a curve lives on two levels only (:func:`two_level_wraps`).
+
+Nothing here depends on how the evidence was computed, only on what it shows, so the level of a sample is
+the same whichever window, worker or thread count read the scan.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EDGE_PX = 12  # a wrap's last and first observations lie this near the track's edges ...
+EDGE_SHARE = 0.10  # ... or this share of the track, if more (KGS: a GR spike left at 21 px and came in at 26 px from
+# the edges, between two observed columns of its steep stroke)
+
+
+def edge_zone(rows: int) -> float:
+    """Rows from a track edge within which a trace counts as at the edge (a steep stroke's last column
+    before the border can lie a pen-stroke's slope inside it)."""
+    return max(EDGE_PX, EDGE_SHARE * rows)
+
+
+def at_edges(before: float, after: float, step: int, rows: int) -> bool:
+    """Whether a wrap by ``step`` (+1: out through the last row, in at row 0; −1 the other way) is seen at
+    the edges: ``before`` at the edge it leaves by, ``after`` at the one it enters from."""
+    zone = edge_zone(rows)
+    top = rows - 1 - zone
+    return (before >= top and after <= zone) if step > 0 else (before <= zone and after >= top)
+
+
+def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, observed: np.ndarray,
+                  params, edges: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Wrap steps of a wrapping curve, decided from the ink between observed columns, and the columns whose
+    scale cannot be told (``params``: the tracer's ``TraceParams``).
+
+    The cyclic Viterbi path takes the shorter way round, but a fast curve can
+    leave the track and re-enter by a way that is *longer* than the direct
+    move across it. The ink tells them apart: a pen moving directly across the
+    track draws the rows in between (a dashed or dotted pen all but its gaps,
+    which a steep stretch spreads over many rows), while at a wrap the pen
+    jumps to the other edge and draws nothing between. So between two
+    neighbouring observed columns whose positions differ by more than
+    ``wrap_min_jump_px``, the longest run of rows between them without ink
+    (in any column of the stretch) decides: up to ``wrap_ink_gap_px`` the move
+    is direct, beyond ``wrap_ink_gap_share`` of the track it is a wrap, and in
+    between the curve's own motion on either side does: heading against the
+    direct move means it left through the edge behind it (a wrap), heading
+    with it means a steep stretch whose ink fell in dash gaps; standing still,
+    the shorter way round wins.
+
+    A wrap counts only where it is seen at the edges (:func:`at_edges`); a move the ink calls no direct
+    move and the edges no wrap leaves the columns between doubtful (returned True there: their values
+    are NULL). Across a gap longer than the tracer bridges, the level changes only where the observations
+    either side lie at opposite edges, the way the path went round. ``edges`` False (a hand-painted mask,
+    followed as painted) takes the ink's word alone, and the path's count across long gaps.
+    """
+    rows = ev.shape[0]
+    inked = ev >= params.threshold
+    surely_wrap = max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+    out = np.zeros_like(wrap_step)
+    doubtful = np.zeros(wrap_step.size, bool)
+    obs = np.flatnonzero(observed)
+    if obs.size < 2:
+        return out, doubtful
+    for a, b in zip(obs[:-1], obs[1:]):
+        if b - a > params.max_gap_px + 1:  # unseen for long: NULL between; a level change only at the edges
+            if not edges:
+                out[a + 1 : b + 1] = wrap_step[a + 1 : b + 1]
+                continue
+            net = int(wrap_step[a + 1 : b + 1].sum())
+            if net and at_edges(path[a], path[b], int(np.sign(net)), rows):
+                out[a + 1 + int(np.flatnonzero(wrap_step[a + 1 : b + 1])[0])] = np.sign(net)
+            continue
+        direct = int(path[b]) - int(path[a])
+        if abs(direct) <= params.wrap_min_jump_px:
+            continue
+        lo, hi = sorted((int(path[a]), int(path[b])))
+        gap = _longest_false_run(inked[lo : hi + 1, a : b + 1].any(axis=1))
+        if gap <= params.wrap_ink_gap_px:
+            continue
+        if gap <= surely_wrap:
+            along = np.sign(direct) * (_velocity(path, a, -1, rows) + _velocity(path, b, 1, rows))
+            if along > 0 or (along == 0 and abs(direct) <= rows - abs(direct)):
+                continue
+        # a wrap: the curve crossed the edge the direct move turns away from, if the edges show it
+        step = 1 if direct < 0 else -1
+        if edges and not at_edges(path[a], path[b], step, rows):
+            doubtful[a + 1 : b] = True
+            continue
+        within = np.flatnonzero(wrap_step[a + 1 : b + 1])
+        at = a + 1 + (int(within[0]) if within.size else int(np.argmax(np.abs(np.diff(path[a : b + 1])))))
+        out[at] = step
+    return out, doubtful
+
+
+def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.ndarray]:
+    """Wrap level per column when the print has one backup scale: main (0) or backup (+1 "high", −1 "low"),
+    and the columns whose level is uncertain.
+
+    Such a curve lives on two levels only, so a crossing that would leave them (a second wrap upwards
+    while already on the backup, one downwards while on the main scale) is a misread (a shading hatch,
+    a pair of fast swings) and is dropped rather than added up: a plain running sum lets every misread
+    shift the rest of the log by a whole scale (on a 1,750 ft KGS sonic log, GR read as 380–550 API).
+    The image cannot say on which scale the log starts: the start that needs fewer crossings dropped
+    wins, the main scale on a tie.
+
+    A dropped crossing also says a crossing the other way was missed since the last one kept (KGS: the
+    return of a GR spike drawn through its own shading hatch): between those two the level is uncertain,
+    and the columns are returned True, for the confidence and a warning that names the range.
+    """
+    backup_level = 1 if backup == "high" else -1
+    lo, hi = sorted((0, backup_level))
+    at = np.flatnonzero(wrap_step)
+    best = None
+    for start in (0, backup_level):
+        level, dropped, levels = start, [], []
+        for i, step in enumerate(wrap_step[at]):
+            nxt = level + int(step)
+            if lo <= nxt <= hi:
+                level = nxt
+            else:
+                dropped.append(i)
+            levels.append(level)
+        if best is None or len(dropped) < len(best[0]):
+            best = (dropped, start, levels)
+    dropped, start, levels = best
+    uncertain = np.zeros(wrap_step.size, bool)
+    kept = [i for i in range(at.size) if i not in set(dropped)]
+    for i in dropped:
+        before = [k for k in kept if k < i]
+        uncertain[(at[before[-1]] if before else 0) : at[i]] = True
+    # a crossing's level holds from its column to the next crossing
+    held = np.asarray([start] + levels, np.int64)
+    return held[np.searchsorted(at, np.arange(wrap_step.size), side="right")], uncertain
+
+
+def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:
+    """Rows per column the path moves over ``span`` columns before (−1) or after (+1) ``at``;
+    0 across an apparent wrap (a move of more than half the track)."""
+    other = int(np.clip(at + direction * span, 0, path.size - 1))
+    if other == at:
+        return 0.0
+    d = (int(path[at]) - int(path[other])) * (1 if direction < 0 else -1)
+    return 0.0 if abs(d) > rows // 2 else d / abs(other - at)
+
+
+def _longest_false_run(flags: np.ndarray) -> int:
+    idx = np.flatnonzero(np.concatenate([[True], flags, [True]]))
+    return int(np.max(np.diff(idx)) - 1) if idx.size > 1 else int(flags.size)
+
+
+def main_scale_level(observed_wraps: np.ndarray) -> int:
+    """The wrap count that is the main scale when the calibration does not name the backup side.
+
+    The image cannot say on which scale a trace starts: the main scale is the level the curve spends
+    most of its length on, as a backup scale carries only excursions. (With the side named, see
+    ``two_level_wraps``.)
+    """
+    if observed_wraps.size == 0:
+        return 0
+    levels, counts = np.unique(observed_wraps, return_counts=True)
+    return int(levels[np.argmax(counts)])
+
+
