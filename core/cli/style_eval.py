@@ -96,7 +96,7 @@ def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray,
     ``wrong``: the samples written with a value more than :data:`WRONG_SHARE` of the printed scale from the
     truth and *not* flagged low-confidence (``confidence`` below ``LOW_CONFIDENCE``): the confidently wrong
     numbers a petrophysicist cannot tell from good ones. ``low``: the samples written but flagged."""
-    from core.digitize.trace import LOW_CONFIDENCE
+    from core.digitize.confidence import LOW_CONFIDENCE
 
     pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(truth)
     m = compare_curve(spec.mnemonic, depth, pf, tf, 1.0)

@@ -140,7 +140,7 @@ def digitize_file(job: ScanJob, model=None, model_name: str | None = None, **kwa
         return ScanOutcome(name, "failed", seconds=time.perf_counter() - t0,
                            error=f"internal error: {type(exc).__name__}: {exc} ({Path(where.filename).name}:"
                                  f"{where.lineno})")
-    from .qc_picture import low_confidence_share
+    from .confidence import low_confidence_share
 
     values: dict[str, list[np.ndarray]] = {}
     confidence: dict[str, list[np.ndarray]] = {}

@@ -76,11 +76,18 @@ class Grid:
         threshold: such a track read as NULL throughout, the network's clean mask of it notwithstanding.
         """
         r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
+        return 1.0 - (1.0 - floor) * self._combined(self.ruled(rows), r0, r1)
+
+    def ruled(self, rows: slice | None = None) -> np.ndarray:
+        """The along lines of a band of rows (a track), per window, counted in proportion where they leave less
+        than ``FREE_SHARE_FULL`` of the band's rows free (``damping``): there every row is on a line, which
+        tells no row from another."""
+        r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
         along = self.along[r0:r1]
         if along.size:
             free = (along < 0.5).mean(axis=0)  # per window: share of the band's rows off every along line
             along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
-        return 1.0 - (1.0 - floor) * self._combined(along, r0, r1)
+        return along
 
     def _combined(self, along: np.ndarray, r0: int, r1: int) -> np.ndarray:
         """``along`` (the rows r0:r1, per window) spread over the columns, with the across lines of each band."""

@@ -18,8 +18,9 @@ from core.io.calibration import Calibration, Section
 from core.io.las_io import LasCurve, write_las
 from .frame import from_canonical, to_canonical
 from .grid import detect_grid, track_bands
-from .trace import (LOW_CONFIDENCE, Trace, TraceParams, model_params, trace_all, trace_to_confidence,
-                    trace_to_values)
+from .all_curves import trace_all
+from .confidence import LOW_CONFIDENCE, trace_to_confidence
+from .trace import Trace, TraceParams, model_params, trace_to_values
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
@@ -35,7 +36,7 @@ class DigitizeResult:
     warnings: list[str] = field(default_factory=list)
     memory: dict = field(default_factory=dict)  # the network's memory plan (``core/digitize/infer.py: MemoryPlan``)
     # per curve and depth sample: how far its value can be trusted, in [0, 1], NaN where it is NULL
-    # (``core/digitize/trace.py: column_confidence``); empty for a result read back from a LAS without it
+    # (``core/digitize/confidence.py``); empty for a result read back from a LAS without it
     confidence: dict[str, np.ndarray] = field(default_factory=dict)
     others: list = field(default_factory=list)  # (LAS suffix, result) of the scan's other sections, if any
 
@@ -90,7 +91,7 @@ def digitize(
     if mask is not None:
         evidence, mask_c = _mask_evidence(mask, image.shape, calib, warnings, source)
         method, grid = "mask", False
-        params = replace(params or TraceParams(), check_riding=False)  # the user's labels, followed as painted
+        params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
         if progress:
             progress(1, 1)
     elif model is not None:

@@ -20,13 +20,13 @@ import numpy as np
 from core.io.calibration import Calibration, CurveSpec, Section
 
 from .runs import true_runs
-from .trace import LOW_CONFIDENCE
+from .confidence import LOW_CONFIDENCE, low_confidence_share
 
 # the curves' colours when the calibration names none or names one twice; no red: red marks NULL
 CURVE_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
 NULL_COLOUR = (220, 30, 30)  # RGB
 BACKUP_COLOUR = (30, 90, 230)  # values read on a backup scale
-LOW_CONFIDENCE_COLOUR = (230, 150, 0)  # values flagged low-confidence (``core/digitize/trace.py: LOW_CONFIDENCE``)
+LOW_CONFIDENCE_COLOUR = (230, 150, 0)  # values flagged low-confidence (``core/digitize/confidence.py``)
 PAGE_WIDTH_PX = 1400  # the widest a page is drawn: a scan wider than this is scaled down
 MIN_PAGE_WIDTH_PX = 900  # a narrower scan gets a page this wide: the header's legend and warnings need it
 PAGE_HEIGHT_PX = 1800  # the log drawn per page (below the page's header band)
@@ -88,14 +88,6 @@ def _put(canvas: np.ndarray, text: str, x: int, y: int, colour=(0, 0, 0), scale:
     """Write a line of text; returns the x just past it."""
     cv2.putText(canvas, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, scale, colour, thick, cv2.LINE_AA)
     return x + cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, scale, thick)[0][0]
-
-
-def low_confidence_share(values: np.ndarray, confidence: np.ndarray | None) -> float:
-    """The share of a curve's samples written with a value but flagged low-confidence."""
-    if confidence is None or values.size == 0:
-        return 0.0
-    with np.errstate(invalid="ignore"):
-        return float(np.mean(np.isfinite(values) & (confidence < LOW_CONFIDENCE)))
 
 
 def _mark(page: np.ndarray, spec: CurveSpec, scale: float, y0: int, y1: int, slot: int, curve_colour, colour,

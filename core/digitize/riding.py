@@ -19,7 +19,7 @@ evidence is strong on all of these, so strength decides nothing; what does is ho
   the two the maps see less there, on the same join-and-leave rule; the other keeps it.
 
 What is not a reading is written NULL (position NaN, not observed). The rules act on traces, whichever
-tracer made them; a hand-painted mask is followed as painted and never checked (``TraceParams.check_riding``).
+tracer made them; a hand-painted mask is followed as painted and never checked (``TraceParams.ink_checks``).
 """
 
 from __future__ import annotations
@@ -52,52 +52,45 @@ def _closed(flags: np.ndarray, blip: int = BLIP_COLS) -> np.ndarray:
     return out
 
 
-def on_grid_line(position: np.ndarray, grid: Grid, spec: CurveSpec | None = None) -> np.ndarray:
-    """Per column, whether ``position`` (canonical rows, NaN: none) lies on an along-depth line of ``grid``.
-    Where the lines leave a track (``spec``'s) almost no row free (a ruling of 2-px lines every 3-4 px), they
-    count in proportion, as in the grid's damping (``Grid.damping``): on such a ruling every position is on a
-    line, which says nothing."""
-    from .grid import FREE_SHARE_FULL
-
-    cols = np.arange(position.size)
-    ok = np.isfinite(position)
-    along = grid.along
-    if spec is not None:
-        band = along[int(max(0, np.floor(spec.track_lo))) : int(np.ceil(spec.track_hi)) + 1]
-        if band.size:
-            free = (band < 0.5).mean(axis=0)
-            along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
-        along = along * printed_lines(along, spec)[:, None]
+def on_grid_line(position: np.ndarray, grid: Grid, spec: CurveSpec) -> np.ndarray:
+    """Per column, whether ``position`` (canonical rows, NaN: none) lies on an along-depth line of ``grid`` in
+    ``spec``'s track: a line of the printed ruling (``printed_lines``), counted as the grid's damping counts it
+    (``Grid.ruled``: on a ruling of 2-px lines every 3-4 px every position is on a line, which says nothing)."""
+    lo = int(max(0, np.floor(spec.track_lo)))
+    along = grid.ruled(slice(lo, int(np.ceil(spec.track_hi)) + 1))
+    along = along * printed_lines(along)[:, None]
     along = cv2.dilate(along, np.ones((2 * LINE_PX + 1, 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
+    cols = np.arange(position.size)
     window = np.clip(np.searchsorted(grid.windows, cols, side="right") - 1, 0, along.shape[1] - 1)
-    rows = np.clip(np.rint(np.nan_to_num(position)).astype(np.int64), 0, along.shape[0] - 1)
-    return ok & (along[rows, window] >= LINE_GRIDNESS)
+    rows = np.rint(np.nan_to_num(position, nan=-1.0)).astype(np.int64) - lo
+    inside = np.isfinite(position) & (rows >= 0) & (rows < along.shape[0])
+    return inside & (along[np.clip(rows, 0, along.shape[0] - 1), window] >= LINE_GRIDNESS)
 
 
 COMB_TOLERANCE = 0.25  # a line whose removal leaves a gap within this share of the ruling's pitch is no ruling
 
 
-def printed_lines(along: np.ndarray, spec: CurveSpec) -> np.ndarray:
-    """Per row, 1 where a line the grid reading found in ``spec``'s track belongs to the printed ruling, 0 where
+def printed_lines(along: np.ndarray) -> np.ndarray:
+    """Per row of a track's ``along`` lines, 1 where a line the grid reading found belongs to the printed ruling, 0 where
     it is a curve lying still that the reading took for a line (a caliper in gauge hole: straight over most of
     a log, its row is as dark as a ruled one's). A ruling has a pitch: a line between two ruled neighbours
     whose own gaps add up to about one pitch was not ruled (without it the comb is regular); the lines at the
     track's ends and any line of an irregular ruling (a log grid's decades) are kept."""
-    rows = along.shape[0]
-    keep = np.ones(rows, np.float32)
-    lo, hi = int(max(0, np.floor(spec.track_lo))), int(min(rows - 1, np.ceil(spec.track_hi)))
-    lines = np.flatnonzero(np.median(along[lo : hi + 1], axis=1) >= LINE_GRIDNESS) + lo
-    if lines.size < 4:
+    keep = np.ones(along.shape[0], np.float32)
+    if along.shape[1] == 0:
         return keep
-    a, b = true_runs(np.isin(np.arange(rows), lines))
+    is_line = np.median(along, axis=1) >= LINE_GRIDNESS
+    if int(is_line.sum()) < 4:
+        return keep
+    a, b = true_runs(is_line)
     centres = (a + b - 1) / 2.0
     gaps = np.diff(centres)
     pitch = float(np.median(gaps))
     if pitch <= 0:
         return keep
     for k in range(1, centres.size - 1):
-        joined_gap = gaps[k - 1] + gaps[k]
-        if max(gaps[k - 1], gaps[k]) < (1 - COMB_TOLERANCE) * pitch and abs(joined_gap - pitch) <= COMB_TOLERANCE * pitch:
+        between = max(gaps[k - 1], gaps[k]) < (1 - COMB_TOLERANCE) * pitch
+        if between and abs(gaps[k - 1] + gaps[k] - pitch) <= COMB_TOLERANCE * pitch:
             keep[a[k] : b[k]] = 0.0
     return keep
 

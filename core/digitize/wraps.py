@@ -1,7 +1,7 @@
 """Which scale a wrapping curve is on: the wrap count per column, decided by the ink at the track's edges.
 
 A curve with a backup scale (GR 0–150 → 150–300) that leaves the track at one edge is drawn on from the
-other, one scale further on. The cyclic Viterbi (``core/digitize/trace.py``) finds *where* such a curve is,
+other, one scale further on. The cyclic Viterbi (``core/digitize/path_search.py``) finds *where* such a curve is,
 not how it got there, so the count is decided here, between observed columns:
 
 - a move across the track between two neighbouring observations is direct or a wrap by the ink between
@@ -125,22 +125,20 @@ def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.
     at = np.flatnonzero(wrap_step)
     best = None
     for start in (0, backup_level):
-        level, dropped, levels = start, [], []
-        for i, step in enumerate(wrap_step[at]):
+        level, last_kept, dropped, levels = start, 0, [], []
+        for col, step in zip(at, wrap_step[at]):
             nxt = level + int(step)
             if lo <= nxt <= hi:
-                level = nxt
+                level, last_kept = nxt, col
             else:
-                dropped.append(i)
+                dropped.append((last_kept, col))  # a crossing the other way was missed in between
             levels.append(level)
         if best is None or len(dropped) < len(best[0]):
             best = (dropped, start, levels)
     dropped, start, levels = best
     uncertain = np.zeros(wrap_step.size, bool)
-    kept = [i for i in range(at.size) if i not in set(dropped)]
-    for i in dropped:
-        before = [k for k in kept if k < i]
-        uncertain[(at[before[-1]] if before else 0) : at[i]] = True
+    for a, b in dropped:
+        uncertain[a:b] = True
     # a crossing's level holds from its column to the next crossing
     held = np.asarray([start] + levels, np.int64)
     return held[np.searchsorted(at, np.arange(wrap_step.size), side="right")], uncertain

@@ -8,7 +8,8 @@ import torch
 from core.digitize.grid import detect_grid, track_bands
 from core.digitize.infer import evidence_by_class, predict_canonical
 from core.digitize.metrics import compare_curve
-from core.digitize.trace import model_params, trace_all, trace_to_values
+from core.digitize.all_curves import trace_all
+from core.digitize.trace import model_params, trace_to_values
 from core.model.network import image_to_input
 from .data import LabelledLog, collate
 

@@ -5,7 +5,8 @@ import pytest
 
 from core.digitize.crossings import swap_range
 from core.digitize.grid import Grid
-from core.digitize.trace import trace_all, trace_to_values
+from core.digitize.all_curves import trace_all
+from core.digitize.trace import trace_to_values
 from core.io.calibration import Calibration, CurveSpec
 
 COLS, ROWS = 1200, 200

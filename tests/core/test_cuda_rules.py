@@ -10,7 +10,8 @@ import torch.nn.functional as F
 from core.engine.budget import Levers, measure_forward, predict
 from core.engine.memory import SavedTensorMeter
 from core.model.autocast_rules import active_rules, autocast_rules
-from core.model.network import GroupNorm16, _GroupNormByReduction, build, group_norm_16bit, preset
+from core.model.network import build, preset
+from core.model.norms import GroupNorm16, _GroupNormByReduction, group_norm_16bit
 
 
 def test_cuda_rules_run_upsampling_and_norms_in_fp32_as_cuda_does():

@@ -13,7 +13,8 @@ from core.digitize.frame import to_canonical
 from core.digitize.infer import strips
 from core.digitize.metrics import compare_curve
 from core.digitize.pipeline import digitize
-from core.digitize.trace import trace_all, trace_to_values
+from core.digitize.all_curves import trace_all
+from core.digitize.trace import trace_to_values
 from core.io.calibration import Calibration
 from core.synth import generate_log
 from core.synth.shapes import default_library
@@ -189,7 +190,7 @@ def test_tiled_inference_leaves_no_seam_with_the_trained_model():
 
 def test_viterbi_distance_transform_is_the_exact_l1_minimum():
     """The Viterbi inner step against brute force: min_j cost[j] + λ|i − j| and an argmin attaining it."""
-    from core.digitize.trace import _dt_l1
+    from core.digitize.path_search import _dt_l1
 
     rng = np.random.default_rng(3)
     for n in (1, 2, 7, 64, 301):

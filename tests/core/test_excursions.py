@@ -4,8 +4,10 @@ steep stroke drawn in ink is still followed; and the excursion count that ``eval
 import numpy as np
 
 from core.digitize.metrics import excursions
-from core.digitize import trace as trace_module
-from core.digitize.trace import TraceParams, travel_costs, unclaimed_styles, viterbi_path
+from core.digitize import path_search
+from core.digitize.path_search import travel_costs, viterbi_path
+from core.digitize.style_evidence import unclaimed_styles
+from core.digitize.trace import TraceParams
 from core.io.calibration import CurveSpec
 
 
@@ -52,12 +54,12 @@ def test_travel_taken_a_block_of_columns_at_a_time_is_the_whole_map_s(monkeypatc
     ev = (rng.random((40, 700)) ** 4).astype(np.float32)
     for params in (TraceParams(), TraceParams().broken()):
         whole = travel_costs(ev, params)
-        blocks = np.concatenate([b for _, b in trace_module._travel_blocks(ev, params, block=97)], axis=1)
+        blocks = np.concatenate([b for _, b in path_search._travel_blocks(ev, params, block=97)], axis=1)
         assert np.array_equal(blocks, whole)
         for cyclic in (False, True):
             expected = viterbi_path(ev, params, cyclic)
-            monkeypatch.setattr(trace_module, "_travel_blocks",
-                                lambda e, p, block=97, f=trace_module._travel_blocks: f(e, p, block))
+            monkeypatch.setattr(path_search, "_travel_blocks",
+                                lambda e, p, block=97, f=path_search._travel_blocks: f(e, p, block))
             got = viterbi_path(ev, params, cyclic)
             monkeypatch.undo()
             assert all(np.array_equal(a, b) for a, b in zip(expected, got))
@@ -94,7 +96,8 @@ def test_a_style_no_curve_of_the_track_is_drawn_in_joins_the_nearest_style():
 def test_a_dashed_curve_read_as_dotted_for_a_stretch_is_traced_through_it():
     """The network reads half of a dashed GR as dotted (log-decade prints, issue #32): with no dotted curve in
     the track, the dotted map is the dashed curve's too, and it is traced end to end, not half NULL."""
-    from core.digitize.trace import model_params, trace_all
+    from core.digitize.all_curves import trace_all
+    from core.digitize.trace import model_params
     from core.io.calibration import Calibration
 
     ev = {k: np.full((120, 600), 0.001, np.float32) for k in (1, 2, 3)}

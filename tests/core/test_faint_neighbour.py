@@ -4,7 +4,8 @@ itself; a curve hidden under a neighbour's stroke takes that line, not NULL."""
 
 import numpy as np
 
-from core.digitize.trace import model_params, trace_all
+from core.digitize.all_curves import trace_all
+from core.digitize.trace import model_params
 from core.io.calibration import Calibration, CurveSpec
 
 COLS, ROWS = 1600, 300

@@ -13,7 +13,8 @@ from core.engine.data import load_folder
 from core.engine.memory import SavedTensorMeter
 from core.engine.train import TrainConfig, Trainer
 from core.model.model_io import load_checkpoint, load_model
-from core.model.network import GroupNorm16, build, preset
+from core.model.network import build, preset
+from core.model.norms import GroupNorm16
 from core.model.precision import resolve
 from core.synth import write_set
 

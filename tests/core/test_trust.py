@@ -17,7 +17,6 @@ import pytest
 
 from core.digitize.pipeline import confidence_mnemonic, digitize_sections, write_result
 from core.digitize.riding import riding_columns
-from core.digitize.trace import LOW_CONFIDENCE
 from core.digitize.wraps import at_edges, two_level_wraps
 from core.io.calibration import Calibration, CurveSpec
 from core.io.scan import load_scan
@@ -153,7 +152,7 @@ def test_a_missed_return_from_the_backup_scale_is_named_uncertain():
     assert uncertain[10:30].all() and not uncertain[:10].any() and not uncertain[30:].any()
 
 
-def test_maps_are_the_same_at_any_thread_count(kgs_scan, bundled):
+def test_maps_are_the_same_at_one_and_two_threads(kgs_scan, bundled):
     """A scan read with 1 thread (a folder run's worker) and with 2 (alone) gave maps up to 0.03 apart in fp32
     (PyTorch's CPU group norm splits its sums by thread), and a GR 150 API apart in the LAS."""
     import torch
@@ -201,5 +200,3 @@ def test_the_same_las_alone_and_in_a_folder_run_with_two_workers(kgs_scan, tmp_p
     for c in alone.curves[1:]:
         a, b = alone[c.mnemonic], many[c.mnemonic]
         assert np.array_equal(np.isfinite(a), np.isfinite(b)) and np.allclose(a, b, equal_nan=True), c.mnemonic
-    low = np.nanmean(alone["GR_CONF"] < LOW_CONFIDENCE)
-    assert 0 <= low <= 1

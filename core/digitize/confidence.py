@@ -1,0 +1,63 @@
+"""How far each traced value can be trusted: a confidence per column and per LAS sample, in [0, 1].
+
+A NULL is honest; a faint but right reading is worth keeping. So a value the tracer is unsure of is written
+and flagged: its ``NAME_CONF`` curve in the LAS is below :data:`LOW_CONFIDENCE` there, the QC picture tints it
+amber, the folder summary counts it (``low_confidence_share``) and the accuracy figures count a wrong value
+that was flagged apart from a confidently wrong one (``core/cli/style_eval.py: score_curve``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .runs import distance_to_true
+
+if TYPE_CHECKING:
+    from core.io.calibration import Calibration
+
+
+UNSURE_LEVEL_CONFIDENCE = 0.3  # a column whose scale (main or backup) is uncertain reads no surer than this
+
+
+CONFIDENT_EVIDENCE = 0.5  # a map's evidence at the path from which a column's reading is fully confident
+CONFIDENCE_COLS = 9  # columns a column's confidence is averaged over (a dash gap is no doubt)
+LOW_CONFIDENCE = 0.5  # below this a written value is flagged low-confidence (QC picture, summary, metrics)
+
+
+def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.ndarray,
+                      max_gap_px: int) -> np.ndarray:
+    """How far each column's reading can be trusted, in [0, 1] (0 where there is none).
+
+    From the evidence along the path: the (undamped) evidence at the path over ``CONFIDENT_EVIDENCE``,
+    averaged over ``CONFIDENCE_COLS`` columns with unseen columns counting 0, and in a bridged gap falling
+    linearly with the distance to the nearest observation (zero past ``max_gap_px``). A curve the map sees faintly (a thin pen under a
+    dark grid, p 0.12–0.3) or a stretch bridged across many dash gaps reads low; a clean stroke reads 1.
+    """
+    seen = np.where(observed, np.clip(np.asarray(strength, np.float64) / CONFIDENT_EVIDENCE, 0.0, 1.0), 0.0)
+    k = CONFIDENCE_COLS
+    smooth = np.convolve(np.pad(seen, k // 2, mode="edge"), np.ones(k) / k, mode="valid")
+    bridged = 1.0 - distance_to_true(observed) / (max_gap_px + 1.0)
+    out = np.where(observed, smooth, smooth * np.clip(bridged, 0.0, 1.0))
+    return np.where(np.isfinite(position), out, 0.0).astype(np.float32)
+
+
+def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:
+    """Each LAS sample's confidence in [0, 1] (``column_confidence``; the least of the two columns it lies
+    between), NaN where the value is NULL."""
+    cols = trace.confidence.size
+    px = np.clip(calib.pixel_at(depths), 0, max(cols - 1, 0))
+    conf = np.asarray(trace.confidence, np.float64)
+    lo = np.floor(px).astype(np.int64)
+    hi = np.minimum(lo + 1, cols - 1)
+    out = np.minimum(conf[lo], conf[hi])
+    return np.where(np.isfinite(values), np.round(out, 3), np.nan)
+
+
+def low_confidence_share(values: np.ndarray, confidence: np.ndarray | None) -> float:
+    """The share of a curve's samples written with a value but flagged low-confidence."""
+    if confidence is None or values.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        return float(np.mean(np.isfinite(values) & (confidence < LOW_CONFIDENCE)))

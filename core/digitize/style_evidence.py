@@ -1,0 +1,72 @@
+"""Which map a curve is traced on: its line style's, taking in the styles no curve of its track is drawn in.
+
+A multiclass network gives one map per line style (1 solid, 2 dashed, 3 dotted or dash-dot). On a print it
+was not trained on it is sure there is a curve long before it is sure of the pen, so the calibration's word on
+which pens a track holds decides where an unclaimed style's probability goes (:func:`unclaimed_styles`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.io.calibration import CurveSpec
+
+
+# how alike two line styles look (1 solid, 2 dashed, 3 dotted or dash-dot): a network that is unsure of a
+# pen reads a dashed stretch as dotted far more often than as solid
+STYLE_DISTANCE = {(1, 2): 2, (1, 3): 3, (2, 3): 1}
+
+
+def unclaimed_styles(spec: CurveSpec, curves: list[CurveSpec], mode: str = "broken") -> list[tuple[int, float]]:
+    """The line styles no curve of ``spec``'s track is drawn in whose probability ``spec``'s evidence takes
+    in, with their weights.
+
+    A network reading a print it was not trained on is sure there is a curve long before it is sure of
+    the pen: on log-decade prints a dashed GR read as dotted over half its length, and the trace of the
+    dashed class was NULL there (p 0.005 on the curve, 0.95 for dotted). The calibration says which pens a
+    track holds: a style no curve of the track is drawn in claims nothing there, so its probability goes
+    to the curve of the nearest style (``STYLE_DISTANCE``; shared on a tie). ``mode``: ``"broken"`` passes
+    only between dashed and dotted, ``"all"`` from any style, ``"none"`` not at all."""
+    if mode == "none":
+        return []
+    present = {c.klass for c in curves if c.shares_track_with(spec)} | {spec.klass}
+    out = []
+    for absent in {1, 2, 3} - present:
+        if mode == "broken" and {absent, spec.klass} != {2, 3}:
+            continue
+        dist = {k: STYLE_DISTANCE[tuple(sorted((absent, k)))] for k in present}
+        nearest = [k for k, d in dist.items() if d == min(dist.values())]
+        if spec.klass in nearest:
+            out.append((absent, 1.0 / len(nearest)))
+    return out
+
+
+class MergedEvidence:
+    """A class's map with the probabilities of unclaimed styles added (``unclaimed_styles``), read band by band
+    like the maps it sums (a coded map decodes only the rows sliced)."""
+
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, maps: dict[int, np.ndarray], klass: int, extra: list[tuple[int, float]]):
+        self.maps, self.klass, self.extra = maps, klass, extra
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.maps[self.klass].shape
+
+    def __getitem__(self, key) -> np.ndarray:
+        out = np.array(self.maps[self.klass][key], np.float32)
+        for k, w in self.extra:
+            out += w * np.asarray(self.maps[k][key], np.float32)
+        return np.minimum(out, 1.0, out=out)
+
+    def astype(self, dtype, copy: bool = True) -> np.ndarray:
+        return self[:, :].astype(dtype, copy=False)
+
+
+def style_evidence(evidence_by_class: dict, spec: CurveSpec, curves: list[CurveSpec], mode: str):
+    """The map ``spec`` is traced on: its class's, taking in the unclaimed styles' (``unclaimed_styles``)."""
+    extra = [(k, w) for k, w in unclaimed_styles(spec, curves, mode) if k in evidence_by_class]
+    own = evidence_by_class[spec.klass]
+    return MergedEvidence(evidence_by_class, spec.klass, extra) if extra else own
