@@ -61,10 +61,11 @@ class Grid:
     def shape(self) -> tuple[int, int]:
         return self.along.shape[0], int(self.windows[-1])
 
-    def map(self, rows: slice | None = None) -> np.ndarray:
-        """Grid-ness (rows × cols) float32; ``rows`` limits it to a band of rows (a track)."""
+    def map(self, rows: slice | None = None, cols: np.ndarray | None = None) -> np.ndarray:
+        """Grid-ness (rows × cols) float32; ``rows`` limits it to a band of rows (a track), ``cols`` to some
+        columns (indices; a tall track's whole band is 100 MB and more)."""
         r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
-        return self._combined(self.along[r0:r1], r0, r1)
+        return self._combined(self.along[r0:r1], r0, r1, cols)
 
     def damping(self, rows: slice | None = None, floor: float = FLOOR) -> np.ndarray:
         """The factor evidence is multiplied by: 1 off the grid, ``floor`` on a certain line.
@@ -89,14 +90,18 @@ class Grid:
             along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
         return along
 
-    def _combined(self, along: np.ndarray, r0: int, r1: int) -> np.ndarray:
-        """``along`` (the rows r0:r1, per window) spread over the columns, with the across lines of each band."""
-        widths = np.diff(self.windows).astype(np.int64)
-        out = np.repeat(along, widths, axis=1)
+    def _combined(self, along: np.ndarray, r0: int, r1: int, cols: np.ndarray | None = None) -> np.ndarray:
+        """``along`` (the rows r0:r1, per window) spread over the columns (every one, or ``cols``), with the across
+        lines of each band."""
+        if cols is None:
+            out = np.repeat(along, np.diff(self.windows).astype(np.int64), axis=1)
+        else:
+            out = along[:, np.searchsorted(self.windows, cols, side="right") - 1]
         for (lo, hi), prof in zip(self.bands, self.across):
             a, b = max(lo, r0), min(hi, r1)
             if a < b:
-                np.maximum(out[a - r0 : b - r0], prof[None, :], out=out[a - r0 : b - r0])
+                across = prof[None, :] if cols is None else prof[None, cols]
+                np.maximum(out[a - r0 : b - r0], across, out=out[a - r0 : b - r0])
         return out
 
     def line_rows(self, threshold: float = 0.5) -> np.ndarray:

@@ -124,13 +124,13 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
         # the grid's along lines, not only the one it rode) and trace again, so a faint curve beside heavy lines
         # (a thin blue GR by the border of a North Dakota log) is followed where it is drawn, and a curve the
         # map does not see there stays unseen rather than move to the next line
-        again = ev.copy()
+        again = ev if ev is not raw else ev.copy()  # the first pass is done with its damped copy: reused
         cols_r = np.flatnonzero(riding)
         edge = int(np.ceil(BORDER_PX))
         again[: edge + 1, cols_r] = 0.0
         again[-edge - 1 :, cols_r] = 0.0
         if grid is not None:
-            again[:, cols_r] *= 1.0 - grid.map(slice(lo, lo + ev.shape[0]))[:, cols_r]
+            again[:, cols_r] *= 1.0 - grid.map(slice(lo, lo + ev.shape[0]), cols_r)
         trace, _ = _trace_band(raw, again, lo, spec, params, grid)
         # where the first pass rode a line, the second reads only off every line: on one again, however briefly,
         # it found no curve there (the ROP of the North Dakota log went from the middle line to a thin one)
