@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from core.io.calibration import CurveSpec
+
 from .grid import Grid
 from .runs import true_runs
 
@@ -85,6 +86,8 @@ def printed_lines(along: np.ndarray) -> np.ndarray:
     a, b = true_runs(is_line)
     centres = (a + b - 1) / 2.0
     gaps = np.diff(centres)
+    if gaps.size < 2:  # one band of lines, or two: no comb to judge a line against
+        return keep
     pitch = float(np.median(gaps))
     if pitch <= 0:
         return keep

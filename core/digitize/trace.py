@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
+
 from .confidence import UNSURE_LEVEL_CONFIDENCE, column_confidence
 from .grid import Grid
 from .path_search import viterbi_path
@@ -185,8 +186,12 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     else:
         wraps = np.zeros(cols, np.int64)
     # honest gaps: NaN where the nearest observed column is farther than max_gap_px, and where the trace is
-    # no reading
-    dist = distance_to_true(observed)
+    # no reading. A depth line or a box edge is ink at every row of the track: "the curve" seen on it alone
+    # shows no curve is there (the GR of the North Dakota log read 10 ft above its start, bridged from the
+    # header box's lower edge), so it bridges nothing; a curve crossing one is bridged over it. (The wrap
+    # count above keeps it: a return across the track's edge at a depth line is seen there.)
+    seen = observed & ~grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else observed
+    dist = distance_to_true(seen)
     pos = np.where((dist <= params.max_gap_px) & ~doubtful, pos, np.nan)
     strength = raw[path, np.arange(cols)]
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)

@@ -143,17 +143,17 @@ def _null_share(lg, res, mnemonic: str) -> float:
 
 
 def test_a_flat_curve_the_grid_reading_takes_for_a_line_is_read_by_a_model(bundled):
-    """A neutron curve lying still between two ruled lines: straight over most of the log, so the grid reading
-    finds it as a line along depth, but a ruling has a pitch and the curve is off it (``riding.printed_lines``):
-    it is read, not written NULL. A caliper in gauge lying *on* a ruled line from the top of the log cannot be
-    told from the ruling until it leaves it: NULL there (a wrong number would be worse), read where it is
-    seen apart, never read off the wrong line."""
+    """A neutron curve lying still between two ruled lines and a caliper in gauge lying on one: straight over
+    most of the log, so the grid reading finds each as a line along depth. The neutron is off the ruling's
+    pitch (``riding.printed_lines``); the caliper's ink wobbles as no ruled line does (``grid._wobble``). Both
+    are read, not written NULL. (CALI's NULL share is 5.0 % on the 2-core EPYC: the bound leaves the margin
+    another CPU's arithmetic needs, where 0.0504 was met against a bound of 0.05.)"""
     lg = _generated("classic", 2)
     res = digitize(lg.image, lg.calibration, bundled, source=lg.name)
     m = _null_share(lg, res, "NPHI")
     assert m.null_fraction < 0.05 and m.r > 0.99, m
     m = _null_share(lg, res, "CALI")
-    assert m.rmse_pct < 4.0 and m.null_fraction < 0.9, m
+    assert m.null_fraction < 0.08 and m.r > 0.99, m
 
 
 def test_a_densely_ruled_track_is_not_damped_out(bundled):
@@ -197,5 +197,31 @@ def test_a_curve_lying_nearly_still_is_not_taken_for_a_grid_line_but_a_bunch_of_
     rows = set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist())
     assert not rows & set(range(145, 156))
     assert {95, 98, 100, 102} <= rows and all(rows & {r - 1, r, r + 1} for r in (20, 60, 220))
-    monkeypatch.setattr(grid, "STILL_CURVE_FILL", 0.0)  # without the release: the curve's band reads as grid
+    # without the release: the curve's band reads as grid
+    monkeypatch.setattr(grid, "STILL_CURVE_FILL", 0.0)
+    monkeypatch.setattr(grid, "STILL_CURVE_WOBBLE_PX", np.inf)
+    assert set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist()) & set(range(145, 156))
+
+
+@pytest.mark.parametrize("one_bit", [False, True])
+def test_a_curve_lying_very_still_is_told_from_a_ruled_line_by_its_wobble(monkeypatch, one_bit):
+    """A resistivity varying by a few per cent on a four-decade track moves a pixel or two over the whole log
+    and fills its band as a ruled line does (the foreign colour page's PR: 98 % NULL, taken for a grid line).
+    Its ink wobbles about a straight line; a ruled line's does not, on a skewed scan (a line drifting 4 rows
+    across the window) and thresholded to 1 bit too, nor does a track's border, whatever touches it."""
+    import core.digitize.grid as grid
+
+    rng = np.random.default_rng(7)
+    still = 150 + np.convolve(rng.normal(0, 1.2, COLS), np.ones(25) / 25 * 2, "same")
+    img = _page(None, grid_rows=np.array([20, 220]))
+    cv2.line(img, (0, 100), (COLS - 1, 104), 25, 2, cv2.LINE_AA)  # a ruled line on a skewed scan
+    pts = np.stack([np.arange(COLS), still], 1).round().astype(np.int32)
+    cv2.polylines(img, [pts], False, 25, 3, cv2.LINE_AA)
+    if one_bit:
+        img = np.where(img < 128, 0, 255).astype(np.uint8)
+    assert np.ptp(np.round(still)) <= 4  # lies very still
+    rows = set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist())
+    assert not rows & set(range(145, 156))
+    assert rows & {101, 102, 103} and rows & {19, 20, 21} and rows & {219, 220, 221}
+    monkeypatch.setattr(grid, "STILL_CURVE_WOBBLE_PX", np.inf)  # without the wobble test: taken for a line
     assert set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist()) & set(range(145, 156))
