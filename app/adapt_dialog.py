@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from .training_child import adapt_in_child
 from .trainer_process import TrainerProcess
+from .training_child import adapt_in_child
 
 
 class AdaptDialog(QtWidgets.QDialog):

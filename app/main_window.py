@@ -18,7 +18,6 @@ from pathlib import Path
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-
 from core.model.bundled import BUNDLED_MODEL
 
 from .heap import freeze_long_lived

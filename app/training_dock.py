@@ -210,8 +210,8 @@ class TrainingDock(QtWidgets.QDockWidget):
         return round(device_ceiling(dev) / GIB, 2)
 
     def _explain_precision(self, *_):
-        from core.model.precision import cuda_install_hint, resolve
         from core.engine.train import pick_device
+        from core.model.precision import cuda_install_hint, resolve
 
         try:
             p = resolve(self.precision.currentText(), pick_device(self.device.currentText()))

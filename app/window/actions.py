@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 def build_actions(win) -> dict[str, QtGui.QAction]:
     """The window's actions, menus and toolbars, wired to its controllers; returns the actions by name."""
-    scans, calibration, labelling = win.scans, win.calibration, win.labelling
+    scans, labelling = win.scans, win.labelling
     digitising, models = win.digitising, win.models
 
     def action(text, slot, shortcut=None, checkable=False, tip=None):

@@ -14,8 +14,8 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
-from core.digitize.frame import to_canonical
 from core.digitize.batch import qc_path_for
+from core.digitize.frame import to_canonical
 from core.io.project import digitized_path_for
 from core.io.scan import calib_path_for, mask_path_for
 from core.model.bundled import BUNDLED_MODEL

@@ -22,6 +22,7 @@ from .models import ModelController
 from .scans import ScanController
 from .shell import Shell
 
+
 def _prefill_mask(image, axis, model, progress=None):
     from core.labelling.prefill import prefill_mask
 

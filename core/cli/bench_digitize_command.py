@@ -58,8 +58,8 @@ def _agreement(fast: list, ref: list) -> dict[str, float]:
 def cmd_bench_digitize(args) -> int:
     import torch
 
-    from core.engine.budget import machine_description
     from core.common.sysmem import proc_status
+    from core.engine.budget import machine_description
 
     if bool(args.model) == bool(args.classical):
         raise InputError(None, "give exactly one of --model MODEL or --classical")

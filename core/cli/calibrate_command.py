@@ -7,6 +7,9 @@ from pathlib import Path
 
 
 def add_calibrate_command(sub) -> None:
+    from .commands import positive_number
+
+
     c = sub.add_parser("calibrate", help="propose a calibration (track bounds, depth picks) from the scan itself",
                        description="Finds the tracks between the long lines along depth and reads the printed "
                        "depths (Tesseract) to propose depth picks; writes a draft NAME.calib.json beside the scan "
@@ -18,16 +21,15 @@ def add_calibrate_command(sub) -> None:
     c.add_argument("--force", action="store_true", help="overwrite an existing calibration file")
     c.add_argument("--depth-axis", choices=("x", "y"), help="default: the scan's long axis")
     c.add_argument("--depth-unit", choices=("FT", "M"), default="FT")
-    c.add_argument("--step", type=float, default=0.5, help="LAS step of the draft (default 0.5)")
+    c.add_argument("--step", type=positive_number, default=0.5, help="LAS step of the draft (default 0.5)")
     c.add_argument("--json", action="store_true", help="print the whole proposal as JSON")
     c.set_defaults(func=cmd_calibrate)
 
 
 def cmd_calibrate(args) -> int:
-    from core.io.calibration import Calibration
+    from core.common.errors import InputError, UsageError
     from core.digitize.calibration_proposal import propose
-    from core.common.errors import UsageError
-    from core.common.errors import InputError
+    from core.io.calibration import Calibration
     from core.io.scan import calib_path_for, load_scan
 
     if args.step <= 0:

@@ -13,6 +13,43 @@ from pathlib import Path
 from core.common.errors import InputError
 
 
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number above zero (``--max-memory nan`` or ``inf`` is refused by name)."""
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number above zero, got {text!r}")
+    return value
+
+
+MIN_TILE_PX = 64  # a window shorter than this along depth is narrower than the networks' stride allows
+
+
+def tile_px(text: str) -> int:
+    """An argparse type: a window length along depth in px, at least :data:`MIN_TILE_PX`."""
+    import argparse
+
+    if not text.isdigit() or int(text) < MIN_TILE_PX:
+        raise argparse.ArgumentTypeError(f"expected a window length of at least {MIN_TILE_PX} px, got {text!r}")
+    return int(text)
+
+
+def scheduler_address(text: str) -> str:
+    """An argparse type: a Dask scheduler's address, ``PROTOCOL://HOST:PORT`` or ``HOST:PORT``."""
+    import argparse
+    import re
+
+    if not re.fullmatch(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}|inproc://\S+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is no scheduler address (tcp://HOST:PORT, e.g. "
+                                         "tcp://10.0.0.5:8786)")
+    return text
+
+
 def _fmt_bytes(n: float | None) -> str:
     if n is None:
         return "-"
@@ -131,7 +168,7 @@ def cmd_digitize_many(args) -> int:
     import time
 
     from core.common.progress import progress_bar
-    from core.digitize.batch import SUMMARY_NAME, jobs_for, scans_in, up_to_date, write_summary, ScanOutcome
+    from core.digitize.batch import SUMMARY_NAME, ScanOutcome, jobs_for, scans_in, up_to_date, write_summary
     from core.digitize.batch_run import RunOptions, run_cluster, run_local, thread_split
 
     one_scan = [flag for flag, given in (("--calib", args.calib), ("--from-mask", args.from_mask),
@@ -154,8 +191,10 @@ def cmd_digitize_many(args) -> int:
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError(args.out, "with several scans --out is a folder for their LAS files")
         out_dir.mkdir(parents=True, exist_ok=True)
-    scans = scans_in(args.scan)
-    jobs = jobs_for(scans, out_dir, qc=not args.no_qc)
+    scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
+    jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc)
+    summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
+    _check_outputs_writable([summary] + [j.las for j in jobs])
     model = Path(args.model) if args.model else None
     todo = [j for j in jobs if args.force or not up_to_date(j, model)]
     outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
@@ -177,7 +216,6 @@ def cmd_digitize_many(args) -> int:
                 bar.write(f"{outcome.scan}: failed: {outcome.error}", file=sys.stderr)
     order = {j.scan.name: i for i, j in enumerate(jobs)}
     outcomes.sort(key=lambda o: order.get(o.scan, len(order)))
-    summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
     write_summary(summary, outcomes)
     failed = [o.scan for o in outcomes if o.failed]
     done = sum(o.status == "written" for o in outcomes)
@@ -187,6 +225,23 @@ def cmd_digitize_many(args) -> int:
         print(f"failed: {', '.join(failed)}", file=sys.stderr)
         return 2
     return 0
+
+
+def _check_outputs_writable(paths: list[Path]) -> None:
+    """Refuse, before any work, an output that cannot be written: a folder where a file goes (``--summary
+    DIR``), a read-only folder, a special file. One check per folder (and per special target)."""
+    from core.common.atomic import check_writable
+
+    seen: set[Path] = set()
+    for path in paths:
+        key = path.parent if not path.exists() or path.is_file() else path
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            check_writable(path)
+        except OSError as exc:
+            raise InputError(str(path), f"cannot be written: {exc.strerror or exc}") from None
 
 
 def _refusing(stream, scheduler: str | None):
@@ -200,9 +255,9 @@ def _refusing(stream, scheduler: str | None):
 
 
 def _digitize_one(args) -> int:
-    from core.io.calibration import Calibration
     from core.common.progress import progress_bar
     from core.digitize.pipeline import digitize_sections, in_scan_frame, las_path_for, write_result
+    from core.io.calibration import Calibration
     from core.io.scan import load_scan, save_gray_png
 
     if sum(map(bool, (args.model, args.classical, args.from_mask))) != 1:
@@ -214,7 +269,10 @@ def _digitize_one(args) -> int:
                          "`welltrace calibrate --propose` holds depths and tracks only; see docs/file-formats.md)")
     from core.common.atomic import check_writable
 
-    for path in (args.out, args.mask_out, args.qc):  # before the long work, not after it
+    outputs = [args.out, args.mask_out, args.qc]
+    if args.section is None:  # each section's LAS beside the main one (OUT.repeat.las …)
+        outputs += [str(las_path_for(args.out, s)) for s in calib.section_files() if s]
+    for path in outputs:  # before the long work, not after it
         if path:
             try:
                 check_writable(path)
@@ -228,9 +286,9 @@ def _digitize_one(args) -> int:
     model = precision = None
     device = "cpu"
     if args.model:
+        from core.engine.train import pick_device
         from core.model import precision as prec
         from core.model.model_io import load_model
-        from core.engine.train import pick_device
 
         model, info = load_model(args.model)
         device = pick_device(args.device)
@@ -243,7 +301,7 @@ def _digitize_one(args) -> int:
             bar.total = n
             bar.n = i
             bar.refresh()
-        tile = int(args.tile) if args.tile and args.tile.isdigit() else None
+        tile = args.tile
         ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3)
         parts = digitize_sections(scan.image, calib, None if args.section is None else args.section - 1,
                                   source=args.scan, mask=mask, rgb=scan.rgb, model=model, precision=precision,
@@ -251,26 +309,34 @@ def _digitize_one(args) -> int:
                                   memory_ceiling=ceiling, reference=args.reference)
     source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
               else None)
-    for suffix, sec, res in parts:
-        for w in res.warnings:
-            print(f"warning: {w}", file=sys.stderr)
-        out = args.out if args.section is not None else las_path_for(args.out, suffix)
-        write_result(out, res, calib, str(Path(args.scan).name), source,
-                     well={"WELL": args.well} if args.well else None)
-        n = res.depth.size
-        where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
-                                       f"{sec.start}–{sec.stop}]"
-        print(f"wrote {out}{where}: {len(res.values)} curves × {n} samples "
-              f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence {res.timings['evidence_s']:.2f} s"
-              + (f" ({res.memory['path']} path)" if res.memory else "")
-              + f", grid {res.timings['grid_s']:.2f} s, trace {res.timings['trace_s']:.2f} s")
-    if args.mask_out:
-        save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
-    if args.qc:
-        from core.digitize.qc_picture import write_qc
+    from core.common.atomic import outputs_together
 
-        pages = write_qc(args.qc, scan.rgb if scan.rgb is not None else scan.image, calib, parts,
-                         Path(args.scan).name, source or "")
+    reports = []
+    with outputs_together():  # every LAS, the mask and the QC pages of this run land together or not at all
+        for suffix, sec, res in parts:
+            for w in res.warnings:
+                print(f"warning: {w}", file=sys.stderr)
+            out = args.out if args.section is not None else las_path_for(args.out, suffix)
+            write_result(out, res, calib, str(Path(args.scan).name), source,
+                         well={"WELL": args.well} if args.well else None)
+            n = res.depth.size
+            where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
+                                           f"{sec.start}–{sec.stop}]"
+            reports.append(f"wrote {out}{where}: {len(res.values)} curves × {n} samples "
+                           f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence "
+                           f"{res.timings['evidence_s']:.2f} s" + (f" ({res.memory['path']} path)" if res.memory else "")
+                           + f", grid {res.timings['grid_s']:.2f} s, trace {res.timings['trace_s']:.2f} s")
+        if args.mask_out:
+            save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
+        pages = []
+        if args.qc:
+            from core.digitize.qc_picture import write_qc
+
+            pages = write_qc(args.qc, scan.rgb if scan.rgb is not None else scan.image, calib, parts,
+                             Path(args.scan).name, source or "")
+    for line in reports:
+        print(line)
+    if pages:
         print(f"wrote the QC picture: {pages[0]}" + (f" … {pages[-1].name} ({len(pages)} pages)"
                                                       if len(pages) > 1 else ""))
     plans = [res.memory for _, _, res in parts if res.memory]
@@ -285,9 +351,9 @@ def _digitize_one(args) -> int:
 
 
 def cmd_eval(args) -> int:
+    from core.digitize.metrics import compare_las, summarise
     from core.io.calibration import Calibration
     from core.io.las_io import read_las
-    from core.digitize.metrics import compare_las, summarise
 
     pred, truth = read_las(args.pred), read_las(args.truth)
     ranges = None
@@ -324,10 +390,10 @@ def _budget_levers(args, cfg, device, ceiling):
 
 
 def cmd_budget(args) -> int:
-    from core.engine.budget import GIB, device_ceiling, device_rules, machine_description, measure_step, predict
-    from core.model.network import preset
     from core.common.errors import UsageError
+    from core.engine.budget import GIB, device_ceiling, device_rules, machine_description, measure_step, predict
     from core.engine.train import pick_device
+    from core.model.network import preset
 
     if args.width < 16 or args.height < 16:
         raise UsageError("--width and --height must be at least 16 px")
@@ -388,9 +454,9 @@ def cmd_budget(args) -> int:
 
 
 def cmd_bench(args) -> int:
+    from core.engine.train import pick_device
     from core.model.network import preset
     from core.model.precision import MODES
-    from core.engine.train import pick_device
 
     device = pick_device(args.device)
     cfg = preset(args.preset)
@@ -585,9 +651,9 @@ def add_engine_commands(sub) -> None:
                    "on a CPU)")
     d.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="where the network runs (auto: a CUDA GPU when there is one)")
-    d.add_argument("--tile", metavar="PX", help="window length along depth for the network (default 1024, the "
-                   "training crop; shortened where --max-memory requires)")
-    d.add_argument("--max-memory", type=float, metavar="GIB",
+    d.add_argument("--tile", metavar="PX", type=tile_px, help="window length along depth for the network (default "
+                   f"1024, the training crop; shortened where --max-memory requires; at least {MIN_TILE_PX})")
+    d.add_argument("--max-memory", type=positive_number, metavar="GIB",
                    help="memory ceiling for reading the scan (default: 90%% of the memory available now)")
     d.add_argument("--whole-picture", action="store_true",
                    help="read the whole scan in one forward (memory grows with its area: ~0.6 GiB a megapixel); "
@@ -611,7 +677,7 @@ def add_engine_commands(sub) -> None:
     many.add_argument("--no-qc", action="store_true", help="write no QC pictures")
     many.add_argument("--summary", metavar="CSV", help="the summary table (default: digitize-summary.csv in --out "
                       "or beside the first scan)")
-    many.add_argument("--scheduler", metavar="ADDRESS", help="a Dask distributed scheduler (tcp://HOST:8786) whose "
+    many.add_argument("--scheduler", metavar="ADDRESS", type=scheduler_address, help="a Dask distributed scheduler (tcp://HOST:8786) whose "
                       "workers digitise one scan a task; they must see the scans' paths (pip install "
                       "'welltrace[cluster]')")
     d.set_defaults(func=cmd_digitize)

@@ -11,7 +11,6 @@ import tempfile
 import time
 from pathlib import Path
 
-
 from core.digitize.metrics import compare_las, summarise
 from core.digitize.pipeline import digitize, write_result
 from core.io.calibration import Calibration

@@ -183,9 +183,10 @@ def _pooled(rows: list[dict]) -> dict:
 
 def _leave_one_out(args, families: tuple[str, ...], seed: int) -> int:
     from core.common.errors import UsageError
+    from core.engine.train import TrainConfig, Trainer
+
     from .commands import _run_training
     from .style_eval import leave_one_out
-    from core.engine.train import TrainConfig, Trainer
 
     try:
         sw, sh = (int(v) for v in args.stream_size.lower().split("x"))

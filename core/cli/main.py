@@ -23,7 +23,9 @@ from core.synth.styles import STYLE_CHOICES
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # argparse exits 2 with a usage block; we want one line
-        raise UsageError(f"{self.prog}: {message}")
+        # main prints "welltrace: " before it; a subcommand's parser names the subcommand
+        sub = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        raise UsageError(f"{sub}: {message}" if sub else message)
 
 
 # -- subcommands ---------------------------------------------------------------
@@ -131,10 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--quick", action="store_true", help="fewer, smaller logs")
     d.set_defaults(func=cmd_demo)
 
-    from .commands import add_engine_commands
     from .adapt_command import add_adapt_command
     from .bench_digitize_command import add_bench_digitize_command
     from .calibrate_command import add_calibrate_command
+    from .commands import add_engine_commands
     from .crossing_eval import add_eval_crossings_command
     from .eval_styles_command import add_eval_styles_command
 
@@ -151,8 +153,10 @@ def main(argv: list[str] | None = None, gui: Callable | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
-        if not argv or argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):
-            argv = ["gui", *argv]
+        commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")) or (
+                not argv[0].startswith("-") and argv[0] not in commands):
+            argv = ["gui", *argv]  # `welltrace`, `welltrace SCAN.tif`, `welltrace --screenshot X`: the app
         args = parser.parse_args(argv)
         if args.command == "gui":
             if gui is None:
@@ -170,7 +174,30 @@ def main(argv: list[str] | None = None, gui: Callable | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: exit 1, say why
-        traceback.print_exc()
-        print(f"welltrace: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except OSError as exc:  # a file the run cannot write or read (disk full, a read-only folder): say which
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"welltrace: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: exit 1, say why and where the details are
+        log = _crash_log(traceback.format_exc())
+        print(f"welltrace: internal error: {type(exc).__name__}: {exc}"
+              + (f" (details: {log})" if log else ""), file=sys.stderr)
         return 1
+
+
+def _crash_log(text: str) -> str | None:
+    """Write an internal failure's traceback to the user's log folder; its path, or None when it cannot be
+    written (then the traceback goes to stderr: it must not be lost)."""
+    import time
+
+    try:
+        from platformdirs import user_log_dir
+
+        folder = Path(user_log_dir("welltrace", appauthor=False))
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / f"crash-{time.strftime('%Y%m%d-%H%M%S')}.log"
+        path.write_text(text, encoding="utf-8")
+        return str(path)
+    except Exception:  # noqa: BLE001 - no log folder: the traceback itself is the record
+        print(text, file=sys.stderr, end="")
+        return None

@@ -7,10 +7,23 @@ or the complete new one is in place.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import tempfile
 from pathlib import Path
 from typing import IO, Iterator
+
+# the files written inside ``outputs_together``: (temporary, target) pairs renamed when it ends
+_STAGED: contextvars.ContextVar[list | None] = contextvars.ContextVar("welltrace_staged_outputs", default=None)
+
+
+def refuse_special(path: str | os.PathLike) -> None:
+    """Raise ``OSError`` when ``path`` exists and is not a regular file (a folder, ``/dev/full``, a pipe): the
+    atomic rename would put a regular file in its place and report success."""
+    target = Path(path)
+    if target.exists() and not target.is_file():
+        kind = "a folder" if target.is_dir() else "not a regular file"
+        raise OSError(f"{target} is {kind}: a file written there would replace it")
 
 
 def _umask_mode() -> int:
@@ -24,6 +37,7 @@ def _umask_mode() -> int:
 def atomic_open(path: str | os.PathLike, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to ``path``; on success it replaces ``path``."""
     target = Path(path)
+    refuse_special(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     binary = "b" in mode
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -48,6 +62,7 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
 def temp_path_beside(path: str | os.PathLike) -> Path:
     """A fresh temporary path in the target's folder, for writers that insist on a filename."""
     target = Path(path)
+    refuse_special(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix or ".tmp", dir=target.parent)
     os.close(fd)
@@ -59,9 +74,7 @@ def check_writable(path: str | os.PathLike) -> None:
     """Raise ``OSError`` now when ``path`` could not be written (its folder cannot take the temporary file an
     atomic write needs, or the path is a folder): checked before long work, not found out after it."""
     target = Path(path)
-    if target.is_dir():
-        raise IsADirectoryError(f"{target} is a folder")
-    tmp = temp_path_beside(target)
+    tmp = temp_path_beside(target)  # refuses a target that is a folder or another special file
     tmp.unlink()
 
 
@@ -78,15 +91,49 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def _replace_on_success(tmp: str | os.PathLike, target: Path) -> Iterator[None]:
-    """The body writes ``tmp``; when it finishes, ``tmp`` replaces ``target``; when it raises (or is
-    interrupted), ``tmp`` is removed and ``target`` is left as it was."""
+    """The body writes ``tmp``; when it finishes, ``tmp`` replaces ``target`` (inside ``outputs_together``:
+    when that ends); when it raises (or is interrupted), ``tmp`` is removed and ``target`` is left as it was."""
     try:
         yield
-        os.replace(tmp, target)
+        staged = _STAGED.get()
+        if staged is None:
+            os.replace(tmp, target)
+        else:
+            staged.append((Path(tmp), target))
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+@contextlib.contextmanager
+def outputs_together() -> Iterator[None]:
+    """Every file written atomically inside the block lands when the block ends, or none does: a run's outputs
+    (main and repeat LAS, QC pages, class mask) come from one run. Each is written to a temporary file beside
+    its target as usual; they are renamed into place one after the other only when the block finishes, and
+    all removed when it raises (or is interrupted), the previous outputs left as they were. (A rename fails
+    only when the folder itself goes away: that leaves the outputs renamed so far.)"""
+    staged: list[tuple[Path, Path]] = []
+    token = _STAGED.set(staged)
+    try:
+        yield
+    except BaseException:
+        _discard(staged)
+        raise
+    finally:
+        _STAGED.reset(token)
+    for k, (tmp, target) in enumerate(staged):
+        try:
+            os.replace(tmp, target)
+        except BaseException:
+            _discard(staged[k:])
+            raise
+
+
+def _discard(staged: list[tuple[Path, Path]]) -> None:
+    for tmp, _ in staged:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
 
 
 def json_text(data) -> str:

@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
+
 from .confidence import column_confidence
 from .grid import Grid
 from .riding import riding_columns, riding_neighbour, strength_along

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.common.atomic import atomic_write_text
+from core.common.atomic import atomic_write_text, outputs_together
 from core.common.errors import InputError
 from core.io.project import digitized_path_for
 from core.io.scan import calib_path_for, is_scan_file
@@ -71,16 +71,26 @@ class ScanOutcome:
                 "las": " ".join(self.las), "error": self.error}
 
 
+def is_own_output(path: Path) -> bool:
+    """Whether a picture is one WellTrace wrote (a QC picture ``NAME.digitized.qc.png`` or one of its pages):
+    never a scan, however it is named on the next run."""
+    return ".digitized." in path.name
+
+
 def scans_in(paths: list[str | Path]) -> list[Path]:
-    """The scans named, a folder standing for every scan in it (not its masks), in a stable order; a path that
-    is neither is refused by name."""
+    """The scans named, a folder standing for every picture in it that has its calibration ``NAME.calib.json``
+    beside it (never its masks, nor the QC pictures of an earlier run), in a stable order; a path that is
+    neither is refused by name."""
     out: list[Path] = []
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            found = sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q))
+            pictures = sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q) and not is_own_output(q))
+            found = [q for q in pictures if calib_path_for(q).is_file()]
             if not found:
-                raise InputError(str(p), "the folder holds no scan (PNG, JPEG, BMP or TIFF)")
+                why = (f"none of its {len(pictures)} picture(s) has a calibration NAME.calib.json beside it"
+                       if pictures else "the folder holds no scan (PNG, JPEG, BMP or TIFF)")
+                raise InputError(str(p), why)
             out += found
         elif p.is_file():
             out.append(p)
@@ -93,15 +103,44 @@ def scans_in(paths: list[str | Path]) -> list[Path]:
 
 
 def jobs_for(scans: list[Path], out_dir: Path | None = None, qc: bool = True) -> list[ScanJob]:
-    """One job per scan, its calibration ``NAME.calib.json`` beside it (a missing one fails that job only)."""
-    return [ScanJob(s, calib_path_for(s), digitized_las_for(s, out_dir), qc) for s in scans]
+    """One job per scan, its calibration ``NAME.calib.json`` beside it (a missing one fails that job only). Two
+    scans whose outputs would be one file (``dup.png`` and ``dup.tif``, or one name in two folders with
+    ``--out-dir``) are refused by name before any work: one result would silently replace the other."""
+    jobs = [ScanJob(s, calib_path_for(s), digitized_las_for(s, out_dir), qc) for s in scans]
+    by_output: dict[Path, Path] = {}
+    for job in jobs:
+        other = by_output.setdefault(job.las.resolve(), job.scan)
+        if other != job.scan:
+            raise InputError(str(job.scan), f"writes {job.las.name}, as {other} does: rename one of the two scans "
+                             "(or digitise them apart)")
+    return jobs
+
+
+def outputs_of(job: ScanJob) -> list[Path]:
+    """The files a job writes, as far as they can be known before it runs: its LAS of each section the
+    calibration names, and its QC picture (one page or its first page)."""
+    from .pipeline import las_path_for
+    from .qc_picture import qc_page_paths
+
+    try:
+        from core.io.calibration import Calibration
+
+        suffixes = Calibration.load(job.calib).section_files() or [""]
+    except (InputError, OSError):
+        suffixes = [""]
+    out = [las_path_for(job.las, s) for s in suffixes]
+    if job.qc:
+        qc = qc_path_for(job.las)
+        out.append(qc if qc.exists() else qc_page_paths(qc, 2)[0])
+    return out
 
 
 def up_to_date(job: ScanJob, model: Path | None) -> bool:
-    """Whether the job's LAS is newer than its scan, its calibration and the model: digitising again would
-    write the same file."""
+    """Whether every output of the job (``outputs_of``: each section's LAS, the QC picture) is newer than its
+    scan, its calibration and the model: digitising again would write the same files. A run killed after the
+    LAS but before the QC picture is not up to date."""
     try:
-        made = job.las.stat().st_mtime
+        made = min(p.stat().st_mtime for p in outputs_of(job))
         inputs = [job.scan, job.calib] + ([model] if model else [])
         return all(p.stat().st_mtime < made for p in inputs)
     except OSError:
@@ -113,6 +152,7 @@ def digitize_file(job: ScanJob, model=None, model_name: str | None = None, **kwa
     ceiling…), write its LAS files and QC picture, and say how it went. Never raises for one bad scan."""
     from core.io.calibration import Calibration
     from core.io.scan import load_scan
+
     from .pipeline import digitize_sections, las_path_for, write_result
 
     t0 = time.perf_counter()
@@ -124,15 +164,16 @@ def digitize_file(job: ScanJob, model=None, model_name: str | None = None, **kwa
         scan = load_scan(job.scan)
         parts = digitize_sections(scan.image, calib, source=str(job.scan), rgb=scan.rgb, model=model, **kwargs)
         written = []
-        for suffix, _, res in parts:
-            path = las_path_for(job.las, suffix)
-            write_result(path, res, calib, name, model_name)
-            written.append(str(path))
-        if job.qc:
-            from .qc_picture import write_qc
+        with outputs_together():  # main, repeat and QC land together or not at all
+            for suffix, _, res in parts:
+                path = las_path_for(job.las, suffix)
+                write_result(path, res, calib, name, model_name)
+                written.append(str(path))
+            if job.qc:
+                from .qc_picture import write_qc
 
-            write_qc(qc_path_for(job.las), scan.rgb if scan.rgb is not None else scan.image, calib, parts, name,
-                     model_name or "")
+                write_qc(qc_path_for(job.las), scan.rgb if scan.rgb is not None else scan.image, calib, parts,
+                         name, model_name or "")
     except (InputError, OSError) as exc:
         return ScanOutcome(name, "failed", seconds=time.perf_counter() - t0, error=str(exc))
     except Exception as exc:  # an internal failure on one scan: the batch goes on, the reason is kept

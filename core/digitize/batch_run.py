@@ -88,14 +88,36 @@ def run_job(job: ScanJob, options: RunOptions, model_name: str | None, model_pat
         return digitize_file(job, model, model_name, precision=precision, memory_ceiling=options.memory_ceiling)
 
 
+PARENT_POLL_S = 0.5  # how often a worker looks whether the run that started it is still there
+
+
+def die_with_parent() -> None:
+    """A worker's initializer: end this process when the run that started it ends, however it ends (kill -9
+    included: the pool's own shutdown never runs then, and its workers finished the batch and lingered at
+    0.5 GB each). A daemon thread watches the parent's pid; once this process is handed to another parent,
+    it exits at once, its unfinished outputs never renamed into place (``outputs_together``)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="welltrace-parent-watch", daemon=True).start()
+
+
 def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterator[ScanOutcome]:
     """The jobs over ``workers`` worker processes of this machine, each outcome as its scan finishes. Workers are
-    started fresh (``spawn``): a forked copy of a process whose math libraries already started threads can hang."""
+    started fresh (``spawn``): a forked copy of a process whose math libraries already started threads can hang.
+    Each ends with the run (``die_with_parent``)."""
     import multiprocessing
 
     name = Path(options.model).name if options.model else None
     ctx = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent) as pool:
         futures = {pool.submit(run_job, job, options, name): job for job in jobs}
         for fut in as_completed(futures):
             yield _outcome_of(fut, futures[fut])
@@ -127,21 +149,63 @@ def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, mode
     return run_job(job, options, model_name, path)
 
 
-def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str) -> Iterator[ScanOutcome]:
+WORKER_WAIT_S = 60  # how long a run waits for the cluster's first worker before it says there is none
+TASK_RETRIES = 2  # a scan's task run again this often when its worker dies under it (``Client.submit(retries=)``)
+RESUBMITS = 2  # ... and resubmitted this often more when its inputs were lost with the workers (the model)
+
+
+def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
+                worker_wait_s: float | None = None) -> Iterator[ScanOutcome]:
     """The jobs as one task a scan on the Dask cluster at ``scheduler`` (``tcp://HOST:8786``), each outcome as
-    its task finishes. Needs the ``cluster`` extra (``pip install welltrace[cluster]``)."""
+    its task finishes. Needs the ``cluster`` extra (``pip install welltrace[cluster]``).
+
+    Faults: no worker within ``worker_wait_s`` (default ``WORKER_WAIT_S``) is a ``TimeoutError`` (the caller says so in one line). A task
+    whose worker dies is run again on another (``TASK_RETRIES``); when the model's scattered bytes were lost
+    with the workers that held them (a cluster of one worker, restarted by its nanny), they are scattered
+    again and the scan resubmitted, so one lost worker costs its scan's time, never the batch. Paths must be
+    ones the workers see (the caller makes them absolute)."""
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
+        from distributed import as_completed as dask_completed
     except ImportError:
         raise RuntimeError("--scheduler needs Dask's distributed scheduler: pip install 'welltrace[cluster]'") from None
     name = Path(options.model).name if options.model else None
+    worker_wait_s = WORKER_WAIT_S if worker_wait_s is None else worker_wait_s
     with Client(scheduler, timeout="30s") as client:
-        data = digest = None
-        shared = None
-        if options.model:
-            data = Path(options.model).read_bytes()
-            digest = hashlib.sha256(data).hexdigest()
-            [shared] = client.scatter([data], broadcast=True, hash=False)  # once to every worker
-        futures = {client.submit(run_dask_job, job, options, name, shared, digest, pure=False): job for job in jobs}
-        for fut in dask_completed(futures):
-            yield _outcome_of(fut, futures[fut])
+        try:
+            client.wait_for_workers(1, timeout=worker_wait_s)
+        except TimeoutError:
+            raise TimeoutError(f"no worker joined the scheduler within {worker_wait_s:g} s") from None
+        data = Path(options.model).read_bytes() if options.model else None
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+
+        def scatter():
+            if data is None:
+                return None
+            [ref] = client.scatter([data], broadcast=True, hash=False)  # once to every worker
+            return ref
+
+        model_ref = scatter()
+
+        def submit(job: ScanJob):
+            return client.submit(run_dask_job, job, options, name, model_ref, digest, pure=False,
+                                 retries=TASK_RETRIES)
+
+        pending = {submit(job): (job, 0) for job in jobs}
+        stream = dask_completed(list(pending))
+        for fut in stream:
+            job, tries = pending.pop(fut)
+            if fut.status != "finished" and tries < RESUBMITS and _lost_to_a_worker(fut):
+                if model_ref is not None and model_ref.status != "finished":
+                    model_ref = scatter()
+                again = submit(job)
+                pending[again] = (job, tries + 1)
+                stream.add(again)
+                continue
+            yield _outcome_of(fut, job)
+
+
+def _lost_to_a_worker(fut) -> bool:
+    """Whether a task failed because of the cluster (its worker died, its inputs went with one), not its scan:
+    a scan's own failure is an outcome (``digitize_file`` never raises), so any exception here is the cluster's."""
+    return fut.status in ("error", "cancelled", "lost")

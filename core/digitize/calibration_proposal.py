@@ -302,7 +302,7 @@ def scale_check(px_per_unit: float, dpi: float | None, unit: str = "FT") -> str 
         if near:
             return None
         return (f"{px_per_unit:.3g} px per {unit.lower()} is no standard depth scale at {dpi:.0f} dpi (1:"
-                + ", 1:".join(str(r) for r in STANDARD_SCALES) + f" would be "
+                + ", 1:".join(str(r) for r in STANDARD_SCALES) + " would be "
                 + ", ".join(f"{dpi * inch_per_unit / r:.3g}" for r in STANDARD_SCALES) + ")")
     lo, hi = PX_PER_FT_BOUNDS
     if lo <= per_ft <= hi:

@@ -32,6 +32,7 @@ from core.model.footprint import inference_fit, predict_inference_peak, receptiv
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
 from core.model.runtime import Runner, torch_runner
+
 from .coded_map import CodedMap, encode
 from .frame import from_canonical, to_canonical
 

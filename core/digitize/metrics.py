@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from core.io.las_io import LasData
+
 from .runs import true_runs
 
 

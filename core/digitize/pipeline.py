@@ -16,10 +16,11 @@ import numpy as np
 from core.common.errors import InputError
 from core.io.calibration import Calibration, Section
 from core.io.las_io import LasCurve, write_las
-from .frame import from_canonical, to_canonical
-from .grid import detect_grid, track_bands
+
 from .all_curves import trace_all
 from .confidence import LOW_CONFIDENCE, trace_to_confidence
+from .frame import from_canonical, to_canonical
+from .grid import detect_grid, track_bands
 from .trace import Trace, TraceParams, model_params, trace_to_values
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
@@ -96,6 +97,7 @@ def digitize(
             progress(1, 1)
     elif model is not None:
         from core.model import precision as prec
+
         from .infer import coded_evidence, predict_canonical, predict_windows
 
         classes = model.cfg.classes

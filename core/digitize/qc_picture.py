@@ -19,8 +19,8 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec, Section
 
-from .runs import true_runs
 from .confidence import LOW_CONFIDENCE, low_confidence_share
+from .runs import true_runs
 
 # the curves' colours when the calibration names none or names one twice; no red: red marks NULL
 CURVE_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]

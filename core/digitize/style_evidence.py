@@ -11,7 +11,6 @@ import numpy as np
 
 from core.io.calibration import CurveSpec
 
-
 # how alike two line styles look (1 solid, 2 dashed, 3 dotted or dash-dot): a network that is unsure of a
 # pen reads a dashed stretch as dotted far more often than as solid
 STYLE_DISTANCE = {(1, 2): 2, (1, 3): 3, (2, 3): 1}

@@ -37,7 +37,8 @@ from typing import Iterator
 import numpy as np
 
 from core.common.errors import DataError, InputError
-from core.common.events import Event, EvalEvent, WarningEvent
+from core.common.events import EvalEvent, Event, WarningEvent
+
 from .data import LabelledLog, labelled_scan_paths, load_labelled
 
 MIN_LABELLED = 2  # one to learn from, one to measure on
@@ -132,8 +133,9 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     """Run one adaptation; yields the trainer's events, then an :class:`AdaptReport` last."""
     import torch
 
-    from .losses import loss_for
     from core.model.model_io import load_model, read_model_metadata
+
+    from .losses import loss_for
     from .train import TrainConfig, Trainer
 
     t0 = time.perf_counter()

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from core.model.autocast_rules import active_rules, autocast_rules, rules_for
 from core.model.footprint import fit_in_pixels, padded
 from core.model.network import NetConfig, build, stage_names
-from core.model.autocast_rules import active_rules, autocast_rules, rules_for
 from core.model.precision import Precision, resolve
+
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
 
 GIB = 1024**3

@@ -5,12 +5,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from core.digitize.all_curves import trace_all
 from core.digitize.grid import detect_grid, track_bands
 from core.digitize.infer import evidence_by_class, predict_canonical
 from core.digitize.metrics import compare_curve
-from core.digitize.all_curves import trace_all
 from core.digitize.trace import model_params, trace_to_values
 from core.model.network import image_to_input
+
 from .data import LabelledLog, collate
 
 

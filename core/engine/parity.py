@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from core.model import precision as prec
+
 from .data import Augment, collate, make_sample
 from .losses import loss_for
 from .train import TrainConfig, Trainer

@@ -25,11 +25,12 @@ from core.common.events import BudgetEvent, DoneEvent, ErrorEvent, EvalEvent, Ev
 from core.model import precision as prec
 from core.model.model_io import load_checkpoint, load_model, save_checkpoint, save_model
 from core.model.network import build, preset, stage_names
+
 from .config import TrainConfig, pick_device, seed_everything  # noqa: F401 - the engine's public names
 from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
-from .loader import BatchLoader
 from .distributed import SINGLE, World
 from .health import FailureWatch, grad_health
+from .loader import BatchLoader
 from .losses import loss_for
 from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes
 

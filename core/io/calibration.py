@@ -290,9 +290,33 @@ class Calibration:
 
 
 def _num(value, where: str, path: str | None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise CalibrationError(path, f"{where}: expected a finite number, got {value!r}")
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    try:
+        bad = bad or not math.isfinite(value)  # an integer of 400 digits is no float: OverflowError
+    except OverflowError:
+        bad = True
+    if bad:
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise CalibrationError(path, f"{where}: expected a finite number, got {shown}")
     return float(value)
+
+
+# The physical range a calibration's numbers can have: no scan is ten million pixels long, no well is deeper
+# than 100,000 ft (the deepest is about 40,000), and a LAS of more than ten million samples (a 0.0001 step
+# over a kilometre) is a typing error, not a log: each refused by name before any work rather than found out
+# as a MemoryError or a one-sample LAS after it
+MAX_PIXEL = 10_000_000.0
+MAX_DEPTH = 100_000.0
+MAX_SAMPLES = 10_000_000
+
+
+def _pick(value, where: str, path: str | None) -> tuple[float, float]:
+    pixel, depth = _pair(value, where, path)
+    if not 0.0 <= pixel < MAX_PIXEL:
+        raise CalibrationError(path, f"{where}: pixel {pixel:g} is outside any scan (0 to {MAX_PIXEL:,.0f})")
+    if abs(depth) >= MAX_DEPTH:
+        raise CalibrationError(path, f"{where}: depth {depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})")
+    return pixel, depth
 
 
 def _pair(value, where: str, path: str | None) -> tuple[float, float]:
@@ -316,9 +340,12 @@ def _parse_sections(raw, path: str | None) -> list[Section]:
         if not isinstance(sec, dict):
             raise CalibrationError(path, f"sections[{i}]: expected an object")
         a, b = _pair(_require(sec, "span", where, path), f"{where}span", path)
-        if not (0 <= a < b):
+        if not (0 <= a < b < MAX_PIXEL):
             raise CalibrationError(path, f"{where}span: [{a:g}, {b:g}] must be two pixels, the first >= 0 and "
                                    "less than the second")
+        if int(round(b)) - int(round(a)) < 2:
+            raise CalibrationError(path, f"{where}span: [{a:g}, {b:g}] covers no stretch of the scan (two pixels "
+                                   "at least)")
         kind = sec.get("kind", "main")
         if kind not in SECTION_KINDS:
             raise CalibrationError(path, f"{where}kind: must be one of {', '.join(SECTION_KINDS)}, got {kind!r}")
@@ -326,12 +353,28 @@ def _parse_sections(raw, path: str | None) -> list[Section]:
         if picks is not None:
             if not isinstance(picks, list):
                 raise CalibrationError(path, f"{where}depth_picks: expected a list of [pixel, depth] pairs")
-            picks = [_pair(p, f"{where}depth_picks[{k}]", path) for k, p in enumerate(picks)]
+            picks = [_pick(p, f"{where}depth_picks[{k}]", path) for k, p in enumerate(picks)]
         if out and a < out[-1].stop:
             raise CalibrationError(path, f"{where}span: overlaps the section before it (they are in order along "
                                    "depth and do not overlap)")
         out.append(Section(int(round(a)), int(round(b)), kind, picks))
     return out
+
+
+def _check_step(step: float, picks: list[tuple[float, float]], path: str | None) -> None:
+    """A step that samples the picked depths: at least two samples between the shallowest and the deepest pick
+    and at most ``MAX_SAMPLES`` over them (``step: 1e300`` wrote one sample at depth 0 for a 1780-1849 m scan,
+    ``1e-300`` ended in a MemoryError)."""
+    depths = [d for _, d in picks]
+    span = max(depths) - min(depths) if len(depths) >= 2 else 0.0
+    if span <= 0:
+        return  # too few picks to know the span: the Calibration says so itself
+    if step > span / 2:
+        raise CalibrationError(path, f"step: {step:g} leaves fewer than three samples over the picked depths "
+                               f"({min(depths):g} to {max(depths):g})")
+    if span / step > MAX_SAMPLES:
+        raise CalibrationError(path, f"step: {step:g} asks for {span / step:,.0f} samples over the picked depths "
+                               f"(at most {MAX_SAMPLES:,})")
 
 
 def _parse(data, path: str | None) -> Calibration:
@@ -349,10 +392,11 @@ def _parse(data, path: str | None) -> Calibration:
     picks_raw = _require(data, "depth_picks", "", path)
     if not isinstance(picks_raw, list):
         raise CalibrationError(path, "depth_picks: expected a list of [pixel, depth] pairs")
-    picks = [_pair(p, f"depth_picks[{i}]", path) for i, p in enumerate(picks_raw)]
+    picks = [_pick(p, f"depth_picks[{i}]", path) for i, p in enumerate(picks_raw)]
     step = _num(_require(data, "step", "", path), "step", path)
     if step <= 0:
         raise CalibrationError(path, f"step: must be positive, got {step:g}")
+    _check_step(step, picks, path)
     curves_raw = _require(data, "curves", "", path)
     if not isinstance(curves_raw, list):
         raise CalibrationError(path, "curves: expected a list")

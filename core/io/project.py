@@ -15,6 +15,7 @@ from pathlib import Path
 
 from core.common.atomic import atomic_write_text, json_text
 from core.common.errors import DataError
+
 from .scan import calib_path_for, is_scan_file, mask_path_for
 
 PROJECT_FILE = "project.json"

@@ -20,6 +20,7 @@ from safetensors.torch import load_file, save_file
 
 from core.common.atomic import atomic_path
 from core.common.errors import ModelFileError, require_file
+
 from .network import NetConfig, VeerNet, build
 
 MODEL_FORMAT = "welltrace-model"

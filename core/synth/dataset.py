@@ -11,6 +11,7 @@ import numpy as np
 from core.common.atomic import atomic_path, atomic_write_text, json_text
 from core.io.las_io import LasCurve, write_las
 from core.io.scan import save_gray_png
+
 from .log import SyntheticLog, generate_log
 from .shapes import shape_library_name
 from .styles import DEFAULT_FAMILIES

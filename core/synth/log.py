@@ -9,13 +9,15 @@ the network's canonical frame: ``width`` along depth, ``height`` across.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
 from core.io.colour import hex_colour, luma
-from . import colour_page
+
 from . import artefacts as art
+from . import colour_page
 from .catalogue import BACKUP_SIDE, CURVE_COLORS, LINEAR_CURVES, LOG_CURVES
 from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks
 from .shapes import default_library, draw_shape, load_library

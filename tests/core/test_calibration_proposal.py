@@ -7,8 +7,14 @@ import numpy as np
 import pytest
 
 from core.cli.main import main
-from core.digitize.calibration_proposal import (DepthNumber, _monotonic, fit_numbers, ocr_available, propose,
-                                               propose_tracks)
+from core.digitize.calibration_proposal import (
+    DepthNumber,
+    _monotonic,
+    fit_numbers,
+    ocr_available,
+    propose,
+    propose_tracks,
+)
 from core.io.calibration import Calibration
 
 needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")

@@ -3,10 +3,9 @@
 import numpy as np
 import pytest
 
+from core.digitize.all_curves import trace_all
 from core.digitize.crossings import swap_range
 from core.digitize.grid import Grid
-from core.digitize.all_curves import trace_all
-from core.digitize.trace import trace_to_values
 from core.io.calibration import Calibration, CurveSpec
 
 COLS, ROWS = 1200, 200
@@ -121,8 +120,8 @@ def test_digitising_names_where_same_style_curves_meet():
 def test_eval_crossings_scores_every_pairing_from_true_masks(capsys):
     import json
 
-    from core.cli.main import main
     from core.cli.crossing_eval import PAIRINGS
+    from core.cli.main import main
 
     assert main(["eval-crossings", "--from-mask", "--count", "1", "--width", "600", "--height", "200", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from core.cli.main import main
-from core.digitize.batch_run import loads_here
+from core.common.errors import InputError
 from core.digitize.batch import digitize_file, jobs_for, scans_in, up_to_date
+from core.digitize.batch_run import loads_here
 from core.model.bundled import BUNDLED_MODEL
 
 
@@ -114,13 +115,15 @@ def test_a_missing_calibration_fails_that_scan_only_and_a_scan_named_twice_is_on
     folder = _folder(tmp_path, 1)
     assert len(scans_in([folder, folder / "synth_000.png"])) == 1
     (folder / "synth_000.calib.json").unlink()
-    [job] = jobs_for(scans_in([folder]))
+    assert not [p for p in folder.iterdir() if p.name.endswith(".calib.json")]
+    with pytest.raises(InputError, match="has a calibration"):  # a folder's scans are its calibrated pictures
+        scans_in([folder])
+    [job] = jobs_for(scans_in([folder / "synth_000.png"]))  # a scan named alone is tried, and fails alone
     outcome = digitize_file(job)
     assert outcome.failed and "calib" in outcome.error and not outcome.las
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="the trust rules of issue 43 (riding, edge-seen wraps) regressed this case; measured in the closing note of 2026-11-25, to be fixed next: PEF written NULL throughout on one scan")
 def test_a_local_dask_cluster_digitises_the_folder_with_the_model_sent_once(tmp_path, capsys):
     distributed = pytest.importorskip("distributed")
     folder = _folder(tmp_path, 3)

@@ -3,8 +3,8 @@ steep stroke drawn in ink is still followed; and the excursion count that ``eval
 
 import numpy as np
 
-from core.digitize.metrics import excursions
 from core.digitize import path_search
+from core.digitize.metrics import excursions
 from core.digitize.path_search import travel_costs, viterbi_path
 from core.digitize.style_evidence import unclaimed_styles
 from core.digitize.trace import TraceParams

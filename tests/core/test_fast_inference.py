@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from core.cli.main import main
 from core.digitize.frame import to_canonical
 from core.digitize.infer import Windowing, evidence_band, predict_windows
 from core.digitize.pipeline import digitize
@@ -16,7 +17,6 @@ from core.model import precision as prec
 from core.model.bundled import BUNDLED_MODEL
 from core.model.model_io import load_model
 from core.model.runtime import torch_runner
-from core.cli.main import main
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,14 @@ from PIL import Image
 
 from core.cli.main import main
 from core.common.errors import CalibrationError
-from core.digitize.calibration_proposal import (DepthNumber, ProposedSection, _fit_section, ocr_available, propose,
-                                               scale_check)
+from core.digitize.calibration_proposal import (
+    DepthNumber,
+    ProposedSection,
+    _fit_section,
+    ocr_available,
+    propose,
+    scale_check,
+)
 from core.digitize.depth_numbers import windows
 from core.io.calibration import Calibration
 

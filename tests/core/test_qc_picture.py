@@ -6,7 +6,16 @@ from PIL import Image
 
 from core.cli.main import main
 from core.digitize.pipeline import digitize, digitize_sections
-from core.digitize.qc_picture import MARGIN_PX, MIN_PAGE_WIDTH_PX, hex_rgb, qc_colours, qc_page_paths, qc_parts, render_qc, write_qc
+from core.digitize.qc_picture import (
+    MARGIN_PX,
+    MIN_PAGE_WIDTH_PX,
+    hex_rgb,
+    qc_colours,
+    qc_page_paths,
+    qc_parts,
+    render_qc,
+    write_qc,
+)
 from core.io.calibration import Section
 from core.synth import generate_log
 

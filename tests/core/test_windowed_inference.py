@@ -12,8 +12,7 @@ import torch
 from torch import nn
 
 from core.digitize.coded_map import CodedMap, decode, encode, max_error
-from core.digitize.infer import (MemoryCeilingError, Windowing, plan_memory, predict_canonical, predict_windows,
-                                 strips)
+from core.digitize.infer import MemoryCeilingError, Windowing, plan_memory, predict_canonical, predict_windows, strips
 from core.model.footprint import LiveTensorMeter, receptive_radius
 from core.model.network import build, preset
 from core.model.precision import resolve
