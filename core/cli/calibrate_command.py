@@ -52,7 +52,11 @@ def cmd_calibrate(args) -> int:
     else:
         for m in prop.messages:
             print(m)
-        print(f"wrote {out}: {len(draft['depth_picks'])} depth picks, {len(prop.tracks)} proposed track(s); add the "
-              "curves (mnemonic, line style, scale) before digitising" if draft else
-              "no calibration written: fewer than two depth picks could be proposed")
-    return 0 if draft else 2
+        if draft:
+            print(f"wrote {out}: {len(draft['depth_picks'])} depth picks, {len(prop.tracks)} proposed track(s); add "
+                  "the curves (mnemonic, line style, scale) before digitising")
+    if not draft:  # a refusal is one line on stderr naming the scan, the reasons with it
+        reasons = " ".join(m.strip().rstrip(".") + "." for m in prop.messages if m.strip())
+        raise InputError(args.scan, "no calibration written: fewer than two depth picks could be proposed"
+                         + (f" ({reasons.replace(chr(10), ' ')})" if reasons else ""))
+    return 0

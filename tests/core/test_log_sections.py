@@ -181,8 +181,10 @@ def test_an_implausible_scale_is_refused_with_the_reason_and_exit_2(tmp_path, ca
     img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0)])
     path = _save(tmp_path, img, "wrong_dpi", dpi=300.0)  # 10 px per ft is no standard scale at 300 dpi
     assert main(["calibrate", path, "--propose"]) == 2
-    out = capsys.readouterr().out
-    assert "no standard depth scale at 300 dpi" in out and "no calibration written" in out, out
+    captured = capsys.readouterr()
+    assert "no standard depth scale at 300 dpi" in captured.out, captured.out
+    [line] = [x for x in captured.err.splitlines() if x.startswith("welltrace: ")]  # one line, naming the scan
+    assert "wrong_dpi" in line and "no calibration written" in line and "no standard depth scale" in line
     assert not (tmp_path / "wrong_dpi.calib.json").exists()
 
 

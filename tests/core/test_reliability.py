@@ -260,3 +260,14 @@ def test_a_scheduler_without_workers_is_refused_after_its_wait(tmp_path, capsys,
         assert main(["digitize", str(folder), "--classical", "--scheduler", cluster.scheduler_address]) == 2
     assert time.time() - t0 < 30
     assert "no worker joined" in _one_line(capsys.readouterr().err)
+
+
+def test_a_calibration_proposal_refused_is_one_line_on_stderr_naming_the_scan(tmp_path, capsys):
+    import cv2
+
+    for name, img in (("blank", np.full((800, 300), 255, np.uint8)), ("dot", np.zeros((1, 1), np.uint8))):
+        cv2.imwrite(str(tmp_path / f"{name}.png"), img)
+        assert main(["calibrate", str(tmp_path / f"{name}.png"), "--propose"]) == 2
+        line = _one_line(capsys.readouterr().err)
+        assert f"{name}.png" in line and "no calibration written" in line and "by hand" in line
+        assert not (tmp_path / f"{name}.calib.json").exists()
