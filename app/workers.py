@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import traceback
+import weakref
 
 from PySide6 import QtCore
 
@@ -24,20 +25,25 @@ class Cancelled(Exception):
 _LIVE: set["Task"] = set()  # tasks started and not yet finished: they outlive any window that started them
 
 
-def _works_for(task_owner, owner) -> bool:
-    """Whether a task's owner is ``owner`` or one of its Qt descendants (a window's controllers)."""
-    obj = task_owner
+def _lineage(owner) -> tuple[weakref.ref, ...]:
+    """Weak references to ``owner`` and its Qt ancestors, taken while they are alive (when a task is made)."""
+    out = []
+    obj = owner
     while obj is not None:
-        if obj is owner:
-            return True
+        try:
+            out.append(weakref.ref(obj))
+        except TypeError:  # an owner that takes no weak reference: kept by identity alone
+            out.append(lambda obj=obj: obj)
         obj = obj.parent() if isinstance(obj, QtCore.QObject) else None
-    return False
+    return tuple(out)
 
 
 def owned_tasks(owner) -> list["Task"]:
     """The tasks started for ``owner`` (or for an object it holds, such as a window's controller) that are still
-    running."""
-    return [t for t in list(_LIVE) if _works_for(t.owner, owner) and t.isRunning()]
+    running. Decided from the owners' lineage recorded when each task was made, never by asking a task's owner
+    now: an abandoned task outlives its window, whose objects Qt has deleted since, and asking a deleted object
+    for its parent crashed the process (SIGSEGV in a later window's closeEvent, the suite under load)."""
+    return [t for t in list(_LIVE) if any(ref() is owner for ref in t.lineage) and t.isRunning()]
 
 
 class Task(QtCore.QThread):
@@ -56,6 +62,7 @@ class Task(QtCore.QThread):
     def __init__(self, fn, *args, parent=None, **kwargs):
         super().__init__(None)
         self.owner = parent
+        self.lineage = _lineage(parent)
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self._cancel = threading.Event()
         self.finished.connect(self._release)

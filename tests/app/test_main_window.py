@@ -125,7 +125,8 @@ def test_open_the_real_kgs_tiff_and_trace_it(win, qtbot, kgs_scan, tmp_path, sho
     assert win.calib_panel.calibration().as_dict() == win.calib.as_dict()
     assert win.calib.curves[0].backup == "high"
     win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
+    # 90 s on two idle cores; with both cores busy (issue 46: the suite beside another digitise) over 120 s
+    qtbot.waitUntil(lambda: win.result is not None, timeout=600000)
     gr = win.result.values["GR"]
     sel = (win.result.depth > 300) & (win.result.depth < 1100)
     assert np.isfinite(gr[sel]).mean() > 0.8  # a trace through the logged interval
