@@ -37,6 +37,12 @@ def cmd_calibrate(args) -> int:
     out = Path(args.out) if args.out else calib_path_for(args.scan)
     if out.exists() and not args.force:
         raise InputError(out, "a calibration is already there; give --force to replace it, or --out for another file")
+    from core.common.atomic import check_writable
+
+    try:
+        check_writable(out)  # before the proposal's work: a folder, a special file, a read-only folder
+    except OSError as exc:
+        raise InputError(out, f"cannot be written: {exc.strerror or exc}") from None
     scan = load_scan(args.scan)
     axis = args.depth_axis or ("y" if scan.image.shape[0] >= scan.image.shape[1] else "x")
     dpi = scan.info.dpi[1 if axis == "y" else 0] if scan.info.dpi else None

@@ -95,7 +95,8 @@ def load_checkpoint(path: str | os.PathLike) -> dict:
     except pickle.UnpicklingError as exc:
         raise ModelFileError(p, f"refused: the checkpoint holds objects beyond plain tensors and numbers "
                              f"({str(exc).splitlines()[0][:120]})") from None
-    except (RuntimeError, EOFError, OSError, ValueError) as exc:
+    except (RuntimeError, EOFError, OSError, ValueError, SafetensorError) as exc:
+        # torch.load reads a file named *.safetensors with safetensors (a pickle so named: "header too large")
         raise ModelFileError(p, f"not a training checkpoint ({str(exc).splitlines()[0][:160]})") from None
     if not isinstance(state, dict) or state.get("format") != "welltrace-checkpoint":
         raise ModelFileError(p, "not a WellTrace training checkpoint")

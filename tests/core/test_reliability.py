@@ -271,3 +271,23 @@ def test_a_calibration_proposal_refused_is_one_line_on_stderr_naming_the_scan(tm
         line = _one_line(capsys.readouterr().err)
         assert f"{name}.png" in line and "no calibration written" in line and "by hand" in line
         assert not (tmp_path / f"{name}.calib.json").exists()
+
+
+def test_a_pickle_named_safetensors_given_to_resume_is_one_line(tmp_path):
+    import pickle
+
+    from core.common.errors import ModelFileError
+    from core.model.model_io import load_checkpoint
+
+    evil = tmp_path / "evil.safetensors"
+    evil.write_bytes(pickle.dumps({"format": "welltrace-checkpoint"}))
+    with pytest.raises(ModelFileError, match="not a training checkpoint"):
+        load_checkpoint(evil)
+
+
+def test_calibrate_with_a_folder_as_out_is_one_line(tmp_path, capsys):
+    folder = _folder(tmp_path, 1)
+    target = tmp_path / "adir"
+    target.mkdir()
+    assert main(["calibrate", str(folder / "synth_000.png"), "--propose", "--out", str(target), "--force"]) == 2
+    assert "adir" in _one_line(capsys.readouterr().err) and target.is_dir()
