@@ -343,6 +343,9 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
         res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
                        source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
                        mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), **kwargs)
+        if sec.stop > length:  # said, not cut in silence: the calibration may belong to a longer scan
+            res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {length} px along depth: "
+                                f"read to the scan's end")
         out.append((names[i], sec, res))
     return out
 

@@ -291,3 +291,15 @@ def test_calibrate_with_a_folder_as_out_is_one_line(tmp_path, capsys):
     target.mkdir()
     assert main(["calibrate", str(folder / "synth_000.png"), "--propose", "--out", str(target), "--force"]) == 2
     assert "adir" in _one_line(capsys.readouterr().err) and target.is_dir()
+
+
+def test_a_section_running_past_the_scan_is_read_to_its_end_and_said(tmp_path, capsys):
+    folder = _folder(tmp_path, 1)
+    cal = json.loads((folder / "synth_000.calib.json").read_text())
+    cal["sections"] = [{"span": [0, 2000]}]  # the scan is 900 px along depth
+    (folder / "synth_000.calib.json").write_text(json.dumps(cal))
+    out = tmp_path / "log.las"
+    assert main(["digitize", str(folder / "synth_000.png"), "--calib", str(folder / "synth_000.calib.json"),
+                 "--classical", "--out", str(out)]) == 0
+    assert "sections[0].span ends at 2000 px, past the scan's 900 px" in capsys.readouterr().err
+    assert lasio.read(out).index.size > 10
