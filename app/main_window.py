@@ -72,6 +72,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setAnimated(False)
         install_still_style()
         self.closing = False  # set in closeEvent: results that arrive later are dropped, no new work starts
+        # whether closing saves the window's geometry for the next start (not for a --screenshot run: an offscreen
+        # one saved 985 × 480, and the next real start opened at that size)
+        self.remember_geometry = True
         self.task: Task | None = None  # the one long task (pre-fill, digitise, proposal, a batch)
         self.last_error: str | None = None
         self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
@@ -492,10 +495,14 @@ class MainWindow(QtWidgets.QMainWindow):
         if self.digitising.adapt_dlg is not None and self.digitising.adapt_dlg.running():
             self.digitising.adapt_dlg.stop()
         self.training.shutdown()
-        st = settings()
-        st.setValue("geometry", self.saveGeometry())
-        st.setValue("state", self.saveState())
+        if self.remember_geometry:
+            st = settings()
+            st.setValue("geometry", self.saveGeometry())
+            st.setValue("state", self.saveState())
         super().closeEvent(ev)
+
+
+SCREENSHOT_WAIT_S = 300  # the longest --screenshot waits for the opening scan to be read and digitised
 
 
 def make_app() -> QtWidgets.QApplication:
@@ -518,12 +525,20 @@ def run(paths: list[str], screenshot: str | None = None) -> int:
         win.open_demo()
     win.show()
     if screenshot:
+        import time
+
+        deadline = time.monotonic() + SCREENSHOT_WAIT_S
+
         def shoot():
-            if win.opening:  # the scan is still being read: shoot once it is shown
+            # the scan is still being read, or the demo still digitises itself: shoot once it is shown as a user
+            # sees it (the README's picture is the digitised demo), within SCREENSHOT_WAIT_S
+            busy = win.opening or (win.task is not None and win.task.isRunning())
+            if busy and time.monotonic() < deadline:
                 QtCore.QTimer.singleShot(100, shoot)
                 return
             app.processEvents()
             win.grab().save(screenshot)
+            win.remember_geometry = False
             win.close()
             app.quit()
         QtCore.QTimer.singleShot(300, shoot)

@@ -167,3 +167,21 @@ def test_real_scans_open_readable(win, qtbot, shared_data, shots_dir):
         r = win.view.visible_scan_rect()
         assert r.width() <= 1.1 * w and r.height() < 0.6 * h, name  # fitted across, a readable stretch along
         _shot(win, shots_dir, f"first_view_{Path(name).stem}.png")
+
+
+def test_a_screenshot_run_shows_the_digitised_demo_and_leaves_the_saved_geometry_alone(tmp_path):
+    """`welltrace --screenshot` shoots the demo once it is digitised (the README's picture), and its offscreen
+    window's size is not what the next real start opens at."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "XDG_CONFIG_HOME": str(tmp_path / "config"),
+           "HOME": str(tmp_path), "WELLTRACE_SETTINGS_ORG": "WellTraceScreenshotTest"}
+    shot = tmp_path / "shot.png"
+    res = subprocess.run([sys.executable, "-m", "app.launch", "--screenshot", str(shot)], env=env,
+                         capture_output=True, text=True, timeout=400, cwd=Path(__file__).resolve().parents[2])
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert shot.is_file() and cv2.imread(str(shot)) is not None
+    saved = "".join(p.read_text(errors="replace") for p in (tmp_path / "config").rglob("*.conf"))
+    assert "geometry" not in saved
