@@ -153,9 +153,8 @@ def main(argv: list[str] | None = None, gui: Callable | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         parser = build_parser()
-        commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         if not argv or (argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version")) or (
-                not argv[0].startswith("-") and argv[0] not in commands):
+                _names_a_path(argv[0], parser)):
             argv = ["gui", *argv]  # `welltrace`, `welltrace SCAN.tif`, `welltrace --screenshot X`: the app
         args = parser.parse_args(argv)
         if args.command == "gui":
@@ -183,6 +182,18 @@ def main(argv: list[str] | None = None, gui: Callable | None = None) -> int:
         print(f"welltrace: internal error: {type(exc).__name__}: {exc}"
               + (f" (details: {log})" if log else ""), file=sys.stderr)
         return 1
+
+
+def _names_a_path(word: str, parser: argparse.ArgumentParser) -> bool:
+    """Whether the first word is a scan or folder to open rather than a command: not a command's name, and a
+    path that exists, a picture's name or a path with a folder in it (``welltrace digitse`` stays a typo)."""
+    from core.io.scan import SCAN_SUFFIXES
+
+    commands = next(a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    if word.startswith("-") or word in commands:
+        return False
+    path = Path(word)
+    return path.exists() or path.suffix.lower() in SCAN_SUFFIXES or len(path.parts) > 1
 
 
 def _crash_log(text: str) -> str | None:

@@ -207,10 +207,14 @@ def test_options_outside_their_range_are_one_line(tmp_path, capsys):
     assert not (tmp_path / "o.las").exists()
 
 
-def test_a_scan_named_first_opens_the_app_as_the_readme_says(tmp_path):
+def test_a_scan_named_first_opens_the_app_as_the_readme_says(tmp_path, capsys):
     seen = []
     assert main(["some_scan.tif"], gui=lambda args: seen.append(args.paths)) == 0
-    assert seen == [["some_scan.tif"]]
+    assert main([str(tmp_path)], gui=lambda args: seen.append(args.paths)) == 0  # a project folder
+    assert seen == [["some_scan.tif"], [str(tmp_path)]]
+    assert main(["digitse", "x"], gui=lambda args: seen.append(args.paths)) == 2  # a mistyped command stays one
+    line = _one_line(capsys.readouterr().err)
+    assert "invalid choice: 'digitse'" in line and not line.startswith("welltrace: welltrace")
 
 
 # -- a Dask cluster ----------------------------------------------------------------------------------------
