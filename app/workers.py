@@ -61,8 +61,7 @@ class Task(QtCore.QThread):
 
     def __init__(self, fn, *args, parent=None, **kwargs):
         super().__init__(None)
-        self.owner = parent
-        self.lineage = _lineage(parent)
+        self.lineage = _lineage(parent)  # whom it works for (``owned_tasks``), recorded while they are alive
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self._cancel = threading.Event()
         self.finished.connect(self._release)

@@ -27,22 +27,17 @@ def add_calibrate_command(sub) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    from core.common.errors import InputError, UsageError
+    from core.common.errors import InputError
     from core.digitize.calibration_proposal import propose
     from core.io.calibration import Calibration
     from core.io.scan import calib_path_for, load_scan
 
-    if args.step <= 0:
-        raise UsageError(f"--step must be positive, got {args.step:g}")
     out = Path(args.out) if args.out else calib_path_for(args.scan)
     if out.exists() and not args.force:
         raise InputError(out, "a calibration is already there; give --force to replace it, or --out for another file")
-    from core.common.atomic import check_writable
+    from core.common.atomic import require_writable
 
-    try:
-        check_writable(out)  # before the proposal's work: a folder, a special file, a read-only folder
-    except OSError as exc:
-        raise InputError(out, f"cannot be written: {exc.strerror or exc}") from None
+    require_writable([out])  # before the proposal's work: a folder, a special file, a read-only folder
     scan = load_scan(args.scan)
     axis = args.depth_axis or ("y" if scan.image.shape[0] >= scan.image.shape[1] else "x")
     dpi = scan.info.dpi[1 if axis == "y" else 0] if scan.info.dpi else None

@@ -167,6 +167,7 @@ def cmd_digitize_many(args) -> int:
     up-to-date LAS files skipped, a bad scan reported and the rest digitised, a summary table written."""
     import time
 
+    from core.common.atomic import require_writable
     from core.common.progress import progress_bar
     from core.digitize.batch import SUMMARY_NAME, ScanOutcome, jobs_for, scans_in, up_to_date, write_summary
     from core.digitize.batch_run import RunOptions, run_cluster, run_local, thread_split
@@ -194,7 +195,7 @@ def cmd_digitize_many(args) -> int:
     scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
     jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc)
     summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
-    _check_outputs_writable([summary] + [j.las for j in jobs])
+    require_writable([summary] + [j.las for j in jobs])
     model = Path(args.model) if args.model else None
     todo = [j for j in jobs if args.force or not up_to_date(j, model)]
     outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
@@ -227,23 +228,6 @@ def cmd_digitize_many(args) -> int:
     return 0
 
 
-def _check_outputs_writable(paths: list[Path]) -> None:
-    """Refuse, before any work, an output that cannot be written: a folder where a file goes (``--summary
-    DIR``), a read-only folder, a special file. One check per folder (and per special target)."""
-    from core.common.atomic import check_writable
-
-    seen: set[Path] = set()
-    for path in paths:
-        key = path.parent if not path.exists() or path.is_file() else path
-        if key in seen:
-            continue
-        seen.add(key)
-        try:
-            check_writable(path)
-        except OSError as exc:
-            raise InputError(str(path), f"cannot be written: {exc.strerror or exc}") from None
-
-
 def _refusing(stream, scheduler: str | None):
     """The outcomes, a cluster that cannot be reached (or Dask not installed) refused in one line."""
     try:
@@ -267,17 +251,12 @@ def _digitize_one(args) -> int:
     if not calib.curves:
         raise InputError(args.calib, "add at least one curve: the calibration names none (a proposal from "
                          "`welltrace calibrate --propose` holds depths and tracks only; see docs/file-formats.md)")
-    from core.common.atomic import check_writable
+    from core.common.atomic import require_writable
 
     outputs = [args.out, args.mask_out, args.qc]
     if args.section is None:  # each section's LAS beside the main one (OUT.repeat.las …)
         outputs += [str(las_path_for(args.out, s)) for s in calib.section_files() if s]
-    for path in outputs:  # before the long work, not after it
-        if path:
-            try:
-                check_writable(path)
-            except OSError as exc:
-                raise InputError(path, f"cannot be written: {exc.strerror or exc}") from None
+    require_writable(outputs)  # before the long work, not after it
     mask = None
     if args.from_mask:
         from core.io.scan import load_mask

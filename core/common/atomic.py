@@ -78,6 +78,29 @@ def check_writable(path: str | os.PathLike) -> None:
     tmp.unlink()
 
 
+def require_writable(paths) -> None:
+    """Refuse, before any work, an output that cannot be written: a folder where a file goes, a special file, a
+    folder that takes no file. An ``InputError`` naming the path (``None`` entries are skipped); one check per
+    folder, and per target that exists and is no file."""
+    from .errors import InputError
+
+    seen: set[tuple[str, Path]] = set()
+    for raw in paths:
+        if raw is None:
+            continue
+        path = Path(raw)
+        # a file to be written is checked by its folder; a target that is no file (a folder) by itself, never
+        # taken for the folder of a file beside it
+        key = ("folder", path.parent) if not path.exists() or path.is_file() else ("target", path)
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            check_writable(path)
+        except OSError as exc:
+            raise InputError(str(path), f"cannot be written: {exc.strerror or exc}") from None
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path for a writer that takes a filename (cv2.imwrite, safetensors)."""

@@ -71,12 +71,6 @@ class ScanOutcome:
                 "las": " ".join(self.las), "error": self.error}
 
 
-def is_own_output(path: Path) -> bool:
-    """Whether a picture is one WellTrace wrote (a QC picture ``NAME.digitized.qc.png`` or one of its pages):
-    never a scan, however it is named on the next run."""
-    return ".digitized." in path.name
-
-
 def scans_in(paths: list[str | Path]) -> list[Path]:
     """The scans named, a folder standing for every picture in it that has its calibration ``NAME.calib.json``
     beside it (never its masks, nor the QC pictures of an earlier run), in a stable order; a path that is
@@ -85,7 +79,7 @@ def scans_in(paths: list[str | Path]) -> list[Path]:
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            pictures = sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q) and not is_own_output(q))
+            pictures = sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q))
             found = [q for q in pictures if calib_path_for(q).is_file()]
             if not found:
                 why = (f"none of its {len(pictures)} picture(s) has a calibration NAME.calib.json beside it"

@@ -185,24 +185,35 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
             [ref] = client.scatter([data], broadcast=True, hash=False)  # once to every worker
             return ref
 
-        model_ref = scatter()
+        # every scattered copy is held until the run ends: a released one cancels the tasks still waiting on it
+        # ("cancelled for reason: already forgotten")
+        refs = [scatter()]
 
         def submit(job: ScanJob):
-            return client.submit(run_dask_job, job, options, name, model_ref, digest, pure=False,
+            return client.submit(run_dask_job, job, options, name, refs[-1], digest, pure=False,
                                  retries=TASK_RETRIES)
 
         pending = {submit(job): (job, 0) for job in jobs}
         stream = dask_completed(list(pending))
         for fut in stream:
             job, tries = pending.pop(fut)
-            if fut.status != "finished" and tries < RESUBMITS and _lost_to_a_worker(fut):
-                if model_ref is not None and model_ref.status != "finished":
-                    model_ref = scatter()
+            if tries < RESUBMITS and _lost_to_a_worker(fut):
+                if data is not None and not _held(client, refs[-1]):
+                    refs.append(scatter())  # no worker holds the model's bytes any more
                 again = submit(job)
                 pending[again] = (job, tries + 1)
                 stream.add(again)
                 continue
             yield _outcome_of(fut, job)
+
+
+def _held(client, ref) -> bool:
+    """Whether a worker of the cluster still holds a scattered future's data (a future the scheduler has
+    forgotten with its worker raises when asked)."""
+    try:
+        return bool(client.who_has(ref).get(ref.key))
+    except Exception:  # noqa: BLE001 - distributed's CancelledError and the like: not held
+        return False
 
 
 def _lost_to_a_worker(fut) -> bool:

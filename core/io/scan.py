@@ -331,6 +331,11 @@ def _stem(p: Path) -> str:
     return p.stem
 
 
+OUTPUT_MARK = ".digitized."  # in the name of every file digitising writes (``project.digitized_path_for``)
+
+
 def is_scan_file(path: Path) -> bool:
-    """A scan is an image that is not itself a mask."""
-    return path.suffix.lower() in SCAN_SUFFIXES and not path.name.endswith(".mask.png")
+    """A scan is an image that is neither a mask nor a picture WellTrace wrote (a QC picture
+    ``NAME.digitized.qc.png`` or its pages): a folder run, a project and training never take one for a scan."""
+    return (path.suffix.lower() in SCAN_SUFFIXES and not path.name.endswith(".mask.png")
+            and OUTPUT_MARK not in path.name)
