@@ -1,7 +1,7 @@
 """The calibration panel: depth picks as a table, curves as a list with a form for the selected one.
 
 The panel holds no calibration logic: it builds the calibration dictionary of
-DESIGN.md from its widgets and lets ``core.io.calibration`` validate it; the
+docs/file-formats.md from its widgets and lets ``core.io.calibration`` validate it; the
 error (which names the field) is shown under them. A curve has eleven fields,
 too many for the columns of a table in a side dock on a 1280-px screen, so the
 list names each curve (mnemonic, line style, unit) and the form below edits
@@ -263,7 +263,8 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.curve_list.clear()
         for c in self._curves:
             label = f"{c['mnemonic']}  ·  {CLASS_LABELS.get(c['class'], c['class'])}"
-            self.curve_list.addItem(label + (f"  ·  {c['unit']}" if c.get("unit") else ""))
+            label += (f"  ·  {c['unit']}" if c.get("unit") else "") + ("  ·  read, check" if c.get("proposed") else "")
+            self.curve_list.addItem(label)
         self.curve_list.setCurrentRow(select)
         self._loading = loading
         self._show_curve(select)
@@ -310,6 +311,12 @@ class CalibrationPanel(QtWidgets.QWidget):
         self._show_swatch(colour)
         self._emit()
 
+    def confirm_proposed(self) -> None:
+        """The curves read from the scale box taken as read (the user checked them against the print)."""
+        if any([c.pop("proposed", None) for c in self._curves]):  # a list: every curve's mark goes
+            self._refresh_list(max(0, self.curve_list.currentRow()))
+            self._emit()
+
     def selected_curve(self) -> str | None:
         i = self.curve_list.currentRow()
         return self._curves[i]["mnemonic"] if 0 <= i < len(self._curves) else None
@@ -319,6 +326,7 @@ class CalibrationPanel(QtWidgets.QWidget):
         if self._loading or not 0 <= i < len(self._curves):
             return
         c = self._curves[i]
+        c.pop("proposed", None)  # a curve read from the scale box, looked at and edited: the user's now
         c.update({"mnemonic": self.f_mnemonic.text().strip(), "unit": self.f_unit.text().strip(),
                   "description": self.f_description.text().strip(), "class": self.f_class.currentIndex() + 1,
                   "track": [w.value() for w in self.f_track], "scale": [w.value() for w in self.f_scale],
@@ -359,6 +367,8 @@ class CalibrationPanel(QtWidgets.QWidget):
                "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
         if self.sections:
             out["sections"] = [dict(sec) for sec in self.sections]
+        if self.proposed_tracks:  # kept in the file: the next curve added takes the next of them
+            out["proposed_tracks"] = [[float(a), float(b)] for a, b in self.proposed_tracks]
         return out
 
     def set_sections(self, sections: list[dict]) -> None:

@@ -19,13 +19,14 @@ from .plot_axes import plain_axes
 CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 TICK_FONT = pg.QtGui.QFont()
 TICK_FONT.setPointSize(7)
+LABEL_SMALL = {"font-size": "7pt"}  # a narrow plot's label: its scale's ends and unit in the tick labels' size
 MIN_PLOT_PX = 110  # narrower, and three labels of a track's scale no longer fit under it ...
 NARROW_PLOT_PX = 56  # ... and narrower than this, not even its two ends
 
 
 def curve_colour(spec, i: int) -> str:
     """The colour a curve is drawn in: its ink colour on a colour scan, its display colour, or the palette's."""
-    return getattr(spec, "colour", None) or spec.color or CURVE_COLORS[i % len(CURVE_COLORS)]
+    return getattr(spec, "colour", None) or spec.plot_colour or CURVE_COLORS[i % len(CURVE_COLORS)]
 
 
 def track_range(spec, values: np.ndarray) -> tuple[float, float]:
@@ -59,6 +60,18 @@ def scale_ticks(spec, middle: bool = True) -> list[tuple[float, str]]:
     return sorted(set(ticks))
 
 
+def axis_label(spec, ends: bool) -> str:
+    """The text under a curve's plot: its unit (the title names the curve; ``MSFL (OHMM)`` was cut on a narrow
+    track), and with ``ends`` its scale's two ends as printed, for a plot too narrow for their tick labels."""
+    unit = spec.unit or ""
+    if not ends:
+        return unit
+    a, b = (_label(v) for v in spec.scale)
+    # the left end first, as printed; three lines under every plot alike, so that the plots keep one height and
+    # a depth lies at one height across them all
+    return f"{a} –<br>{b}<br>{unit or '&nbsp;'}"
+
+
 class CurvePlots(QtWidgets.QScrollArea):
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -87,7 +100,12 @@ class CurvePlots(QtWidgets.QScrollArea):
             return
         self._middle = middle
         for p, spec in zip(self.plots, self.specs):
-            p.getAxis("bottom").setTicks([scale_ticks(spec, middle), []])
+            bottom = p.getAxis("bottom")
+            # a narrow plot's axis has no room for its scale's labels (pyqtgraph drops a level of labels whole
+            # when they would fill more than the axis: NPHI's 0.45 and -0.15 vanished at 1280 × 720), so the
+            # ends go into the label under it instead, with the unit: the title names the curve
+            bottom.setTicks([scale_ticks(spec, True), []] if middle else [[(v, "") for v, _ in scale_ticks(spec)], []])
+            bottom.setLabel(axis_label(spec, ends=not middle), **({} if middle else LABEL_SMALL))
 
     def getItem(self, row: int, col: int):  # noqa: N802 - the GraphicsLayout's name, kept for callers
         return self.layout_widget.getItem(row, col)
@@ -111,8 +129,8 @@ class CurvePlots(QtWidgets.QScrollArea):
             # DT 140 → 40) increasing to the left
             p.setLogMode(x=spec.log, y=False)
             p.invertX(spec.scale[0] > spec.scale[1])
-            p.setLabel("bottom", spec.mnemonic, units=spec.unit or None)
             bottom = p.getAxis("bottom")
+            bottom.setLabel(axis_label(spec, ends=False))
             bottom.setTicks([scale_ticks(spec), []])
             # three short labels may fill a narrow track's axis: pyqtgraph drops labels past 80 % of its length
             bottom.setStyle(tickFont=TICK_FONT, hideOverlappingLabels=False, textFillLimits=[(0, 1.0)])

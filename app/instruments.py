@@ -13,9 +13,10 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore
 
+from core.common.vocabulary import GIB
+
 from .plot_axes import plain_axes
 
-GIB = 1024**3
 MODES = ("fp32", "bf16", "fp16")
 TERMS = ("params", "grads", "optimizer", "activations")
 TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", "activations": "#dd8452"}

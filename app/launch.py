@@ -14,7 +14,7 @@ def run_gui(args) -> int:
     from core.common.errors import InputError
 
     try:
-        from .main_window import run  # noqa: PLC0415 - Qt loads only for the GUI
+        from .startup import run  # noqa: PLC0415 - Qt loads only for the GUI
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("app."):
             raise InputError(None, "the desktop GUI is not part of this build yet; use the headless commands "

@@ -12,18 +12,15 @@ next-step bar, the docks, and saving and closing.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-import pyqtgraph as pg
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from core.model.bundled import BUNDLED_MODEL
 
 from .heap import freeze_long_lived
-from .next_step import ScanSteps, StepsBar
+from .next_step import ScanSteps, StepsBar, is_placeholder_curve
 from .overview_strip import OverviewStrip
-from .planner_process import stop_planner
 from .scan_view import ScanView
 from .window.actions import build_actions
 from .window.calibrating import CalibrationController
@@ -441,8 +438,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.steps.set_state(None)
             return
         c = self.calib
+        picked = c is not None and len(c.depth_picks) >= 2
         self.steps.set_state(ScanSteps(
-            calibrated=c is not None and len(c.depth_picks) >= 2 and bool(c.curves),
+            calibrated=picked and any(not is_placeholder_curve(s) for s in c.curves), picked=picked,
             labelled=self.editor is not None and bool(self.editor.mask.any()),
             digitised=self.result is not None, exported=self.digitising.exported, has_model=self.model is not None))
 
@@ -500,46 +498,3 @@ class MainWindow(QtWidgets.QMainWindow):
             st.setValue("geometry", self.saveGeometry())
             st.setValue("state", self.saveState())
         super().closeEvent(ev)
-
-
-SCREENSHOT_WAIT_S = 300  # the longest --screenshot waits for the opening scan to be read and digitised
-
-
-def make_app() -> QtWidgets.QApplication:
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    app.setApplicationName("WellTrace")
-    icon = RESOURCES / "icons" / "welltrace.png"
-    if icon.exists():
-        app.setWindowIcon(QtGui.QIcon(str(icon)))
-    pg.setConfigOptions(imageAxisOrder="row-major", antialias=True)
-    return app
-
-
-def run(paths: list[str], screenshot: str | None = None) -> int:
-    app = make_app()
-    app.aboutToQuit.connect(stop_planner)  # the budget planner's process ends with the app
-    win = MainWindow()
-    if paths:
-        win.open_paths(paths)
-    else:
-        win.open_demo()
-    win.show()
-    if screenshot:
-        import time
-
-        deadline = time.monotonic() + SCREENSHOT_WAIT_S
-
-        def shoot():
-            # the scan is still being read, or the demo still digitises itself: shoot once it is shown as a user
-            # sees it (the README's picture is the digitised demo), within SCREENSHOT_WAIT_S
-            busy = win.opening or (win.task is not None and win.task.isRunning())
-            if busy and time.monotonic() < deadline:
-                QtCore.QTimer.singleShot(100, shoot)
-                return
-            app.processEvents()
-            win.grab().save(screenshot)
-            win.remember_geometry = False
-            win.close()
-            app.quit()
-        QtCore.QTimer.singleShot(300, shoot)
-    return app.exec()

@@ -9,11 +9,10 @@ import time
 import pyqtgraph as pg
 from PySide6 import QtCore, QtWidgets
 
+from core.common.vocabulary import GIB
 from core.engine.memory import process_memory
 
 from .plot_axes import plain_axes
-
-GIB = 1024**3
 
 
 def read_memory() -> dict:

@@ -8,6 +8,7 @@ and a click on a step does it (or starts it).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from PySide6 import QtCore, QtWidgets
@@ -16,18 +17,26 @@ STEPS = ("calibrate", "label", "digitise", "export")
 TITLES = {"calibrate": "1 Calibrate", "label": "2 Label", "digitise": "3 Digitise", "export": "4 Export LAS"}
 
 
+def is_placeholder_curve(spec) -> bool:
+    """The curve *Add curve* starts with (``CURVE1``, no unit, 0–100) before the user names it: it calibrates
+    nothing yet, so it does not tick the Calibrate step."""
+    return (re.fullmatch(r"CURVE\d+", spec.mnemonic) is not None and not spec.unit
+            and tuple(spec.scale) == (0.0, 100.0))
+
+
 @dataclass
 class ScanSteps:
-    calibrated: bool = False  # two depth picks and a curve
+    calibrated: bool = False  # two depth picks and a curve named by the user (or read from the scale box)
     labelled: bool = False  # a mask painted (optional when a model is loaded)
     digitised: bool = False
     exported: bool = False
     has_model: bool = False
+    picked: bool = False  # two depth picks, whatever the curves: what is left of calibrating is naming them
 
     def next(self) -> str | None:
         if not self.calibrated:
             return "calibrate"
-        if not self.labelled and not self.has_model:
+        if not self.labelled and not self.has_model and not self.digitised:  # digitised: labelling was skipped
             return "label"
         if not self.digitised:
             return "digitise"
@@ -41,11 +50,17 @@ class ScanSteps:
 
     def short_hint(self) -> str:
         """What to do next, in a few words (the bar's line; :meth:`hint` is the whole advice)."""
+        if self.next() == "calibrate" and self.picked:
+            return "Next: calibrate (name each curve and its scale)"
         return {"calibrate": "Next: calibrate (Propose calibration)", "label": "Next: label (Pre-fill, then correct)",
                 "digitise": "Next: digitise", "export": "Next: export to LAS",
                 None: "Done: exported"}[self.next()]
 
     def hint(self) -> str:
+        if self.next() == "calibrate" and self.picked:
+            return ("Next: calibrate. The depths are picked; check the curves in the calibration dock (read from the "
+                    "scale box, or Add curve per track) and give each its name, line style and the scale ends as "
+                    "printed.")
         return {
             "calibrate": "Next: calibrate. Propose calibration finds the tracks and reads the printed depths; "
                          "check the orange depth lines and the shaded tracks, then name each curve and its scale.",

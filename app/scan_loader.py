@@ -31,8 +31,30 @@ class ScanBundle:
     calib: Calibration | None
     pyramid: list[np.ndarray]  # display levels (grey or RGB): the scan, then halved until the long side is small
     proposed_tracks: list[tuple[float, float]] = field(default_factory=list)  # from a calibration proposal
+    # a refused proposal's draft (``calibrate --propose`` found tracks and curves but no depths): its curves and
+    # sections, for the user to go on from once two depths are picked
+    draft: dict | None = None
     digitised: object | None = None  # the scan's digitised LAS read back (a DigitizeResult), if it has one
     notes: list[str] = field(default_factory=list)
+
+
+def _calibration_or_draft(cpath: Path) -> tuple[Calibration | None, dict | None]:
+    """The scan's calibration, or the draft a refused proposal left (its curves and tracks, no depths yet);
+    any other bad calibration file is refused naming the field, as before."""
+    from core.common.errors import CalibrationError
+
+    if not cpath.exists():
+        return None, None
+    try:
+        return Calibration.load(cpath), None
+    except CalibrationError:
+        try:
+            raw = json.loads(cpath.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raw = None
+        if isinstance(raw, dict) and isinstance(raw.get("draft"), str):
+            return None, raw
+        raise
 
 
 def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
@@ -45,15 +67,15 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     mpath = mask_path_for(path)
     mask = load_mask(mpath, scan.image.shape) if mpath.exists() else np.zeros(scan.image.shape, np.uint8)
     cpath = calib_path_for(path)
-    calib = Calibration.load(cpath) if cpath.exists() else None
-    proposed = []
-    if calib is not None:  # a proposal's track bounds ride in the calibration file as an optional field
-        raw = json.loads(cpath.read_text(encoding="utf-8"))
-        proposed = [tuple(float(v) for v in t) for t in raw.get("proposed_tracks", []) if len(t) == 2]
+    calib, draft = _calibration_or_draft(cpath)
+    proposed = list(calib.proposed_tracks) if calib is not None else []
+    if draft is not None:
+        proposed = [tuple(float(v) for v in t) for t in draft.get("proposed_tracks", [])
+                    if isinstance(t, list) and len(t) == 2]
     if progress:
         progress(2, 3)
     pyramid = display_pyramid(scan.display)  # in colour when the scan has colour
-    bundle = ScanBundle(path, scan, mask, calib, pyramid, proposed)
+    bundle = ScanBundle(path, scan, mask, calib, pyramid, proposed, draft=draft)
     dpath = digitized_path_for(path)
     if calib is not None and dpath.exists():
         try:

@@ -15,9 +15,10 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
+from core.common.vocabulary import GIB
 
 from .heap import freeze_long_lived
-from .instruments import GIB, BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
+from .instruments import BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
 from .planner_process import predict_in_planner
 from .trainer_process import TrainerProcess
 

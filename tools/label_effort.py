@@ -39,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.labelling.label_tools import LINE_GAP_PX, STROKE_BRIDGE_PX, stroke_at, straight_line_at  # noqa: E402
+from core.labelling.label_tools import LINE_GAP_PX, STROKE_BRIDGE_PX, straight_line_at, stroke_at  # noqa: E402
 from core.labelling.mask_edit import MaskEditor  # noqa: E402
 from core.labelling.prefill import prefill_mask  # noqa: E402
 from core.synth import generate_log  # noqa: E402

@@ -30,7 +30,8 @@ def main(out: Path) -> int:
     from PIL import Image
     from PySide6 import QtWidgets
 
-    from app.main_window import MainWindow, make_app
+    from app.main_window import MainWindow
+    from app.startup import make_app
 
     app = make_app()
     out.mkdir(parents=True, exist_ok=True)

@@ -68,6 +68,11 @@ class CalibrationController(QtCore.QObject):
         axis = bundle.calib.depth_axis if bundle.calib else scan.info.depth_axis
         amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
         self.panel.load(bundle.calib, scan.info.depth_axis, float(amp), bundle.proposed_tracks)
+        if bundle.draft is not None:  # a refused proposal's findings: the curves and sections, the depths to pick
+            for curve in bundle.draft.get("curves", []):
+                if isinstance(curve, dict):
+                    self.panel.append_curve(curve, emit=False)
+            self.shell.show_status(f"{bundle.path.name}: {bundle.draft['draft']}", 20000)
         self.update_handles()
 
     # -- the proposal --------------------------------------------------------------------
@@ -96,7 +101,13 @@ class CalibrationController(QtCore.QObject):
                 self.panel.set_picks(prop.picks)
                 draft = prop.calibration_dict()
                 self.panel.set_sections(draft.get("sections", []) if draft else [])
-        if self.calib is None or not self.calib.curves:
+        if (self.calib is None or not self.calib.curves) and prop.curves:
+            # the curves the header's scale box prints: the user checks them instead of typing them
+            for curve in prop.curves:
+                self.panel.append_curve(curve, emit=False)
+            self.shell.show_status(" ".join(prop.messages) + " — check the curves read from the scale box and "
+                                   "add any it does not print.", 20000)
+        elif self.calib is None or not self.calib.curves:
             self.shell.show_status(" ".join(prop.messages) + " — now add a curve per track (Add curve takes the "
                                    "next proposed track) and set its name and scale.", 20000)
         self.proposed.emit()

@@ -177,6 +177,13 @@ class DigitisingController(QtCore.QObject):
             return
         if self.shell.task_running():
             return
+        pending = self.calib.unconfirmed()
+        if pending:  # curves read from the scale box: a misread scale is a whole curve wrong, so the user says so
+            if not self.shell.confirm(f"{len(pending)} curve(s) were read from the scale box and not yet checked "
+                                      f"({', '.join(pending)}). Digitise with them as read?"):
+                self.shell.show_status("check the curves read from the scale box in the calibration dock", 10000)
+                return
+            self.calibration.panel.confirm_proposed()
         use_mask = self.trace_labels if from_mask is None else from_mask
         mask = self.labelling.labelled_mask() if use_mask else None  # the user's labels are the truth they have
         model, self.read_with = self.models.reader() if mask is None else (None, None)

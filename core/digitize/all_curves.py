@@ -18,6 +18,7 @@ from core.io.calibration import Calibration, CurveSpec
 
 from .confidence import column_confidence
 from .grid import Grid
+from .pen_pattern import unbroken_stroke
 from .riding import riding_columns, riding_neighbour, strength_along
 from .runs import distance_to_true, true_runs
 from .style_evidence import style_evidence
@@ -25,9 +26,11 @@ from .trace import Trace, TraceParams, trace_curve
 
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
-              grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None
-              ) -> list[Trace]:
+              grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None,
+              ink: np.ndarray | None = None) -> list[Trace]:
     """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
+    ``ink``: the scan's darkness in the canonical frame (uint8), where a pen's pattern is checked
+    (``core/digitize/pen_pattern.py``); None checks none.
 
     ``by_curve`` maps a curve's index to its own evidence (first row, map of its track's band, whether the
     grid damps it): a curve told apart by its ink colour (``core/io/colour.py``) follows that alone, outside any
@@ -81,15 +84,16 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
     if params.ink_checks:
-        _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params)
+        _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
     _fill_hidden(traces, calib.curves, params)
     return traces
 
 
 def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,
-                          params: TraceParams) -> None:
+                          params: TraceParams, ink: np.ndarray | None = None) -> None:
     """A curve riding the stroke of a curve of another line style in its track, where the maps see that
-    style more, is written NULL there (in place; ``core/digitize/riding.py``)."""
+    style more, or a dashed or dotted one on a solid curve's unbroken ink (``ink``: the canonical darkness;
+    ``core/digitize/pen_pattern.py``), is written NULL there (in place; ``core/digitize/riding.py``)."""
     for i, (tr, spec) in enumerate(zip(traces, curves)):
         if spec.klass not in evidence_by_class:
             continue
@@ -101,7 +105,11 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
             if own is None:
                 own = strength_along(evidence_by_class[spec.klass], tr.position)
             theirs = strength_along(evidence_by_class[ospec.klass], tr.position)
-            ride = riding_neighbour(tr.position, tr.observed, other.position, own, theirs)
+            unbroken = None
+            if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
+                def unbroken(lo, hi, pos=tr.position):
+                    return unbroken_stroke(pos, ink, lo, hi)
+            ride = riding_neighbour(tr.position, tr.observed, other.position, own, theirs, unbroken)
             if ride.any():
                 tr.position[ride] = np.nan
                 tr.observed[ride] = False

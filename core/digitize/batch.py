@@ -141,7 +141,8 @@ def up_to_date(job: ScanJob, model: Path | None) -> bool:
         return False
 
 
-def digitize_file(job: ScanJob, model=None, model_name: str | None = None, **kwargs) -> ScanOutcome:
+def digitize_file(job: ScanJob, model=None, model_name: str | None = None, accept_proposed: bool = False,
+                  **kwargs) -> ScanOutcome:
     """Digitise one scan as its job says (``kwargs`` go to ``digitize_sections``: precision, device, memory
     ceiling…), write its LAS files and QC picture, and say how it went. Never raises for one bad scan."""
     from core.io.calibration import Calibration
@@ -155,6 +156,7 @@ def digitize_file(job: ScanJob, model=None, model_name: str | None = None, **kwa
         calib = Calibration.load(job.calib)
         if not calib.curves:
             raise InputError(str(job.calib), "the calibration names no curve")
+        calib.require_confirmed(str(job.calib), accept_proposed)
         scan = load_scan(job.scan)
         parts = digitize_sections(scan.image, calib, source=str(job.scan), rgb=scan.rgb, model=model, **kwargs)
         written = []

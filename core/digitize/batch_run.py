@@ -32,6 +32,7 @@ class RunOptions:
     precision: str = "model"
     threads: int = 0  # per worker; 0: leave the worker's own default (a cluster worker knows its machine)
     memory_ceiling: int | None = None  # bytes per worker; None: 90 % of what is available, split among workers
+    accept_proposed: bool = False  # digitise curves a proposal read from the scale box, unconfirmed
 
 
 def thread_split(jobs: int, threads: int | None = None) -> tuple[int, int]:
@@ -85,7 +86,8 @@ def run_job(job: ScanJob, options: RunOptions, model_name: str | None, model_pat
     import torch
 
     with torch.no_grad():
-        return digitize_file(job, model, model_name, precision=precision, memory_ceiling=options.memory_ceiling)
+        return digitize_file(job, model, model_name, precision=precision, memory_ceiling=options.memory_ceiling,
+                             accept_proposed=options.accept_proposed)
 
 
 PARENT_POLL_S = 0.5  # how often a worker looks whether the run that started it is still there

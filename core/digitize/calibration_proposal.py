@@ -98,22 +98,40 @@ class Proposal:
     rms_px: float | None = None  # of the kept numbers about their straight line
     messages: list[str] = field(default_factory=list)
     sections: list[ProposedSection] = field(default_factory=list)  # every stretch of log body found
+    curves: list[dict] = field(default_factory=list)  # read from the header's scale box (scale_box.py)
 
     def as_dict(self) -> dict:
         return {"depth_axis": self.depth_axis, "tracks": [list(t) for t in self.tracks],
                 "separators": [list(s) for s in self.separators],
                 "numbers": [{"pixel": n.pixel, "value": n.value, "text": n.text, "kept": n.kept} for n in self.numbers],
                 "picks": [list(p) for p in self.picks], "rms_px": self.rms_px, "messages": list(self.messages),
-                "sections": [s.as_dict() for s in self.sections]}
+                "sections": [s.as_dict() for s in self.sections], "curves": [dict(c) for c in self.curves]}
+
+    def draft_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
+        """What a refused proposal found, kept (the tracks, the sections' spans, the curves of the scale box) with
+        the depth picks left empty and ``"draft"`` saying why: the user picks two depths by hand and goes on.
+        Not yet a calibration (``digitize`` refuses it, naming the missing picks); None when nothing was found."""
+        if not self.tracks and not self.curves:
+            return None
+        reason = next((s.refused for s in self.sections if s.refused), None) or "no printed depths were read"
+        out = {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit, "depth_picks": [],
+               "step": step, "curves": [dict(c) for c in self.curves],
+               "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks],
+               "draft": f"no depth picks proposed ({reason}): pick two depths by hand"}
+        if len(self.sections) > 1 or (self.sections and self.sections[0].start > 0):
+            out["sections"] = [{"kind": s.kind, "span": [s.start, s.stop]} for s in self.sections]
+        return out
 
     def calibration_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
         """A draft calibration (version 1): the main section's picks, the sections with picks of their own (log
-        body only: header and tail are no section), no curves (their names and scales are the user's to give),
-        and the proposed tracks under ``proposed_tracks`` for the app to offer; None without picks."""
+        body only: header and tail are no section), the curves read from the scale box (the user checks them and
+        adds what it did not print or could not be read), and the proposed tracks under ``proposed_tracks`` for
+        the app to offer; None without picks."""
         if len(self.picks) < 2:
             return None
         out = {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
-               "depth_picks": [[round(p, 2), v] for p, v in self.picks], "step": step, "curves": [],
+               "depth_picks": [[round(p, 2), v] for p, v in self.picks], "step": step,
+               "curves": [dict(c) for c in self.curves],
                "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
         valid = [s for s in self.sections if len(s.picks) >= 2]
         if valid:
@@ -319,8 +337,18 @@ def _fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | 
         return
     extent = mine[-1].pixel - mine[0].pixel
     # a paper-speed drift bends a long log's scale a little: the tolerance grows with the span read
-    fit = fit_line(mine, max(FIT_TOLERANCE_PX, min(MAX_TOLERANCE_PX, 0.003 * extent)))
+    tolerance = max(FIT_TOLERANCE_PX, min(MAX_TOLERANCE_PX, 0.003 * extent))
+    fit = fit_line(mine, tolerance)
     kept = [n for n in mine if n.kept]
+    if unit == "FT" and fit is not None:
+        # printed depths in feet step by a round interval: a misread that fell near the line (99 among 200 …
+        # 600 on a casing log vetoed the lot through the step test below) leaves the consensus, the rest refit
+        odd = [n for n in kept if int(round(n.value)) % LABEL_STEP_FT]
+        if odd and len(kept) - len(odd) >= MIN_NUMBERS:
+            for n in odd:
+                n.kept = False
+            fit = fit_line([n for n in kept if n.kept], tolerance)
+            kept = [n for n in mine if n.kept]
     shown = ", ".join(f"{n.text} at {n.pixel:.0f}" for n in mine[:6]) + (" …" if len(mine) > 6 else "")
     if fit is None or len(kept) < MIN_NUMBERS:
         sec.refused = f"no {MIN_NUMBERS} of its {len(mine)} numbers agree on a depth scale ({shown})"
@@ -397,6 +425,11 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     if missing:
         prop.messages.append(missing + "; pick the depths by hand meanwhile")
         return prop
+    if prop.tracks and prop.sections[0].start > 0:  # the scale box sits above the first stretch of log body
+        from .scale_box import read_scale_box
+
+        prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi)
+        prop.messages.append(said)
     # each section reads its own depth column: a repeat pass or another log on the scan may lay its tracks out
     # differently from the rest
     strips: list[tuple[int, np.ndarray]] = []

@@ -3,7 +3,7 @@
 A NULL is honest; a faint but right reading is worth keeping. So a value the tracer is unsure of is written
 and flagged: its ``NAME_CONF`` curve in the LAS is below :data:`LOW_CONFIDENCE` there, the QC picture tints it
 amber, the folder summary counts it (``low_confidence_share``) and the accuracy figures count a wrong value
-that was flagged apart from a confidently wrong one (``core/cli/style_eval.py: score_curve``).
+that was flagged apart from a confidently wrong one (``core/evaluation/styles.py: score_curve``).
 """
 
 from __future__ import annotations

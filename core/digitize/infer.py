@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from core.common.sysmem import available_memory, proc_status
+from core.common.vocabulary import GIB
 from core.model.footprint import inference_fit, predict_inference_peak, receptive_radius, window_for
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
@@ -38,7 +39,6 @@ from .frame import from_canonical, to_canonical
 
 WINDOW_PX = 1024  # the training crop along depth (``welltrace train --crop``): the context the network knows
 BLEND_PX = 64  # the zone across which one window hands over to the next
-GIB = 1024**3
 # a first forward's resident rise beyond the tensors it holds (oneDNN's primitive cache and reordered weights,
 # the threads' buffers): 112-114 MiB at 640 and 1,664 px across in the NCHW layout; in channels-last it varies
 # from run to run, 66-171 MiB over four fresh runs at 640 px across (VmHWM, 2-core EPYC): the plan takes the most

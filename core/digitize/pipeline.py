@@ -18,6 +18,7 @@ from core.io.calibration import Calibration, Section
 from core.io.las_io import LasCurve, write_las
 
 from .all_curves import trace_all
+from .classical import ink_map
 from .confidence import LOW_CONFIDENCE, trace_to_confidence
 from .frame import from_canonical, to_canonical
 from .grid import detect_grid, track_bands
@@ -144,12 +145,16 @@ def digitize(
         if progress:
             progress(1, 1)
     t1 = time.perf_counter()
-    found = detect_grid(canon, track_bands(calib, canon.shape[0])) if grid else None
+    # the darkness once, for the grid and for the pens' patterns (kept a byte a pixel: ``pen_pattern.py``)
+    dark = ink_map(canon) if (grid or mask is None) else None
+    found = detect_grid(canon, track_bands(calib, canon.shape[0]), dark=dark) if grid else None
+    ink = None if dark is None or mask is not None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
+    del dark
     t_grid = time.perf_counter()
     by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
     if method == "model":
         params = model_params(params)
-    traces = trace_all(evidence, calib, params, found, by_curve)
+    traces = trace_all(evidence, calib, params, found, by_curve, ink)
     if by_curve:
         method += " + ink colour"
     t2 = time.perf_counter()

@@ -37,7 +37,7 @@ FADE = 0.45  # the scan's ink is drawn at this share of its darkness
 def qc_colours(curves: list[CurveSpec]) -> list[str]:
     """The colours the QC picture draws the curves in: their display colours while those tell them apart, else
     the palette's; never their ink colours (a trace drawn over its own ink could not be told from it)."""
-    own = [c.color for c in curves]
+    own = [c.plot_colour for c in curves]
     if all(own) and len(set(own)) == len(own):
         return own
     return [CURVE_COLOURS[i % len(CURVE_COLOURS)] for i in range(len(curves))]

@@ -155,16 +155,25 @@ def riding_columns(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, 
 
 
 def riding_neighbour(position: np.ndarray, observed: np.ndarray, other: np.ndarray, own_strength: np.ndarray,
-                     other_strength: np.ndarray) -> np.ndarray:
+                     other_strength: np.ndarray, unbroken=None) -> np.ndarray:
     """Columns where a trace rides another curve's stroke (``other``: that curve's positions): long stretches
     within :data:`LINE_PX` + 1 rows of it, not joined at both ends, where the maps see the other curve's
-    style more than this one's (``own_strength``, ``other_strength``: each style's evidence at the stretch)."""
+    style more than this one's (``own_strength``, ``other_strength``: each style's evidence at the stretch).
+
+    ``unbroken(lo, hi)``, for a broken (dashed or dotted) trace beside a solid neighbour: whether the ink of the
+    stretch is one unbroken stroke (``core/digitize/pen_pattern.py``). Then the stroke is the solid curve's
+    whatever the maps say and however the trace came onto it: a broken pen's gaps would show."""
     out = np.zeros(position.size, bool)
     with np.errstate(invalid="ignore"):
         near = _closed(np.abs(position - other) <= LINE_PX + 1)
     a, b = true_runs(near)
     for lo, hi in zip(a, b):
-        if hi - lo <= RIDE_COLS or np.mean(own_strength[lo:hi]) >= np.mean(other_strength[lo:hi]):
+        if hi - lo <= RIDE_COLS:
+            continue
+        if unbroken is not None and unbroken(lo, hi):
+            out[lo:hi] = True
+            continue
+        if np.mean(own_strength[lo:hi]) >= np.mean(other_strength[lo:hi]):
             continue
         if not joined(position, observed, near, lo, hi):
             out[lo:hi] = True

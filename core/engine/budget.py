@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from core.common.vocabulary import GIB
 from core.model.autocast_rules import active_rules, autocast_rules, rules_for
 from core.model.footprint import fit_in_pixels, padded
 from core.model.network import NetConfig, build, stage_names
@@ -29,7 +30,6 @@ from core.model.precision import Precision, resolve
 
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
 
-GIB = 1024**3
 MODES = ("fp32", "bf16", "fp16")
 MIN_TILE = 256
 

@@ -1,4 +1,4 @@
-"""How a run's gradients are doing, and the failure modes DESIGN.md names, watched step by step.
+"""How a run's gradients are doing, and the failure modes docs/design.md names, watched step by step.
 
 :func:`grad_health` summarises one step's gradients (global norm, share of exact zeros, non-finite
 elements, a log2 magnitude histogram and the share below fp16's subnormal floor): the GUI's gradient
@@ -42,7 +42,7 @@ def grad_health(model: torch.nn.Module, per_layer: bool) -> GradHealth:
 
 
 class FailureWatch:
-    """The failure-mode detectors of DESIGN.md, each debounced to one warning per 50 steps."""
+    """The failure-mode detectors of docs/design.md (The engine), each debounced to one warning per 50 steps."""
 
     def __init__(self):
         self.halvings = collections.deque(maxlen=20)

@@ -1,6 +1,6 @@
 """The training loop: a generator of typed events that the CLI and the GUI both drive.
 
-Numerics (DESIGN.md): one autocast region around the forward pass; the loss
+Numerics (docs/design.md, The engine): one autocast region around the forward pass; the loss
 in fp32; parameters and AdamW state fp32; fp16 runs ``torch.amp.GradScaler``
 and unscales before clipping, and every step reports its scale and whether it
 was skipped; bf16 and fp32 run no scaler. A NaN/Inf loss stops the run and
@@ -29,6 +29,7 @@ from core.model.network import build, preset, stage_names
 from .config import TrainConfig, pick_device, seed_everything  # noqa: F401 - the engine's public names
 from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
 from .distributed import SINGLE, World
+from .faults import Faults
 from .health import FailureWatch, grad_health
 from .loader import BatchLoader
 from .losses import loss_for
@@ -58,6 +59,7 @@ class Trainer:
         self.cfg = cfg
         self.stop = stop or threading.Event()
         self.world = world
+        self.faults = Faults(cfg.fault, world.rank)
         if cfg.stage not in ("binary", "multiclass"):
             raise InputError(None, f"--stage must be binary or multiclass, not {cfg.stage!r}")
         try:
@@ -271,10 +273,8 @@ class Trainer:
         n_pix = sum(float(v.sum()) for _, _, v in batches)
         loss_total = 0.0
         meter = SavedTensorMeter(self.model, stage_names(self.model))
-        if self.step in cfg.fault.get("oom_steps", []):
-            cfg.fault["oom_steps"] = [s for s in cfg.fault["oom_steps"] if s != self.step]
-            raise torch.OutOfMemoryError("simulated out of memory (test fault injection)")
-        fault_here = cfg.fault.get("rank", self.world.rank) == self.world.rank
+        if self.faults:
+            self.faults.before_step(self.step)
         with meter:
             for i, (x, y, valid) in enumerate(batches):
                 # pinned batches (CUDA) copy without blocking: the copy overlaps the step's first kernels
@@ -289,10 +289,8 @@ class Trainer:
                         logits = self.net(x)
                     loss = self.loss_fn(logits, y, valid)  # fp32, outside autocast
                     weight = float(valid.sum()) / max(1.0, n_pix)
-                    if self.step in cfg.fault.get("overflow_steps", []) and fault_here:
-                        loss = loss * 1e38  # a huge loss: overflows once scaled
-                    if cfg.fault.get("nan_step") == self.step and fault_here:
-                        loss = loss * float("nan")
+                    if self.faults:
+                        loss = self.faults.loss(loss, self.step)
                     loss_total += float(loss.detach()) * weight
                     scaled = loss * weight
                     (self.scaler.scale(scaled) if self.scaler else scaled).backward()
@@ -421,7 +419,7 @@ class Trainer:
         if cfg.synthetic:  # which print styles the model saw: held-out figures depend on it (eval-styles)
             from core.synth.styles import DEFAULT_FAMILIES
 
-            summary["styles"] = list(cfg.styles or DEFAULT_FAMILIES)
+            summary["styles"] = list(dict.fromkeys(cfg.styles or DEFAULT_FAMILIES))  # a family drawn twice, once
         if cfg.init_model:
             summary["init_model"] = Path(cfg.init_model).name
         if cfg.compile:

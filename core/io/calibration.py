@@ -1,6 +1,6 @@
 """The calibration model: pixel ↔ depth along the depth axis, pixel ↔ value across a track.
 
-File contract (``NAME.calib.json``, version 1) is in DESIGN.md. Every
+File contract (``NAME.calib.json``, version 1) is in docs/file-formats.md. Every
 validation failure names the offending field, e.g. ``curves[1].scale``.
 """
 
@@ -38,10 +38,13 @@ class CurveSpec:
     # where the backup scale lies when ``wrap`` is set: "high" past scale[1] (GR 0–150 → 150–300),
     # "low" before scale[0] (DT 140–40 → 240–140); None when the header does not say
     backup: str | None = None
-    color: str | None = None  # display colour of the plotted curve (optional, "#rrggbb")
+    plot_colour: str | None = None  # display colour of the plotted curve (optional, "#rrggbb"; "color" in the file)
     # the curve's ink on a colour scan (optional, "#rrggbb"): evidence of which line is this curve
     # (core/io/colour.py); None traces by line style alone
     colour: str | None = None
+    # read from the scan's scale box by a proposal (``core/digitize/scale_box.py``) and not yet confirmed by the
+    # user: ``digitize`` refuses such a curve unless told ``--accept-proposed``
+    proposed: bool = False
 
     # -- pixel ↔ value -------------------------------------------------
     @property
@@ -113,10 +116,12 @@ class CurveSpec:
             "wrap": self.wrap,
             **({"backup": self.backup} if self.wrap and self.backup else {}),
         }
-        if self.color:
-            d["color"] = self.color
+        if self.plot_colour:
+            d["color"] = self.plot_colour
         if self.colour:
             d["colour"] = self.colour
+        if self.proposed:
+            d["proposed"] = True
         return d
 
 
@@ -165,6 +170,9 @@ class Calibration:
     version: int = CALIBRATION_VERSION
     # the log body's stretches along depth (optional): without any, the whole picture is one log, as before
     sections: list[Section] = field(default_factory=list)
+    # track bounds a proposal read from the scan, offered to the curves still to add (the app's Add curve);
+    # kept through every save so that adding the first curve does not lose the rest
+    proposed_tracks: list[tuple[float, float]] = field(default_factory=list)
 
     def __post_init__(self):
         self.depth_picks = sorted((float(p), float(d)) for p, d in self.depth_picks)
@@ -182,6 +190,19 @@ class Calibration:
         picks = sec.depth_picks or self.depth_picks
         return Calibration(self.depth_axis, self.depth_unit, [(p - sec.start, d) for p, d in picks], self.step,
                            list(self.curves), self.version)
+
+    def unconfirmed(self) -> list[str]:
+        """The mnemonics of the curves a proposal read and the user has not confirmed (``CurveSpec.proposed``)."""
+        return [c.mnemonic for c in self.curves if c.proposed]
+
+    def require_confirmed(self, path, accept_proposed: bool = False) -> None:
+        """Refuse (``CalibrationError`` naming ``path``) to digitise curves a proposal read and nobody checked,
+        unless ``accept_proposed``: a scale misread from the box is a whole LAS curve wrong."""
+        pending = self.unconfirmed()
+        if pending and not accept_proposed:
+            raise CalibrationError(path, f"{len(pending)} curve(s) read from the scale box and not yet confirmed "
+                                   f"({', '.join(pending)}): check them against the print and remove their "
+                                   "\"proposed\" mark, or give --accept-proposed")
 
     def section_files(self) -> list[str]:
         """The LAS suffix each section is written under: "" for the first main pass (``OUT.las``), "repeat" for
@@ -264,6 +285,8 @@ class Calibration:
             "step": float(self.step),
             "curves": [c.as_dict() for c in self.curves],
             **({"sections": [sec.as_dict() for sec in self.sections]} if self.sections else {}),
+            **({"proposed_tracks": [[float(a), float(b)] for a, b in self.proposed_tracks]}
+               if self.proposed_tracks else {}),
         }
 
     def save(self, path: str | os.PathLike) -> None:
@@ -377,6 +400,17 @@ def _check_step(step: float, picks: list[tuple[float, float]], path: str | None)
                                f"(at most {MAX_SAMPLES:,})")
 
 
+def _proposed_tracks(raw) -> list[tuple[float, float]]:
+    """``proposed_tracks`` as written by a proposal: pairs of finite numbers; anything else is dropped (a hint for
+    the app, never a reason to refuse a calibration)."""
+    out = []
+    for t in raw if isinstance(raw, list) else []:
+        if isinstance(t, (list, tuple)) and len(t) == 2 and all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in t):
+            out.append((float(t[0]), float(t[1])))
+    return out
+
+
 def _parse(data, path: str | None) -> Calibration:
     if not isinstance(data, dict):
         raise CalibrationError(path, "top level must be a JSON object")
@@ -392,6 +426,8 @@ def _parse(data, path: str | None) -> Calibration:
     picks_raw = _require(data, "depth_picks", "", path)
     if not isinstance(picks_raw, list):
         raise CalibrationError(path, "depth_picks: expected a list of [pixel, depth] pairs")
+    if isinstance(data.get("draft"), str) and len(picks_raw) < 2:  # what a refused proposal found, kept
+        raise CalibrationError(path, f"a draft, not yet a calibration: {data['draft']}")
     picks = [_pick(p, f"depth_picks[{i}]", path) for i, p in enumerate(picks_raw)]
     step = _num(_require(data, "step", "", path), "step", path)
     if step <= 0:
@@ -444,6 +480,9 @@ def _parse(data, path: str | None) -> Calibration:
         descr = c.get("description", "")
         if not isinstance(unit_c, str) or not isinstance(descr, str):
             raise CalibrationError(path, f"{where}unit/description: must be text")
+        proposed = c.get("proposed", False)
+        if not isinstance(proposed, bool):
+            raise CalibrationError(path, f"{where}proposed: must be true or false, got {proposed!r}")
         curves.append(
             CurveSpec(
                 mnemonic=mnem,
@@ -455,15 +494,16 @@ def _parse(data, path: str | None) -> Calibration:
                 log=log,
                 wrap=wrap,
                 backup=backup,
-                color=c.get("color") if isinstance(c.get("color"), str) else None,
+                plot_colour=c.get("color") if isinstance(c.get("color"), str) else None,
                 colour=colour,
+                proposed=proposed,
             )
         )
     sections = _parse_sections(data.get("sections", []), path)
     try:
         return Calibration(
             depth_axis=axis, depth_unit=unit.upper(), depth_picks=picks, step=step, curves=curves, version=version,
-            sections=sections,
+            sections=sections, proposed_tracks=_proposed_tracks(data.get("proposed_tracks")),
         )
     except CalibrationError as exc:
         raise CalibrationError(path, exc.reason) from None

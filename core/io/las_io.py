@@ -1,4 +1,4 @@
-"""LAS 2.0 writing and reading on lasio, following DESIGN.md's LAS rules.
+"""LAS 2.0 writing and reading on lasio, following the LAS rules of docs/file-formats.md.
 
 - ``DEPT`` first, in the calibration's unit; STRT/STOP/STEP written exactly.
 - NULL is −999.25 and written as the NULL item (lasio's default differs).

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from core.common.atomic import atomic_write_text, json_text
 from core.common.errors import DataError
+from core.common.vocabulary import CLASS_NAMES
 
 from .scan import calib_path_for, is_scan_file, mask_path_for
 
 PROJECT_FILE = "project.json"
 PROJECT_VERSION = 1
-CLASS_NAMES = ["background", "solid", "dashed", "dotted"]
 
 
 def digitized_path_for(scan: Path) -> Path:

@@ -20,12 +20,13 @@ from safetensors.torch import load_file, save_file
 
 from core.common.atomic import atomic_path
 from core.common.errors import ModelFileError, require_file
+from core.common.vocabulary import CLASS_NAMES as LINE_STYLE_CLASSES
 
 from .network import NetConfig, VeerNet, build
 
 MODEL_FORMAT = "welltrace-model"
 MODEL_FORMAT_VERSION = "1"
-CLASS_NAMES = {1: ["curve"], 4: ["background", "solid", "dashed", "dotted"]}
+CLASS_NAMES = {1: ["curve"], 4: list(LINE_STYLE_CLASSES)}  # by the number of classes a network has
 
 
 def save_model(path: str | os.PathLike, model: VeerNet, precision: str, summary: dict | None = None) -> None:

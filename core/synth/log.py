@@ -19,7 +19,7 @@ from core.io.colour import hex_colour, luma
 from . import artefacts as art
 from . import colour_page
 from .catalogue import BACKUP_SIDE, CURVE_COLORS, LINEAR_CURVES, LOG_CURVES
-from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks
+from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks, wide_dash_pattern
 from .shapes import default_library, draw_shape, load_library
 from .styles import STYLE_CHOICES, PrintStyle, sample_style
 
@@ -59,7 +59,7 @@ def generate_log(
     or the first generator's ``"clean"`` / ``"scanned"`` looks. ``same_style``: the chance that a track
     with two or more curves draws its first two in one line style (told apart only by continuity).
     ``classes``: every track draws exactly these line styles (e.g. ``(1, 1)``: two solid curves), none
-    wrapping, so that they cross: the crossing test set (``core/cli/crossing_eval.py``).
+    wrapping, so that they cross: the crossing test set (``core/evaluation/crossings.py``).
     """
     if depth_axis not in ("x", "y"):
         raise ValueError("depth_axis must be 'x' or 'y'")
@@ -84,16 +84,43 @@ def generate_log(
     picks = stretch_picks(depth_len, top, px_per_unit, rng, jitter=0.02 if scanned else 0.0)
     layout = make_layout(amp, rng, look)
 
-    # -- curves: per track 1..3 in distinct line styles ------------------------
+    specs, widths = _curve_specs(layout, look, rng, curves, same_style, classes)
+    calib = Calibration(depth_axis=depth_axis, depth_unit=unit, depth_picks=picks, step=step, curves=specs)
+    depth = calib.depth_grid(depth_len)
+    truth, sources = _truth(specs, depth, look, rng, library)
+    _order_same_style(specs, truth)  # in place: the calibration holds this same list
+
+    # -- truth drawn into ink and mask, then the page and the scanner ---------
+    rows = np.arange(depth_len, dtype=np.float64)
+    ink_level = int(rng.integers(*look.pen_strength))
+    frame = np.zeros((depth_len, amp), np.uint8)
+    draw_grid(frame, layout, calib, rng, look)
+    ink, mask, layers, positions = _draw_curves(specs, widths, truth, depth, calib.depth_at(rows), rows, amp, look,
+                                                ink_level, rng)
+    if look.colour:
+        rgb8, mask, applied = _colour_page(frame, layers, positions, specs, look, rng, mask, rows, scanned)
+        img8 = luma(rgb8)
+        return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
+                       depth_axis, rgb8)
+    img8, mask, applied = _print_and_scan(frame, ink, mask, rows, look, rng)
+    return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
+                   depth_axis)
+
+
+def _curve_specs(layout, look: PrintStyle, rng: np.random.Generator, curves: tuple[int, int], same_style: float,
+                 classes: tuple[int, ...] | None) -> tuple[list[CurveSpec], dict[str, float]]:
+    """The curves of every track (1..3 in distinct line styles, unless the look says otherwise) and their pen
+    widths in px."""
     specs: list[CurveSpec] = []
-    widths: dict[str, int] = {}
-    sources: dict[str, str] = {}
-    used = set()
-    for ti, track in enumerate(layout.tracks):
+    widths: dict[str, float] = {}
+    used: set[str] = set()
+    for track in layout.tracks:
         lo_n = max(curves[0], min(look.curves_per_track[0], curves[1]))
         hi_n = max(lo_n, min(curves[1], look.curves_per_track[1]))
         n = int(rng.integers(lo_n, hi_n + 1))
-        if look.line_styles is None:
+        if look.broken_track and rng.random() < look.broken_track:  # dashed and dotted pens only, a style may repeat
+            styles = list(rng.choice([2, 3], size=n))
+        elif look.line_styles is None:
             styles = list(rng.permutation([1, 2, 3])[:n])
         else:  # a family that favours some pens (dotted 1-bit prints)
             styles = list(rng.choice([1, 2, 3], size=n, replace=False, p=np.asarray(look.line_styles)))
@@ -103,38 +130,45 @@ def generate_log(
         if classes is not None:
             styles, wrap_slot = list(classes), -1
         for ci, klass in enumerate(styles):
-            if track.log:
-                pool = [c for c in LOG_CURVES if c[0] not in used] or LOG_CURVES
-                mnem, cunit, descr = pool[int(rng.integers(len(pool)))]
-                s0 = float(rng.choice([0.2, 1.0, 2.0]))
-                scale = (s0, s0 * 10.0**track.decades)
-                log = True
-            else:
-                pool = [c for c in LINEAR_CURVES if c[0] not in used] or LINEAR_CURVES
-                mnem, cunit, descr, scale = pool[int(rng.integers(len(pool)))]
-                log = False
-            base, k = mnem, 2
-            while mnem in used:  # a busy print repeats a curve (a repeat pass): number it
-                mnem, k = f"{base}{k}", k + 1
-            used.add(mnem)
-            backup = BACKUP_SIDE.get(base)
-            spec = CurveSpec(
-                mnemonic=mnem, unit=cunit, description=descr, klass=int(klass),
-                track=(float(track.left), float(track.right)), scale=tuple(float(s) for s in scale),
-                log=log, wrap=(ci == wrap_slot), backup=backup if ci == wrap_slot else None,
-                color=CURVE_COLORS[int(klass)],
-            )
+            spec = _curve_spec(track, int(klass), ci == wrap_slot, look, rng, used)
             specs.append(spec)
-            pens = {1: look.pen_widths, 2: [w for w in look.pen_widths if w <= 3] or [1],
-                    3: [w for w in look.pen_widths if 2 <= w <= 3] or [2]}[int(klass)]
-            widths[mnem] = int(rng.choice(pens))
-    calib = Calibration(depth_axis=depth_axis, depth_unit=unit, depth_picks=picks, step=step, curves=specs)
+            if look.pen_range:
+                widths[spec.mnemonic] = round(float(rng.uniform(*look.pen_range)), 2)
+            else:
+                pens = {1: look.pen_widths, 2: [w for w in look.pen_widths if w <= 3] or [1],
+                        3: [w for w in look.pen_widths if 2 <= w <= 3] or [2]}[int(klass)]
+                widths[spec.mnemonic] = int(rng.choice(pens))
+    return specs, widths
 
-    # -- truth on the LAS grid, drawn into ink and mask ------------------------
-    depth = calib.depth_grid(depth_len)
-    rows = np.arange(depth_len, dtype=np.float64)
-    row_depth = calib.depth_at(rows)
+
+def _curve_spec(track, klass: int, wraps: bool, look: PrintStyle, rng: np.random.Generator,
+                used: set[str]) -> CurveSpec:
+    """One curve of a track: a mnemonic not yet ``used`` (numbered when repeated), its unit and scale."""
+    # a curve's scale is its track's grid, but for a share of prints (a GR over resistivity decades)
+    log = track.log != bool(look.cross_scale and rng.random() < look.cross_scale)
+    if log:
+        pool = [c for c in LOG_CURVES if c[0] not in used] or LOG_CURVES
+        mnem, cunit, descr = pool[int(rng.integers(len(pool)))]
+        s0 = float(rng.choice([0.2, 1.0, 2.0]))
+        scale = (s0, s0 * 10.0 ** (track.decades or int(rng.integers(2, 5))))
+    else:
+        pool = [c for c in LINEAR_CURVES if c[0] not in used] or LINEAR_CURVES
+        mnem, cunit, descr, scale = pool[int(rng.integers(len(pool)))]
+    base, k = mnem, 2
+    while mnem in used:  # a busy print repeats a curve (a repeat pass): number it
+        mnem, k = f"{base}{k}", k + 1
+    used.add(mnem)
+    return CurveSpec(mnemonic=mnem, unit=cunit, description=descr, klass=klass,
+                     track=(float(track.left), float(track.right)), scale=tuple(float(s) for s in scale), log=log,
+                     wrap=wraps, backup=BACKUP_SIDE.get(base) if wraps else None, plot_colour=CURVE_COLORS[klass])
+
+
+def _truth(specs: list[CurveSpec], depth: np.ndarray, look: PrintStyle, rng: np.random.Generator,
+           library) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Each curve's values on the LAS depth grid (a real curve's shape placed in its track; a wrapping one
+    past its edge) and the source of its shape."""
     truth: dict[str, np.ndarray] = {}
+    sources: dict[str, str] = {}
     # tracks whose curves run close: the first curve's path, which the others follow at a small offset
     close = {s.track: None for s in specs if look.close_curves and rng.random() < look.close_curves}
     for spec in specs:
@@ -152,14 +186,17 @@ def generate_log(
             frac = 1.0 - frac
         values = spec.value_at(spec.track[0] + frac * (spec.track[1] - spec.track[0]))
         truth[spec.mnemonic] = np.round(values, 4)
-    _order_same_style(specs, truth)  # in place: the calibration holds this same list
+    return truth, sources
 
-    ink_level = int(rng.integers(*look.pen_strength))
-    frame = np.zeros((depth_len, amp), np.uint8)
-    draw_grid(frame, layout, calib, rng, look)
+
+def _draw_curves(specs, widths, truth, depth, row_depth, rows, amp, look: PrintStyle, ink_level: int,
+                 rng: np.random.Generator):
+    """Every curve drawn exactly from its truth: into one ink layer (or, on a colour page, a layer each, with
+    where each runs) and the class mask. ``widths`` of faint curves are thinned in place."""
+    depth_len = rows.size
     ink = np.zeros((depth_len, amp), np.uint8)
     mask = np.zeros((depth_len, amp), np.uint8)
-    layers, positions = [], []  # colour pages: one ink layer per curve, and where each curve runs
+    layers, positions = [], []
     # one curve of a track drawn fainter and thinner (a tension curve over a sonic): which is which is then told
     # by ink weight and line style, not by position
     faint = _faint_curves(specs, look, rng)
@@ -172,7 +209,10 @@ def generate_log(
         if spec.mnemonic in faint:
             width_px = widths[spec.mnemonic] = min(width_px, 2)
             level = int(ink_level * faint[spec.mnemonic])
-        pattern = dash_pattern(klass, width_px, rng, look.dash_scale)
+        if look.wide_dashes:
+            pattern = wide_dash_pattern(klass, width_px, rng)
+        else:
+            pattern = dash_pattern(klass, int(round(width_px)), rng, look.dash_scale)
         lines = curve_polylines(spec, rows, values, pattern, phase=float(rng.uniform(0, 20)))
         if look.colour:
             layers.append(np.zeros((depth_len, amp), np.uint8))
@@ -180,14 +220,15 @@ def generate_log(
             draw_curve(layers[-1], mask, lines, klass, width_px, level)
         else:
             draw_curve(ink, mask, lines, klass, width_px, level)
-    if look.colour:
-        rgb8, mask, applied = _colour_page(frame, layers, positions, specs, look, rng, mask, rows, scanned)
-        img8 = luma(rgb8)
-        return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
-                       depth_axis, rgb8)
+    return ink, mask, layers, positions
 
-    # -- composite onto paper, then the scanner ------------------------------
-    img = art.paper((depth_len, amp), rng, textured=scanned)
+
+def _print_and_scan(frame: np.ndarray, ink: np.ndarray, mask: np.ndarray, rows: np.ndarray, look: PrintStyle,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, dict]:
+    """The grey page: grid and ink composited onto paper, then what the scanner (or a file's compression) did;
+    the mask follows the one geometric artefact, skew."""
+    scanned = look.scanned
+    img = art.paper(frame.shape, rng, textured=scanned)
     frame_color = rng.uniform(20, 70)
     ink_color = rng.uniform(0, 35)
     a = frame.astype(np.float32) / 255.0
@@ -217,8 +258,11 @@ def generate_log(
         if rng.random() < p.get("salt", 0.5):
             art.salt_and_pepper(img, rng)
             applied["salt_pepper"] = True
+        if rng.random() < p.get("speckle", 0.0):
+            art.speckle(img, rng)
+            applied["speckle"] = True
         if rng.random() < p.get("skew", 0.6):
-            img, mask, angle = art.skew(img, mask, rng)
+            img, mask, angle = art.skew(img, mask, rng, look.skew_px)
             applied["skew_deg"] = round(angle, 5)
     elif rng.random() < p.get("jpeg", 0.0) * 0.5:  # a clean print can still be a (lightly) compressed file
         img8, q = art.jpeg(np.clip(np.rint(img), 0, 255).astype(np.uint8), rng, (70, 95))
@@ -233,9 +277,7 @@ def generate_log(
         elif r < p.get("bilevel", 0.3) + p.get("jpeg", 0.4):
             img8, q = art.jpeg(img8, rng)
             applied["jpeg_quality"] = q
-
-    return _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applied, px_per_unit, look,
-                   depth_axis)
+    return img8, mask, applied
 
 
 def _run_close(frac: np.ndarray, close: dict, track, rng: np.random.Generator) -> np.ndarray:
@@ -270,7 +312,7 @@ def _colour_page(frame, layers, positions, specs, look: PrintStyle, rng, mask, r
     grid_rgb = colour_page.grid_colour(rng)
     inks = colour_page.ink_palette(len(specs), rng, grid_rgb)
     for spec, ink in zip(specs, inks):
-        spec.colour = spec.color = hex_colour(ink)
+        spec.colour = spec.plot_colour = hex_colour(ink)
     p = look.artefacts
     applied: dict = {"style": "scanned" if scanned else "clean", "family": look.family, "grid_rgb": list(grid_rgb)}
     fills = []

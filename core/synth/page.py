@@ -196,6 +196,26 @@ def dash_pattern(klass: int, width: int, rng: np.random.Generator, scale: float 
     return [rng.uniform(8, 12) + width, rng.uniform(3, 5), max(2.0, width * 1.0), rng.uniform(3, 5)]  # dash-dot
 
 
+def wide_dash_pattern(klass: int, width: float, rng: np.random.Generator) -> list[float] | None:
+    """A dash or dot pattern from the whole space printers used (issue #44): dashes 7-30 px on, dots as 1-5 px
+    strokes, gaps of 1-14 px of paper between the pen's round ends, dash-dot of a long and a short stroke. The classes stay apart by
+    stroke length alone (a dashed stroke is at least 7 px, a dotted one at most 5), whatever the gaps: two
+    broken pens of one weight in one track are then told apart by their pattern, as a reader does."""
+    if klass == 1:
+        return None
+
+    def gap(most: float) -> float:  # the pen's round ends eat its width from every gap: keep 1-`most` px of paper
+        return width + float(rng.uniform(1.0, most))
+
+    if klass == 2:
+        on = float(rng.uniform(7.0, 30.0))
+        return [on, gap(min(14.0, 0.3 * on + 5.0))]
+    dot = float(rng.uniform(1.0, 5.0))
+    if rng.random() < 0.7:  # dots, or short dashes
+        return [dot, gap(10.0)]
+    return [float(rng.uniform(8.0, 30.0)), gap(6.0), dot, gap(6.0)]
+
+
 def _densify(x: np.ndarray, y: np.ndarray, max_len: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     """Insert vertices so consecutive ones are at most ``max_len`` apart (for dash phase)."""
     seg = np.hypot(np.diff(x), np.diff(y))
@@ -241,10 +261,14 @@ def curve_polylines(
 
 
 def draw_curve(
-    ink: np.ndarray, mask: np.ndarray, polylines: list[np.ndarray], klass: int, width: int, strength: float
+    ink: np.ndarray, mask: np.ndarray, polylines: list[np.ndarray], klass: int, width: float, strength: float
 ) -> None:
-    """Ink (anti-aliased) and mask (hard, same geometry) of one curve."""
+    """Ink (anti-aliased) and mask (hard, same geometry) of one curve.
+
+    OpenCV draws whole-pixel widths; a fractional pen (0.8, 2.4 px) is drawn at the next whole width with its
+    ink thinned in proportion, which is what a scanner's pixel makes of a pen thinner than it."""
     if not polylines:
         return
-    cv2.polylines(ink, polylines, False, strength, width, cv2.LINE_AA, SHIFT)
-    cv2.polylines(mask, polylines, False, klass, width, cv2.LINE_8, SHIFT)
+    whole = max(1, int(math.ceil(width - 1e-6)))
+    cv2.polylines(ink, polylines, False, strength * min(1.0, width / whole), whole, cv2.LINE_AA, SHIFT)
+    cv2.polylines(mask, polylines, False, klass, whole, cv2.LINE_8, SHIFT)

@@ -38,6 +38,12 @@ class PrintStyle:
     line_styles: tuple[float, float, float] | None = None
     close_curves: float = 0.0  # chance that a track's curves run close (deep/medium/shallow resistivity, LTEN over DT)
     faint_curve: float = 0.0  # chance that one curve of a track is drawn fainter and thinner than the others
+    # -- conventions the domain family (randomised.py) draws on their own; the defaults are the named families'
+    pen_range: tuple[float, float] | None = None  # pen weights drawn from this range in px (fractional); None: pen_widths
+    wide_dashes: bool = False  # dash and dot patterns from the whole space (page.wide_dash_pattern), not the house set
+    cross_scale: float = 0.0  # chance a curve's scale (linear / log) is not its track's grid (a GR over log decades)
+    broken_track: float = 0.0  # chance a track draws broken pens only (1-3 dashed or dotted, a style may repeat)
+    skew_px: float = 0.8  # the most a point moves under the scanner's skew (0.5 deg over 1,000 px is 8.7 px)
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}

@@ -25,7 +25,7 @@ import numpy as np
 from . import grey_families as grey
 from . import hard_families as hard
 from .print_style import PrintStyle
-from .randomised import randomised
+from .randomised import domain, randomised
 
 __all__ = ["FAMILIES", "DEFAULT_FAMILIES", "GREY_FAMILIES", "HARD_FAMILIES", "PrintStyle", "STYLE_CHOICES",
            "parse_families", "sample_style"]
@@ -43,6 +43,7 @@ FAMILIES: dict[str, Callable[[np.random.Generator], PrintStyle]] = {
     "dotted_fax": hard.dotted_fax,
     "dense": hard.dense,
     "random": randomised,
+    "domain": domain,
 }
 # what "mixed" draws from when no family is named: the grey families. The bundled model was trained, and the
 # demo's and eval-styles' figures measured, before the colour family existed; name it to draw colour logs.

@@ -1,6 +1,7 @@
 """The first hour with a scan, as a new user meets it: a window that fits, a log you can read, a next step,
 a calibration proposed, curves you can read off the dock."""
 
+import json
 from pathlib import Path
 
 import cv2
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 from PySide6 import QtWidgets
 
+from app.curve_plots import _label
 from core.digitize.calibration_proposal import ocr_available
 
 from .opening import open_scan, wait_opened
@@ -63,9 +65,14 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     assert len(plots) == len(win.calib.curves)
     inner, area = win.curve_plots.layout_widget, win.curve_plots.viewport()
     assert inner.width() <= area.width() and win.curve_plots.horizontalScrollBar().maximum() == 0  # all in view
-    for p, spec in zip(plots, win.calib.curves):  # each track's scale is readable: at least its two ends
-        labels = [t for _, t in p.getAxis("bottom")._tickLevels[0]]
-        assert len(labels) >= 2 and p.sceneBoundingRect().width() > 40
+    for p, spec in zip(plots, win.calib.curves):  # each track's scale is readable: at least its two ends, as
+        # tick labels where the plot is wide enough, else in the label under it
+        axis = p.getAxis("bottom")
+        shown = " ".join(t for _, t in axis._tickLevels[0]) + " " + axis.labelText
+        assert all(_label(v) in shown for v in spec.scale), (spec.mnemonic, shown)
+        assert p.sceneBoundingRect().width() > 40
+    heights = {round(p.getViewBox().sceneBoundingRect().height()) for p in plots}
+    assert len(heights) == 1, heights  # one height: a depth lies level across the plots
     _shot(win, shots_dir, f"first_start_{size[0]}x{size[1]}.png")
     # the training dock open: the scan keeps most of the height, every instrument its title
     win.show_training()
@@ -143,11 +150,19 @@ def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, t
     for px, depth in picks:
         assert abs(TOP + px / PX_PER_FT - depth) < 0.3
     assert len(win.view.proposal_items) == 2 * len(truth)
+    # the depths are picked: what is left of calibrating is naming the curves, and the bar says so
+    assert win.steps.next_step() == "calibrate" and "name each curve" in win.steps.hint.text()
     win.calib_panel.add_curve.click()  # a new curve takes the first proposed track
     track = win.calib_panel.as_dict()["curves"][0]["track"]
     assert abs(min(track) - truth[0][0]) <= 2 and abs(max(track) - truth[0][1]) <= 2
     assert win.calib is not None and len(win.calib.depth_picks) == len(picks)  # saved as the scan's calibration
-    assert Path(tmp_path / "paper.calib.json").exists()
+    saved = json.loads(Path(tmp_path / "paper.calib.json").read_text())
+    assert len(saved["proposed_tracks"]) == len(truth)  # the first curve added keeps the rest of the tracks
+    assert win.steps.next_step() == "calibrate"  # CURVE1, 0-100, no unit: not yet a curve anyone named
+    win.calib_panel.f_mnemonic.setText("GR")
+    win.calib_panel.f_unit.setText("GAPI")
+    win.calib_panel.f_unit.editingFinished.emit()  # as leaving the field does
+    qtbot.waitUntil(lambda: win.steps.next_step() != "calibrate", timeout=5000)
     # a second proposal asks before it replaces the picks; "no" keeps them
     win.confirm = lambda question: False
     win.calibration.last_proposal = None
@@ -185,3 +200,43 @@ def test_a_screenshot_run_shows_the_digitised_demo_and_leaves_the_saved_geometry
     assert shot.is_file() and cv2.imread(str(shot)) is not None
     saved = "".join(p.read_text(errors="replace") for p in (tmp_path / "config").rglob("*.conf"))
     assert "geometry" not in saved
+
+
+def test_the_steps_bar_goes_on_to_export_once_digitised_without_a_label():
+    """A scan digitised with the classical tracer (no model, no mask) skipped labelling: next is export."""
+    from app.next_step import ScanSteps
+
+    assert ScanSteps(calibrated=True, picked=True, digitised=True).next() == "export"
+    assert ScanSteps(calibrated=True, picked=True).next() == "label"  # not yet digitised: label first (no model)
+    assert ScanSteps(picked=True).short_hint() == "Next: calibrate (name each curve and its scale)"
+    assert ScanSteps().short_hint() == "Next: calibrate (Propose calibration)"
+
+
+def test_a_refused_proposals_draft_opens_and_curves_read_from_the_box_are_confirmed_before_digitising(
+        win, qtbot, tmp_path):
+    """A draft left by a refused proposal (tracks and scale-box curves, no depths) opens with its curves; once two
+    depths are picked, Digitise asks before it reads curves nobody has checked, and a yes confirms them."""
+    from core.synth import generate_log, write_log
+
+    write_log(tmp_path, generate_log(3, 1200, 320, "y", style="clean", name="d"))
+    cal = json.loads((tmp_path / "d.calib.json").read_text())
+    draft = {**cal, "depth_picks": [], "draft": "no depth picks proposed (no depth column): pick two depths by hand",
+             "proposed_tracks": [c["track"] for c in cal["curves"]],
+             "curves": [{**c, "proposed": True} for c in cal["curves"]]}
+    (tmp_path / "d.calib.json").write_text(json.dumps(draft))
+    assert open_scan(win, qtbot, tmp_path / "d.png") and win.calib is None
+    names = [c["mnemonic"] for c in cal["curves"]]
+    assert [c["mnemonic"] for c in win.calib_panel.as_dict()["curves"]] == names
+    assert all("read, check" in win.calib_panel.curve_list.item(i).text() for i in range(len(names)))
+    win.calib_panel.set_picks([tuple(p) for p in cal["depth_picks"]])  # the two depths picked by hand
+    assert win.calib is not None and win.calib.unconfirmed() == names
+    asked = []
+    win.confirm = lambda question: asked.append(question) or False
+    win.digitising.digitize()
+    assert asked and "not yet checked" in asked[0] and win.result is None and not win.task_running()
+    win.confirm = lambda question: True
+    win.digitising.digitize()
+    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
+    saved = json.loads((tmp_path / "d.calib.json").read_text())
+    assert not win.calib.unconfirmed() and not any(c.get("proposed") for c in saved["curves"])
+    assert "draft" not in saved and len(saved["depth_picks"]) >= 2

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from core.cli.main import main
+from core.common.errors import CalibrationError
 from core.digitize.calibration_proposal import (
     DepthNumber,
     _monotonic,
@@ -101,7 +102,12 @@ def test_a_scan_without_printed_depths_says_so_and_proposes_no_picks(tmp_path):
     path = tmp_path / "blank.png"
     cv2.imwrite(str(path), img)
     assert main(["calibrate", str(path), "--propose"]) == 2
-    assert not (tmp_path / "blank.calib.json").exists()
+    # a refusal keeps what was found (issue #45): the tracks, in a draft that says what is missing
+    draft = json.loads((tmp_path / "blank.calib.json").read_text())
+    assert draft["depth_picks"] == [] and "pick two depths by hand" in draft["draft"]
+    assert len(draft["proposed_tracks"]) == len(prop.tracks) >= 1
+    with pytest.raises(CalibrationError, match="a draft"):  # not yet a calibration: digitize says why
+        Calibration.load(tmp_path / "blank.calib.json")
 
 
 def test_without_tesseract_the_tracks_are_proposed_and_the_message_says_how_to_install(monkeypatch):
@@ -162,6 +168,17 @@ def test_kgs_scan_proposal_matches_the_hand_calibration(kgs_scan):
     draft = prop.calibration_dict()
     assert [s["kind"] for s in draft["sections"]] == ["main", "repeat"]
     assert min(p for p, _ in draft["depth_picks"]) >= 2575 - 1  # no pick extrapolated over the header
+    # the curves its scale box prints, read instead of typed (issue #45): `0 Gamma Ray (GAPI) 150` over `150 Gamma
+    # Ray (GAPI) 300` is one GR on a backup scale; the rule under a row is its pen
+    read = {c["mnemonic"]: c for c in draft["curves"]}
+    assert {m: (tuple(c["scale"]), c["class"], c["unit"], c.get("backup")) for m, c in read.items()} == {
+        "GR": ((0.0, 150.0), 1, "GAPI", "high"), "CALI": ((6.0, 16.0), 2, "IN", None),
+        "DT": ((140.0, 40.0), 1, "US/F", None), "SPHI": ((30.0, -10.0), 2, "PU", None),
+        "LTEN": ((15000.0, 0.0), 1, "LB", None)}
+    for c in read.values():  # each in the hand calibration's track
+        assert any(abs(c["track"][0] - min(h.track)) <= 5 and abs(c["track"][1] - max(h.track)) <= 5
+                   for h in hand.curves), c
+    Calibration.from_dict(draft)  # a calibration digitize takes as it is
 
 
 @needs_ocr
@@ -174,3 +191,57 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     assert 8240.0 in kept and 8250.0 in kept
     assert abs((kept[8250.0] - kept[8240.0]) - 100.0) < 3.0
     assert len(prop.picks) >= 20
+    # its scale box prints the name above and `1 ——— 300` with the pen between the numbers, the backup scale
+    # `300 ——— 599` beneath: what the user's hand calibration of this scan says (../shared/data/cases)
+    read = {c["mnemonic"]: (tuple(c["scale"]), c["class"], c.get("backup")) for c in prop.curves}
+    assert read == {"GR": ((1.0, 300.0), 1, "high"), "ROP": ((0.0, 150.0), 1, "high")}
+
+
+def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
+    from core.digitize.scale_box import ScaleRow, curves_from_rows, mnemonic_for, unit_for
+
+    rows = [ScaleRow((1, 499), "Gamma Ray", "GAPI", 0, 150, 1, 10), ScaleRow((1, 499), "Gamma Ray", "GAPI", 150, 300, 1, 40),
+            ScaleRow((665, 1663), "Delta Time", "US/F", 140, 40, 1, 10),
+            ScaleRow((665, 1663), "Delta Time", "US/F", 240, 140, 1, 40),
+            ScaleRow((665, 1663), "Sonic Int", "", 5, 0, 1, 70), ScaleRow((1, 499), "Caliper", "IN", 6, 16, 3, 70)]
+    curves = {c["mnemonic"]: c for c in curves_from_rows(rows)}
+    assert set(curves) == {"GR", "DT", "CALI"}  # "Sonic Int" names no curve it knows: left to the user
+    assert curves["GR"]["wrap"] and curves["GR"]["backup"] == "high" and curves["GR"]["scale"] == [0, 150]
+    assert curves["DT"]["backup"] == "low"  # 240–140 goes on before DT's 140 end
+    assert "wrap" not in curves["CALI"] and curves["CALI"]["class"] == 3
+    assert mnemonic_for("Gamma API") == "GR" and mnemonic_for("dCAL") == "CALI" and mnemonic_for("LTEN") == "LTEN"
+    assert mnemonic_for("of the") is None and mnemonic_for("Sonic Int") is None
+    assert unit_for("(usec/ft)") == "US/F" and unit_for("ib") == "LB" and unit_for("TVD") == ""
+
+
+def test_a_pen_sample_is_told_by_where_its_ink_lies():
+    """Solid, dashed and dotted rules, each with a digit's two short strokes on the row as well."""
+    from core.digitize.scale_box import _pen_sample
+
+    def sample(on: int, off: int) -> np.ndarray:
+        img = np.full((12, 400), 255, np.uint8)
+        x = 40
+        while x < 390:
+            img[5:7, x : x + on] = 0
+            x += on + off
+        img[2:10, 4:6] = img[2:10, 14:16] = 0  # a "0" the row passes through
+        return img
+
+    assert _pen_sample(sample(400, 0), 0, 12) == 1
+    assert _pen_sample(sample(14, 6), 0, 12) == 2
+    assert _pen_sample(sample(3, 4), 0, 12) == 3
+    assert _pen_sample(np.full((12, 400), 255, np.uint8), 0, 12) == 1  # no sample: solid, the common pen
+
+
+def test_one_misread_among_round_depths_leaves_the_consensus_instead_of_vetoing_it():
+    """A 1-bit casing log read 99 beside its 100 ft line among 200 … 600: the lot was refused ("these step by
+    1"); the misread goes and the rest make the picks."""
+    from core.digitize.calibration_proposal import ProposedSection, _fit_section
+
+    px_per_ft = 2.0
+    numbers = [DepthNumber(1000 + px_per_ft * (d - 100), float(d), str(d)) for d in (200, 300, 400, 500, 600)]
+    numbers.insert(0, DepthNumber(1000.0 + 1.5, 99.0, "99"))  # one foot off its line: within the fit's reach
+    sec = ProposedSection(900, 2000)
+    _fit_section(sec, numbers, None, "FT")
+    assert sec.refused is None and [v for _, v in sec.picks] == [200.0, 300.0, 400.0, 500.0, 600.0]
+    assert not numbers[0].kept

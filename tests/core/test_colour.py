@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from core.cli.crossing_eval import crossing_logs
 from core.cli.main import main
 from core.common.errors import CalibrationError
 from core.digitize.metrics import compare_curve
 from core.digitize.pipeline import digitize
+from core.evaluation.crossings import crossing_logs
 from core.io.calibration import Calibration
 from core.io.colour import colour_evidence, delta_e, hex_colour, parse_colour, sample_ink
 from core.io.scan import load_scan

@@ -120,8 +120,8 @@ def test_digitising_names_where_same_style_curves_meet():
 def test_eval_crossings_scores_every_pairing_from_true_masks(capsys):
     import json
 
-    from core.cli.crossing_eval import PAIRINGS
     from core.cli.main import main
+    from core.evaluation.crossings import PAIRINGS
 
     assert main(["eval-crossings", "--from-mask", "--count", "1", "--width", "600", "--height", "200", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -258,7 +258,7 @@ def _draw_traces(image, calib, result, path):
     rows = calib.pixel_at(result.depth)
     for spec in calib.curves:
         pos, _ = spec.position_of(result.values[spec.mnemonic])
-        rgb = tuple(int(spec.color[i:i + 2], 16) for i in (1, 3, 5))
+        rgb = tuple(int(spec.plot_colour[i:i + 2], 16) for i in (1, 3, 5))
         pts = np.stack([pos, rows], 1)
         ok = np.isfinite(pts).all(1)
         for run in np.split(np.arange(len(pts)), np.flatnonzero(np.diff(ok.astype(int))) + 1):

@@ -136,7 +136,8 @@ def test_a_local_dask_cluster_digitises_the_folder_with_the_model_sent_once(tmp_
             # each worker built the network once for its tasks, from the bytes scattered to it once
             loads = client.run(loads_here)
     assert code == 2 and "broken.png" in capsys.readouterr().err
-    assert sorted(loads.values()) in ([1, 1], [0, 1]), loads
+    # no worker built it twice (a worker its nanny restarted under a busy machine starts again from none)
+    assert loads and max(loads.values()) <= 1, loads
     rows = _summary(folder / "digitize-summary.csv")
     assert rows["broken.png"]["status"] == "failed"
     for name in ("synth_000", "synth_001", "synth_002"):

@@ -131,7 +131,7 @@ def test_prefill_mask_drops_grid_lines_and_keeps_crossings():
 
 
 def _generated(family: str, index: int):
-    from core.cli.style_eval import family_logs
+    from core.evaluation.styles import family_logs
 
     return list(family_logs(family, index + 1, 1600, 480))[index]
 

@@ -88,6 +88,29 @@ def test_a_sectioned_run_that_fails_on_the_repeat_pass_keeps_the_old_main_las(tm
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
+def test_a_disk_that_fills_while_writing_keeps_the_old_las_and_says_so_in_one_line(tmp_path, capsys, monkeypatch):
+    """ENOSPC at the moment the LAS goes to disk (its fsync): exit 2, one line naming the cause, the LAS of an
+    earlier run in place, no temporary file left beside it."""
+    import errno
+
+    import core.common.atomic as atomic
+
+    folder = _folder(tmp_path, 1)
+    out = tmp_path / "log.las"
+    out.write_text("an earlier run's LAS")
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(atomic.os, "fsync", full)
+    code = main(["digitize", str(folder / "synth_000.png"), "--calib", str(folder / "synth_000.calib.json"),
+                 "--classical", "--out", str(out), "--qc", str(tmp_path / "log.qc.png")])
+    assert code == 2 and os.strerror(errno.ENOSPC) in _one_line(capsys.readouterr().err)
+    assert out.read_text() == "an earlier run's LAS"
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+    assert not list(tmp_path.glob("log.qc*.png"))  # the QC picture lands with its LAS or not at all
+
+
 # -- folder runs -------------------------------------------------------------------------------------------
 
 
@@ -307,3 +330,24 @@ def test_a_section_running_past_the_scan_is_read_to_its_end_and_said(tmp_path, c
                  "--classical", "--out", str(out)]) == 0
     assert "sections[0].span ends at 2000 px, past the scan's 900 px" in capsys.readouterr().err
     assert lasio.read(out).index.size > 10
+
+
+def test_curves_read_from_the_scale_box_are_digitised_only_once_confirmed_or_accepted(tmp_path, capsys):
+    """`calibrate --propose` marks the curves it read "proposed": digitize refuses them in one line naming them,
+    a scan of a folder run fails alone for it, and --accept-proposed reads them as read."""
+    folder = _folder(tmp_path, 2)
+    path = folder / "synth_000.calib.json"
+    cal = json.loads(path.read_text())
+    cal["curves"][0]["proposed"] = True
+    path.write_text(json.dumps(cal))
+    out = tmp_path / "one.las"
+    argv = ["digitize", str(folder / "synth_000.png"), "--calib", str(path), "--classical", "--out", str(out)]
+    assert main(argv) == 2
+    line = _one_line(capsys.readouterr().err)
+    assert "not yet confirmed" in line and cal["curves"][0]["mnemonic"] in line and "--accept-proposed" in line
+    assert not out.exists()
+    assert main(argv + ["--accept-proposed"]) == 0 and out.exists()
+    assert main(["digitize", str(folder), "--classical", "--out", str(tmp_path / "many"), "--no-qc"]) == 2
+    assert "synth_000.png: failed" in capsys.readouterr().err
+    assert main(["digitize", str(folder), "--classical", "--out", str(tmp_path / "many"), "--no-qc",
+                 "--accept-proposed", "--force"]) == 0

@@ -259,3 +259,48 @@ def test_domain_randomisation_draws_each_parameter_on_its_own():
     dl = np.array([lk.depth_line_px for lk in looks])
     assert abs(np.corrcoef(gs, dl)[0, 1]) < 0.5
     generate_log(3, 600, 256, "x", style="random")  # draws a log
+
+
+def test_the_domain_family_draws_the_conventions_the_named_families_never_vary():
+    """Issue #44: dash patterns of any length, fractional pens, grids heavier than the pens, scales across grids,
+    tracks of broken pens only, speckle and skew: each drawn, and each drawn into a log whose mask is its ink."""
+    from core.synth.page import wide_dash_pattern
+    from core.synth.styles import sample_style
+
+    looks = [sample_style("domain", np.random.default_rng(s)) for s in range(40)]
+    assert {lk.family for lk in looks} == {"domain"} and all(lk.wide_dashes for lk in looks)
+    lo = [lk.pen_range[0] for lk in looks]
+    assert min(lo) < 1.0 and len(set(lo)) > 30
+    assert any(lk.grid_width > 3 for lk in looks) and any(lk.grid_width == 1 for lk in looks)
+    assert any(lk.skew_px > 5 for lk in looks) and any(lk.cross_scale > 0.2 for lk in looks)
+
+    # the classes stay apart by stroke length, whatever the gaps: a dashed stroke ≥ 7 px, a dotted one ≤ 5
+    rng = np.random.default_rng(0)
+    dashes = [wide_dash_pattern(2, 2.0, rng) for _ in range(300)]
+    dots = [wide_dash_pattern(3, 2.0, rng) for _ in range(300)]
+    assert wide_dash_pattern(1, 2.0, rng) is None
+    assert min(p[0] for p in dashes) >= 7 and max(p[0] for p in dashes) > 25
+    assert all(min(p[::2]) <= 5 for p in dots) and any(len(p) == 4 for p in dots) and any(len(p) == 2 for p in dots)
+
+    logs = [generate_log(s, 900, 320, "y", style="domain") for s in range(12)]
+    curves = [c for lg in logs for c in lg.meta["curves"]]
+    widths = [c["width_px"] for c in curves]
+    assert any(w != int(w) for w in widths) and min(widths) < 1.5
+    # a scale across its track's grid, both ways, and a track of broken pens only
+    for lg in logs:
+        assert lg.mask.shape == lg.image.shape and set(np.unique(lg.mask)) <= {0, 1, 2, 3}
+        dark = lg.image[lg.mask > 0].mean() if (lg.mask > 0).any() else 0
+        assert dark < np.median(lg.image)  # the mask lies on ink
+    assert any("speckle" in lg.meta["artefacts"] for lg in logs)
+    tracks = {}
+    for lg in logs:
+        for s in lg.calibration.curves:
+            tracks.setdefault((lg.meta["seed"], s.track), []).append(s.klass)
+    assert any(len(k) >= 2 and 1 not in k for k in tracks.values())
+    # on the mask of a log with both, a dotted curve's strokes are smaller pieces than a dashed one's
+    lg = next(lg for lg in logs if {2, 3} <= set(np.unique(lg.mask)))
+    sizes = {}
+    for klass in (2, 3):
+        n, _, stats, _ = cv2.connectedComponentsWithStats((lg.mask == klass).astype(np.uint8), connectivity=8)
+        sizes[klass] = np.median(stats[1:, cv2.CC_STAT_AREA])
+    assert sizes[3] < sizes[2]

@@ -200,3 +200,34 @@ def test_the_same_las_alone_and_in_a_folder_run_with_two_workers(kgs_scan, tmp_p
     for c in alone.curves[1:]:
         a, b = alone[c.mnemonic], many[c.mnemonic]
         assert np.array_equal(np.isfinite(a), np.isfinite(b)) and np.allclose(a, b, equal_nan=True), c.mnemonic
+
+
+def test_a_broken_pen_on_unbroken_ink_rides_a_solid_neighbour_whatever_the_maps_say():
+    """The ink settles which pen a shared stroke is (``core/digitize/pen_pattern.py``): unbroken over a long
+    still stretch, it is the solid curve's, and the dashed trace on it is written NULL there even where the
+    network's dashed map sees more than its solid one; along a dashed stroke (gaps every few pixels) the
+    maps decide as before."""
+    from core.digitize.pen_pattern import ink_along, unbroken_stroke
+    from core.digitize.riding import riding_neighbour
+
+    rows, cols = 60, 400
+    ink = np.zeros((rows, cols), np.uint8)
+    ink[30, :] = 255  # a solid pen lying still along depth
+    dashed = np.zeros((rows, cols), np.uint8)
+    for x in range(0, cols, 12):
+        dashed[30, x : x + 8] = 255  # 8 on, 4 off
+    pos = np.full(cols, 30.0)
+    pos[:40] = np.linspace(50, 30, 40)  # the trace comes onto the stroke ...
+    pos[360:] = np.linspace(30, 50, 40)  # ... and leaves it: joined at both ends
+    assert ink_along(pos, ink, 60, 340)[0] == 1.0 and unbroken_stroke(pos, ink, 60, 340)
+    assert ink_along(pos, dashed, 60, 340)[0] < 0.8 and not unbroken_stroke(pos, dashed, 60, 340)
+    assert not unbroken_stroke(pos, ink, 60, 100)  # too short a stretch to tell
+    assert not unbroken_stroke(pos, None, 0, cols)
+    other = np.full(cols, 30.0)
+    observed = np.ones(cols, bool)
+    own, theirs = np.full(cols, 0.9, np.float32), np.full(cols, 0.4, np.float32)  # the maps call it dashed
+    assert not riding_neighbour(pos, observed, other, own, theirs).any()  # the maps alone keep it
+    on_solid = riding_neighbour(pos, observed, other, own, theirs, lambda a, b: unbroken_stroke(pos, ink, a, b))
+    assert on_solid[100:300].all()
+    on_dashes = riding_neighbour(pos, observed, other, own, theirs, lambda a, b: unbroken_stroke(pos, dashed, a, b))
+    assert not on_dashes.any()

@@ -1,4 +1,4 @@
-"""``welltrace demo``: the headless end-to-end job on bundled defaults.
+"""The demo job (``welltrace demo``): the headless end-to-end run on bundled defaults.
 
 Synthesises fresh logs, digitises each with the bundled model when one is
 shipped in ``resources/`` and with the classical tracer, writes the LAS

@@ -26,7 +26,7 @@ TICK_PX = 6  # width of a curve's NULL column at the left edge
 
 def render_overlay(log, result, scores: list[dict]) -> np.ndarray:
     """RGB picture of ``log`` (a synthetic log with its truth) and ``result`` (its ``DigitizeResult``);
-    ``scores``: the log's curve scores (``style_eval.score_curve``), written beside each curve's name."""
+    ``scores``: the log's curve scores (``styles.score_curve``), written beside each curve's name."""
     calib = log.calibration
     grey = log.image if calib.depth_axis == "y" else log.image.T  # depth down the rows
     faded = (255 - FADE * (255 - grey.astype(np.float32))).astype(np.uint8)

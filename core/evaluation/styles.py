@@ -126,7 +126,7 @@ def evaluate_family(model, family: str, count: int = 8, width: int = 1600, heigh
                     seed: int = EVAL_SEED, grid: bool = True, las_dir: str | None = None,
                     overlays: Path | None = None) -> FamilyScore:
     """Digitise ``count`` fresh logs of ``family`` with ``model`` (None: the classical tracer). ``overlays``: a
-    folder to draw the logs of the family's worst curves in (``worst_logs``; ``style_overlay.py``)."""
+    folder to draw the logs of the family's worst curves in (``worst_logs``; ``overlay.py``)."""
     t0 = time.perf_counter()
     score = FamilyScore(family, "model" if model is not None else "classical")
     kept = {}
@@ -142,7 +142,7 @@ def evaluate_family(model, family: str, count: int = 8, width: int = 1600, heigh
 
 
 def _write_worst(score: "FamilyScore", kept: dict, folder: Path, prefix: str) -> None:
-    from .style_overlay import write_overlay
+    from .overlay import write_overlay
 
     for what, name in worst_logs(score).items():
         lg, res = kept[name]

@@ -18,6 +18,8 @@ import numpy as np
 
 from core.common.errors import InputError
 
+NAME = "bench-digitize"
+
 STAGES = ("read", "evidence", "grid", "trace", "write")
 
 
@@ -55,7 +57,7 @@ def _agreement(fast: list, ref: list) -> dict[str, float]:
     return out
 
 
-def cmd_bench_digitize(args) -> int:
+def run(args) -> int:
     import torch
 
     from core.common.sysmem import proc_status
@@ -100,8 +102,8 @@ def cmd_bench_digitize(args) -> int:
     return 0
 
 
-def add_bench_digitize_command(sub) -> None:
-    b = sub.add_parser("bench-digitize", help="time each stage of digitising one scan (read, evidence, grid, trace, "
+def register(sub) -> None:
+    b = sub.add_parser(NAME, help="time each stage of digitising one scan (read, evidence, grid, trace, "
                        "write) on this machine")
     b.add_argument("scan")
     b.add_argument("--calib", required=True, help="the scan's calibration")
@@ -111,4 +113,4 @@ def add_bench_digitize_command(sub) -> None:
                    "compare times and LAS values")
     b.add_argument("--threads", type=int, metavar="N", help="threads for the network (default: PyTorch's)")
     b.add_argument("--json", action="store_true")
-    b.set_defaults(func=cmd_bench_digitize)
+    b.set_defaults(func=run)

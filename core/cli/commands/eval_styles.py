@@ -18,10 +18,14 @@ from pathlib import Path
 
 from core.synth.styles import FAMILIES, parse_families
 
+from ..options import add_device, add_preset, size_wxh
 
-def add_eval_styles_command(sub) -> None:
+NAME = "eval-styles"
+
+
+def register(sub) -> None:
     e = sub.add_parser(
-        "eval-styles", help="accuracy per print-style family; --leave-one-out trains without each in turn",
+        NAME, help="accuracy per print-style family; --leave-one-out trains without each in turn",
         description="Families: " + ", ".join(FAMILIES) + ". Logs are fresh draws from a seed no training "
         "stream uses.")
     src = e.add_mutually_exclusive_group()
@@ -38,13 +42,14 @@ def add_eval_styles_command(sub) -> None:
     e.add_argument("--leave-one-out", action="store_true", help="train one model per family left out, then score")
     e.add_argument("--out", default="eval-styles", help="--leave-one-out: folder for the models (default ./eval-styles)")
     e.add_argument("--steps", type=int, default=600, help="--leave-one-out: training steps per model")
-    e.add_argument("--preset", default="demo", choices=("tiny", "demo", "full"))
-    e.add_argument("--init", metavar="MODEL", help="--leave-one-out: fine-tune each model from this one")
-    e.add_argument("--batch", type=int, default=2)
-    e.add_argument("--crop", type=int, default=512)
+    add_preset(e)
+    e.add_argument("--init-model", "--init", dest="init_model", metavar="MODEL",
+                   help="--leave-one-out: fine-tune each model from this one")
+    e.add_argument("--effective-batch", "--batch", dest="effective_batch", type=int, default=2, metavar="N")
+    e.add_argument("--crop-along", "--crop", dest="crop_along", type=int, default=512, metavar="PX")
     e.add_argument("--lr", type=float, default=1e-3)
-    e.add_argument("--stream-size", default="2400x480")
-    e.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    e.add_argument("--stream-size", type=size_wxh, default=(2400, 480), metavar="WxH")
+    add_device(e)
     e.add_argument("--overlays", metavar="DIR", type=Path,
                    help="draw the logs of each family's worst curve, worst log-scale curve and worst dotted curve "
                    "(truth and trace over the print) as DIR/FAMILY_worst_*.png")
@@ -52,7 +57,7 @@ def add_eval_styles_command(sub) -> None:
                    help="score folders of cases drawn by another renderer instead of our families: NAME.png with "
                    "NAME.calib.json and NAME.truth.las (../shared/data/foreign/plain, hard, colour)")
     e.add_argument("--json", action="store_true")
-    e.set_defaults(func=cmd_eval_styles)
+    e.set_defaults(func=run)
 
 
 def _check(args) -> tuple[str, ...]:
@@ -80,8 +85,8 @@ def _check(args) -> tuple[str, ...]:
     return families
 
 
-def cmd_eval_styles(args) -> int:
-    from .style_eval import EVAL_SEED, evaluate_family
+def run(args) -> int:
+    from core.evaluation.styles import EVAL_SEED, evaluate_family
 
     families = _check(args)
     seed = EVAL_SEED if args.seed is None else args.seed
@@ -129,8 +134,8 @@ def _line(name: str, tag: str, s) -> str:
 
 def _foreign(args, model, label: str) -> int:
     """``--foreign DIR …``: each folder of cases scored as a family, with its log-scale and broken-line curves on
-    their own lines (``style_eval.evaluate_folder``)."""
-    from .style_eval import evaluate_folder
+    their own lines (``core.evaluation.styles.evaluate_folder``)."""
+    from core.evaluation.styles import evaluate_folder
 
     rows = []
     for folder in args.foreign:
@@ -182,16 +187,11 @@ def _pooled(rows: list[dict]) -> dict:
 
 
 def _leave_one_out(args, families: tuple[str, ...], seed: int) -> int:
-    from core.common.errors import UsageError
-    from core.engine.train import TrainConfig, Trainer
+    from core.engine.train import Trainer
+    from core.evaluation.styles import leave_one_out
 
-    from .commands import _run_training
-    from .style_eval import leave_one_out
+    from .train import run_training, train_config
 
-    try:
-        sw, sh = (int(v) for v in args.stream_size.lower().split("x"))
-    except ValueError:
-        raise UsageError(f"--stream-size {args.stream_size!r}: expected WIDTHxHEIGHT") from None
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 
@@ -199,11 +199,9 @@ def _leave_one_out(args, families: tuple[str, ...], seed: int) -> int:
         if not args.json:
             print(f"training without {', '.join(f for f in families if f not in rest)} "
                   f"({args.steps} steps on {', '.join(rest)}) -> {path}", flush=True)
-        cfg = TrainConfig(synthetic=True, styles=rest, stage="multiclass", preset=args.preset, init_model=args.init,
-                          device=args.device, precision="auto", steps=args.steps, lr=args.lr,
-                          effective_batch=args.batch, micro_batch=min(4, args.batch), crop_along=args.crop or None,
-                          stream_size=(sw, sh), out=str(path), seed=seed % 100_000, val_count=2)
-        code = _run_training(Trainer(cfg), None, quiet=True)
+        cfg = train_config(args, data=None, synthetic=True, styles=rest, stage="multiclass", precision="auto",
+                           out=str(path), seed=seed % 100_000, val_count=2)
+        code = run_training(Trainer(cfg), None, quiet=True)
         if code != 0 or not path.exists():
             raise RuntimeError(f"training without {families} failed (exit {code})")
         return path

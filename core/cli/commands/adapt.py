@@ -6,9 +6,13 @@ import json
 import sys
 from pathlib import Path
 
+from ..options import add_device
 
-def add_adapt_command(sub) -> None:
-    a = sub.add_parser("adapt", help="fine-tune a model on a few labelled scans of one print style, time-boxed",
+NAME = "adapt"
+
+
+def register(sub) -> None:
+    a = sub.add_parser(NAME, help="fine-tune a model on a few labelled scans of one print style, time-boxed",
                        description="Holds out a third of the labelled scans (at least one), reports curve r and "
                        "RMSE on them before and after, and writes the best model so far. Needs at least 2 "
                        "labelled scans; 5 or more recommended.")
@@ -16,21 +20,21 @@ def add_adapt_command(sub) -> None:
     a.add_argument("--model", required=True, help="the base model (never overwritten)")
     a.add_argument("--out", required=True, help="the adapted model file (.safetensors)")
     a.add_argument("--minutes", type=float, default=10.0, help="wall-clock budget (default 10)")
-    a.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
+    add_device(a)
     a.add_argument("--events", metavar="FILE", help="write the events as JSON lines")
     a.add_argument("--holdout", type=int, help="scans held out to measure on (default: a third, at least one)")
     a.add_argument("--freeze-encoder", type=float, default=0.5, metavar="SHARE",
                    help="share of the steps that train the decoder only, the encoder frozen (default 0.5; 0: none)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--json", action="store_true", help="print the before/after report as JSON")
-    a.set_defaults(func=cmd_adapt)
+    a.set_defaults(func=run)
 
 
 def _fmt(v) -> str:
     return "—" if v is None else f"{v:.3f}"
 
 
-def cmd_adapt(args) -> int:
+def run(args) -> int:
     from core.engine.adapt import AdaptConfig, AdaptReport, adapt
     cfg = AdaptConfig(args.folder, args.model, args.out, minutes=args.minutes, device=args.device, seed=args.seed,
                       holdout=args.holdout, freeze_encoder=args.freeze_encoder)

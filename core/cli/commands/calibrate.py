@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..options import positive_number
 
-def add_calibrate_command(sub) -> None:
-    from .commands import positive_number
+NAME = "calibrate"
 
 
-    c = sub.add_parser("calibrate", help="propose a calibration (track bounds, depth picks) from the scan itself",
+def register(sub) -> None:
+    c = sub.add_parser(NAME, help="propose a calibration (track bounds, depth picks) from the scan itself",
                        description="Finds the tracks between the long lines along depth and reads the printed "
                        "depths (Tesseract) to propose depth picks; writes a draft NAME.calib.json beside the scan "
-                       "with the picks and, under proposed_tracks, the track bounds. Curves (mnemonic, scale) are "
-                       "yours to add.")
+                       "with the picks, the curves its scale box prints (mnemonic, unit, scale ends, line style, backup "
+                       "scale: check them) and, under proposed_tracks, the track bounds.")
     c.add_argument("scan")
     c.add_argument("--propose", action="store_true", required=True, help="propose from the scan (the only mode)")
     c.add_argument("--out", help="where to write the draft (default: NAME.calib.json beside the scan)")
@@ -23,10 +24,10 @@ def add_calibrate_command(sub) -> None:
     c.add_argument("--depth-unit", choices=("FT", "M"), default="FT")
     c.add_argument("--step", type=positive_number, default=0.5, help="LAS step of the draft (default 0.5)")
     c.add_argument("--json", action="store_true", help="print the whole proposal as JSON")
-    c.set_defaults(func=cmd_calibrate)
+    c.set_defaults(func=run)
 
 
-def cmd_calibrate(args) -> int:
+def run(args) -> int:
     from core.common.errors import InputError
     from core.digitize.calibration_proposal import propose
     from core.io.calibration import Calibration
@@ -42,11 +43,11 @@ def cmd_calibrate(args) -> int:
     axis = args.depth_axis or ("y" if scan.image.shape[0] >= scan.image.shape[1] else "x")
     dpi = scan.info.dpi[1 if axis == "y" else 0] if scan.info.dpi else None
     prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit)
+    from core.common.atomic import atomic_write_text, json_text
+
     draft = prop.calibration_dict(args.depth_unit, args.step)
     if draft is not None:
         Calibration.from_dict(draft)  # the draft is a valid calibration before it is written
-        from core.common.atomic import atomic_write_text, json_text
-
         atomic_write_text(out, json_text(draft))
     if args.json:
         print(json.dumps({**prop.as_dict(), "written": str(out) if draft else None}, indent=2))
@@ -54,10 +55,17 @@ def cmd_calibrate(args) -> int:
         for m in prop.messages:
             print(m)
         if draft:
-            print(f"wrote {out}: {len(draft['depth_picks'])} depth picks, {len(prop.tracks)} proposed track(s); add "
-                  "the curves (mnemonic, line style, scale) before digitising")
+            todo = ("check the curves read from the scale box and add any it does not print" if prop.curves else
+                    "add the curves (mnemonic, line style, scale) before digitising")
+            print(f"wrote {out}: {len(draft['depth_picks'])} depth picks, {len(prop.curves)} curve(s), "
+                  f"{len(prop.tracks)} proposed track(s); {todo}")
     if not draft:  # a refusal is one line on stderr naming the scan, the reasons with it
         reasons = " ".join(m.strip().rstrip(".") + "." for m in prop.messages if m.strip())
+        found = prop.draft_dict(args.depth_unit, args.step)
+        if found is not None:  # what was found is kept: the user picks two depths by hand and goes on
+            atomic_write_text(out, json_text(found))
+        kept = (f"; the {len(prop.tracks)} track(s) and {len(prop.curves)} curve(s) found are kept in {out} as a "
+                "draft: pick two depths by hand" if found is not None else "")
         raise InputError(args.scan, "no calibration written: fewer than two depth picks could be proposed"
-                         + (f" ({reasons.replace(chr(10), ' ')})" if reasons else ""))
+                         + (f" ({reasons.replace(chr(10), ' ')})" if reasons else "") + kept)
     return 0

@@ -1,0 +1,249 @@
+"""``welltrace digitize``: one scan into its LAS files (and QC picture), or a folder of scans in worker
+processes or on a Dask cluster, each beside its calibration."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from core.common.errors import InputError
+
+from ..options import MIN_TILE_PX, add_device, positive_number, scheduler_address, tile_px
+
+NAME = "digitize"
+
+
+def register(sub) -> None:
+    d = sub.add_parser(NAME, help="trace a scan's curves and write them as LAS (or a folder of scans)")
+    d.add_argument("scan", nargs="+", help="the scanned log (PNG, JPEG, BMP or TIFF); several scans or a folder "
+                   "digitise each with its NAME.calib.json into NAME.digitized.las and its QC picture")
+    d.add_argument("--calib", help="its calibration (NAME.calib.json: depth picks, curves, sections); one scan only")
+    d.add_argument("--out", help="the LAS file to write (a repeat pass goes beside it as OUT.repeat.las); with "
+                   "several scans, a folder for their LAS files (default: beside each scan)")
+    d.add_argument("--model", help="a trained model (.safetensors), e.g. resources/models/demo.safetensors")
+    d.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
+    d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
+    d.add_argument("--mask-out", metavar="PNG", help="also write the class mask the curves were traced from (the "
+                   "scan's size; 0 background, 1 solid, 2 dashed, 3 dotted)")
+    d.add_argument("--precision", default="model", choices=("model", "auto", "fp32", "bf16", "fp16"),
+                   help="inference precision (default: the one the model was trained in; fp32 for an fp16 model "
+                   "on a CPU)")
+    add_device(d)
+    d.add_argument("--tile", metavar="PX", type=tile_px, help="window length along depth for the network (default "
+                   f"1024, the training crop; shortened where --max-memory requires; at least {MIN_TILE_PX})")
+    d.add_argument("--max-memory", type=positive_number, metavar="GIB",
+                   help="memory ceiling for reading the scan (default: 90%% of the memory available now)")
+    d.add_argument("--whole-picture", action="store_true",
+                   help="read the whole scan in one forward (memory grows with its area: ~0.6 GiB a megapixel); "
+                   "to compare against the windowed maps")
+    d.add_argument("--reference", action="store_true",
+                   help="read the scan as releases before 0.2 did (every row, PyTorch's default layout): slower, to "
+                   "compare the fast path's LAS against")
+    d.add_argument("--qc", metavar="PNG", help="also draw the LAS values back over the scan, page by page "
+                   "(NAME-p01.png… when the log is longer than a page): the picture to check the LAS by")
+    d.add_argument("--accept-proposed", action="store_true", help="digitise the curves `calibrate --propose` read "
+                   "from the scale box as they were read (refused until confirmed otherwise: a misread scale is a "
+                   "whole curve wrong)")
+    d.add_argument("--well", help="well name for the LAS header")
+    d.add_argument("--section", type=int, metavar="N", help="trace only the calibration's section N (1-based) and "
+                   "write it to --out (default: every section: the main pass to OUT.las, a repeat pass to "
+                   "OUT.repeat.las, any other to OUT.sectionN.las)")
+    many = d.add_argument_group("several scans or a folder")
+    many.add_argument("--jobs", type=int, metavar="N", help="worker processes (default 1); the threads are shared "
+                      "among them")
+    many.add_argument("--threads", type=int, metavar="N", help="threads in all (default: every core); with "
+                      "--scheduler, threads per task (default: the worker machine's own)")
+    many.add_argument("--force", action="store_true", help="digitise again scans whose LAS is newer than the scan, "
+                      "its calibration and the model (skipped otherwise)")
+    many.add_argument("--no-qc", action="store_true", help="write no QC pictures")
+    many.add_argument("--summary", metavar="CSV", help="the summary table (default: digitize-summary.csv in --out "
+                      "or beside the first scan)")
+    many.add_argument("--scheduler", metavar="ADDRESS", type=scheduler_address, help="a Dask distributed scheduler (tcp://HOST:8786) whose "
+                      "workers digitise one scan a task; they must see the scans' paths (pip install "
+                      "'welltrace[cluster]')")
+    d.set_defaults(func=run)
+
+
+def run(args) -> int:
+    if len(args.scan) > 1 or Path(args.scan[0]).is_dir():
+        return _digitize_many(args)
+    if not Path(args.scan[0]).exists():
+        raise InputError(args.scan[0], "no such scan or folder")
+    for flag, value in (("--calib", args.calib), ("--out", args.out)):
+        if not value:
+            raise InputError(None, f"digitising one scan needs {flag} (a folder or several scans take each "
+                             "scan's NAME.calib.json and write NAME.digitized.las)")
+    for flag, value in (("--jobs", args.jobs), ("--scheduler", args.scheduler)):
+        if value:
+            raise InputError(None, f"{flag} is for a folder or several scans")
+    args.scan = args.scan[0]
+    return _digitize_one(args)
+
+
+def _digitize_many(args) -> int:
+    """Several scans or folders: each with its calibration beside it, in worker processes or on a Dask cluster;
+    up-to-date LAS files skipped, a bad scan reported and the rest digitised, a summary table written."""
+    import time
+
+    from core.common.atomic import require_writable
+    from core.common.progress import progress_bar
+    from core.digitize.batch import SUMMARY_NAME, ScanOutcome, jobs_for, scans_in, up_to_date, write_summary
+    from core.digitize.batch_run import RunOptions, run_cluster, run_local, thread_split
+
+    one_scan = [flag for flag, given in (("--calib", args.calib), ("--from-mask", args.from_mask),
+                                         ("--mask-out", args.mask_out), ("--qc", args.qc),
+                                         ("--section", args.section is not None), ("--well", args.well),
+                                         ("--tile", args.tile), ("--whole-picture", args.whole_picture),
+                                         ("--reference", args.reference)) if given]
+    if one_scan:
+        raise InputError(None, f"{', '.join(one_scan)}: for one scan; with a folder or several scans each scan "
+                         "takes its own NAME.calib.json and writes NAME.digitized.las and its QC picture")
+    if bool(args.model) == bool(args.classical):
+        raise InputError(None, "give exactly one of --model MODEL or --classical")
+    for flag, value in (("--jobs", args.jobs), ("--threads", args.threads)):
+        if value is not None and value < 1:
+            raise InputError(None, f"{flag} must be at least 1")
+    if args.model and not Path(args.model).is_file():
+        raise InputError(args.model, "no such model file")
+    out_dir = Path(args.out) if args.out else None
+    if out_dir is not None:
+        if out_dir.exists() and not out_dir.is_dir():
+            raise InputError(args.out, "with several scans --out is a folder for their LAS files")
+        out_dir.mkdir(parents=True, exist_ok=True)
+    scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
+    jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc)
+    summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
+    require_writable([summary] + [j.las for j in jobs])
+    model = Path(args.model) if args.model else None
+    todo = [j for j in jobs if args.force or not up_to_date(j, model)]
+    outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
+    workers, threads = thread_split(args.jobs or 1, args.threads)
+    ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
+    # on a cluster each task takes the threads asked for, else its worker's default (that machine's cores)
+    options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling,
+                         args.accept_proposed)
+    where = f"the Dask cluster at {args.scheduler}" if args.scheduler else \
+        f"{workers} worker process(es) × {threads} thread(s)"
+    print(f"{len(jobs)} scan(s): {len(todo)} to digitise on {where}, {len(jobs) - len(todo)} up to date",
+          file=sys.stderr)
+    t0 = time.perf_counter()
+    with progress_bar(len(todo), "digitize", unit="scan") as bar:
+        stream = run_cluster(todo, options, args.scheduler) if args.scheduler else run_local(todo, options, workers)
+        for outcome in _refusing(stream, args.scheduler):
+            outcomes.append(outcome)
+            bar.update(1)
+            if outcome.failed:
+                bar.write(f"{outcome.scan}: failed: {outcome.error}", file=sys.stderr)
+    order = {j.scan.name: i for i, j in enumerate(jobs)}
+    outcomes.sort(key=lambda o: order.get(o.scan, len(order)))
+    write_summary(summary, outcomes)
+    failed = [o.scan for o in outcomes if o.failed]
+    done = sum(o.status == "written" for o in outcomes)
+    print(f"digitised {done} scan(s) in {time.perf_counter() - t0:.1f} s, {len(jobs) - len(todo)} up to date, "
+          f"{len(failed)} failed; summary: {summary}")
+    if failed:
+        print(f"failed: {', '.join(failed)}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _refusing(stream, scheduler: str | None):
+    """The outcomes, a cluster that cannot be reached (or Dask not installed) refused in one line."""
+    try:
+        yield from stream
+    except (OSError, TimeoutError, RuntimeError) as exc:
+        if not scheduler:
+            raise
+        raise InputError(scheduler, f"the Dask scheduler cannot be used: {exc}") from None
+
+
+def _digitize_one(args) -> int:
+    from core.common.progress import progress_bar
+    from core.digitize.pipeline import digitize_sections, in_scan_frame, las_path_for, write_result
+    from core.io.calibration import Calibration
+    from core.io.scan import load_scan, save_gray_png
+
+    if sum(map(bool, (args.model, args.classical, args.from_mask))) != 1:
+        raise InputError(None, "give exactly one of --model MODEL, --classical or --from-mask MASK.png")
+    scan = load_scan(args.scan)
+    calib = Calibration.load(args.calib)
+    if not calib.curves:
+        raise InputError(args.calib, "add at least one curve: the calibration names none (a proposal holds the "
+                         "curves its scale box prints, if any could be read; see docs/file-formats.md)")
+    calib.require_confirmed(args.calib, args.accept_proposed)
+    from core.common.atomic import require_writable
+
+    outputs = [args.out, args.mask_out, args.qc]
+    if args.section is None:  # each section's LAS beside the main one (OUT.repeat.las …)
+        outputs += [str(las_path_for(args.out, s)) for s in calib.section_files() if s]
+    require_writable(outputs)  # before the long work, not after it
+    mask = None
+    if args.from_mask:
+        from core.io.scan import load_mask
+
+        mask = load_mask(args.from_mask, scan.image.shape)
+    model = precision = None
+    device = "cpu"
+    if args.model:
+        from core.engine.train import pick_device
+        from core.model import precision as prec
+        from core.model.model_io import load_model
+
+        model, info = load_model(args.model)
+        device = pick_device(args.device)
+        model.to(device)
+        precision = prec.for_inference(args.precision, info["precision"], device)
+    import torch
+
+    with progress_bar(1, "digitize", unit="window") as bar, torch.no_grad():
+        def prog(i, n):
+            bar.total = n
+            bar.n = i
+            bar.refresh()
+        tile = args.tile
+        ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3)
+        parts = digitize_sections(scan.image, calib, None if args.section is None else args.section - 1,
+                                  source=args.scan, mask=mask, rgb=scan.rgb, model=model, precision=precision,
+                                  device=device, tile=tile, progress=prog, whole_picture=args.whole_picture,
+                                  memory_ceiling=ceiling, reference=args.reference)
+    source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
+              else None)
+    from core.common.atomic import outputs_together
+
+    reports = []
+    with outputs_together():  # every LAS, the mask and the QC pages of this run land together or not at all
+        for suffix, sec, res in parts:
+            for w in res.warnings:
+                print(f"warning: {w}", file=sys.stderr)
+            out = args.out if args.section is not None else las_path_for(args.out, suffix)
+            write_result(out, res, calib, str(Path(args.scan).name), source,
+                         well={"WELL": args.well} if args.well else None)
+            n = res.depth.size
+            where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
+                                           f"{sec.start}–{sec.stop}]"
+            reports.append(f"wrote {out}{where}: {len(res.values)} curves × {n} samples "
+                           f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence "
+                           f"{res.timings['evidence_s']:.2f} s" + (f" ({res.memory['path']} path)" if res.memory else "")
+                           + f", grid {res.timings['grid_s']:.2f} s, trace {res.timings['trace_s']:.2f} s")
+        if args.mask_out:
+            save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
+        pages = []
+        if args.qc:
+            from core.digitize.qc_picture import write_qc
+
+            pages = write_qc(args.qc, scan.rgb if scan.rgb is not None else scan.image, calib, parts,
+                             Path(args.scan).name, source or "")
+    for line in reports:
+        print(line)
+    if pages:
+        print(f"wrote the QC picture: {pages[0]}" + (f" … {pages[-1].name} ({len(pages)} pages)"
+                                                      if len(pages) > 1 else ""))
+    plans = [res.memory for _, _, res in parts if res.memory]
+    if plans:
+        from core.common.sysmem import proc_status
+
+        m = max(plans, key=lambda p: p["predicted_peak"])
+        print(f"memory: {sum(p['windows'] for p in plans)} window(s) of {m['window_px']} px along depth; peak "
+              f"resident {proc_status().get('VmHWM', 0) / 1024**3:.2f} GiB, predicted "
+              f"{m['predicted_peak'] / 1024**3:.2f} GiB for reading the scan, ceiling {m['ceiling'] / 1024**3:.1f} GiB")
+    return 0

@@ -1,0 +1,155 @@
+"""``welltrace train``: fit the segmentation network, headless (the app's Train button runs the same trainer).
+
+A flag's destination is its :class:`~core.engine.config.TrainConfig` field's name (``--crop-along``, kept also
+as ``--crop``), so :func:`train_config` builds the configuration from the parsed arguments in one place: the
+``parity`` and ``eval-styles --leave-one-out`` commands build theirs with it too.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+from core.common.errors import UsageError
+
+from ..options import TRAIN_PRECISIONS, add_device, add_preset, name_list, size_wxh
+from ..tables import fmt_bytes
+
+NAME = "train"
+
+
+def register(sub) -> None:
+    t = sub.add_parser(NAME, help="train the segmentation network (headless)")
+    t.add_argument("data", help="a project or synthetic folder, or 'synthetic' for the on-the-fly stream")
+    t.add_argument("--out", required=True, help="model file to write (.safetensors)")
+    t.add_argument("--precision", default="auto", choices=TRAIN_PRECISIONS)
+    t.add_argument("--stage", default="binary", choices=("binary", "multiclass"))
+    add_preset(t)
+    t.add_argument("--init-model", "--init", dest="init_model", metavar="MODEL", help="continue from this model file")
+    t.add_argument("--steps", type=int)
+    t.add_argument("--epochs", type=int)
+    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--stream-size", type=size_wxh, default=(1600, 384), metavar="WxH",
+                   help="synthetic stream logs: WIDTHxHEIGHT (canonical frame)")
+    t.add_argument("--effective-batch", "--batch", dest="effective_batch", type=int, default=16, metavar="N",
+                   help="multiclass: logs per optimizer step (default 16)")
+    t.add_argument("--crop-along", "--crop", dest="crop_along", type=int, default=1024, metavar="PX",
+                   help="random crop along depth in px (0: whole logs)")
+    t.add_argument("--compile", action="store_true", help="torch.compile the network: the first step compiles "
+                   "(about a minute on a CPU, cached for later runs), the steps after run fused kernels")
+    t.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes that make the batches "
+                   "ahead of the steps (default 2; 0: in the training process); a step event's data_wait_s says how "
+                   "long a step waited for them")
+    add_device(t)
+    t.add_argument("--checkpointing", default="off", choices=("auto", "on", "off"))
+    t.add_argument("--tile", default="off", help="auto, off or a strip length in px")
+    t.add_argument("--ceiling-gib", "--ceiling", dest="ceiling_gib", type=float, metavar="GIB",
+                   help="memory ceiling for planning the levers")
+    t.add_argument("--events", metavar="FILE", help="write the training events as JSON lines")
+    t.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")
+    t.add_argument("--synthetic", action="store_true", help="mix the synthetic stream into a folder's data")
+    t.add_argument("--styles", help="print-style families of the synthetic stream, comma-separated (a family named "
+                   "twice is drawn twice as often; default: the grey families)")
+    t.add_argument("--exclude-styles", help="families left out of the stream (leave-one-family-out training)")
+    t.add_argument("--fp32-modules", type=name_list, default=[], help="comma-separated module names kept in fp32")
+    t.add_argument("--freeze-encoder", type=float, default=0.0, metavar="SHARE",
+                   help="train the decoder only for this share of the steps first (fine-tuning; default 0)")
+    t.set_defaults(func=run)
+
+
+def train_config(args, **fixed):
+    """The :class:`TrainConfig` of parsed arguments: every argument named like a field fills it, then
+    ``fixed`` (what a command sets itself); ``data`` 'synthetic' is the on-the-fly stream."""
+    from core.engine.config import TrainConfig
+
+    values = {f.name: getattr(args, f.name) for f in fields(TrainConfig) if hasattr(args, f.name)}
+    if values.get("data") == "synthetic":
+        values["data"], values["synthetic"] = None, True
+    if "crop_along" in values:
+        values["crop_along"] = values["crop_along"] or None  # 0: whole logs
+    if "effective_batch" in values:
+        values["micro_batch"] = min(4, values["effective_batch"])
+    values.update(fixed)
+    return TrainConfig(**values)
+
+
+def stream_styles(styles: str | None, exclude: str | None) -> tuple[str, ...] | None:
+    """The families ``--styles`` and ``--exclude-styles`` leave (None: the default, grey ones)."""
+    from core.synth.styles import DEFAULT_FAMILIES, parse_families
+
+    try:
+        chosen = parse_families(styles)
+        if exclude:
+            dropped = parse_families(exclude)
+            chosen = tuple(f for f in chosen if f not in dropped)
+    except ValueError as exc:
+        raise UsageError(f"--styles/--exclude-styles: {exc}") from None
+    if not chosen:
+        raise UsageError("--exclude-styles leaves no print-style family to train on")
+    return None if sorted(chosen) == sorted(DEFAULT_FAMILIES) else chosen  # a family named twice is kept twice
+
+
+def run(args) -> int:
+    from core.engine.train import Trainer
+
+    if args.steps is not None and args.epochs is not None:
+        raise UsageError("give --steps or --epochs, not both")
+    out = Path(args.out)
+    if out.suffix != ".safetensors":
+        raise UsageError(f"--out {out}: model files end in .safetensors")
+    cfg = train_config(args, styles=stream_styles(args.styles, args.exclude_styles), out=str(out),
+                       synthetic=args.data == "synthetic" or args.synthetic,
+                       steps=args.steps if args.steps is not None else (None if args.epochs else 100))
+    from core.engine.distributed import join_from_env
+
+    world = join_from_env(args.device)  # a world of one unless torchrun started this process
+    try:
+        return run_training(Trainer(cfg, world=world), args.events if world.is_main else None,
+                            quiet=not world.is_main)
+    finally:
+        world.close()
+
+
+def run_training(trainer, events_path: str | None, quiet: bool) -> int:
+    """Drive the trainer's events to the terminal and the events file. Under torchrun only rank 0 prints and
+    writes; the other ranks are quiet but for errors."""
+    from core.common.progress import progress_bar
+
+    # events are a live log (line-buffered, readable while the run goes on), not an atomic document
+    fh = open(events_path, "w", encoding="utf-8", buffering=1) if events_path else None
+    status = "finished"
+    try:
+        with progress_bar(trainer.total_steps, "train", unit="step", disable=quiet) as bar:
+            bar.update(trainer.step)
+            for ev in trainer.run():
+                if fh:
+                    fh.write(ev.to_json() + "\n")
+                if ev.type == "error":
+                    print(f"welltrace: rank {trainer.world.rank}: {ev.message}" if trainer.world.distributed
+                          else f"welltrace: {ev.message}", file=sys.stderr)
+                elif ev.type == "done":
+                    status = ev.status
+                if quiet:
+                    continue
+                if ev.type == "step":
+                    scale = "none" if ev.loss_scale is None else f"{ev.loss_scale:g}"
+                    bar.set_postfix_str(f"loss {ev.loss:.4f} scale {scale} act {fmt_bytes(ev.memory['activations'])}")
+                    bar.update(1)
+                elif ev.type == "warning":
+                    kind = "note" if ev.code == "no_scaler" else "warning"
+                    print(f"{kind}: {ev.message}" + (f" ({ev.advice})" if ev.advice else ""), file=sys.stderr)
+                elif ev.type == "epoch":
+                    r = "-" if ev.curve_r is None else f"{ev.curve_r:.4f}"
+                    print(f"step {ev.step}: val loss {ev.val_loss:.4f}  mask F1 {ev.mask_f1:.3f}  "
+                          f"IoU {ev.mask_iou:.3f}  curve r {r}")
+                elif ev.type == "done":
+                    ranks = f" on {trainer.world.size} ranks" if trainer.world.distributed else ""
+                    print(f"{ev.status} after {ev.step} steps{ranks}; model {ev.model_path or '-'}; "
+                          f"checkpoint {ev.checkpoint_path or '-'}")
+    finally:
+        if fh:
+            fh.close()
+    return 0 if status in ("finished", "stopped") else 1

@@ -1,0 +1,74 @@
+"""What the commands share on their command lines: the parser that refuses in one line, the argument types
+that check a value where it is typed, and the options several commands declare alike (``--device``)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+
+from core.common.errors import UsageError
+
+DEVICES = ("auto", "cpu", "cuda")
+TRAIN_PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+PRESETS = ("tiny", "demo", "full")
+MIN_TILE_PX = 64  # a window shorter than this along depth is narrower than the networks' stride allows
+
+
+class OneLineParser(argparse.ArgumentParser):
+    def error(self, message: str):  # argparse exits 2 with a usage block; we want one line
+        # main prints "welltrace: " before it; a subcommand's parser names the subcommand
+        sub = self.prog.split(" ", 1)[1] if " " in self.prog else ""
+        raise UsageError(f"{sub}: {message}" if sub else message)
+
+
+def add_device(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """``--device auto|cpu|cuda``: where the network runs (auto: a CUDA GPU when there is one)."""
+    parser.add_argument("--device", default="auto", choices=DEVICES,
+                        help=help or "where the network runs (auto: a CUDA GPU when there is one)")
+
+
+def add_preset(parser: argparse.ArgumentParser, default: str = "demo") -> None:
+    parser.add_argument("--preset", default=default, choices=PRESETS, help=f"network size (default {default})")
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a finite number above zero (``--max-memory nan`` or ``inf`` is refused by name)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number above zero, got {text!r}")
+    return value
+
+
+def tile_px(text: str) -> int:
+    """An argparse type: a window length along depth in px, at least :data:`MIN_TILE_PX`."""
+    if not text.isdigit() or int(text) < MIN_TILE_PX:
+        raise argparse.ArgumentTypeError(f"expected a window length of at least {MIN_TILE_PX} px, got {text!r}")
+    return int(text)
+
+
+def scheduler_address(text: str) -> str:
+    """An argparse type: a Dask scheduler's address, ``PROTOCOL://HOST:PORT`` or ``HOST:PORT``."""
+    if not re.fullmatch(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}|inproc://\S+", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is no scheduler address (tcp://HOST:PORT, e.g. "
+                                         "tcp://10.0.0.5:8786)")
+    return text
+
+
+def size_wxh(text: str) -> tuple[int, int]:
+    """An argparse type: ``WIDTHxHEIGHT`` in px (``1600x384``)."""
+    try:
+        w, h = (int(v) for v in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected WIDTHxHEIGHT, e.g. 1600x384, got {text!r}") from None
+    if w < 1 or h < 1:
+        raise argparse.ArgumentTypeError(f"expected a size above zero, got {text!r}")
+    return w, h
+
+
+def name_list(text: str) -> list[str]:
+    """An argparse type: comma-separated names (``enc1,dec4``), blanks dropped."""
+    return [m.strip() for m in text.split(",") if m.strip()]

@@ -1,0 +1,312 @@
+"""The curves a log's header prints in its scale box, read so that nobody types them.
+
+Above the log body every print has a box that says, per track and row, which curve is drawn how:
+``0  Gamma Ray (GAPI)  150`` with a sample of the curve's pen drawn as the rule beneath it (solid, dashed,
+dotted). A second row of the same curve whose scale goes on where the first ends (``150  Gamma Ray (GAPI)
+300``) is its backup scale: the curve wraps. This module reads that box with Tesseract, track by track, and
+proposes one curve per row: mnemonic, unit, scale ends, line style, track, wrap and backup side. What it
+cannot read (a row without a number at both ends, a name it cannot map) it leaves out: the user adds it.
+
+Work in the scan's upright frame (depth down the rows); ``tracks`` are the proposal's (lo, hi) columns.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+NUMBER = re.compile(r"^[-+−–]?\d+(?:[.,]\d+)?$")
+RULE_LEN_PX = 40  # ink runs this long (twice a letter at 200 dpi) are box rules, erased before OCR
+SOLID_RUN_PX = 40  # a pen sample whose ink lies mostly in runs this long is solid ...
+DASH_MIN_PX = 7  # ... else dashed when most lies in runs this long or longer, dotted when in shorter ones
+BOX_ROWS_PER_INCH = 3.0  # the box is looked for this far above the log body (3 in: a dozen rows of text)
+
+# names printed in scale boxes → mnemonics (lower case, spaces and punctuation squeezed; "sonic" alone is no
+# name: a sonic's integrated time and its porosity start with it); the first word of
+# a name in capitals is taken as printed (``LTEN``, ``dCAL``) when no name here matches
+NAMES = {
+    "gammaray": "GR", "gamma": "GR", "gr": "GR", "spectralgammaray": "SGR",
+    "deltatime": "DT", "deltat": "DT", "intervaltransittime": "DT", "compressionalslowness": "DTC",
+    "sonicporosity": "SPHI", "neutronporosity": "NPHI", "densityporosity": "DPHI", "bulkdensity": "RHOB",
+    "density": "RHOB", "densitycorrection": "DRHO", "photoelectricfactor": "PEF", "pe": "PEF",
+    "caliper": "CALI", "cal": "CALI", "dcal": "CALI", "differentialcaliper": "CALI",
+    "spontaneouspotential": "SP", "sp": "SP", "linetension": "LTEN", "tension": "LTEN", "lten": "LTEN",
+    "deepinduction": "ILD", "mediuminduction": "ILM", "deepresistivity": "RDEP", "mediumresistivity": "RMED",
+    "shallowresistivity": "RSHAL", "sphericallyfocused": "SFLU", "microsphericallyfocused": "MSFL",
+    "linespeed": "LSPD", "lspd": "LSPD", "rop": "ROP", "rateofpenetration": "ROP",
+}
+UNITS = {"gapi": "GAPI", "gap": "GAPI", "api": "GAPI", "usec/ft": "US/F", "us/ft": "US/F", "µs/ft": "US/F",
+         "pu": "PU", "in": "IN", "lb": "LB", "ib": "LB", "lbs": "LB", "ohmm": "OHMM", "ohm-m": "OHMM",
+         "g/cc": "G/C3", "g/cm3": "G/C3", "mv": "MV", "v/v": "V/V", "b/e": "B/E", "msec": "MS", "ft/min": "F/MIN",
+         "m3/m3": "M3/M3", "%": "%"}
+
+
+@dataclass
+class ScaleRow:
+    """One row of the box: a curve on one scale, and the pen sample ruled beneath it."""
+
+    track: tuple[float, float]
+    name: str
+    unit: str
+    left: float
+    right: float
+    klass: int  # 1 solid, 2 dashed, 3 dotted (the sample beneath; solid when there is none)
+    top: int  # row of the text in the box (for ordering)
+
+
+def _number(text: str) -> float | None:
+    t = text.strip().strip("|/{}[]()").replace("−", "-").replace("–", "-").replace(",", ".")
+    return float(t) if NUMBER.match(t) else None
+
+
+def mnemonic_for(name: str) -> str | None:
+    """``Gamma Ray`` → ``GR``; ``dCAL`` → ``CALI``; None for a name that says nothing (``Sonic Int``)."""
+    key = re.sub(r"[^a-z]", "", name.lower())
+    if key in NAMES:
+        return NAMES[key]
+    # a longer name that starts with a known one ("Gamma API" → Gamma); short keys (SP, PE) only whole
+    known = sorted((k for k in NAMES if len(k) >= 4 and key.startswith(k)), key=len, reverse=True)
+    if known:
+        return NAMES[known[0]]
+    first = name.split()[0] if name.split() else ""
+    if 2 <= len(first) <= 8 and re.fullmatch(r"[A-Za-z]*[A-Z][A-Za-z0-9]*", first) and sum(c.isupper() for c in first) >= 2:
+        return first.upper()
+    return None
+
+
+def unit_for(text: str) -> str:
+    """A printed unit as LAS writes it (``usec/ft`` → ``US/F``); "" for words in brackets that are no unit
+    (``(TVD)``: capitals without a slash are a remark, not a unit)."""
+    t = text.strip().strip("()").strip()
+    if t.lower() in UNITS:
+        return UNITS[t.lower()]
+    return t.upper() if t and (any(c.islower() for c in t) or "/" in t or "%" in t) else ""
+
+
+def _erase_rules(img: np.ndarray) -> np.ndarray:
+    """The box's rules whitened (a border read as ``|`` or ``/`` glues the numbers either side into one)."""
+    ink = (img < 128).astype(np.uint8)
+    across = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, RULE_LEN_PX), np.uint8))
+    along = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((RULE_LEN_PX, 1), np.uint8))
+    # dashed rules too: short dashes in a row, closed into one run before the opening
+    closed = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((1, 9), np.uint8))
+    dashed = cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((1, 3 * RULE_LEN_PX), np.uint8)) & ink
+    out = img.copy()
+    out[(across | along | dashed) > 0] = 255
+    return out
+
+
+def _words(crop: np.ndarray) -> list[tuple[int, int, int, int, str]]:
+    """(left, top, width, height, text) of Tesseract's words in a crop, rules erased, padded with paper."""
+    import pytesseract
+
+    pad = 12
+    clean = cv2.copyMakeBorder(_erase_rules(crop), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
+    data = pytesseract.image_to_data(clean, config="--psm 11", output_type=pytesseract.Output.DICT)
+    out = []
+    for i, text in enumerate(data["text"]):
+        text = text.strip()
+        if re.search(r"[A-Za-z0-9]", text) and data["height"][i] >= 6:  # not a dashed rule read as "-----"
+            out.append((data["left"][i] - pad, data["top"][i] - pad, data["width"][i], data["height"][i], text))
+    return out
+
+
+def _edge_number(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> float | None:
+    """A scale end Tesseract's page reading dropped (a lone ``0`` or ``6`` against the box's edge): the strip
+    between the track's edge and the row's first (or last) word read again alone, as one line of digits."""
+    import pytesseract
+
+    x0, x1 = max(0, x0), min(crop.shape[1], x1)
+    if x1 - x0 < 4:
+        return None
+    strip = _erase_rules(crop[max(0, top - 3) : bottom + 3, x0:x1])
+    if (strip < 128).sum() < 8:
+        return None
+    strip = cv2.copyMakeBorder(cv2.resize(strip, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), 16, 16, 16, 16,
+                               cv2.BORDER_CONSTANT, value=255)
+    for psm in (6, 7):  # a lone digit is found as a block more often than as a line
+        value = _number(pytesseract.image_to_string(strip, config=f"--psm {psm} -c "
+                                                    "tessedit_char_whitelist=0123456789.-"))
+        if value is not None:
+            return value
+    return None
+
+
+def _lines(words: list) -> list[list]:
+    """Words grouped into text lines (their vertical extents overlap by half), each sorted left to right."""
+    lines: list[list] = []
+    for w in sorted(words, key=lambda w: w[1]):
+        mid = w[1] + w[3] / 2
+        for line in lines:
+            top, bot = min(v[1] for v in line), max(v[1] + v[3] for v in line)
+            if top <= mid <= bot:
+                line.append(w)
+                break
+        else:
+            lines.append([w])
+    return [sorted(line, key=lambda w: w[0]) for line in lines]
+
+
+def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
+    """The line style of the rule drawn under a row: the most inked row between ``below`` and ``until``."""
+    if until - below < 2:
+        return 1
+    ink = crop[below:until, 3:-3] < 128
+    if ink.size == 0:
+        return 1
+    cover = ink.mean(axis=1)
+    r = int(np.argmax(cover))
+    row = ink[max(0, r - 1) : r + 2].any(axis=0)
+    if cover[r] < 0.2:
+        return 1  # no sample drawn: a solid pen is the common case
+    from .runs import true_runs
+
+    # which kind of stroke holds most of the row's ink: one long run (solid; a 1-bit dropout may break it),
+    # dashes, or dots. By ink, not by count: a digit the row passes through adds short runs, little ink
+    starts, stops = true_runs(row)
+    runs = stops - starts
+    solid, dashes = runs[runs >= SOLID_RUN_PX].sum(), runs[(runs >= DASH_MIN_PX) & (runs < SOLID_RUN_PX)].sum()
+    if solid >= 0.5 * runs.sum():
+        return 1
+    return 2 if dashes >= runs[runs < DASH_MIN_PX].sum() else 3
+
+
+def _known(name: str, unit: str) -> bool:
+    """A row names a curve when its name is one scale boxes print (``NAMES``) or a mnemonic in capitals with
+    its unit given: the words of a comment box (``… 32 JTS of 36# …``) are neither."""
+    key = re.sub(r"[^a-z]", "", name.lower())
+    return key in NAMES or any(len(k) >= 4 and key.startswith(k) for k in NAMES) or (
+        bool(unit) and mnemonic_for(name) is not None)
+
+
+def _rule_between(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> int | None:
+    """The pen sample drawn between a row's two numbers (``1 ——— 300``): its line style, None if none."""
+    if x1 - x0 < 20:
+        return None
+    ink = crop[max(0, top) : bottom + 1, x0 + 3 : x1 - 3] < 160
+    if ink.size == 0 or ink.mean(axis=1).max() < 0.3:
+        return None
+    return _pen_sample(crop[:, x0:x1], max(0, top), bottom + 1)
+
+
+def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | None:
+    """The name (and unit) printed above a row of bare numbers: the nearest line above, within four text
+    heights, that names a curve (``Gamma API (TVD) Track: 1``); a word alone between them that is a unit
+    (``API``, ``Ft/Hr``) is its unit, else the unit in the name's brackets."""
+    top = min(w[1] for w in lines[k])
+    near = [ln for ln in lines[:k] if top - max(w[1] + w[3] for w in ln) <= 4 * height]
+    for j in range(len(near) - 1, -1, -1):
+        name, _, rest = " ".join(w[4] for w in near[j]).partition("(")
+        unit = unit_for(rest.split(")")[0]) if rest else ""
+        between = [unit_for(ln[0][4]) for ln in near[j + 1 :] if len(ln) == 1]
+        unit = next((u for u in between if u), unit)
+        if re.search("[A-Za-z]{2}", name) and _known(name.strip(), unit):
+            return name.strip(), unit
+    return None
+
+
+def read_rows(box: np.ndarray, tracks: list[tuple[float, float]]) -> list[ScaleRow]:
+    """Every row of the box (an upright grey crop, tracks across its columns) that gives a curve on a scale:
+    ``0  Gamma Ray (GAPI)  150`` over its pen sample, or ``1 ——— 300`` (the sample between the numbers) under
+    the curve's name."""
+    rows: list[ScaleRow] = []
+    for lo, hi in tracks:
+        a, b = int(max(0, np.floor(lo))), int(min(box.shape[1], np.ceil(hi) + 1))
+        if b - a < 40:
+            continue
+        crop = box[:, a:b]
+        lines = _lines(_words(crop))
+        for k, line in enumerate(lines):
+            top, bottom = min(w[1] for w in line), max(w[1] + w[3] for w in line)
+            left, right = _number(line[0][4]), _number(line[-1][4])
+            if len(line) == 1 and left is not None:  # one number: the other end was dropped, on one side
+                w = line[0]
+                before = _edge_number(crop, top, bottom, 0, w[0] - 2)
+                after = _edge_number(crop, top, bottom, w[0] + w[2] + 2, crop.shape[1])
+                if (before is None) == (after is None):
+                    continue
+                line = ([(0, top, 0, 0, str(before)), w] if before is not None else
+                        [w, (crop.shape[1], top, 0, 0, str(after))])
+                left, right = _number(line[0][4]), _number(line[1][4])
+            if left is None and re.search("[A-Za-z]", line[0][4]):
+                left = _edge_number(crop, top, bottom, 0, line[0][0] - 2)
+                line = [(0, top, 0, 0, str(left)), *line] if left is not None else line
+            if right is None and re.search("[A-Za-z()]", line[-1][4]):
+                right = _edge_number(crop, top, bottom, line[-1][0] + line[-1][2] + 2, crop.shape[1])
+                line = [*line, (crop.shape[1], top, 0, 0, str(right))] if right is not None else line
+            middle = " ".join(w[4] for w in line[1:-1])
+            height = max(w[3] for w in line)
+            if left is None or right is None or left == right:
+                continue
+            if len(line) == 2:  # bare numbers: the sample between them, the name above
+                klass = _rule_between(crop, top, bottom, line[0][0] + line[0][2], line[1][0])
+                named = _name_above(lines, k, height) if klass is not None else None
+                if named and _known(*named):
+                    rows.append(ScaleRow((float(lo), float(hi)), named[0], named[1], left, right, klass, top))
+                continue
+            if not re.search("[A-Za-z]", middle):
+                continue
+            name, _, rest = middle.partition("(")
+            unit = unit_for(rest.split(")")[0]) if rest else ""
+            if not _known(name, unit):
+                continue
+            nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)
+            klass = _pen_sample(crop, bottom + 1, min(crop.shape[0], max(nxt, bottom + 4)))
+            rows.append(ScaleRow((float(lo), float(hi)), name.strip(), unit, left, right, klass, top))
+    return rows
+
+
+def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
+    """One calibration curve (``NAME.calib.json`` form) per curve of the box: a row whose scale goes on where
+    another row of the same curve in the same track ends is that curve's backup scale (wrap, its side)."""
+    out: list[dict] = []
+    used: set[str] = set()
+    for i, r in enumerate(sorted(rows, key=lambda r: (r.track, r.top))):
+        mnem = mnemonic_for(r.name)
+        if mnem is None:
+            continue
+        first = next((c for c in out if c["_name"] == r.name and tuple(c["track"]) == r.track), None)
+        if first is not None:
+            lo, hi = first["scale"]
+            if abs(r.left - hi) <= 1e-6 * max(1.0, abs(hi)) and (r.right - r.left) * (hi - lo) > 0:
+                first.update(wrap=True, backup="high")  # it goes on past scale[1]
+            elif abs(r.right - lo) <= 1e-6 * max(1.0, abs(lo)) and (r.right - r.left) * (hi - lo) > 0:
+                first.update(wrap=True, backup="low")  # it goes on before scale[0]
+            continue
+        base, k = mnem, 2
+        while mnem in used:
+            mnem, k = f"{base}{k}", k + 1
+        used.add(mnem)
+        out.append({"mnemonic": mnem, "unit": r.unit, "description": f"{r.name} (read from the scale box)",
+                    "class": r.klass, "track": [r.track[0], r.track[1]], "scale": [r.left, r.right], "log": False,
+                    "wrap": False, "proposed": True, "_name": r.name})
+    for c in out:
+        c.pop("_name")
+        if not c["wrap"]:
+            c.pop("wrap")
+    return out
+
+
+def read_scale_box(canon: np.ndarray, tracks: list[tuple[float, float]], body_start: int,
+                   dpi: float | None = None) -> tuple[list[dict], str]:
+    """The curves of the scale box just above the log body (canonical image: rows across, columns along depth;
+    ``body_start`` the first column of the log body), and a line saying what was read."""
+    if not tracks or body_start < 20:
+        return [], "no scale box read: the log body starts at the top of the scan"
+    reach = int(BOX_ROWS_PER_INCH * (dpi or 200.0))
+    box = np.ascontiguousarray(canon[:, max(0, body_start - reach) : body_start].T)  # upright: depth down
+    try:
+        rows = read_rows(box, tracks)
+    except (RuntimeError, OSError) as exc:  # Tesseract failing on one picture costs the curves, not the proposal
+        return [], f"the scale box could not be read ({' '.join(str(exc).split())[:120]}): add the curves by hand"
+    curves = curves_from_rows(rows)
+    if not curves:
+        return [], "no curve read from the scale box above the log body: add the curves by hand"
+    style = {1: "solid", 2: "dashed", 3: "dotted"}
+    said = ", ".join(f"{c['mnemonic']} {c['scale'][0]:g}–{c['scale'][1]:g}"
+                     + (f" ({c['unit']})" if c["unit"] else "") + f" {style[c['class']]}"
+                     + (f", backup {c['backup']}" if c.get("wrap") else "") for c in curves)
+    return curves, f"{len(curves)} curve(s) read from the scale box (check them): {said}"
