@@ -25,7 +25,7 @@ from .shell import Shell
 def _propose(image, axis, dpi=None, progress=None):
     from core.digitize.calibration_proposal import propose
 
-    return propose(image, axis, dpi=dpi)
+    return propose(image, axis, dpi=dpi, progress=progress)
 
 
 def ask_depth_dialog(parent, pixel: float) -> float | None:

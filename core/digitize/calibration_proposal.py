@@ -379,6 +379,29 @@ def _fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | 
     sec.rms_px = rms
 
 
+def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[ProposedSection]:
+    """A section whose printed depths restart (a repeat pass logged over the main pass's depths, the grid running
+    on between them) as one section per pass, split half-way between the last number before the restart and
+    the first after it. A restart is a step back of more than one label interval after which the numbers climb
+    again; it splits only where each side has its own straight line of depths (``fit_line``) and one line does
+    not hold them all, so one misread (a 90 among 800 … 950) splits nothing."""
+    mine = sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
+    values = np.array([n.value for n in mine])
+
+    def agreeing(part: list[DepthNumber]) -> int:  # how many of ``part`` one straight line holds (copies: no marks)
+        probe = [DepthNumber(n.pixel, n.value, n.text) for n in part]
+        return sum(n.kept for n in probe) if fit_line(probe) is not None else 0
+
+    for i in range(MIN_NUMBERS - 1, len(mine) - MIN_NUMBERS):
+        if values[i + 1] >= values[i] - LABEL_STEP_FT or not np.all(np.diff(values[i + 1 : i + 1 + MIN_NUMBERS]) > 0):
+            continue
+        if min(agreeing(mine[: i + 1]), agreeing(mine[i + 1 :])) < MIN_NUMBERS or agreeing(mine) >= 0.8 * len(mine):
+            continue
+        cut = int(round((mine[i].pixel + mine[i + 1].pixel) / 2))
+        return [ProposedSection(sec.start, cut), *split_passes(ProposedSection(cut, sec.stop), numbers)]
+    return [sec]
+
+
 def _name_sections(sections: list[ProposedSection]) -> None:
     """The first section with depths is the main pass; a later one whose depths lie within a main pass's is a
     repeat; any other is a log of its own (in place)."""
@@ -397,9 +420,15 @@ def _name_sections(sections: list[ProposedSection]) -> None:
 
 
 def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, dpi: float | None = None,
-            depth_unit: str = "FT") -> Proposal:
+            depth_unit: str = "FT", progress=None) -> Proposal:
     """Propose tracks, log sections and their depth picks for a scan (grey, in its own frame; ``dpi`` its
-    resolution along depth, for the scale check)."""
+    resolution along depth, for the scale check). ``progress(done, total)``: per cent of the work, reported as
+    the tracks, the scale box and each window of printed depths are read."""
+
+    def report(share: float) -> None:
+        if progress:
+            progress(int(round(100 * min(1.0, share))), 100)
+
     from .classical import ink_map
     from .depth_numbers import read_numbers
     from .frame import to_canonical
@@ -419,6 +448,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     dark = darkness > 0.5
     spans = find_sections(darkness, [r for r, _ in found]) if prop.tracks else []
     prop.sections = [ProposedSection(a, b) for a, b in spans] or [ProposedSection(0, canon.shape[1])]
+    report(0.15)
     if not ocr:
         return prop
     missing = ocr_available()
@@ -430,6 +460,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
 
         prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi)
         prop.messages.append(said)
+    report(0.3)
     # each section reads its own depth column: a repeat pass or another log on the scan may lay its tracks out
     # differently from the rest
     strips: list[tuple[int, np.ndarray]] = []
@@ -449,11 +480,17 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     depth_lines = depth_line_positions(canon, prop.tracks, darkness)
 
     def read(sideways: bool) -> tuple[list[DepthNumber], list[ProposedSection]]:
-        numbers = [DepthNumber(start + centre, float(text), text) for start, strip in strips
-                   for centre, text in read_numbers(strip, sideways)]
+        lo, hi = (0.65, 0.95) if sideways else (0.3, 0.65)  # the sideways reading is the fallback's share
+
+        def strip_progress(k: int):
+            return lambda i, n: report(lo + (hi - lo) * (k + i / max(1, n)) / len(strips))
+
+        numbers = [DepthNumber(start + centre, float(text), text) for k, (start, strip) in enumerate(strips)
+                   for centre, text in read_numbers(strip, sideways, strip_progress(k))]
         numbers.sort(key=lambda n: n.pixel)
         _snap_to_depth_lines(numbers, depth_lines)
-        sections = [ProposedSection(s.start, s.stop) for s in prop.sections]
+        # a section whose depths restart holds two passes (the grid running on between them): one section each
+        sections = [part for s in prop.sections for part in split_passes(ProposedSection(s.start, s.stop), numbers)]
         for sec in sections:
             _fit_section(sec, numbers, dpi, depth_unit)
         return numbers, sections
@@ -468,6 +505,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
             prop.messages.append("the depths are printed turned along the depth column: read sideways")
     _name_sections(prop.sections)
     _report(prop, canon.shape[1])
+    report(1.0)
     return prop
 
 

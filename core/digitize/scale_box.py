@@ -135,6 +135,28 @@ def _edge_number(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> f
     return None
 
 
+def _box_span(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> tuple[int, int] | None:
+    """The box a row's text sits in, where the box is narrower than its track: the nearest vertical rules left of
+    ``x0`` and right of ``x1`` that run through the row and a text height beyond it (a letter's stroke does
+    not), or None when the track's own edges bound it. The North Dakota log prints ROP's box over the first
+    half of a track whose grid runs on unbroken: the box, not the grid, says where ROP's scale ends."""
+    height = bottom - top
+    lo, hi = max(0, top - height), min(crop.shape[0], bottom + height)
+    ink = crop[lo:hi] < 128
+    if ink.shape[0] < 2 * height or crop.shape[1] < 8:
+        return None
+    ruled = np.flatnonzero(ink.mean(axis=0) >= 0.95)  # columns inked through the row and beyond it
+    margin = 6  # rules this near the crop's ends are the track's own borders
+    inner = ruled[(ruled > margin) & (ruled < crop.shape[1] - margin)]
+    left = inner[inner < x0]
+    right = inner[inner > x1]
+    a = int(left.max()) if left.size else None
+    b = int(right.min()) if right.size else None
+    if a is None and b is None:
+        return None
+    return (a if a is not None else 0), (b if b is not None else crop.shape[1] - 1)
+
+
 def _lines(words: list) -> list[list]:
     """Words grouped into text lines (their vertical extents overlap by half), each sorted left to right."""
     lines: list[list] = []
@@ -241,11 +263,13 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]]) -> list[ScaleR
             height = max(w[3] for w in line)
             if left is None or right is None or left == right:
                 continue
+            span = _box_span(crop, top, bottom, line[0][0], line[-1][0] + line[-1][2])
+            track = (float(lo), float(hi)) if span is None else (float(a + span[0]), float(a + span[1]))
             if len(line) == 2:  # bare numbers: the sample between them, the name above
                 klass = _rule_between(crop, top, bottom, line[0][0] + line[0][2], line[1][0])
                 named = _name_above(lines, k, height) if klass is not None else None
                 if named and _known(*named):
-                    rows.append(ScaleRow((float(lo), float(hi)), named[0], named[1], left, right, klass, top))
+                    rows.append(ScaleRow(track, named[0], named[1], left, right, klass, top))
                 continue
             if not re.search("[A-Za-z]", middle):
                 continue
@@ -255,8 +279,17 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]]) -> list[ScaleR
                 continue
             nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)
             klass = _pen_sample(crop, bottom + 1, min(crop.shape[0], max(nxt, bottom + 4)))
-            rows.append(ScaleRow((float(lo), float(hi)), name.strip(), unit, left, right, klass, top))
+            rows.append(ScaleRow(track, name.strip(), unit, left, right, klass, top))
     return rows
+
+
+def log_scale(left: float, right: float) -> bool:
+    """Whether a scale's ends are a log track's: both above zero, two or more whole decades apart (0.2–2000,
+    1–1000); a linear scale is never printed so."""
+    if left <= 0 or right <= 0:
+        return False
+    decades = abs(np.log10(right / left))
+    return decades >= 2 - 1e-6 and abs(decades - round(decades)) < 1e-6
 
 
 def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
@@ -281,7 +314,8 @@ def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
             mnem, k = f"{base}{k}", k + 1
         used.add(mnem)
         out.append({"mnemonic": mnem, "unit": r.unit, "description": f"{r.name} (read from the scale box)",
-                    "class": r.klass, "track": [r.track[0], r.track[1]], "scale": [r.left, r.right], "log": False,
+                    "class": r.klass, "track": [r.track[0], r.track[1]], "scale": [r.left, r.right],
+                    "log": log_scale(r.left, r.right),
                     "wrap": False, "proposed": True, "_name": r.name})
     for c in out:
         c.pop("_name")

@@ -195,10 +195,13 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     # `300 ——— 599` beneath: what the user's hand calibration of this scan says (../shared/data/cases)
     read = {c["mnemonic"]: (tuple(c["scale"]), c["class"], c.get("backup")) for c in prop.curves}
     assert read == {"GR": ((1.0, 300.0), 1, "high"), "ROP": ((0.0, 150.0), 1, "high")}
+    # ROP's box covers the first half of a track whose grid runs on unbroken: the box says where its scale ends
+    rop = next(c for c in prop.curves if c["mnemonic"] == "ROP")
+    assert abs(rop["track"][0] - 614) <= 5 and abs(rop["track"][1] - 1114) <= 5, rop["track"]
 
 
 def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
-    from core.digitize.scale_box import ScaleRow, curves_from_rows, mnemonic_for, unit_for
+    from core.digitize.scale_box import ScaleRow, curves_from_rows, log_scale, mnemonic_for, unit_for
 
     rows = [ScaleRow((1, 499), "Gamma Ray", "GAPI", 0, 150, 1, 10), ScaleRow((1, 499), "Gamma Ray", "GAPI", 150, 300, 1, 40),
             ScaleRow((665, 1663), "Delta Time", "US/F", 140, 40, 1, 10),
@@ -212,6 +215,8 @@ def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
     assert mnemonic_for("Gamma API") == "GR" and mnemonic_for("dCAL") == "CALI" and mnemonic_for("LTEN") == "LTEN"
     assert mnemonic_for("of the") is None and mnemonic_for("Sonic Int") is None
     assert unit_for("(usec/ft)") == "US/F" and unit_for("ib") == "LB" and unit_for("TVD") == ""
+    assert log_scale(0.2, 2000) and log_scale(1, 100) and not log_scale(0, 150) and not log_scale(6, 16)
+    assert not log_scale(15000, 0) and not log_scale(1, 300)
 
 
 def test_a_pen_sample_is_told_by_where_its_ink_lies():
@@ -245,3 +250,23 @@ def test_one_misread_among_round_depths_leaves_the_consensus_instead_of_vetoing_
     _fit_section(sec, numbers, None, "FT")
     assert sec.refused is None and [v for _, v in sec.picks] == [200.0, 300.0, 400.0, 500.0, 600.0]
     assert not numbers[0].kept
+
+
+def test_depths_that_restart_in_one_section_are_two_passes():
+    """A casing log's main and repeat passes in one stretch of grid: 100 … 600 then 200 … 600 again. Two
+    sections, each with its own picks, the second a repeat; a single misread in a pass splits nothing."""
+    from core.digitize.calibration_proposal import ProposedSection, _fit_section, _name_sections, split_passes
+
+    main = [DepthNumber(1000 + 20.0 * (d - 100), float(d), str(d)) for d in range(100, 650, 50)]
+    repeat = [DepthNumber(13000 + 20.0 * (d - 200), float(d), str(d)) for d in range(200, 650, 50)]
+    sec = ProposedSection(900, 22500)
+    parts = split_passes(sec, main + repeat)
+    assert len(parts) == 2 and parts[0].start == 900 and parts[1].stop == 22500
+    assert main[-1].pixel < parts[0].stop == parts[1].start < repeat[0].pixel
+    for part in parts:
+        _fit_section(part, main + repeat, None, "FT")
+    _name_sections(parts)
+    assert [p.kind for p in parts] == ["main", "repeat"]
+    assert [v for _, v in parts[1].picks] == [float(d) for d in range(200, 650, 50)]
+    misread = main[:5] + [DepthNumber(main[5].pixel, 9.0, "9")] + main[6:]  # a 350 read as 9
+    assert len(split_passes(ProposedSection(900, 12000), misread)) == 1

@@ -42,7 +42,14 @@ def run(args) -> int:
     scan = load_scan(args.scan)
     axis = args.depth_axis or ("y" if scan.image.shape[0] >= scan.image.shape[1] else "x")
     dpi = scan.info.dpi[1 if axis == "y" else 0] if scan.info.dpi else None
-    prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit)
+    from core.common.progress import progress_bar
+
+    with progress_bar(100, "propose", unit="%") as bar:
+        def advance(done: int, total: int) -> None:
+            bar.n = done
+            bar.refresh()
+
+        prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit, progress=advance)
     from core.common.atomic import atomic_write_text, json_text
 
     draft = prop.calibration_dict(args.depth_unit, args.step)
