@@ -397,11 +397,20 @@ class MainWindow(QtWidgets.QMainWindow):
         cdock.raise_()
         self.curves_dock = pdock
 
-        from .training_dock import TrainingDock
+        from .training_dock import TrainingContext, TrainingDock
 
-        self.training = TrainingDock(self, self)
+        self.training = TrainingDock(TrainingContext(
+            project_folder=lambda: self.project.folder if self.project is not None else None,
+            model_path=lambda: self.model_path, step_size=self._step_size), self)
         self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.training)
         self.training.hide()
+
+    def _step_size(self) -> tuple[int, int] | None:
+        """(along depth, across) of the scan on show in the network's frame: what one training step reads."""
+        if self.image is None:
+            return None
+        axis = self.calib.depth_axis if self.calib else ("y" if self.image.shape[0] >= self.image.shape[1] else "x")
+        return (self.image.shape[0], self.image.shape[1]) if axis == "y" else (self.image.shape[1], self.image.shape[0])
 
     def _training_running(self) -> bool:
         return self.training.thread is not None and self.training.thread.isRunning()

@@ -10,7 +10,9 @@ error in the panel, never a dead app.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from PySide6 import QtCore, QtWidgets
 
@@ -30,13 +32,26 @@ REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick
 ROW_MIN_PX = 170  # a row of instruments: below this their titles and axes are clipped
 
 
+@dataclass
+class TrainingContext:
+    """What the dock needs from the rest of the app, asked when it needs it (the dock never reaches into the
+    window): the open project's folder, the model the app reads with (a run continues from it and is compared
+    with it), and the size of one training step at the scan on show."""
+
+    project_folder: Callable[[], Path | None]
+    model_path: Callable[[], Path | None]
+    step_size: Callable[[], tuple[int, int] | None]  # (along depth, across) of the scan on show, None: none
+
+
 class TrainingDock(QtWidgets.QDockWidget):
     model_trained = QtCore.Signal(str)  # path of the new model
 
-    def __init__(self, window, parent=None):
+    def __init__(self, context: TrainingContext, parent=None):
         super().__init__("Training", parent)
         self.setObjectName("training_dock")
-        self.window_ = window
+        self.context = context
+        self.run_out: str | None = None  # the model file of the run (a resumed run writes the same one)
+        self._replan = False  # a budget re-plan asked for while one runs: done when it finishes
         self.thread: TrainerProcess | None = None
         self.buffer: list = []
         self.steps_seen = 0
@@ -231,14 +246,7 @@ class TrainingDock(QtWidgets.QDockWidget):
     # -- the budget before the run ------------------------------------------------------
     def log_size(self) -> tuple[int, int]:
         """(width along depth, height across) of one training step at the current log."""
-        from core.digitize.frame import to_canonical
-
-        w = self.window_
-        if w.image is not None:
-            axis = w.calib.depth_axis if w.calib else ("y" if w.image.shape[0] >= w.image.shape[1] else "x")
-            h, wd = to_canonical(w.image, axis).shape
-        else:
-            h, wd = 480, 3200
+        wd, h = self.context.step_size() or (3200, 480)
         crop = self.crop.value()
         return (min(wd, crop) if crop else wd), h
 
@@ -263,7 +271,7 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.plan_task.start()
 
     def _plan_finished(self) -> None:
-        if getattr(self, "_replan", False):
+        if self._replan:
             self.refresh_budget()
 
     def shutdown(self) -> None:
@@ -292,23 +300,24 @@ class TrainingDock(QtWidgets.QDockWidget):
     def _config(self, resume: bool):
         from core.engine.train import TrainConfig
 
-        w = self.window_
         src = self.source.currentIndex()
-        project = str(w.project.folder) if (w.project is not None and src in (0, 2)) else None
+        folder = self.context.project_folder()
+        project = str(folder) if (folder is not None and src in (0, 2)) else None
         if src in (0, 2) and project is None:
             raise InputError(None, "no project is open: open a project folder or train on the synthetic stream")
         out_dir = Path(project) / "models" if project else _user_models_dir()
         out_dir.mkdir(parents=True, exist_ok=True)
-        out = getattr(self, "run_out", None) if resume else None
+        out = self.run_out if resume else None
         if out is None:
             out = str(out_dir / f"model-{time.strftime('%Y%m%d-%H%M%S')}.safetensors")
         self.run_out = out
         preset = self.preset.currentText()
         init = None
+        current = self.context.model_path()
         if preset == "continue from current model":
-            if not getattr(w, "model_path", None):
+            if not current:
                 raise InputError(None, "no current model to continue from")
-            init, preset = str(w.model_path), "demo"
+            init, preset = str(current), "demo"
         tile = self.tile.currentText().strip()
         return TrainConfig(
             data=project, synthetic=src in (1, 2), mix=self.mix.value(), stage=self.stage.currentText(),
@@ -318,7 +327,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             resume=self.last_checkpoint if resume else None, eval_every=max(1, self.steps.value() // 4),
             checkpoint_every=max(1, min(50, self.steps.value() // 4)), fault=dict(self.fault),
             scaler_growth_interval=self.scaler_growth_interval,
-            compare_model=str(w.model_path) if getattr(w, "model_path", None) else None,
+            compare_model=str(current) if current else None,
             # the training child is a daemonic process (it dies with the app), and such a process cannot start
             # DataLoader workers: its batches are made in it, and the step's data wait shows in the status line
             workers=0,
