@@ -258,7 +258,8 @@ def _print_and_scan(frame: np.ndarray, ink: np.ndarray, mask: np.ndarray, rows: 
         if rng.random() < p.get("salt", 0.5):
             art.salt_and_pepper(img, rng)
             applied["salt_pepper"] = True
-        if rng.random() < p.get("speckle", 0.0):
+        if p.get("speckle") and rng.random() < p["speckle"]:  # drawn only where a look has it: every other log is
+            # drawn exactly as before the domain family (same seed, same pixels)
             art.speckle(img, rng)
             applied["speckle"] = True
         if rng.random() < p.get("skew", 0.6):
