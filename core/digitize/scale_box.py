@@ -288,7 +288,7 @@ def log_scale(left: float, right: float) -> bool:
     1–1000); a linear scale is never printed so."""
     if left <= 0 or right <= 0:
         return False
-    decades = abs(np.log10(right / left))
+    decades = abs(float(np.log10(right / left)))
     return decades >= 2 - 1e-6 and abs(decades - round(decades)) < 1e-6
 
 

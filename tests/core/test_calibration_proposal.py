@@ -178,7 +178,8 @@ def test_kgs_scan_proposal_matches_the_hand_calibration(kgs_scan):
     for c in read.values():  # each in the hand calibration's track
         assert any(abs(c["track"][0] - min(h.track)) <= 5 and abs(c["track"][1] - max(h.track)) <= 5
                    for h in hand.curves), c
-    Calibration.from_dict(draft)  # a calibration digitize takes as it is
+    Calibration.from_dict(draft)  # a calibration digitize takes as it is ...
+    json.dumps(draft)  # ... and calibrate writes (plain JSON values, no numpy scalars)
 
 
 @needs_ocr
