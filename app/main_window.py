@@ -451,7 +451,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.steps.set_state(ScanSteps(
             calibrated=picked and any(not is_placeholder_curve(s) for s in c.curves), picked=picked,
             labelled=self.editor is not None and bool(self.editor.mask.any()),
-            digitised=self.result is not None, exported=self.digitising.exported, has_model=self.model is not None))
+            digitised=self.result is not None, exported=self.digitising.exported,
+            # Digitise reads with the bundled model when none is loaded (issue #43): labelling is optional then too
+            has_model=self.model is not None or BUNDLED_MODEL.exists()))
 
     def do_step(self, step: str) -> None:
         """A click on a step of the bar: do it, or start it."""

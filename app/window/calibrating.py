@@ -103,8 +103,8 @@ class CalibrationController(QtCore.QObject):
                 self.panel.set_sections(draft.get("sections", []) if draft else [])
         if (self.calib is None or not self.calib.curves) and prop.curves:
             # the curves the header's scale box prints: the user checks them instead of typing them
-            for curve in prop.curves:
-                self.panel.append_curve(curve, emit=False)
+            for i, curve in enumerate(prop.curves):  # one save for them all, with the last
+                self.panel.append_curve(curve, emit=i == len(prop.curves) - 1)
             self.shell.show_status(" ".join(prop.messages) + " — check the curves read from the scale box and "
                                    "add any it does not print.", 20000)
         elif self.calib is None or not self.calib.curves:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,7 +154,9 @@ def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, mode
 
 WORKER_WAIT_S = 60  # how long a run waits for the cluster's first worker before it says there is none
 TASK_RETRIES = 2  # a scan's task run again this often when its worker dies under it (``Client.submit(retries=)``)
-RESUBMITS = 2  # ... and resubmitted this often more when its inputs were lost with the workers (the model)
+RESUBMIT_PAUSE_S = 1.0  # the pause before a resubmission, times its number
+RESUBMITS = 4  # ... and resubmitted this often more when its inputs were lost with the workers (the model): on a
+# 2-core machine busy with other work a killed worker's replacement was lost once more before it took the task
 
 
 def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
@@ -199,14 +202,25 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
         stream = dask_completed(list(pending))
         for fut in stream:
             job, tries = pending.pop(fut)
-            if tries < RESUBMITS and _lost_to_a_worker(fut):
-                if data is not None and not _held(client, refs[-1]):
-                    refs.append(scatter())  # no worker holds the model's bytes any more
+            try:
+                outcome = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a scan's own failure is an outcome (``digitize_file`` never
+                # raises), so anything raised here is the cluster's: the worker died, or its inputs went with one
+                if tries >= RESUBMITS:
+                    yield ScanOutcome(job.scan.name, "failed", error=f"its worker stopped: {type(exc).__name__}: {exc}")
+                    continue
+                # the task lost its inputs with a worker ("lose scattered data, which can't be recovered"): scatter
+                # the model's bytes again after a pause that grows with each try (scattered at once they went to
+                # the dead worker still on the scheduler's books and were lost again with it), then resubmit.
+                # Decided by the result, not ``fut.status``, which can still read pending when the result raises
+                time.sleep(RESUBMIT_PAUSE_S * (tries + 1))
+                if data is not None and (fut.status == "cancelled" or not _held(client, refs[-1])):
+                    refs.append(scatter())
                 again = submit(job)
                 pending[again] = (job, tries + 1)
                 stream.add(again)
                 continue
-            yield _outcome_of(fut, job)
+            yield outcome
 
 
 def _held(client, ref) -> bool:
@@ -216,9 +230,3 @@ def _held(client, ref) -> bool:
         return bool(client.who_has(ref).get(ref.key))
     except Exception:  # noqa: BLE001 - distributed's CancelledError and the like: not held
         return False
-
-
-def _lost_to_a_worker(fut) -> bool:
-    """Whether a task failed because of the cluster (its worker died, its inputs went with one), not its scan:
-    a scan's own failure is an outcome (``digitize_file`` never raises), so any exception here is the cluster's."""
-    return fut.status in ("error", "cancelled", "lost")

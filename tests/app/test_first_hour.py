@@ -240,3 +240,28 @@ def test_a_refused_proposals_draft_opens_and_curves_read_from_the_box_are_confir
     saved = json.loads((tmp_path / "d.calib.json").read_text())
     assert not win.calib.unconfirmed() and not any(c.get("proposed") for c in saved["curves"])
     assert "draft" not in saved and len(saved["depth_picks"]) >= 2
+
+
+def test_curves_a_proposal_reads_from_the_scale_box_land_in_the_calibration(win, qtbot, tmp_path, monkeypatch):
+    """Propose on a scan whose box prints its curves: they are in the saved calibration at once (marked
+    proposed), so the steps bar goes on to digitising, not back to "name each curve"."""
+    import app.window.calibrating as calibrating
+    from core.digitize.calibration_proposal import Proposal
+    from core.synth import generate_log, write_log
+
+    write_log(tmp_path, generate_log(4, 1200, 320, "y", style="clean", name="box"))
+    cal = json.loads((tmp_path / "box.calib.json").read_text())
+    (tmp_path / "box.calib.json").unlink()
+    (tmp_path / "box.mask.png").unlink()
+    read = [{**c, "proposed": True} for c in cal["curves"]]
+    prop = Proposal("y", tracks=[tuple(c["track"]) for c in read], picks=[tuple(p) for p in cal["depth_picks"]],
+                    curves=read, messages=["read"])
+    monkeypatch.setattr(calibrating, "_propose", lambda *a, **k: prop)
+    assert open_scan(win, qtbot, tmp_path / "box.png") and win.calib is None
+    win.steps.buttons["calibrate"].click()
+    qtbot.waitUntil(lambda: win.calibration.last_proposal is not None, timeout=30000)
+    assert win.calib is not None and [c.mnemonic for c in win.calib.curves] == [c["mnemonic"] for c in read]
+    assert win.calib.unconfirmed() == [c["mnemonic"] for c in read]
+    saved = json.loads((tmp_path / "box.calib.json").read_text())
+    assert [c["mnemonic"] for c in saved["curves"]] == [c["mnemonic"] for c in read]
+    assert win.steps.next_step() != "calibrate"
