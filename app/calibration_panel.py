@@ -258,6 +258,12 @@ class CalibrationPanel(QtWidgets.QWidget):
         if emit:
             self._emit()
 
+    def append_curves(self, curves: list) -> None:
+        """Several curves at once (a proposal's, a draft's), saved once with the last."""
+        curves = [c for c in curves if isinstance(c, dict)]
+        for i, c in enumerate(curves):
+            self.append_curve(c, emit=i == len(curves) - 1)
+
     def _refresh_list(self, select: int) -> None:
         loading, self._loading = self._loading, True
         self.curve_list.clear()

@@ -18,7 +18,7 @@ import numpy as np
 
 from core.common.errors import InputError
 from core.digitize.pipeline import result_from_las
-from core.io.calibration import Calibration
+from core.io.calibration import Calibration, parse_proposed_tracks
 from core.io.project import digitized_path_for
 from core.io.scan import Scan, calib_path_for, display_pyramid, load_mask, load_scan, mask_path_for
 
@@ -70,8 +70,7 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     calib, draft = _calibration_or_draft(cpath)
     proposed = list(calib.proposed_tracks) if calib is not None else []
     if draft is not None:
-        proposed = [tuple(float(v) for v in t) for t in draft.get("proposed_tracks", [])
-                    if isinstance(t, list) and len(t) == 2]
+        proposed = parse_proposed_tracks(draft.get("proposed_tracks"))
     if progress:
         progress(2, 3)
     pyramid = display_pyramid(scan.display)  # in colour when the scan has colour

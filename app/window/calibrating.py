@@ -69,9 +69,7 @@ class CalibrationController(QtCore.QObject):
         amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
         self.panel.load(bundle.calib, scan.info.depth_axis, float(amp), bundle.proposed_tracks)
         if bundle.draft is not None:  # a refused proposal's findings: the curves and sections, the depths to pick
-            for curve in bundle.draft.get("curves", []):
-                if isinstance(curve, dict):
-                    self.panel.append_curve(curve, emit=False)
+            self.panel.append_curves(bundle.draft.get("curves", []))
             self.shell.show_status(f"{bundle.path.name}: {bundle.draft['draft']}", 20000)
         self.update_handles()
 
@@ -103,8 +101,7 @@ class CalibrationController(QtCore.QObject):
                 self.panel.set_sections(draft.get("sections", []) if draft else [])
         if (self.calib is None or not self.calib.curves) and prop.curves:
             # the curves the header's scale box prints: the user checks them instead of typing them
-            for i, curve in enumerate(prop.curves):  # one save for them all, with the last
-                self.panel.append_curve(curve, emit=i == len(prop.curves) - 1)
+            self.panel.append_curves(prop.curves)
             self.shell.show_status(" ".join(prop.messages) + " — check the curves read from the scale box and "
                                    "add any it does not print.", 20000)
         elif self.calib is None or not self.calib.curves:

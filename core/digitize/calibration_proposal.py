@@ -107,6 +107,13 @@ class Proposal:
                 "picks": [list(p) for p in self.picks], "rms_px": self.rms_px, "messages": list(self.messages),
                 "sections": [s.as_dict() for s in self.sections], "curves": [dict(c) for c in self.curves]}
 
+    def _file_dict(self, picks, depth_unit: str, step: float) -> dict:
+        """The fields a calibration file and a refusal's draft share: these picks, the curves, the tracks."""
+        return {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
+                "depth_picks": [[round(p, 2), v] for p, v in picks], "step": step,
+                "curves": [dict(c) for c in self.curves],
+                "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
+
     def draft_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
         """What a refused proposal found, kept (the tracks, the sections' spans, the curves of the scale box) with
         the depth picks left empty and ``"draft"`` saying why: the user picks two depths by hand and goes on.
@@ -114,9 +121,7 @@ class Proposal:
         if not self.tracks and not self.curves:
             return None
         reason = next((s.refused for s in self.sections if s.refused), None) or "no printed depths were read"
-        out = {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit, "depth_picks": [],
-               "step": step, "curves": [dict(c) for c in self.curves],
-               "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks],
+        out = {**self._file_dict([], depth_unit, step),
                "draft": f"no depth picks proposed ({reason}): pick two depths by hand"}
         if len(self.sections) > 1 or (self.sections and self.sections[0].start > 0):
             out["sections"] = [{"kind": s.kind, "span": [s.start, s.stop]} for s in self.sections]
@@ -129,10 +134,7 @@ class Proposal:
         the app to offer; None without picks."""
         if len(self.picks) < 2:
             return None
-        out = {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
-               "depth_picks": [[round(p, 2), v] for p, v in self.picks], "step": step,
-               "curves": [dict(c) for c in self.curves],
-               "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
+        out = self._file_dict(self.picks, depth_unit, step)
         valid = [s for s in self.sections if len(s.picks) >= 2]
         if valid:
             out["sections"] = [{"kind": s.kind, "span": [s.start, s.stop],

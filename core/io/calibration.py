@@ -400,7 +400,7 @@ def _check_step(step: float, picks: list[tuple[float, float]], path: str | None)
                                f"(at most {MAX_SAMPLES:,})")
 
 
-def _proposed_tracks(raw) -> list[tuple[float, float]]:
+def parse_proposed_tracks(raw) -> list[tuple[float, float]]:
     """``proposed_tracks`` as written by a proposal: pairs of finite numbers; anything else is dropped (a hint for
     the app, never a reason to refuse a calibration)."""
     out = []
@@ -503,7 +503,7 @@ def _parse(data, path: str | None) -> Calibration:
     try:
         return Calibration(
             depth_axis=axis, depth_unit=unit.upper(), depth_picks=picks, step=step, curves=curves, version=version,
-            sections=sections, proposed_tracks=_proposed_tracks(data.get("proposed_tracks")),
+            sections=sections, proposed_tracks=parse_proposed_tracks(data.get("proposed_tracks")),
         )
     except CalibrationError as exc:
         raise CalibrationError(path, exc.reason) from None
