@@ -2,12 +2,20 @@
 
 Compiling fuses the network's elementwise work (norms, SiLU, adds, casts) into a few kernels: on an H100 a
 compiled bf16 step of the ``demo`` network at 12,800 × 640 took 76 ms and 7.1 GiB against 194 ms and 13.2 GiB
-compiled in fp32 (issue #33). It costs time once: the first step compiles (about a minute for the ``tiny``
+compiled in fp32 (issue #33); on an H200, 89.7 ms and 7.22 GiB against 210 ms and 13.24 GiB. It costs time once: the first step compiles (about a minute for the ``tiny``
 network on a 2-core CPU, where Inductor builds C++ with the machine's compiler). The compiled kernels are cached
 in the user's cache folder, so the next run with the same shapes starts in seconds.
 
-Where compiling cannot work (no C++ compiler for Inductor's CPU kernels) the run says why and trains eagerly;
-where it fails on the first step (a backend error), the trainer falls back to the eager network and goes on.
+Where compiling cannot work (no C++ compiler for Inductor's CPU kernels) or gives wrong gradients (16-bit
+autocast on a CPU, below) the run says why and trains eagerly; where it fails on the first step (a backend
+error), the trainer falls back to the eager network and goes on.
+
+16-bit on a CPU: Inductor's CPU lowering of the nearest upsampling's backward in bf16 (torch 2.13.0+cpu) gives
+zero gradients: compiled, 52 of the ``tiny`` network's 76 parameters (everything before the last decoder's
+upsampling) got all-zero gradients in one bf16 step where eager got none, and a compiled bf16 training run
+showed 98 % zero gradient elements; the ``aot_eager`` backend and the same network with the upsampling written
+as a repeat were right, and so was CUDA (H200, torch 2.11.0+cu130: 0 of 76, gradients within 3e-3 of eager's,
+``docs/benchmarks.md``). A compiled CPU step gained nothing measurable anyway (0.085 s eager and compiled).
 """
 
 from __future__ import annotations
@@ -25,10 +33,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("WELLTRACE_CACHE") or user_cache_dir("welltrace")) / "inductor"
 
 
-def unsupported(device: torch.device) -> str | None:
-    """Why ``torch.compile`` cannot run on ``device`` here, or None."""
+def unsupported(device: torch.device, precision: str = "fp32") -> str | None:
+    """Why ``torch.compile`` cannot train in ``precision`` on ``device`` here, or None."""
     if not hasattr(torch, "compile"):
         return f"this PyTorch ({torch.__version__}) has no torch.compile"
+    if device.type == "cpu" and precision in ("bf16", "fp16"):
+        return (f"Inductor's CPU kernels give wrong {precision} gradients for this network (most of them zero, "
+                f"PyTorch {torch.__version__}); on a CPU compiling gains nothing measurable")
     if device.type == "cpu" and not any(shutil.which(c) for c in ("g++", "c++", "clang++", "cl")):
         return "Inductor's CPU kernels need a C++ compiler and none is on PATH (install g++ or clang)"
     return None

@@ -77,16 +77,18 @@ def layer_profile(cfg: TrainConfig, mode16: str, fp32_modules: list[str] | None 
     """Per-module output error and gradient underflow of ``mode16`` against fp32 on one sample."""
     trainer = Trainer(replace(cfg, precision="fp32", out=None, checkpoint=None))
     model = trainer.model
-    x, y, valid = _one_sample(trainer)
+    # the sample where the trainer put the network (a CUDA GPU when there is one), autocast for that device
+    x, y, valid = (t.to(trainer.device) for t in _one_sample(trainer))
+    where = trainer.device.type
     loss_fn = loss_for(model.cfg.classes)
-    ref_out, ref_grad = _capture(model, x, y, valid, prec.Precision("fp32", "cpu", "reference"), loss_fn)
+    ref_out, ref_grad = _capture(model, x, y, valid, prec.Precision("fp32", where, "reference"), loss_fn)
     reports = {}
     variants = [("as is", [])] + ([("fp32 kept", fp32_modules)] if fp32_modules else [])
     for label, keep in variants:
         m16 = copy.deepcopy(model)
         if keep:
             prec.keep_fp32(m16, keep)
-        out16, grad16 = _capture(m16, x, y, valid, prec.Precision(mode16, "cpu", "profile"), loss_fn)
+        out16, grad16 = _capture(m16, x, y, valid, prec.Precision(mode16, where, "profile"), loss_fn)
         tiny = FORMAT_TINY[mode16]
         rows = []
         for name, ref in ref_out.items():

@@ -106,7 +106,7 @@ class Trainer:
         if cfg.compile:
             from .compiled import compile_network, unsupported
 
-            self.compile_note = unsupported(self.device)
+            self.compile_note = unsupported(self.device, self.precision.mode)
             if self.compile_note is None:
                 self.net = compile_network(self.net)
         self.model.set_checkpointing(cfg.checkpointing == "on")
