@@ -27,10 +27,13 @@ from .trace import Trace, TraceParams, trace_curve
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
               grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None,
-              ink: np.ndarray | None = None) -> list[Trace]:
+              ink: np.ndarray | None = None, body_start: int = 0) -> list[Trace]:
     """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
     ``ink``: the scan's darkness in the canonical frame (uint8), where a pen's pattern is checked
     (``core/digitize/pen_pattern.py``); None checks none.
+
+    ``body_start``: the first column of log body (``core/digitize/log_sections.py``), where same-style curves are
+    named.
 
     ``by_curve`` maps a curve's index to its own evidence (first row, map of its track's band, whether the
     grid damps it): a curve told apart by its ink colour (``core/io/colour.py``) follows that alone, outside any
@@ -62,7 +65,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         if klass in evidence_by_class:
             ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
             group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
-            order_at_top(group, [calib.curves[i] for i in idx])
+            order_at_top(group, [calib.curves[i] for i in idx], body_start)
             for i, tr in zip(idx, group):
                 traces[i] = tr
     # the rest follow their own class's map; where another curve of the same class shares the track (one of

@@ -54,16 +54,19 @@ def meetings(p: np.ndarray, q: np.ndarray, meet_px: float = MEET_PX) -> list[tup
 SURE_COLS = 8  # columns every trace is seen and apart from the others: where the naming rule is read
 
 
-def order_at_top(traces: list, specs: list) -> None:
+def order_at_top(traces: list, specs: list, start: int = 0) -> None:
     """Assign the traces to the curves in calibration order from the ``track[0]`` side (in place: swaps whole
     traces' data), where the log starts to be sure: the first column of ``SURE_COLS`` running at which every
     trace is seen (a solid one observed, not carried across a gap) and apart from the others by more than
     ``MEET_PX``; failing that, the first column where all are traced. The first column where all are traced
     was often one where a trace was only carried across a gap or had just been taken up on a stroke of the
     other line: on a window of the KGS sonic log the sonic and tension curves were named the wrong way round
-    from there to the end."""
+    from there to the end. ``start``: the first column of log body (``log_sections.picked_body``); columns before
+    it (a header's boxes and scale lines) name nothing, unless no column after it has every trace."""
     pos = np.stack([t.position for t in traces])
     traced = np.isfinite(pos).all(0)
+    if traced[start:].any():
+        traced[:start] = False
     if not traced.any():
         return
     # seen: a solid pen where it was observed (not carried across a gap); a dashed or dotted pen is unseen

@@ -32,8 +32,10 @@ def _distinct(lines: list[float]) -> list[float]:
 def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
     """Per depth column: the share of the given lines along depth drawn there, smoothed along depth. A line is
     drawn where the darkest of the three rows about its centre reaches half its own usual darkness (its upper
-    quartile over the scan), so a faint grey grid counts as well as a black border."""
+    quartile over the scan), so a faint grey grid counts as well as a black border. ``darkness``: in [0, 1], or
+    uint8 in [0, 255]."""
     rows = darkness.shape[0]
+    scale = 255.0 if darkness.dtype == np.uint8 else 1.0  # the pipeline keeps its darkness a byte a pixel
     borders = _distinct(lines)
     if not borders:
         return np.zeros(darkness.shape[1], np.float32)
@@ -43,7 +45,7 @@ def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
         c = int(round(r))
         v = darkness[max(0, c - 1) : min(rows, c + 2)].max(axis=0)
         usual = float(np.percentile(v[::step], 75))
-        drawn += v >= max(0.05, 0.5 * usual)
+        drawn += v >= max(0.05 * scale, 0.5 * usual)
     share = drawn / len(borders)
     k = np.ones(SMOOTH_PX, np.float32) / SMOOTH_PX
     return np.convolve(share, k, mode="same")
@@ -61,3 +63,21 @@ def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, i
         else:
             spans.append([s, e])
     return [(s, e) for s, e in spans if e - s >= MIN_SECTION_PX]
+
+
+
+def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) -> tuple[int, int] | None:
+    """[start, stop) columns of the stretch of log body that holds the depth picks (the middle of their range), on
+    a picture read whole (a calibration without sections); None where the whole picture is body, no body is found
+    or none holds the picks. Only that stretch has the picks' depths: above it lie the header and the scale boxes
+    (ruled boxes, printed scale lines: no log), below it a tail's tables or a repeat pass at depths of its own. On the KGS sonic
+    scan read whole, the same-style curves named in the header put DT on the tension line over the whole log, and
+    the repeat pass was written at 1,050-1,760 ft, depths it does not have. A stretch within ``SMOOTH_PX`` of
+    either end of the picture reaches that end (the running mean thins the borders' share there)."""
+    n = darkness.shape[1]
+    spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in find_sections(darkness, lines)]
+    mid = (min(picks) + max(picks)) / 2.0 if picks else -1.0  # picks often sit on the body's first and last lines
+    holding = [(a, b) for a, b in spans if a <= mid < b]
+    if not holding or holding[0] == (0, n):
+        return None
+    return holding[0]

@@ -154,7 +154,15 @@ def digitize(
     by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
     if method == "model":
         params = model_params(params)
-    traces = trace_all(evidence, calib, params, found, by_curve, ink)
+    body = _picked_body(ink, found, calib)
+    traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
+    if body:
+        _null_outside(traces, body)
+        a, b = calib.depth_at(np.array(body, float))
+        warnings.append(f"the log body with the depth picks runs over {min(a, b):.1f}–{max(a, b):.1f} "
+                        f"{calib.depth_unit} of this picture; the rest (a header, a tail, another pass) is no part "
+                        "of that log and is written NULL: give the scan its sections (welltrace calibrate --propose) "
+                        "to read every pass at its own depths")
     if by_curve:
         method += " + ink colour"
     t2 = time.perf_counter()
@@ -169,6 +177,27 @@ def digitize(
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t0, "grid_s": t_grid - t1, "trace_s": t2 - t_grid}, warnings, memory,
                           confidence=confidence)
+
+
+def _picked_body(ink: np.ndarray | None, found, calib: Calibration) -> tuple[int, int] | None:
+    """The stretch of log body that holds the depth picks, where the picture holds more than that
+    (``core/digitize/log_sections.py: picked_body``); None where no grid or darkness was read."""
+    if ink is None or found is None:
+        return None
+    from .log_sections import picked_body
+
+    rows = found.line_rows(0.5)
+    centres = [float(g.mean()) for g in np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)] if rows.size else []
+    return picked_body(ink, centres, [p for p, _ in calib.depth_picks])
+
+
+def _null_outside(traces: list[Trace], body: tuple[int, int]) -> None:
+    """No reading outside the log body (in place): a header's boxes and a repeat pass at depths it lacks."""
+    for tr in traces:
+        for part in (slice(0, body[0]), slice(body[1], None)):
+            tr.position[part] = np.nan
+            tr.observed[part] = False
+            tr.confidence[part] = 0.0
 
 
 def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,

@@ -152,3 +152,33 @@ def test_the_naming_rule_is_read_where_both_traces_are_seen_apart():
              CurveSpec("ILM", "OHMM", "", 1, (0.0, 199.0), (0.0, 100.0))]
     order_at_top(traces, specs)
     assert np.median(traces[0].position) == 20.0 and np.median(traces[1].position) == 150.0
+
+
+def test_the_naming_rule_is_read_in_the_log_body_not_in_the_header_above_it():
+    """A picture read whole (no sections): above the log body, a header's boxes and scale lines give the traces
+    positions of their own. Named there, the KGS sonic and tension curves swapped for the whole log; named where
+    the body starts (``start``), they follow the body. Where no column of the body has both, the header names."""
+    from core.digitize.crossings import order_at_top
+    from core.digitize.trace import Trace
+
+    cols, start = 300, 100
+    left_then_right = np.where(np.arange(cols) < start, 20.0, 150.0)  # in the header near track[0]; in the body far
+    right_then_left = np.where(np.arange(cols) < start, 150.0, 20.0)
+    specs = [CurveSpec("DT", "US/F", "", 1, (0.0, 199.0), (140.0, 40.0)),
+             CurveSpec("LTEN", "LB", "", 1, (0.0, 199.0), (15000.0, 0.0))]
+
+    def traces():
+        seen = np.ones(cols, bool)
+        return [Trace("X", left_then_right.copy(), np.zeros(cols, np.int64), np.ones(cols), seen.copy()),
+                Trace("Y", right_then_left.copy(), np.zeros(cols, np.int64), np.ones(cols), seen.copy())]
+
+    header_named = traces()
+    order_at_top(header_named, specs)
+    assert header_named[0].position[start] == 150.0  # named in the header: DT takes the far line in the body
+    body_named = traces()
+    order_at_top(body_named, specs, start)
+    assert body_named[0].position[start] == 20.0 and body_named[1].position[start] == 150.0
+    gone = traces()
+    gone[1].position[start:] = np.nan  # nothing of the second curve in the body: the header names
+    order_at_top(gone, specs, start)
+    assert np.nanmedian(gone[0].position[:start]) == 20.0

@@ -239,3 +239,33 @@ def test_digitize_traces_only_the_sections_and_writes_the_repeat_pass_beside_the
     assert main(["digitize", path, "--calib", str(tmp_path / "log.calib.json"), "--out", str(tmp_path / "x.las"),
                  "--classical", "--section", "3"]) == 2
     assert "no section 3" in capsys.readouterr().err
+
+
+def test_a_picture_read_whole_has_no_values_outside_the_log_body_with_the_picks(tmp_path, capsys):
+    """A calibration without sections on a scan with a header, a repeat pass and a tail: only the stretch of log
+    body that holds the depth picks is read; the header above it and the repeat pass below (which the main
+    pass's picks would put at depths it does not have) are NULL, and the run says so and how to read them."""
+    from core.digitize.log_sections import picked_body
+
+    img, bodies = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 500, 0), ("body", 2000, 1100.0),
+                         ("header", 400, 0)])
+    path = _save(tmp_path, img, "log")
+    (tmp_path / "log.calib.json").write_text(json.dumps(_calib(None)))
+    out = tmp_path / "log.las"
+    assert main(["digitize", path, "--calib", str(tmp_path / "log.calib.json"), "--out", str(out), "--classical",
+                 "--no-qc"]) == 0
+    assert "calibrate --propose" in capsys.readouterr().err
+    las = lasio.read(out)
+    depth, gr = las.index, las["GR"]
+    body = (depth >= 1000.0 + 5) & (depth <= 1300.0 - 5)
+    assert np.isfinite(gr[body]).mean() > 0.9
+    assert not np.isfinite(gr[depth < 1000.0 - 8]).any()  # the header: its boxes are no log
+    assert not np.isfinite(gr[depth > 1300.0 + 8]).any()  # the repeat pass at the main pass's depths: no reading
+    # the stretch found is the body drawn, within the borders' smoothing; a picture that is all body: no stretch
+    darkness = 1.0 - img.T.astype(np.float32) / 255.0
+    lines = [float(x) for lo, hi in TRACKS for x in (lo, hi)]
+    a, b = picked_body(darkness, lines, [1000.0, 2000.0])
+    assert abs(a - bodies[0][0]) < 40 and abs(b - bodies[0][1]) < 40
+    assert picked_body(darkness[:, 600:3600], lines, [100.0]) is None
+    assert picked_body((darkness * 255).astype(np.uint8), lines, [1000.0]) == (a, b)  # a byte a pixel alike
+    assert picked_body(darkness, lines, [3800.0]) is None  # no stretch of body holds the picks: no restriction
