@@ -73,7 +73,9 @@ def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) ->
     (ruled boxes, printed scale lines: no log), below it a tail's tables or a repeat pass at depths of its own. On the KGS sonic
     scan read whole, the same-style curves named in the header put DT on the tension line over the whole log, and
     the repeat pass was written at 1,050-1,760 ft, depths it does not have. A stretch within ``SMOOTH_PX`` of
-    either end of the picture reaches that end (the running mean thins the borders' share there)."""
+    either end of the picture reaches that end (the running mean thins the borders' share there). The lines come
+    from the grid reading, the lines of most windows: where a header fills half of a picture its ruled boxes are
+    taken for lines, the body is not found, and the picture is read whole as before (KGS's first 4,100 px)."""
     n = darkness.shape[1]
     spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in find_sections(darkness, lines)]
     mid = (min(picks) + max(picks)) / 2.0 if picks else -1.0  # picks often sit on the body's first and last lines

@@ -231,3 +231,26 @@ def test_a_broken_pen_on_unbroken_ink_rides_a_solid_neighbour_whatever_the_maps_
     assert on_solid[100:300].all()
     on_dashes = riding_neighbour(pos, observed, other, own, theirs, lambda a, b: unbroken_stroke(pos, dashed, a, b))
     assert not on_dashes.any()
+
+
+def test_a_picture_read_whole_names_its_curves_in_the_log_body_not_in_the_header(kgs_scan, bundled):
+    """KGS read whole with a calibration that has no sections: the header above the log, with its scale box's
+    lines, named the two solid curves of track 2 there, and DT read 45 us/ft along the tension line for the whole
+    log (docs/limitations.md; the whole scan takes ~100 s). Here the top third of the scan (header, scale box, the
+    first 360 ft of log; the landed code wrote the header's lines as values): DT reads the sonic (the sectioned
+    read gives 70-120 us/ft there), and nothing is written above the body."""
+    import torch
+
+    from core.digitize.pipeline import digitize
+
+    image = load_scan(kgs_scan).image[:6200]  # the header, then the log body from 2,527 px (245 ft)
+    data = json.loads((Path(__file__).resolve().parents[1] / "data" / "kgs_273101_bhc_sonic.calib.json").read_text())
+    data["depth_picks"] = [[2575.0, 250.0], [3590.0, 350.0]]  # as printed on the scan
+    calib = Calibration.from_dict(data)
+    with torch.no_grad():
+        res = digitize(image, calib, model=bundled, source="kgs top")
+    body = (res.depth >= 250.0) & (res.depth <= 600.0)
+    dt = res.values["DT"][body]
+    assert np.isfinite(dt).mean() > 0.8 and 70 <= np.nanmedian(dt) <= 120, np.nanmedian(dt)
+    assert not np.isfinite(res.values["DT"][res.depth < 244.0]).any()  # the header: no log
+    assert any("calibrate --propose" in w for w in res.warnings)
