@@ -3,14 +3,8 @@
 Calibrating a scan by hand is a click and a typed depth per pick and a drag
 per track, although both are printed on the log. The proposal reads them:
 
-- **Tracks.** The lines along depth (track borders and the amplitude grid)
-  come from ``core.digitize.grid`` (projection profiles; faint grey grids too). The
-  gaps between consecutive lines are either cells of a track's grid or
-  *separators*: the depth column and margins, which are wider than the grid's
-  spacing (over twice the median gap) and mostly paper, ink along 2–60 % of
-  their length (the printed depths and their ticks). A cell of a log grid can
-  be as wide but carries a curve or nothing at all. A track is a run of lines
-  between separators; its bounds are its outer lines' centres.
+- **Tracks.** Runs of lines along depth between separators (the depth
+  column, margins): ``core/digitize/track_finder.py``.
 - **Sections.** The log body is where the track grid (borders and grid lines) runs
   (``core/digitize/log_sections.py``): header, tail and the header of a
   repeat pass end one stretch and start the next. Each section reads the
@@ -45,11 +39,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .grid import detect_grid
+from .track_finder import SEPARATOR_INK, along_depth_lines, ink_share, propose_tracks
 
-SPLIT_SPACING = 1.15  # grid spacings this different either side of a strong line: two tracks share that border
-SEPARATOR_GAP = 2.0  # a gap this many times the median line spacing may be a depth column or margin ...
-SEPARATOR_INK = (0.02, 0.60)  # ... if ink (beyond its bounding lines) lies along this share of its length
-MIN_LINES = 2  # lines a track needs (its two borders)
 FIT_TOLERANCE_PX = 6.0  # a number this far (in pixels along depth) from the line of the others is rejected
 MIN_NUMBERS = 3  # numbers that must agree before picks are proposed
 SNAP_PX = 8.0  # a number is placed on the depth line it is printed on, when one lies this close
@@ -140,88 +131,6 @@ class Proposal:
             out["sections"] = [{"kind": s.kind, "span": [s.start, s.stop],
                                 "depth_picks": [[round(p, 2), v] for p, v in s.picks]} for s in valid]
         return out
-
-
-# -- tracks ------------------------------------------------------------------------------
-
-
-def along_depth_lines(canon: np.ndarray, dark: np.ndarray | None = None) -> list[tuple[float, float]]:
-    """(centre row, strength) of the lines running along depth (borders and grid lines), canonical frame.
-    Strength: the line's width times its typical darkness, so a border outweighs a grid line."""
-    rows = detect_grid(canon if dark is None else None, dark=dark).line_rows(0.5)
-    if rows.size == 0:
-        return []
-    if dark is None:
-        from .classical import ink_map
-
-        dark = ink_map(canon)
-    step = max(1, dark.shape[1] // 2000)
-    groups = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
-    return [(float(g.mean()), float(np.median(dark[g][:, ::step], axis=1).sum())) for g in groups]
-
-
-def _split_abutting(lines: list[float], strength: list[float]) -> list[tuple[int, int]]:
-    """Index ranges [i, j] of tracks within one run of lines: two tracks that share a border (no depth column
-    between them) are split at that border where their grid spacings differ and it is as strong as the run's
-    outer borders (a heavy grid line with the same spacing either side is not a border)."""
-    def split(i: int, j: int) -> list[tuple[int, int]]:
-        if j - i < 4:
-            return [(i, j)]
-        outer = min(strength[i], strength[j])
-        best, at = SPLIT_SPACING, None
-        for k in range(i + 2, j - 1):
-            if strength[k] < 0.8 * outer:
-                continue
-            left, right = np.median(np.diff(lines[i : k + 1])), np.median(np.diff(lines[k : j + 1]))
-            ratio = max(left, right) / max(1e-6, min(left, right))
-            if ratio > best:
-                best, at = ratio, k
-        return [(i, j)] if at is None else split(i, at) + split(at, j)
-
-    return split(0, len(lines) - 1)
-
-
-def _ink_share(dark: np.ndarray, lo: float, hi: float) -> float:
-    """Share of depth columns with ink in the middle half of the gap between two lines: where a depth column
-    prints its numbers, clear of the ticks that enter it from its borders."""
-    quarter = (hi - lo) / 4.0
-    a, b = int(np.ceil(lo + quarter)), int(np.floor(hi - quarter))
-    if b <= a:
-        return 0.0
-    return float(dark[a:b].any(axis=0).mean())
-
-
-def propose_tracks(canon: np.ndarray, darkness: np.ndarray | None = None,
-                   found: list[tuple[float, float]] | None = None
-                   ) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
-    """(tracks, separators) across a canonical image: each as (lo, hi) rows; ``darkness`` its ink map and
-    ``found`` its :func:`along_depth_lines`, when already computed."""
-    from .classical import ink_map
-
-    if darkness is None:
-        darkness = ink_map(canon)
-    if found is None:
-        found = along_depth_lines(canon, darkness)
-    if len(found) < MIN_LINES:
-        return [], []
-    lines, strength = [c for c, _ in found], [s for _, s in found]
-    dark = darkness > 0.5
-    gaps = np.diff(lines)
-    typical = float(np.median(gaps))
-    separator = [(g > SEPARATOR_GAP * typical) and (SEPARATOR_INK[0] <= _ink_share(dark, a, b) <= SEPARATOR_INK[1])
-                 for g, a, b in zip(gaps, lines[:-1], lines[1:])]
-    runs, separators, start = [], [], 0
-    for i, sep in enumerate(separator):
-        if sep:
-            separators.append((lines[i], lines[i + 1]))
-            runs.append((start, i))
-            start = i + 1
-    runs.append((start, len(lines) - 1))
-    tracks = []
-    for a, b in runs:
-        if b - a + 1 >= MIN_LINES:
-            tracks += [(lines[a + i], lines[a + j]) for i, j in _split_abutting(lines[a : b + 1], strength[a : b + 1])]
-    return tracks, separators
 
 
 # -- depths ---------------------------------------------------------------------------------
@@ -471,7 +380,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
         _, separators = (propose_tracks(canon[:, sec.start : sec.stop], darkness[:, sec.start : sec.stop])
                          if len(prop.sections) > 1 else (prop.tracks, prop.separators))
         for a, b in separators:
-            if _ink_share(part, a, b) >= SEPARATOR_INK[0]:
+            if ink_share(part, a, b) >= SEPARATOR_INK[0]:
                 lo, hi = int(max(0, np.floor(a) + 3)), int(min(canon.shape[0], np.ceil(b) - 2))
                 # depth down the rows, as printed on a tall log
                 strips.append((sec.start, np.ascontiguousarray(canon[lo:hi, sec.start : sec.stop].T)))

@@ -118,6 +118,11 @@ class Grid:
         """Rows that are along-depth lines in most windows (for overlays and tests)."""
         return np.flatnonzero(np.median(self.along, axis=1) >= threshold)
 
+    def line_groups(self, threshold: float = 0.5) -> list[np.ndarray]:
+        """The rows of each along-depth line (:meth:`line_rows`, adjacent rows one line), across the image."""
+        rows = self.line_rows(threshold)
+        return np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1) if rows.size else []
+
     def line_cols(self, threshold: float = 0.5) -> np.ndarray:
         """Columns that are across lines in any band."""
         if not len(self.across):

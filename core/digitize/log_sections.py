@@ -53,7 +53,7 @@ def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
 
 def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, int]]:
     """[start, stop) columns of each stretch of log body, in order along depth; ``lines``: the rows of the lines
-    along depth the grid reading found (``calibration_proposal.along_depth_lines``)."""
+    along depth the grid reading found (``track_finder.along_depth_lines``)."""
     body = border_presence(darkness, lines) >= BORDER_SHARE
     a, b = true_runs(body)
     spans: list[list[int]] = []

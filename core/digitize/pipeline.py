@@ -186,8 +186,7 @@ def _picked_body(ink: np.ndarray | None, found, calib: Calibration) -> tuple[int
         return None
     from .log_sections import picked_body
 
-    rows = found.line_rows(0.5)
-    centres = [float(g.mean()) for g in np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)] if rows.size else []
+    centres = [float(g.mean()) for g in found.line_groups(0.5)]
     return picked_body(ink, centres, [p for p, _ in calib.depth_picks])
 
 
