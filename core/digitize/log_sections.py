@@ -83,3 +83,28 @@ def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) ->
     if not holding or holding[0] == (0, n):
         return None
     return holding[0]
+
+
+def picture_body(ink: np.ndarray | None, found, calib) -> tuple[int, int] | None:
+    """:func:`picked_body` of a picture being digitised, from its darkness (a byte a pixel) and its grid's lines
+    (``core/digitize/grid.py``); None where neither was read (a user's mask is traced as painted)."""
+    if ink is None or found is None:
+        return None
+    centres = [float(g.mean()) for g in found.line_groups(0.5)]
+    return picked_body(ink, centres, [p for p, _ in calib.depth_picks])
+
+
+def null_outside_body(traces: list, body: tuple[int, int], calib) -> str:
+    """No reading outside the log body (traces in place): a header's boxes, a tail's tables and a repeat pass at
+    depths it lacks. Returns the warning that says so."""
+    for tr in traces:
+        for part in (slice(0, body[0]), slice(body[1], None)):
+            tr.position[part] = np.nan
+            tr.observed[part] = False
+            tr.confidence[part] = 0.0
+            if getattr(tr, "level_unsure", None) is not None:
+                tr.level_unsure[part] = False  # no scale to be unsure of where nothing is read
+    a, b = calib.depth_at(np.array(body, float))
+    return (f"the log body with the depth picks runs over {min(a, b):.1f}–{max(a, b):.1f} {calib.depth_unit} of "
+            "this picture; the rest (a header, a tail, another pass) is no part of that log and is written NULL: "
+            "give the scan its sections (welltrace calibrate --propose) to read every pass at its own depths")

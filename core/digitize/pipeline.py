@@ -22,6 +22,8 @@ from .classical import ink_map
 from .confidence import LOW_CONFIDENCE, trace_to_confidence
 from .frame import from_canonical, to_canonical
 from .grid import detect_grid, track_bands
+from .log_sections import null_outside_body, picture_body
+from .scan_evidence import colour_evidence, mask_evidence, model_evidence
 from .trace import Trace, TraceParams, model_params, trace_to_values
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
@@ -74,66 +76,19 @@ def digitize(
     rows the calibrated tracks need (``core/digitize/infer.py: evidence_band``) in PyTorch's channels-last layout
     (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
     releases, to compare against."""
-    calib.check_fits(image.shape, source)
-    for i, c in enumerate(calib.curves):
-        if c.track_width < MIN_TRACK_PX:
-            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
-                             f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
-                             "resolution, or check the track ends in the calibration)")
-    canon = to_canonical(image, calib.depth_axis)
-    # ink is what is well darker than the paper: a print in light colours may have no pixel darker than mid-grey.
-    # The paper is the bright level (90th percentile), not the median: a dense dark grid can cover more than half
-    # the page, and its grey then passed for the paper and the scan for blank
-    paper = float(np.percentile(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)], 90))
-    if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
-        raise InputError(source, "the scan is blank: no ink to trace")
+    canon = _checked_canonical(image, calib, source)
     warnings = []
     memory: dict = {}
     t0 = time.perf_counter()
     if mask is not None:
-        evidence, mask_c = _mask_evidence(mask, image.shape, calib, warnings, source)
+        evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
         method, grid = "mask", False
         params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
         if progress:
             progress(1, 1)
     elif model is not None:
-        from core.model import precision as prec
-
-        from .infer import coded_evidence, predict_canonical, predict_windows
-
-        classes = model.cfg.classes
-        if classes not in (1, 4):
-            raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
-        precision = precision or prec.resolve("auto", device)
-        if whole_picture:
-            coded = coded_evidence(predict_canonical(model, canon, precision, device, progress=progress))
-            evidence, mask_c = dict(coded.maps), coded.mask
-        else:
-            import torch
-
-            from core.model.runtime import torch_runner
-
-            from .infer import MemoryCeilingError, evidence_band, plan_memory
-
-            runner = torch_runner(model, precision, device, channels_last=not reference)
-            rows = (0, canon.shape[0]) if reference else \
-                evidence_band([c.track for c in calib.curves], canon.shape[0], model.cfg)
-            try:
-                plan = plan_memory(model.cfg, canon.shape, precision.mode, torch.device(device).type,
-                                   memory_ceiling, tile, across=rows[1] - rows[0])
-            except MemoryCeilingError as exc:
-                raise InputError(source, f"{exc}: raise --max-memory or free memory") from None
-            memory = plan.as_dict()
-            windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows)
-            evidence, mask_c = dict(windowed.maps), windowed.mask
-            memory.update(windows=windowed.windows, rows=list(rows), path="reference" if reference else "fast")
-        if classes == 1:
-            by_track: dict = {}
-            for c in calib.curves:
-                by_track.setdefault(c.track, set()).add(c.klass)
-            if any(len(v) > 1 for v in by_track.values()):
-                warnings.append("a binary model cannot tell curves of one track apart by line style; "
-                                "a multiclass model traces crossing curves better")
+        evidence, mask_c, memory = model_evidence(model, canon, calib, precision, device, tile, progress,
+                                                  whole_picture, memory_ceiling, reference, warnings, source)
         method = "model"
     else:
         from .classical import evidence as classical_evidence
@@ -151,71 +106,44 @@ def digitize(
     ink = None if dark is None or mask is not None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
     del dark
     t_grid = time.perf_counter()
-    by_curve = _colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
+    by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
     if method == "model":
         params = model_params(params)
-    body = _picked_body(ink, found, calib)
+    body = picture_body(ink, found, calib)
     traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
     if body:
-        _null_outside(traces, body)
-        a, b = calib.depth_at(np.array(body, float))
-        warnings.append(f"the log body with the depth picks runs over {min(a, b):.1f}–{max(a, b):.1f} "
-                        f"{calib.depth_unit} of this picture; the rest (a header, a tail, another pass) is no part "
-                        "of that log and is written NULL: give the scan its sections (welltrace calibrate --propose) "
-                        "to read every pass at its own depths")
+        warnings.append(null_outside_body(traces, body, calib))
     if by_curve:
         method += " + ink colour"
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
     values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
-    warnings += _same_style_meetings(traces, calib, set(by_curve))
-    warnings += _uncertain_levels(traces, calib)
-    for name, v in values.items():
-        if not np.isfinite(v).any():
-            warnings.append(f"{name}: no evidence of the curve anywhere in its track; written as NULL")
+    warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
+    warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
+                 for name, v in values.items() if not np.isfinite(v).any()]
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t0, "grid_s": t_grid - t1, "trace_s": t2 - t_grid}, warnings, memory,
                           confidence=confidence)
 
 
-def _picked_body(ink: np.ndarray | None, found, calib: Calibration) -> tuple[int, int] | None:
-    """The stretch of log body that holds the depth picks, where the picture holds more than that
-    (``core/digitize/log_sections.py: picked_body``); None where no grid or darkness was read."""
-    if ink is None or found is None:
-        return None
-    from .log_sections import picked_body
-
-    centres = [float(g.mean()) for g in found.line_groups(0.5)]
-    return picked_body(ink, centres, [p for p, _ in calib.depth_picks])
-
-
-def _null_outside(traces: list[Trace], body: tuple[int, int]) -> None:
-    """No reading outside the log body (in place): a header's boxes and a repeat pass at depths it lacks."""
-    for tr in traces:
-        for part in (slice(0, body[0]), slice(body[1], None)):
-            tr.position[part] = np.nan
-            tr.observed[part] = False
-            tr.confidence[part] = 0.0
-
-
-def _colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,
-                     warnings: list[str], source: str | None) -> dict:
-    """Each coloured curve's own evidence (``core/io/colour.py``), or nothing on a grey scan."""
-    named = [c.mnemonic for c in calib.curves if c.colour]
-    if not named:
-        return {}
-    if rgb is None:
-        warnings.append(f"{', '.join(named)}: the calibration names ink colours but the scan is greyscale; "
-                        "traced by line style")
-        return {}
-    if rgb.shape[:2] != tuple(shape[:2]) or rgb.ndim != 3 or rgb.shape[2] != 3:
-        raise InputError(source, f"the colour pixels are {rgb.shape}, not the scan's {tuple(shape[:2])} × 3")
-    from core.io.colour import curve_colour_evidence
-
-    by_curve, notes = curve_colour_evidence(to_canonical(rgb, calib.depth_axis), calib, evidence, found)
-    warnings += notes
-    return by_curve
+def _checked_canonical(image: np.ndarray, calib: Calibration, source: str | None) -> np.ndarray:
+    """The scan in the canonical frame, once it is known to fit the calibration, its tracks wide enough to trace
+    and its picture not blank."""
+    calib.check_fits(image.shape, source)
+    for i, c in enumerate(calib.curves):
+        if c.track_width < MIN_TRACK_PX:
+            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
+                             f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
+                             "resolution, or check the track ends in the calibration)")
+    canon = to_canonical(image, calib.depth_axis)
+    # ink is what is well darker than the paper: a print in light colours may have no pixel darker than mid-grey.
+    # The paper is the bright level (90th percentile), not the median: a dense dark grid can cover more than half
+    # the page, and its grey then passed for the paper and the scan for blank
+    paper = float(np.percentile(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)], 90))
+    if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
+        raise InputError(source, "the scan is blank: no ink to trace")
+    return canon
 
 
 def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set[int]) -> list[str]:
@@ -253,38 +181,6 @@ def _uncertain_levels(traces: list[Trace], calib: Calibration) -> list[str]:
         out.append(f"{tr.mnemonic}: main or backup scale uncertain over {shown} {calib.depth_unit} (a crossing of "
                    "the track's edge was missed); flagged low-confidence: check the QC picture there")
     return out
-
-
-def _mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration, warnings: list[str],
-                   source: str | None) -> tuple[dict[int, np.ndarray], np.ndarray]:
-    """Per-class evidence from a class mask: each class's pixels, softened by a sub-pixel blur so the
-    centroid refinement finds the stroke's middle. A mask with one class (a binary mask) serves every
-    curve; otherwise a curve whose class has no pixels in its track is warned about (and NULL)."""
-    import cv2
-
-    if mask.shape != tuple(shape[:2]):
-        raise InputError(source, f"mask is {mask.shape[1]} × {mask.shape[0]} but the scan is {shape[1]} × {shape[0]}")
-    top = int(mask.max(initial=0))
-    if top > 3:
-        raise InputError(source, f"mask holds class {top}; classes run 0..3 (0 background, 1 solid, 2 dashed, "
-                         "3 dotted)")
-    canon = to_canonical(mask, calib.depth_axis)
-    present = [k for k in (1, 2, 3) if (canon == k).any()]
-    if not present:
-        warnings.append("the mask is empty: no curve pixels to trace; every curve is NULL")
-
-    def soft(m: np.ndarray) -> np.ndarray:  # a 1-px line keeps ≥ 0.3 at its centre after the blur
-        return cv2.GaussianBlur(m.astype(np.float32), (0, 0), 0.7) / 0.45
-
-    if len(present) == 1 and not any(s.klass == present[0] for s in calib.curves):
-        evidence = {0: np.clip(soft(canon > 0), 0.0, 1.0)}  # a binary mask: one map for every curve
-    else:
-        evidence = {k: np.clip(soft(canon == k), 0.0, 1.0) for k in (1, 2, 3)}
-        for c in calib.curves:
-            lo, hi = int(max(0, np.floor(c.track_lo))), int(np.ceil(c.track_hi)) + 1
-            if present and not (canon[lo:hi] == c.klass).any():
-                warnings.append(f"{c.mnemonic}: the mask has no class-{c.klass} pixels in its track")
-    return evidence, (canon > 0).astype(np.uint8) if len(present) <= 1 else canon
 
 
 def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]) -> DigitizeResult | None:
