@@ -14,20 +14,7 @@ from PySide6 import QtCore, QtWidgets
 
 from core.io.calibration import Calibration
 
-BACKUP_TIP = ("where the backup scale lies when wrap is on: high = past the right-hand scale value "
-              "(GR 0–150 → 150–300), low = before the left-hand one (DT 140–40 → 240–140); "
-              "empty when the header does not say")
-CLASS_LABELS = {1: "1 solid", 2: "2 dashed", 3: "3 dotted"}
-
-
-def _spin(lo: float, hi: float, decimals: int, tip: str) -> QtWidgets.QDoubleSpinBox:
-    s = QtWidgets.QDoubleSpinBox()
-    s.setRange(lo, hi)
-    s.setDecimals(decimals)
-    s.setKeyboardTracking(False)  # one change per edit, not one per keystroke
-    s.setToolTip(tip)
-    s.setMinimumWidth(70)
-    return s
+from .curve_form import CLASS_LABELS, CurveForm, spin
 
 
 class CalibrationPanel(QtWidgets.QWidget):
@@ -54,7 +41,7 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.axis.setToolTip("y: depth increases down the rows (tall scan); x: along the columns")
         self.unit = QtWidgets.QComboBox()
         self.unit.addItems(["FT", "M"])
-        self.step = _spin(0.001, 100.0, 4, "sampling interval of the LAS, in the depth unit")
+        self.step = spin(0.001, 100.0, 4, "sampling interval of the LAS, in the depth unit")
         self.step.setValue(0.5)
         form.addRow("Depth axis", self.axis)
         form.addRow("Depth unit", self.unit)
@@ -91,48 +78,8 @@ class CalibrationPanel(QtWidgets.QWidget):
         row2.addWidget(self.remove_curve)
         lay.addLayout(row2)
 
-        self.editor = QtWidgets.QGroupBox("Selected curve")
-        ef = QtWidgets.QFormLayout(self.editor)
-        ef.setFieldGrowthPolicy(QtWidgets.QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        self.f_mnemonic = QtWidgets.QLineEdit()
-        self.f_unit = QtWidgets.QLineEdit()
-        self.f_description = QtWidgets.QLineEdit()
-        self.f_class = QtWidgets.QComboBox()
-        self.f_class.addItems(list(CLASS_LABELS.values()))
-        self.f_class.setToolTip("the line style the curve is drawn in (the mask class)")
-        self.f_track = (_spin(-1e6, 1e6, 1, "pixel across the track where the curve reads the left scale value"),
-                        _spin(-1e6, 1e6, 1, "pixel across the track where the curve reads the right scale value"))
-        self.f_scale = (_spin(-1e9, 1e9, 4, "value at the track's left end (as printed in the header)"),
-                        _spin(-1e9, 1e9, 4, "value at the track's right end"))
-        self.f_log = QtWidgets.QCheckBox("log scale")
-        self.f_wrap = QtWidgets.QCheckBox("wraps (backup scale)")
-        self.f_backup = QtWidgets.QComboBox()
-        self.f_backup.addItems(["", "high", "low"])
-        self.f_backup.setToolTip(BACKUP_TIP)
-        ef.addRow("Mnemonic", self.f_mnemonic)
-        ef.addRow("Unit", self.f_unit)
-        ef.addRow("Description", self.f_description)
-        ef.addRow("Line style", self.f_class)
-        ef.addRow("Track px", self._pair(self.f_track))
-        ef.addRow("Scale", self._pair(self.f_scale))
-        flags = QtWidgets.QHBoxLayout()
-        flags.addWidget(self.f_log)
-        flags.addWidget(self.f_wrap)
-        ef.addRow(flags)
-        ef.addRow("Backup side", self.f_backup)
-        ink = QtWidgets.QHBoxLayout()
-        self.f_swatch = QtWidgets.QLabel()
-        self.f_swatch.setFixedSize(22, 16)
-        self.f_swatch.setToolTip("the curve's ink colour on the scan: evidence of which line is this curve")
-        self.f_pick_ink = QtWidgets.QPushButton("Pick from scan")
-        self.f_pick_ink.setToolTip("then click the curve's ink on the scan (colour scans)")
-        self.f_clear_ink = QtWidgets.QPushButton("Clear")
-        self.f_clear_ink.setToolTip("trace this curve by its line style alone")
-        ink.addWidget(self.f_swatch)
-        ink.addWidget(self.f_pick_ink, 1)
-        ink.addWidget(self.f_clear_ink)
-        ef.addRow("Ink colour", ink)
-        lay.addWidget(self.editor)
+        self.form = CurveForm()
+        lay.addWidget(self.form)
 
         self.status = QtWidgets.QLabel("")
         self.status.setWordWrap(True)
@@ -141,8 +88,9 @@ class CalibrationPanel(QtWidgets.QWidget):
         lay.addStretch(1)
 
         self.propose.clicked.connect(self.propose_requested)
-        self.f_pick_ink.clicked.connect(self.ink_pick_requested)
-        self.f_clear_ink.clicked.connect(lambda: self.set_curve_colour(None))
+        self.form.pick_ink.clicked.connect(self.ink_pick_requested)
+        self.form.clear_ink.clicked.connect(lambda: self.set_curve_colour(None))
+        self.form.edited.connect(self._form_edited)
         self.add_pick.clicked.connect(self.add_pick_requested)
         self.remove_pick.clicked.connect(self._remove_pick)
         self.add_curve.clicked.connect(lambda: self.append_curve())
@@ -152,14 +100,6 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.axis.currentIndexChanged.connect(self._emit)
         self.unit.currentIndexChanged.connect(self._emit)
         self.step.valueChanged.connect(self._emit)
-        for w in (self.f_mnemonic, self.f_unit, self.f_description):
-            w.editingFinished.connect(self._form_edited)
-        for w in (*self.f_track, *self.f_scale):
-            w.valueChanged.connect(self._form_edited)
-        for w in (self.f_class, self.f_backup):
-            w.currentIndexChanged.connect(self._form_edited)
-        for w in (self.f_log, self.f_wrap):
-            w.toggled.connect(self._form_edited)
         self._show_curve(-1)
 
     @staticmethod
@@ -167,16 +107,6 @@ class CalibrationPanel(QtWidgets.QWidget):
         label = QtWidgets.QLabel(f"<b>{text}</b>")
         label.setToolTip(tip)
         return label
-
-    @staticmethod
-    def _pair(widgets) -> QtWidgets.QWidget:
-        w = QtWidgets.QWidget()
-        h = QtWidgets.QHBoxLayout(w)
-        h.setContentsMargins(0, 0, 0, 0)
-        h.addWidget(widgets[0])
-        h.addWidget(QtWidgets.QLabel("to"))
-        h.addWidget(widgets[1])
-        return w
 
     # -- filling -------------------------------------------------------------------
     def _set_pick(self, r: int, c: int, value: float) -> None:
@@ -277,33 +207,10 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     def _show_curve(self, index: int) -> None:
         ok = 0 <= index < len(self._curves)
-        self.editor.setEnabled(ok)
+        self.form.setEnabled(ok)
         self.remove_curve.setEnabled(ok)
-        if not ok:
-            return
-        c = self._curves[index]
-        loading, self._loading = self._loading, True
-        self.f_mnemonic.setText(c["mnemonic"])
-        self.f_unit.setText(c.get("unit", ""))
-        self.f_description.setText(c.get("description", ""))
-        self.f_class.setCurrentIndex(max(0, min(2, int(c["class"]) - 1)) if str(c["class"]).isdigit() else 0)
-        for w, v in zip(self.f_track, c["track"]):
-            w.setValue(float(v))
-        for w, v in zip(self.f_scale, c["scale"]):
-            w.setValue(float(v))
-        self.f_log.setChecked(bool(c.get("log")))
-        self.f_wrap.setChecked(bool(c.get("wrap")))
-        self.f_backup.setCurrentText(c.get("backup") or "")
-        self._show_swatch(c.get("colour"))
-        self._loading = loading
-
-    def _show_swatch(self, colour: str | None) -> None:
-        if colour:
-            self.f_swatch.setStyleSheet(f"background: {colour}; border: 1px solid #555")
-            self.f_swatch.setText("")
-        else:
-            self.f_swatch.setStyleSheet("border: 1px dashed #999")
-        self.f_clear_ink.setEnabled(bool(colour))
+        if ok:
+            self.form.show_curve(self._curves[index])
 
     def set_curve_colour(self, colour: str | None) -> None:
         """Set (or clear, with None) the selected curve's ink colour ("#rrggbb")."""
@@ -314,7 +221,7 @@ class CalibrationPanel(QtWidgets.QWidget):
             self._curves[i]["colour"] = colour
         else:
             self._curves[i].pop("colour", None)
-        self._show_swatch(colour)
+        self.form.show_colour(colour)
         self._emit()
 
     def confirm_proposed(self) -> None:
@@ -333,14 +240,7 @@ class CalibrationPanel(QtWidgets.QWidget):
             return
         c = self._curves[i]
         c.pop("proposed", None)  # a curve read from the scale box, looked at and edited: the user's now
-        c.update({"mnemonic": self.f_mnemonic.text().strip(), "unit": self.f_unit.text().strip(),
-                  "description": self.f_description.text().strip(), "class": self.f_class.currentIndex() + 1,
-                  "track": [w.value() for w in self.f_track], "scale": [w.value() for w in self.f_scale],
-                  "log": self.f_log.isChecked(), "wrap": self.f_wrap.isChecked()})
-        if self.f_backup.currentText():
-            c["backup"] = self.f_backup.currentText()
-        else:
-            c.pop("backup", None)
+        self.form.apply_to(c)
         self._refresh_list(i)
         self._emit()
 

@@ -11,7 +11,6 @@ next-step bar, the docks, and saving and closing.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -25,31 +24,14 @@ from .scan_view import ScanView
 from .window.actions import build_actions
 from .window.calibrating import CalibrationController
 from .window.digitising import DigitisingController
+from .window.docks import MIN_VIEW_SHARE, build_docks, keep_scan_view_usable
 from .window.labelling import LabellingController
 from .window.models import ModelController
 from .window.scans import ScanController, user_demo_project
+from .window.settings import install_still_style, settings
 from .workers import Task
 
 RESOURCES = Path(__file__).resolve().parents[1] / "resources"
-
-
-class _StillStyle(QtWidgets.QProxyStyle):
-    """The platform style with widget animations off (see MainWindow.__init__ for why)."""
-
-    def styleHint(self, hint, option=None, widget=None, returnData=None):  # noqa: N802 - Qt's name
-        if hint == QtWidgets.QStyle.StyleHint.SH_Widget_Animation_Duration:
-            return 0
-        return super().styleHint(hint, option, widget, returnData)
-
-
-def install_still_style() -> None:
-    app = QtWidgets.QApplication.instance()
-    if app is not None and not isinstance(app.style(), _StillStyle):
-        app.setStyle(_StillStyle(app.style().name()))
-
-
-def settings() -> QtCore.QSettings:
-    return QtCore.QSettings(os.environ.get("WELLTRACE_SETTINGS_ORG", "WellTrace"), "WellTrace")
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -76,21 +58,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.last_error: str | None = None
         self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
 
-        self.view = ScanView()
-        self.overview = OverviewStrip()
-        self.steps = StepsBar()
-        central = QtWidgets.QWidget()
-        outer = QtWidgets.QVBoxLayout(central)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.setSpacing(0)
-        outer.addWidget(self.steps)
-        row = QtWidgets.QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(2)
-        row.addWidget(self.overview)
-        row.addWidget(self.view, 1)
-        outer.addLayout(row, 1)
-        self.setCentralWidget(central)
+        self.view, self.overview, self.steps = ScanView(), OverviewStrip(), StepsBar()
+        self.setCentralWidget(self._central())
 
         # the controllers, each over the ones it reads
         self.models = ModelController(self, self)
@@ -99,19 +68,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.labelling = LabellingController(self, self.scans, self.calibration, self.models, self.view, self)
         self.digitising = DigitisingController(self, self.scans, self.calibration, self.labelling, self.models,
                                                self.view, self._training_running, self)
-        self._build_docks()
-        self.actions_ = build_actions(self)
+        self.calib_dock, self.curves_dock, self.training = build_docks(self)
+        self.actions_, controls = build_actions(self)
+        self.class_box, self.size_box, self.opacity_slider = (controls.class_box, controls.size_box,
+                                                             controls.opacity_slider)
 
-        self.cursor_label = QtWidgets.QLabel("")
-        self.statusBar().addPermanentWidget(self.cursor_label)
-        self.progress = QtWidgets.QProgressBar()
-        self.progress.setMaximumWidth(180)
-        self.progress.hide()
-        self.statusBar().addPermanentWidget(self.progress)
-        from .memory_gauge import MemoryGauge
-
-        self.memory_gauge = MemoryGauge(self)
-        self.statusBar().addPermanentWidget(self.memory_gauge)
+        self._status_widgets()
 
         # what the controllers tell each other and the window
         self.scans.opened.connect(self._scan_shown)
@@ -130,7 +92,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.vb.sigRangeChanged.connect(self._view_moved)
         self.overview.moved.connect(lambda f: self.view.centre_on(f, self.calibration.depth_axis()))
         self.steps.step_clicked.connect(self.do_step)
-        self.training.model_trained.connect(self.models.run_finished)
+        self.training.run.model_trained.connect(self.models.run_finished)
 
         st = settings()
         if st.value("geometry") is not None:
@@ -142,59 +104,6 @@ class MainWindow(QtWidgets.QMainWindow):
             self.resize(max(1024, int(avail.width() * 0.92)), max(640, int(avail.height() * 0.92)))
         self._layout_checked = False
         freeze_long_lived()  # the libraries and the window live as long as the app
-
-    # -- what the controllers own, read here (the training dock, tests) -----------------------------
-    @property
-    def project(self):
-        return self.scans.project
-
-    @property
-    def scan_path(self):
-        return self.scans.path
-
-    @property
-    def image(self):
-        return self.scans.image
-
-    @property
-    def rgb(self):
-        return self.scans.current.rgb if self.scans.current else None
-
-    @property
-    def opening(self) -> bool:
-        return self.scans.opening
-
-    @property
-    def calib(self):
-        return self.calibration.calib
-
-    @property
-    def calib_panel(self):
-        return self.calibration.panel
-
-    @property
-    def editor(self):
-        return self.labelling.editor
-
-    @property
-    def result(self):
-        return self.digitising.result
-
-    @property
-    def curve_plots(self):
-        return self.digitising.plots
-
-    @property
-    def project_list(self):
-        return self.scans.project_list
-
-    @property
-    def model(self):
-        return self.models.model
-
-    @property
-    def model_path(self):
-        return self.models.path
 
     # -- the shell the controllers meet through (app/window/shell.py) ----------------------------------
     def show_error(self, message: str) -> None:
@@ -279,7 +188,7 @@ class MainWindow(QtWidgets.QMainWindow):
         """The demo's first scan opens digitised: a new user sees the product's result before anything else
         (traced by the bundled model, not from the demo's labels, to show what the model reads)."""
         self.scan_opened.disconnect(self._digitise_demo_scan)
-        if self.result is None and self.model is not None and self.calib is not None and self.calib.curves:
+        if self.digitising.result is None and self.models.model is not None and self.calibration.calib is not None and self.calibration.calib.curves:
             self.digitising.digitize(from_mask=False)
 
     def _scan_shown(self, bundle) -> None:
@@ -342,78 +251,49 @@ class MainWindow(QtWidgets.QMainWindow):
             self._layout_checked = True
             QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the restored layout is applied
 
-    # the scan view's least share of the window before the docks are given their default sizes back
-    MIN_VIEW_SHARE = 0.35
+    MIN_VIEW_SHARE = MIN_VIEW_SHARE
 
     def keep_scan_view_usable(self) -> None:
-        """Give the docks their default sizes back when they leave the scan view a sliver.
+        keep_scan_view_usable(self)
 
-        A layout saved on a wider screen, or saved while the training dock was pulled up, is restored
-        as is by Qt, and the scan (the thing the user is here for) can open squeezed to a few pixels.
-        """
-        horizontal, vertical = QtCore.Qt.Orientation.Horizontal, QtCore.Qt.Orientation.Vertical
-        areas = QtCore.Qt.DockWidgetArea
-        docked = [d for d in self.findChildren(QtWidgets.QDockWidget) if d.isVisible() and not d.isFloating()]
+    def _central(self) -> QtWidgets.QWidget:
+        """The steps bar above the overview strip and the scan."""
+        central = QtWidgets.QWidget()
+        outer = QtWidgets.QVBoxLayout(central)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addWidget(self.steps)
+        row = QtWidgets.QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(2)
+        row.addWidget(self.overview)
+        row.addWidget(self.view, 1)
+        outer.addLayout(row, 1)
+        return central
 
-        def first_in(area):
-            return next((d for d in docked if self.dockWidgetArea(d) == area), None)
+    def _status_widgets(self) -> None:
+        """The status bar's cursor position, task progress and memory gauge."""
+        from .memory_gauge import MemoryGauge
 
-        if self.view.width() < self.MIN_VIEW_SHARE * self.width():
-            pairs = [(first_in(areas.LeftDockWidgetArea), 0.18), (first_in(areas.RightDockWidgetArea), 0.27)]
-            pairs = [(d, share) for d, share in pairs if d is not None]
-            if pairs:
-                self.resizeDocks([d for d, _ in pairs], [int(share * self.width()) for _, share in pairs], horizontal)
-        bottom = first_in(areas.BottomDockWidgetArea)
-        if bottom is not None and self.view.height() < self.MIN_VIEW_SHARE * self.height():
-            # the height the central area (steps bar and scan) and the bottom dock share: 60 % to the scan's side
-            shared = self.centralWidget().height() + bottom.height()
-            self.resizeDocks([bottom], [int(0.4 * shared)], vertical)
-
-    # -- construction ----------------------------------------------------------
-    def _build_docks(self):
-        dock = QtWidgets.QDockWidget("Project", self)
-        dock.setObjectName("project_dock")
-        dock.setWidget(self.scans.project_list)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-
-        cdock = QtWidgets.QDockWidget("Calibration", self)
-        cdock.setObjectName("calibration_dock")
-        scroll = QtWidgets.QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(self.calibration.panel)
-        # one scrollbar at most: the dock is never narrower than the panel, so only the height may scroll
-        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(self.calibration.panel.minimumSizeHint().width()
-                               + scroll.verticalScrollBar().sizeHint().width() + 2 * scroll.frameWidth())
-        cdock.setWidget(scroll)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, cdock)
-        self.calib_dock = cdock
-
-        pdock = QtWidgets.QDockWidget("Digitised curves", self)
-        pdock.setObjectName("curves_dock")
-        pdock.setWidget(self.digitising.plots)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, pdock)
-        self.tabifyDockWidget(cdock, pdock)
-        cdock.raise_()
-        self.curves_dock = pdock
-
-        from .training_dock import TrainingContext, TrainingDock
-
-        self.training = TrainingDock(TrainingContext(
-            project_folder=lambda: self.project.folder if self.project is not None else None,
-            model_path=lambda: self.model_path, step_size=self._step_size), self)
-        self.addDockWidget(QtCore.Qt.DockWidgetArea.BottomDockWidgetArea, self.training)
-        self.training.hide()
+        self.cursor_label = QtWidgets.QLabel("")
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setMaximumWidth(180)
+        self.progress.hide()
+        self.memory_gauge = MemoryGauge(self)
+        for w in (self.cursor_label, self.progress, self.memory_gauge):
+            self.statusBar().addPermanentWidget(w)
 
     def _step_size(self) -> tuple[int, int] | None:
         """(along depth, across) of the scan on show in the network's frame: what one training step reads."""
-        if self.image is None:
+        if self.scans.image is None:
             return None
-        axis = self.calib.depth_axis if self.calib else ("y" if self.image.shape[0] >= self.image.shape[1] else "x")
-        return (self.image.shape[0], self.image.shape[1]) if axis == "y" else (self.image.shape[1], self.image.shape[0])
+        rows, cols = self.scans.image.shape[:2]
+        calib = self.calibration.calib
+        axis = calib.depth_axis if calib else ("y" if rows >= cols else "x")
+        return (rows, cols) if axis == "y" else (cols, rows)
 
     def _training_running(self) -> bool:
-        return self.training.thread is not None and self.training.thread.isRunning()
+        return self.training.run.running
 
     def show_training(self) -> None:
         self.training.show()
@@ -424,43 +304,44 @@ class MainWindow(QtWidgets.QMainWindow):
     # -- the view -------------------------------------------------------------------
     def fit_tracks(self) -> None:
         """Show the log's tracks across the view at a readable scale, from the top of the log."""
-        if self.image is None:
+        if self.scans.image is None:
             return
         axis = self.calibration.depth_axis()
-        amp = self.image.shape[1] if axis == "y" else self.image.shape[0]
-        spans = [s.track for s in self.calib.curves] if self.calib is not None and self.calib.curves else []
-        spans = spans or self.calib_panel.proposed_tracks
+        amp = self.scans.image.shape[1] if axis == "y" else self.scans.image.shape[0]
+        calib = self.calibration.calib
+        spans = [s.track for s in calib.curves] if calib is not None and calib.curves else []
+        spans = spans or self.calibration.panel.proposed_tracks
         lo, hi = (min(min(t) for t in spans), max(max(t) for t in spans)) if spans else (0.0, float(amp))
         margin = 0.03 * (hi - lo)
         # a scan with log sections opens at the first one: its header is not what the user is here for
-        start = float(self.calib.sections[0].start) if self.calib is not None and self.calib.sections else 0.0
+        start = float(calib.sections[0].start) if calib is not None and calib.sections else 0.0
         self.view.fit_across(max(0.0, lo - margin), min(float(amp), hi + margin), axis, start)
         self._view_moved()
 
     def _view_moved(self, *_args) -> None:
-        if self.image is not None:
+        if self.scans.image is not None:
             self.overview.show_window(*self.view.depth_window(self.calibration.depth_axis()))
 
     # -- the next step ---------------------------------------------------------------
     def update_steps(self) -> None:
-        if self.image is None:
+        if self.scans.image is None:
             self.steps.set_state(None)
             return
-        c = self.calib
+        c = self.calibration.calib
         picked = c is not None and len(c.depth_picks) >= 2
         self.steps.set_state(ScanSteps(
             calibrated=picked and any(not is_placeholder_curve(s) for s in c.curves), picked=picked,
-            labelled=self.editor is not None and bool(self.editor.mask.any()),
-            digitised=self.result is not None, exported=self.digitising.exported,
+            labelled=self.labelling.editor is not None and bool(self.labelling.editor.mask.any()),
+            digitised=self.digitising.result is not None, exported=self.digitising.exported,
             # Digitise reads with the bundled model when none is loaded (issue #43): labelling is optional then too
-            has_model=self.model is not None or BUNDLED_MODEL.exists()))
+            has_model=self.models.model is not None or BUNDLED_MODEL.exists()))
 
     def do_step(self, step: str) -> None:
         """A click on a step of the bar: do it, or start it."""
         if step == "calibrate":
             self.calib_dock.show()
             self.calib_dock.raise_()
-            if self.calib is None or len(self.calib.depth_picks) < 2:
+            if self.calibration.calib is None or len(self.calibration.calib.depth_picks) < 2:
                 self.calibration.propose()
         elif step == "label":
             self.labelling.prefill()
@@ -478,8 +359,8 @@ class MainWindow(QtWidgets.QMainWindow):
         try:
             self.flush()
             self.calibration.save()
-            if self.project is not None:
-                self.project.save()
+            if self.scans.project is not None:
+                self.scans.project.save()
         except OSError as exc:
             self.show_error(f"cannot save: {exc}")
 

@@ -41,7 +41,7 @@ def run(paths: list[str], screenshot: str | None = None) -> int:
         def shoot():
             # the scan is still being read, or the demo still digitises itself: shoot once it is shown as a user
             # sees it (the README's picture is the digitised demo), within SCREENSHOT_WAIT_S
-            busy = win.opening or (win.task is not None and win.task.isRunning())
+            busy = win.scans.opening or (win.task is not None and win.task.isRunning())
             if busy and time.monotonic() < deadline:
                 QtCore.QTimer.singleShot(100, shoot)
                 return

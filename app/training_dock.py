@@ -1,28 +1,22 @@
-"""Click-to-train: the training dock and the live instruments.
+"""Click-to-train: the training dock, a view over the run its controller owns, and the live instruments.
 
-The engine's training generator runs in a child process at a lower priority
-(``app/trainer_process.py``, ``app/training_child.py``); a reader thread moves its
-events into an inbox, the dock drains the inbox on a timer and redraws one instrument per tick, so
-the UI never lags the run. A crash or out-of-memory in training becomes an
-error in the panel, never a dead app.
+The run (settings → config, the child process, what its events say) is ``app/window/training.py``'s
+:class:`TrainingController`; the engine's generator runs in a child process at a lower priority
+(``app/trainer_process.py``, ``app/training_child.py``). The dock takes the run's events on a timer and redraws
+one instrument per tick, so the UI never lags the run. A crash or out-of-memory in training becomes an error in
+the panel, never a dead app.
 """
 
 from __future__ import annotations
-
-import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
 
 from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
 from core.common.vocabulary import GIB
 
-from .heap import freeze_long_lived
 from .instruments import BudgetBar, CurvesVsTruth, GradHistogram, LossPlot, ScaleTrace
 from .planner_process import predict_in_planner
-from .trainer_process import TrainerProcess
+from .window.training import TrainingContext, TrainingController, TrainingForm
 
 REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick, round robin:
 # each instrument at most four times a second, and one tick never paints all of them at once
@@ -32,38 +26,20 @@ REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick
 ROW_MIN_PX = 170  # a row of instruments: below this their titles and axes are clipped
 
 
-@dataclass
-class TrainingContext:
-    """What the dock needs from the rest of the app, asked when it needs it (the dock never reaches into the
-    window): the open project's folder, the model the app reads with (a run continues from it and is compared
-    with it), and the size of one training step at the scan on show."""
-
-    project_folder: Callable[[], Path | None]
-    model_path: Callable[[], Path | None]
-    step_size: Callable[[], tuple[int, int] | None]  # (along depth, across) of the scan on show, None: none
-
-
 class TrainingDock(QtWidgets.QDockWidget):
-    model_trained = QtCore.Signal(str)  # path of the new model
+    """The view of a training run: its settings form, buttons, status and instruments; the run itself is
+    ``self.run``'s (:class:`TrainingController`)."""
 
     def __init__(self, context: TrainingContext, parent=None):
         super().__init__("Training", parent)
         self.setObjectName("training_dock")
         self.context = context
-        self.run_out: str | None = None  # the model file of the run (a resumed run writes the same one)
+        self.run = TrainingController(context, self)
+        self.run.crashed.connect(self._crashed)
         self._replan = False  # a budget re-plan asked for while one runs: done when it finishes
-        self.thread: TrainerProcess | None = None
-        self.buffer: list = []
-        self.steps_seen = 0
-        self.last_checkpoint: str | None = None
-        self.current_mode: str | None = None
-        self.warnings_seen: list = []
-        self.done_event = None
         self.plan_task = None
         self.pending: dict = {}  # instrument -> a redraw waiting for its turn
         self._turn = 0
-        self.fault: dict = {}  # engine fault injection, for tests and demonstrations
-        self.scaler_growth_interval = 200
         body = QtWidgets.QWidget()
         outer = QtWidgets.QHBoxLayout(body)
         outer.addWidget(self._controls(), 0)
@@ -129,6 +105,47 @@ class TrainingDock(QtWidgets.QDockWidget):
         scan view share the height, and the user decides the split. The column's width is fixed, so
         text that changes never re-lays out the plots.
         """
+        w = self._settings_form()
+        f = w.layout()
+        row = QtWidgets.QHBoxLayout()
+        self.train_btn = QtWidgets.QPushButton("Train")
+        self.stop_btn = QtWidgets.QPushButton("Stop")
+        self.resume_btn = QtWidgets.QPushButton("Resume")
+        self.stop_btn.setEnabled(False)
+        self.resume_btn.setEnabled(False)
+        for b in (self.train_btn, self.stop_btn, self.resume_btn):
+            row.addWidget(b)
+        self.status = QtWidgets.QLabel("idle")
+        self.status.setWordWrap(True)
+        # fixed heights: a label that grows a line would re-lay out (and repaint) every plot
+        self.status.setFixedHeight(self.status.fontMetrics().lineSpacing() * 3 + 4)
+        self.plan_label = QtWidgets.QLabel("")
+        self.plan_label.setWordWrap(True)
+        self.plan_label.setStyleSheet("color: #333333")
+        self.plan_label.setFixedHeight(self.plan_label.fontMetrics().lineSpacing() * 6 + 4)
+        self.plan_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
+        f.addRow(self.plan_label)
+        settings = QtWidgets.QScrollArea()
+        settings.setWidget(w)
+        settings.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        settings.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        column = QtWidgets.QWidget()
+        column.setFixedWidth(w.width() + settings.verticalScrollBar().sizeHint().width())
+        lay = QtWidgets.QVBoxLayout(column)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(settings, 1)
+        lay.addLayout(row)
+        lay.addWidget(self.status)
+        self.train_btn.clicked.connect(lambda: self.start())
+        self.stop_btn.clicked.connect(self.stop)
+        self.resume_btn.clicked.connect(lambda: self.start(resume=True))
+        self.precision.currentTextChanged.connect(self._explain_precision)
+        self.device.currentTextChanged.connect(self._explain_precision)
+        self._explain_precision()
+        return column
+
+    def _settings_form(self) -> QtWidgets.QWidget:
+        """The run's settings, one row each, at a fixed width."""
         w = QtWidgets.QWidget()
         w.setFixedWidth(330)
         f = QtWidgets.QFormLayout(w)
@@ -180,42 +197,7 @@ class TrainingDock(QtWidgets.QDockWidget):
                               ("memory ceiling", self.ceiling), ("steps", self.steps), ("crop along depth", self.crop),
                               ("compile", self.compile)):
             f.addRow(label, widget)
-        row = QtWidgets.QHBoxLayout()
-        self.train_btn = QtWidgets.QPushButton("Train")
-        self.stop_btn = QtWidgets.QPushButton("Stop")
-        self.resume_btn = QtWidgets.QPushButton("Resume")
-        self.stop_btn.setEnabled(False)
-        self.resume_btn.setEnabled(False)
-        for b in (self.train_btn, self.stop_btn, self.resume_btn):
-            row.addWidget(b)
-        self.status = QtWidgets.QLabel("idle")
-        self.status.setWordWrap(True)
-        # fixed heights: a label that grows a line would re-lay out (and repaint) every plot
-        self.status.setFixedHeight(self.status.fontMetrics().lineSpacing() * 3 + 4)
-        self.plan_label = QtWidgets.QLabel("")
-        self.plan_label.setWordWrap(True)
-        self.plan_label.setStyleSheet("color: #333333")
-        self.plan_label.setFixedHeight(self.plan_label.fontMetrics().lineSpacing() * 6 + 4)
-        self.plan_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
-        f.addRow(self.plan_label)
-        settings = QtWidgets.QScrollArea()
-        settings.setWidget(w)
-        settings.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        settings.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        column = QtWidgets.QWidget()
-        column.setFixedWidth(w.width() + settings.verticalScrollBar().sizeHint().width())
-        lay = QtWidgets.QVBoxLayout(column)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(settings, 1)
-        lay.addLayout(row)
-        lay.addWidget(self.status)
-        self.train_btn.clicked.connect(lambda: self.start())
-        self.stop_btn.clicked.connect(self.stop)
-        self.resume_btn.clicked.connect(lambda: self.start(resume=True))
-        self.precision.currentTextChanged.connect(self._explain_precision)
-        self.device.currentTextChanged.connect(self._explain_precision)
-        self._explain_precision()
-        return column
+        return w
 
     def _device_ceiling_gib(self) -> float:
         import torch
@@ -276,9 +258,9 @@ class TrainingDock(QtWidgets.QDockWidget):
 
     def shutdown(self) -> None:
         """Stop the run and wait for every worker (closing the window)."""
-        if self.thread is not None and self.thread.isRunning():
-            self.stop()
-            self.thread.wait(60000)
+        if self.run.running:
+            self.status.setText("stopping after this step…")
+            self.run.wait(60000)
             self._drain()
             self.flush_instruments()
         if self.plan_task is not None and self.plan_task.isRunning():
@@ -297,83 +279,44 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.refresh_budget()
 
     # -- running ---------------------------------------------------------------------
-    def _config(self, resume: bool):
-        from core.engine.train import TrainConfig
-
-        src = self.source.currentIndex()
-        folder = self.context.project_folder()
-        project = str(folder) if (folder is not None and src in (0, 2)) else None
-        if src in (0, 2) and project is None:
-            raise InputError(None, "no project is open: open a project folder or train on the synthetic stream")
-        out_dir = Path(project) / "models" if project else _user_models_dir()
-        out_dir.mkdir(parents=True, exist_ok=True)
-        out = self.run_out if resume else None
-        if out is None:
-            out = str(out_dir / f"model-{time.strftime('%Y%m%d-%H%M%S')}.safetensors")
-        self.run_out = out
-        preset = self.preset.currentText()
-        init = None
-        current = self.context.model_path()
-        if preset == "continue from current model":
-            if not current:
-                raise InputError(None, "no current model to continue from")
-            init, preset = str(current), "demo"
-        tile = self.tile.currentText().strip()
-        return TrainConfig(
-            data=project, synthetic=src in (1, 2), mix=self.mix.value(), stage=self.stage.currentText(),
-            preset=preset, init_model=init, precision=self.precision.currentText(), device=self.device.currentText(),
-            steps=self.steps.value(), crop_along=self.crop.value() or None, checkpointing=self.checkpointing.currentText(),
-            tile=tile, ceiling_gib=self.ceiling.value(), out=out,
-            resume=self.last_checkpoint if resume else None, eval_every=max(1, self.steps.value() // 4),
-            checkpoint_every=max(1, min(50, self.steps.value() // 4)), fault=dict(self.fault),
-            scaler_growth_interval=self.scaler_growth_interval,
-            compare_model=str(current) if current else None,
-            # the training child is a daemonic process (it dies with the app), and such a process cannot start
-            # DataLoader workers: its batches are made in it, and the step's data wait shows in the status line
-            workers=0,
-            compile=self.compile.isChecked(),
-        )
+    def form(self) -> TrainingForm:
+        """The run's settings as the form shows them."""
+        return TrainingForm(
+            source=self.source.currentIndex(), mix=self.mix.value(), stage=self.stage.currentText(),
+            preset=self.preset.currentText(), precision=self.precision.currentText(),
+            device=self.device.currentText(), steps=self.steps.value(), crop=self.crop.value(),
+            checkpointing=self.checkpointing.currentText(), tile=self.tile.currentText(),
+            ceiling_gib=self.ceiling.value(), compile=self.compile.isChecked())
 
     def start(self, resume: bool = False) -> bool:
-        if self.thread is not None and self.thread.isRunning():
+        if self.run.running:
             return False
         try:
-            cfg = self._config(resume)
+            cfg = self.run.config(self.form(), resume)
         except InputError as exc:
             self.status.setText(exc.one_line())
             return False
         if not resume:
-            self.steps_seen = 0
             self.scale.steps, self.scale.log2, self.scale.skipped = [], [], []
             self.loss.data = {k: ([], []) for k in self.loss.data}
             self.pending["scale"] = self.scale.refresh  # cleared plots redraw in their turn
             self.pending["loss"] = self.loss.refresh
             self.warn_list.clear()
             self.budget.measured.clear()
-        self.done_event = None
-        freeze_long_lived()  # whatever the budget prediction loaded (PyTorch) lives as long as the app
-        self.thread = TrainerProcess(cfg, self)
-        self.thread.crashed.connect(self._crashed)
-        self._finish_handled = False
+        why_not = self.run.start(cfg, resume)
+        if why_not:
+            self.status.setText(f"error: {why_not}")
+            return False
         self.train_btn.setEnabled(False)
         self.resume_btn.setEnabled(False)
         self.stop_btn.setEnabled(True)
         self.status.setText("resuming…" if resume else "starting…")
-        try:
-            self.thread.start()
-        except (OSError, RuntimeError) as exc:
-            self.status.setText(f"error: cannot start the training process: {exc}")
-            self.thread = None
-            self.train_btn.setEnabled(True)
-            self.stop_btn.setEnabled(False)
-            return False
         self.timer.start()
         self.refresh_budget()
         return True
 
     def stop(self) -> None:
-        if self.thread is not None:
-            self.thread.stop_flag.set()
+        if self.run.stop():
             self.status.setText("stopping after this step…")
 
     def _crashed(self, message: str) -> None:
@@ -381,31 +324,25 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.warn_list.insertItem(0, f"error: {message}")
 
     def _finished(self) -> None:
-        self._finish_handled = True
+        self.run.finish_handled = True
         self.timer.stop()
         self.train_btn.setEnabled(True)
         self.stop_btn.setEnabled(False)
-        self.resume_btn.setEnabled(self.last_checkpoint is not None and
-                                   (self.done_event is None or self.done_event.status != "finished"))
+        self.resume_btn.setEnabled(self.run.can_resume)
 
     # -- events → instruments (throttled) ------------------------------------------------
     def _drain(self) -> None:
-        if self.thread is not None:
-            self.buffer.extend(self.thread.poll())
-        events, self.buffer = self.buffer, []
+        events = self.run.take_events()
         last_step = None
         for ev in events:
             kind = ev.type
             if kind == "step":
-                self.steps_seen += 1
                 last_step = ev
-                self.current_mode = ev.precision
                 self.scale.add(ev.step, ev.loss_scale, ev.skipped)
                 if not ev.skipped:  # a skipped step's loss overflowed; the scale trace marks it
                     self.loss.add("train", ev.step, ev.loss)
             elif kind == "budget":
                 mode = ev.plan.get("precision")
-                self.current_mode = mode
                 if mode != "fp16":
                     self.scale.steps, self.scale.log2, self.scale.skipped = [], [], []
                     self.scale.note.setText(f"no loss scaler runs in {mode}: " + (
@@ -419,17 +356,10 @@ class TrainingDock(QtWidgets.QDockWidget):
                 self.loss.add("r", ev.step, ev.curve_r)
                 self.pending["truth"] = lambda ev=ev: self._show_truth(ev)
             elif kind == "warning":
-                self.warnings_seen.append(ev)
                 text = ev.message + (f" — {ev.advice}" if ev.advice else "")
                 self.warn_list.insertItem(0, f"step {ev.step}: {text}")
-            elif kind == "error":
-                self._crashed(ev.message)
             elif kind == "done":
-                self.done_event = ev
-                self.last_checkpoint = ev.checkpoint_path or self.last_checkpoint
                 self.status.setText(f"{ev.status} after {ev.step} steps")
-                if ev.model_path and ev.status in ("finished", "stopped"):
-                    self.model_trained.emit(ev.model_path)
         if last_step is not None:
             m, g = last_step.memory, last_step.grad
             self.pending["budget"] = lambda s=last_step: self.budget.set_terms(s.precision, s.memory, measured=True)
@@ -445,7 +375,7 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.pending["scale"] = self.scale.refresh
             self.pending["loss"] = self.loss.refresh
         self._redraw_one()
-        if self.thread is not None and self.thread.isFinished() and not self._finish_handled and not self.pending:
+        if self.run.ended_unhandled and not self.pending:
             self._finished()  # after the last redraws, one per tick like the rest of the run
 
     ORDER = ("budget", "scale", "hist", "loss", "truth")
@@ -469,9 +399,3 @@ class TrainingDock(QtWidgets.QDockWidget):
             for c in entry.get("curves", []):
                 self.curves.show_curve(f"{entry['name']} {c['mnemonic']}", c["depth"], c["pred"], c["truth"], c["r"])
                 return
-
-
-def _user_models_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("welltrace")) / "models"

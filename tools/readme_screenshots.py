@@ -57,16 +57,16 @@ def main(out: Path) -> int:
     win.resize(1500, 950)
     win.show()
     assert win.open_demo(), "the bundled demo project did not open"
-    wait(lambda: not win.opening)
-    first = win.project_list.topLevelItem(0)
+    wait(lambda: not win.scans.opening)
+    first = win.scans.project_list.topLevelItem(0)
     win.open_scan(Path(first.data(0, 0x0100)))
-    wait(lambda: not win.opening)
+    wait(lambda: not win.scans.opening)
     win.actions_["from_mask"].setChecked(False)  # the demo scans are labelled: show the bundled model's trace
-    win.digitize()
-    wait(lambda: win.result is not None)
+    win.digitising.digitize()
+    wait(lambda: win.digitising.result is not None)
     win.curves_dock.raise_()
-    h = win.image.shape[0]
-    win.view.zoom_to(0, int(h * 0.35), win.image.shape[1], int(h * 0.6))
+    h = win.scans.image.shape[0]
+    win.view.zoom_to(0, int(h * 0.35), win.scans.image.shape[1], int(h * 0.6))
     wait(lambda: True)
     save(win, "tour_demo.png")
 

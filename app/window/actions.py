@@ -8,11 +8,30 @@ through a lambda that drops it (Digitise once read it as ``from_mask=False`` and
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 
-def build_actions(win) -> dict[str, QtGui.QAction]:
-    """The window's actions, menus and toolbars, wired to its controllers; returns the actions by name."""
+@dataclass
+class LabellingControls:
+    """The labelling toolbar's own widgets: the class painted, the brush size, the mask's opacity."""
+
+    class_box: QtWidgets.QComboBox
+    size_box: QtWidgets.QSpinBox
+    opacity_slider: QtWidgets.QSlider
+
+
+def build_actions(win) -> tuple[dict[str, QtGui.QAction], LabellingControls]:
+    """The window's actions, menus and toolbars, wired to its controllers; returns the actions by name and the
+    labelling toolbar's widgets, for the window to keep."""
+    a = make_actions(win)
+    _build_menus(win.menuBar(), a)
+    return a, _build_toolbars(win, a)
+
+
+def make_actions(win) -> dict[str, QtGui.QAction]:
+    """Every action of the window by name, each calling its controller."""
     scans, labelling = win.scans, win.labelling
     digitising, models = win.digitising, win.models
 
@@ -87,8 +106,10 @@ def build_actions(win) -> dict[str, QtGui.QAction]:
     a["train"] = action("Train…", lambda: win.show_training(), "Ctrl+T", tip="train the network on this project")
     a["adapt"] = action("Adapt…", lambda: digitising.adapt_dialog(), None, False,
                         "adapt the current model to this project's labelled scans, time-boxed")
+    return a
 
-    mb = win.menuBar()
+
+def _build_menus(mb: QtWidgets.QMenuBar, a: dict[str, QtGui.QAction]) -> None:
     f = mb.addMenu("&File")
     for k in ("open_scan", "open_project", "add_scans", "save", "export", "export_qc", "load_model", "quit"):
         f.addAction(a[k])
@@ -111,6 +132,9 @@ def build_actions(win) -> dict[str, QtGui.QAction]:
     r.addAction(a["swap"])
     r.addAction(a["cancel"])
 
+
+def _build_toolbars(win, a: dict[str, QtGui.QAction]) -> LabellingControls:
+    labelling = win.labelling
     # the workflow in order, on a toolbar of its own that never overflows at 1280 px:
     # open · calibrate (pick) · label (pre-fill) · digitise · train · export
     tb = win.addToolBar("Workflow")
@@ -130,24 +154,24 @@ def build_actions(win) -> dict[str, QtGui.QAction]:
     for k in ("tool_pan", "tool_brush", "tool_ink_brush", "tool_eraser", "tool_line_eraser", "tool_restyle",
               "tool_fill", "tool_polyline"):
         lb.addAction(a[k])
-    win.class_box = QtWidgets.QComboBox()
-    win.class_box.addItems(["1 solid", "2 dashed", "3 dotted"])
-    win.class_box.currentIndexChanged.connect(lambda i: setattr(labelling, "class_value", i + 1))
+    class_box = QtWidgets.QComboBox()
+    class_box.addItems(["1 solid", "2 dashed", "3 dotted"])
+    class_box.currentIndexChanged.connect(lambda i: setattr(labelling, "class_value", i + 1))
     lb.addWidget(QtWidgets.QLabel(" class "))
-    lb.addWidget(win.class_box)
-    win.size_box = QtWidgets.QSpinBox()
-    win.size_box.setRange(1, 60)
-    win.size_box.setValue(int(labelling.brush_radius))
-    win.size_box.valueChanged.connect(lambda v: setattr(labelling, "brush_radius", float(v)))
+    lb.addWidget(class_box)
+    size_box = QtWidgets.QSpinBox()
+    size_box.setRange(1, 60)
+    size_box.setValue(int(labelling.brush_radius))
+    size_box.valueChanged.connect(lambda v: setattr(labelling, "brush_radius", float(v)))
     lb.addWidget(QtWidgets.QLabel(" size "))
-    lb.addWidget(win.size_box)
-    win.opacity_slider = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
-    win.opacity_slider.setRange(0, 100)
-    win.opacity_slider.setValue(55)
-    win.opacity_slider.setMaximumWidth(90)
-    win.opacity_slider.valueChanged.connect(lambda v: win.view.set_opacity(v / 100.0))
+    lb.addWidget(size_box)
+    opacity = QtWidgets.QSlider(QtCore.Qt.Orientation.Horizontal)
+    opacity.setRange(0, 100)
+    opacity.setValue(55)
+    opacity.setMaximumWidth(90)
+    opacity.valueChanged.connect(lambda v: win.view.set_opacity(v / 100.0))
     lb.addWidget(QtWidgets.QLabel(" opacity "))
-    lb.addWidget(win.opacity_slider)
+    lb.addWidget(opacity)
     lb.addAction(a["toggle_mask"])
     lb.addAction(a["show_grid"])
-    return a
+    return LabellingControls(class_box, size_box, opacity)

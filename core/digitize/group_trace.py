@@ -227,12 +227,7 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
         # one (a steep stroke) at the end away from where it came in, a shared run (a crossing) at the point
         # nearest its prediction
         last_b, pred_b = pos[best], (pos + vel)[best]  # (S_new, K)
-        lo2, hi2, ctr2 = lo[0][keep], hi[0][keep], ctr[0][keep]
-        entry = np.clip(np.where(np.isnan(last_b), ctr2, last_b), lo2, hi2)
-        far_end = np.where(entry - lo2 < hi2 - entry, hi2, lo2)
-        exit_ = np.where(hi2 - lo2 + 1.0 > p.steep_px, far_end, ctr2)
-        at_pred = np.clip(np.where(np.isnan(pred_b), ctr2, pred_b), lo2, hi2)
-        exit_ = np.where(shared, at_pred, exit_)
+        exit_ = _exits(last_b, pred_b, lo[0][keep], hi[0][keep], ctr[0][keep], shared, p.steep_px)
         npos = np.where(seen, exit_, pred_b)
         ngaps = np.where(seen, 0, gaps[best] + 1)
         moved = npos - last_b
@@ -244,11 +239,27 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
         seen_at = np.where(seen, npos, seen_at[best])
         back.append(best)
         chosen.append((opts, shared, pos))
-    # backtrack
+    return _backtrack(runs, chosen, back, int(np.argmin(acc)), k_n)
+
+
+def _exits(last: np.ndarray, pred: np.ndarray, lo: np.ndarray, hi: np.ndarray, ctr: np.ndarray, shared: np.ndarray,
+           steep_px: float) -> np.ndarray:
+    """Where each curve leaves the run it takes in a column (states × K): a short run at its centre, a tall one
+    (a steep stroke) at the end away from where the curve came in, a shared run (a crossing) at the point
+    nearest the curve's prediction."""
+    entry = np.clip(np.where(np.isnan(last), ctr, last), lo, hi)
+    far_end = np.where(entry - lo < hi - entry, hi, lo)
+    exit_ = np.where(hi - lo + 1.0 > steep_px, far_end, ctr)
+    at_pred = np.clip(np.where(np.isnan(pred), ctr, pred), lo, hi)
+    return np.where(shared, at_pred, exit_)
+
+
+def _backtrack(runs: list, chosen: list, back: list, s: int, k_n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positions, observed, confidence) of the K curves along the best path, from its last state ``s`` back."""
+    cols = len(chosen)
     positions = np.full((k_n, cols), np.nan)
     observed = np.zeros((k_n, cols), bool)
     confidence = np.zeros((k_n, cols))
-    s = int(np.argmin(acc))
     for c in range(cols - 1, -1, -1):
         opts, shared, state_pos = chosen[c]
         positions[:, c] = state_pos[s]

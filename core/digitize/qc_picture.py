@@ -120,29 +120,8 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
     warnings = [w for p in parts for w in p.result.warnings]
     curves = calib.curves
     colours = [hex_rgb(c) for c in qc_colours(curves)]
-    # each part's curves as scan pixels: depth -> row through its own picks, value -> column through the scale
-    drawn = []
-    for p in parts:
-        rows = p.offset + p.calib.pixel_at(p.result.depth)
-        cols = []
-        for spec in curves:
-            v = p.result.values.get(spec.mnemonic)
-            pos = spec.position_of(v)[0] if v is not None else np.full(rows.shape, np.nan)
-            cols.append(np.where(np.isfinite(pos), pos, np.nan))
-        drawn.append((p, rows, cols))
-    legend_lines = []
-    for i, spec in enumerate(curves):
-        shares = []
-        for p in parts:
-            v = p.result.values.get(spec.mnemonic)
-            if v is not None and v.size:
-                conf = p.result.confidence.get(spec.mnemonic) if p.result.confidence else None
-                low = f", low {100 * low_confidence_share(v, conf):.1f} %" if conf is not None else ""
-                shares.append(f"{100 * float(np.mean(~np.isfinite(v))):.1f} %{low}"
-                              + (f" ({p.name})" if len(parts) > 1 else ""))
-        unit = f" [{spec.unit}]" if spec.unit else ""  # a curve without a unit: no empty brackets
-        legend_lines.append((i, f"{spec.mnemonic}{unit} {spec.scale[0]:g}-{spec.scale[1]:g}"
-                                f"{' log' if spec.log else ''}: NULL {', '.join(shares) or '-'}"))
+    drawn = _as_scan_pixels(parts, curves)
+    legend_lines = _legend(parts, curves)
     wrapped_warnings = [ln for w in warnings for ln in textwrap.wrap("! " + w, 150, subsequent_indent="   ")]
     pages = []
     for n, a in enumerate(starts):
@@ -157,56 +136,9 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
         faded = (255 - (255 - small.astype(np.float32)) * FADE).astype(np.uint8)
         canvas[header_h:, MARGIN_PX:MARGIN_PX + out_w] = faded[..., None]
         page = canvas[header_h:, MARGIN_PX:MARGIN_PX + out_w]  # a view: drawing on it draws on the page
-
-        def to_page(row, col):
-            return (col * scale, (row - a) * scale)
-
         for p, rows, cols in drawn:
-            s0, s1 = max(p.span[0], a), min(p.span[1], b)
-            if s1 <= s0:
-                continue
-            if len(parts) > 1 and p.span[0] >= a:  # the part's top edge on this page: a dashed rule and its name
-                y = int((p.span[0] - a) * scale)
-                for x in range(0, out_w, 16):
-                    cv2.line(page, (x, y), (min(x + 8, out_w - 1), y), (90, 90, 90), 1)
-                _put(page, f"{p.name} starts", 4, min(out_h - 4, y + 14), (60, 60, 60), 0.45)
-            here = (rows >= s0 - 1) & (rows <= s1)
-            for i, spec in enumerate(curves):
-                col = cols[i]
-                ok = here & np.isfinite(col)
-                for r0, r1 in zip(*true_runs(ok)):
-                    x, y = to_page(rows[r0:r1], col[r0:r1])
-                    pts = np.round(np.stack([x, y], 1) * 16).astype(np.int32)  # 4 fractional bits: sub-pixel lines
-                    cv2.polylines(page, [pts], False, colours[i], 1, cv2.LINE_AA, shift=4)  # thin: the ink shows beside it
-                # what a checker must see, each a tint over the track, a bar in the curve's colour edged in the
-                # mark's colour and a label: NULL where the curve had a value on paper (red, at the track's left
-                # edge), values read on the backup scale (blue, at its right edge: the line is drawn folded into
-                # the track, so without the mark a GR of 325 looks like one of 25), and values flagged
-                # low-confidence (amber, beside the NULL bar)
-                values = p.result.values.get(spec.mnemonic, np.zeros(rows.shape))
-                marks = [(here & ~np.isfinite(values), NULL_COLOUR, "NULL", "left", 0)]
-                if spec.wrap:
-                    with np.errstate(invalid="ignore"):
-                        level = np.floor(spec.unwrapped_fraction(values))
-                    marks.append((here & np.isfinite(values) & (level != 0), BACKUP_COLOUR, "backup", "right", 0))
-                conf = p.result.confidence.get(spec.mnemonic) if p.result.confidence else None
-                if conf is not None:
-                    with np.errstate(invalid="ignore"):
-                        low = here & np.isfinite(values) & (conf < LOW_CONFIDENCE)
-                    marks.append((low, LOW_CONFIDENCE_COLOUR, "low confidence", "left", 3 * len(curves)))
-                for flags, colour, label, side, shift in marks:
-                    for r0, r1 in zip(*true_runs(flags)):
-                        y0 = int(max(0, (rows[r0] - a) * scale))
-                        y1 = int(min(out_h - 1, (rows[r1 - 1] - a) * scale + 1))
-                        _mark(page, spec, scale, y0, y1, i + shift, colours[i], colour, f"{spec.mnemonic} {label}", side)
-            # the depth column: ticks at round depths of this part
-            d_a, d_b = p.calib.depth_at(np.array([s0 - p.offset, s1 - 1 - p.offset], float))
-            per_px = abs(d_b - d_a) / max(1.0, (s1 - s0) * scale)
-            step = _nice_step(per_px)
-            for d in np.arange(math.ceil(min(d_a, d_b) / step) * step, max(d_a, d_b) + 1e-9, step):
-                y = int(round((p.offset + float(p.calib.pixel_at(d)) - a) * scale)) + header_h
-                cv2.line(canvas, (MARGIN_PX - 10, y), (MARGIN_PX - 1, y), (0, 0, 0), 1)
-                _put(canvas, f"{d:g}", 4, y + 5, (0, 0, 0), 0.45)
+            if min(p.span[1], b) > max(p.span[0], a):
+                _draw_part(canvas, page, header_h, p, rows, cols, (a, b), scale, curves, colours, len(parts) > 1)
         # the header band: what this is, the legend with NULL shares, the warnings
         depth_a = next((float(p.calib.depth_at(max(p.span[0], a) - p.offset)) for p, _, _ in drawn
                         if p.span[1] > a and p.span[0] < b), None)
@@ -215,28 +147,114 @@ def render_qc(image: np.ndarray, calib: Calibration, parts: list[QcPart], scan_n
         decimals = max(0, -math.floor(math.log10(calib.step))) if calib.step > 0 else 2
         where = (f"{depth_a:.{decimals}f}-{depth_b:.{decimals}f} {calib.depth_unit}" if depth_a is not None
                  else "no log on this page")
-        y = 20
-        _put(canvas, f"{scan_name}  -  QC of the digitised curves  -  page {n + 1} of {len(starts)}  -  {where}"
-             + (f"  -  {source}" if source else ""), 6, y, (0, 0, 0), 0.52, 1)
-        y += 20
-        _put(canvas, "lines: the LAS values drawn back through the calibration; grey: the scan; tints and bars: "
-             "red NULL, blue backup scale, amber low confidence", 6, y, (70, 70, 70), 0.45)
-        for k in range(0, len(legend_lines), 3):
-            y += 20
-            x = 6
-            for i, text in legend_lines[k:k + 3]:
-                cv2.rectangle(canvas, (x, y - 10), (x + 22, y - 4), colours[i], -1)
-                x = _put(canvas, text, x + 28, y, (0, 0, 0), 0.45) + 24
-        if n == 0:
-            for line in wrapped_warnings:
-                y += 20
-                _put(canvas, line, 6, y, (170, 60, 0), 0.45)
-        elif warnings:
-            y += 20
-            _put(canvas, f"! {len(warnings)} warning(s): see page 1", 6, y, (170, 60, 0), 0.45)
-        cv2.line(canvas, (0, header_h - 2), (canvas.shape[1] - 1, header_h - 2), (0, 0, 0), 1)
+        title = (f"{scan_name}  -  QC of the digitised curves  -  page {n + 1} of {len(starts)}  -  {where}"
+                 + (f"  -  {source}" if source else ""))
+        notes = wrapped_warnings if n == 0 else ([f"! {len(warnings)} warning(s): see page 1"] if warnings else [])
+        _draw_header(canvas, header_h, title, legend_lines, colours, notes)
         pages.append(canvas)
     return pages
+
+
+def _as_scan_pixels(parts: list[QcPart], curves: list[CurveSpec]) -> list[tuple[QcPart, np.ndarray, list]]:
+    """Each part's curves as scan pixels: depth -> row through its own picks, value -> column through the scale."""
+    drawn = []
+    for p in parts:
+        rows = p.offset + p.calib.pixel_at(p.result.depth)
+        cols = []
+        for spec in curves:
+            v = p.result.values.get(spec.mnemonic)
+            pos = spec.position_of(v)[0] if v is not None else np.full(rows.shape, np.nan)
+            cols.append(np.where(np.isfinite(pos), pos, np.nan))
+        drawn.append((p, rows, cols))
+    return drawn
+
+
+def _legend(parts: list[QcPart], curves: list[CurveSpec]) -> list[tuple[int, str]]:
+    """(curve index, text) per curve: name, unit, scale, and its NULL and low-confidence shares per part."""
+    legend_lines = []
+    for i, spec in enumerate(curves):
+        shares = []
+        for p in parts:
+            v = p.result.values.get(spec.mnemonic)
+            if v is not None and v.size:
+                conf = p.result.confidence.get(spec.mnemonic) if p.result.confidence else None
+                low = f", low {100 * low_confidence_share(v, conf):.1f} %" if conf is not None else ""
+                shares.append(f"{100 * float(np.mean(~np.isfinite(v))):.1f} %{low}"
+                              + (f" ({p.name})" if len(parts) > 1 else ""))
+        unit = f" [{spec.unit}]" if spec.unit else ""  # a curve without a unit: no empty brackets
+        legend_lines.append((i, f"{spec.mnemonic}{unit} {spec.scale[0]:g}-{spec.scale[1]:g}"
+                                f"{' log' if spec.log else ''}: NULL {', '.join(shares) or '-'}"))
+    return legend_lines
+
+
+def _draw_part(canvas: np.ndarray, page: np.ndarray, header_h: int, p: QcPart, rows: np.ndarray, cols: list,
+               rows_shown: tuple[int, int], scale: float, curves: list[CurveSpec], colours: list, named: bool) -> None:
+    """One part's curves, their marks and its depth column on a page showing scan rows ``rows_shown``."""
+    a, b = rows_shown
+    out_h, out_w = page.shape[:2]
+    s0, s1 = max(p.span[0], a), min(p.span[1], b)
+    if named and p.span[0] >= a:  # the part's top edge on this page: a dashed rule and its name
+        y = int((p.span[0] - a) * scale)
+        for x in range(0, out_w, 16):
+            cv2.line(page, (x, y), (min(x + 8, out_w - 1), y), (90, 90, 90), 1)
+        _put(page, f"{p.name} starts", 4, min(out_h - 4, y + 14), (60, 60, 60), 0.45)
+    here = (rows >= s0 - 1) & (rows <= s1)
+    for i, spec in enumerate(curves):
+        col = cols[i]
+        ok = here & np.isfinite(col)
+        for r0, r1 in zip(*true_runs(ok)):
+            x, y = col[r0:r1] * scale, (rows[r0:r1] - a) * scale
+            pts = np.round(np.stack([x, y], 1) * 16).astype(np.int32)  # 4 fractional bits: sub-pixel lines
+            cv2.polylines(page, [pts], False, colours[i], 1, cv2.LINE_AA, shift=4)  # thin: the ink shows beside it
+        # what a checker must see, each a tint over the track, a bar in the curve's colour edged in the
+        # mark's colour and a label: NULL where the curve had a value on paper (red, at the track's left
+        # edge), values read on the backup scale (blue, at its right edge: the line is drawn folded into
+        # the track, so without the mark a GR of 325 looks like one of 25), and values flagged
+        # low-confidence (amber, beside the NULL bar)
+        values = p.result.values.get(spec.mnemonic, np.zeros(rows.shape))
+        marks = [(here & ~np.isfinite(values), NULL_COLOUR, "NULL", "left", 0)]
+        if spec.wrap:
+            with np.errstate(invalid="ignore"):
+                level = np.floor(spec.unwrapped_fraction(values))
+            marks.append((here & np.isfinite(values) & (level != 0), BACKUP_COLOUR, "backup", "right", 0))
+        conf = p.result.confidence.get(spec.mnemonic) if p.result.confidence else None
+        if conf is not None:
+            with np.errstate(invalid="ignore"):
+                low = here & np.isfinite(values) & (conf < LOW_CONFIDENCE)
+            marks.append((low, LOW_CONFIDENCE_COLOUR, "low confidence", "left", 3 * len(curves)))
+        for flags, colour, label, side, shift in marks:
+            for r0, r1 in zip(*true_runs(flags)):
+                y0 = int(max(0, (rows[r0] - a) * scale))
+                y1 = int(min(out_h - 1, (rows[r1 - 1] - a) * scale + 1))
+                _mark(page, spec, scale, y0, y1, i + shift, colours[i], colour, f"{spec.mnemonic} {label}", side)
+    # the depth column: ticks at round depths of this part
+    d_a, d_b = p.calib.depth_at(np.array([s0 - p.offset, s1 - 1 - p.offset], float))
+    per_px = abs(d_b - d_a) / max(1.0, (s1 - s0) * scale)
+    step = _nice_step(per_px)
+    for d in np.arange(math.ceil(min(d_a, d_b) / step) * step, max(d_a, d_b) + 1e-9, step):
+        y = int(round((p.offset + float(p.calib.pixel_at(d)) - a) * scale)) + header_h
+        cv2.line(canvas, (MARGIN_PX - 10, y), (MARGIN_PX - 1, y), (0, 0, 0), 1)
+        _put(canvas, f"{d:g}", 4, y + 5, (0, 0, 0), 0.45)
+
+
+def _draw_header(canvas: np.ndarray, header_h: int, title: str, legend_lines: list[tuple[int, str]], colours: list,
+                 notes: list[str]) -> None:
+    """The page's header band: what this is, the key to its marks, the legend with NULL shares, the warnings."""
+    y = 20
+    _put(canvas, title, 6, y, (0, 0, 0), 0.52, 1)
+    y += 20
+    _put(canvas, "lines: the LAS values drawn back through the calibration; grey: the scan; tints and bars: "
+         "red NULL, blue backup scale, amber low confidence", 6, y, (70, 70, 70), 0.45)
+    for k in range(0, len(legend_lines), 3):
+        y += 20
+        x = 6
+        for i, text in legend_lines[k:k + 3]:
+            cv2.rectangle(canvas, (x, y - 10), (x + 22, y - 4), colours[i], -1)
+            x = _put(canvas, text, x + 28, y, (0, 0, 0), 0.45) + 24
+    for line in notes:
+        y += 20
+        _put(canvas, line, 6, y, (170, 60, 0), 0.45)
+    cv2.line(canvas, (0, header_h - 2), (canvas.shape[1] - 1, header_h - 2), (0, 0, 0), 1)
 
 
 def qc_page_paths(path: str | Path, pages: int) -> list[Path]:

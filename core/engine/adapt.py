@@ -136,7 +136,7 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
     from core.model.model_io import load_model, read_model_metadata
 
     from .losses import loss_for
-    from .train import TrainConfig, Trainer
+    from .train import Trainer
 
     t0 = time.perf_counter()
     deadline = t0 + 60.0 * cfg.minutes
@@ -148,29 +148,12 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
         yield WarningEvent(0, "binary_model", "the base model is binary: the masks' line styles (classes 2, 3) are "
                            "learnt as plain curve", "adapt a multiclass model to keep curves of one track apart")
     stop = stop or threading.Event()
-    tc = TrainConfig(synthetic=cfg.synthetic_share > 0, mix=cfg.synthetic_share, stage=stage, preset=base_model.cfg.preset,
-                     init_model=cfg.model, device=cfg.device, precision="auto", steps=1_000_000, lr=cfg.lr,
-                     effective_batch=cfg.batch, micro_batch=min(2, cfg.batch), crop_along=cfg.crop,
-                     seed=cfg.seed, stream_size=(1600, 384), checkpoint_every=0, train_val=(train_logs, held),
-                     freeze_encoder=cfg.freeze_encoder)
-    trainer = Trainer(tc, stop)
+    trainer = Trainer(_train_config(cfg, stage, base_model.cfg.preset, train_logs, held), stop)
     loss_fn = loss_for(classes)
     with torch.no_grad():
         before = _score(trainer.model, held, trainer.precision, trainer.device, loss_fn)
-    # the step count from a timed pilot: the schedule (warm-up, cosine) then fits the budget
-    pilot = time.perf_counter()
     events = trainer.run()
-    first = next(events)
-    while getattr(first, "type", "") != "step":
-        yield first
-        first = next(events)
-    per_step = time.perf_counter() - pilot
-    eval_cost = max(1.0, (time.perf_counter() - t0 - per_step) * 0.5)  # the "before" scoring, a fair guess
-    budget = deadline - time.perf_counter()
-    n_evals = 4
-    steps = int(max(2, (budget - n_evals * eval_cost) / max(per_step, 1e-3)))
-    trainer.retarget(steps, steps // n_evals)
-    yield first
+    yield from _fit_to_deadline(trainer, events, t0, deadline)
     # the base model is the first candidate: an adapted model is written only if it beats it on the held-out
     # scans, else the base weights are written back (the run then says it found no improvement)
     best, best_step, last_eval, saved = before, 0, 0, False
@@ -211,6 +194,35 @@ def adapt(cfg: AdaptConfig, stop: threading.Event | None = None) -> Iterator[Eve
         _write(out, base_again, info["precision"], cfg, meta_base, train_logs, held, 0, before, before)
     yield AdaptReport(before, best, [lg.name for lg in train_logs], [lg.name for lg in held], trainer.step,
                       time.perf_counter() - t0, str(out), best_step)
+
+
+def _train_config(cfg: AdaptConfig, stage: str, preset: str, train_logs, held):
+    """The trainer's config for an adaptation: the base model continued on the project's scans (and the share of
+    synthetic logs asked for), its held-out scans as validation, a step count fixed later by the deadline."""
+    from .train import TrainConfig
+
+    return TrainConfig(synthetic=cfg.synthetic_share > 0, mix=cfg.synthetic_share, stage=stage, preset=preset,
+                       init_model=cfg.model, device=cfg.device, precision="auto", steps=1_000_000, lr=cfg.lr,
+                       effective_batch=cfg.batch, micro_batch=min(2, cfg.batch), crop_along=cfg.crop,
+                       seed=cfg.seed, stream_size=(1600, 384), checkpoint_every=0, train_val=(train_logs, held),
+                       freeze_encoder=cfg.freeze_encoder)
+
+
+def _fit_to_deadline(trainer, events, t0: float, deadline: float) -> Iterator[Event]:
+    """The run's events up to its first step, then the step count sized from that timed pilot, so the schedule
+    (warm-up, cosine) fits the time left; yields the first step last."""
+    pilot = time.perf_counter()
+    first = next(events)
+    while getattr(first, "type", "") != "step":
+        yield first
+        first = next(events)
+    per_step = time.perf_counter() - pilot
+    eval_cost = max(1.0, (time.perf_counter() - t0 - per_step) * 0.5)  # the "before" scoring, a fair guess
+    budget = deadline - time.perf_counter()
+    n_evals = 4
+    steps = int(max(2, (budget - n_evals * eval_cost) / max(per_step, 1e-3)))
+    trainer.retarget(steps, steps // n_evals)
+    yield first
 
 
 def _write(out: Path, model, precision: str, cfg: AdaptConfig, meta_base: dict, train_logs, held, step: int,

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from core.common.errors import InputError
 from core.common.vocabulary import GIB
 from core.model.autocast_rules import active_rules, autocast_rules, rules_for
 from core.model.footprint import fit_in_pixels, padded
@@ -354,3 +355,25 @@ def default_16bit(device: torch.device) -> str:
     if p.mode != "fp32":
         return p.mode
     return "bf16"  # a CPU without native 16-bit still saves half the bytes in bf16
+
+
+def plan_run(self) -> None:
+    """Plan the levers for the largest step the run ``self`` (a :class:`core.engine.train.Trainer`) will take,
+    under its ceiling, and take them."""
+    cfg = self.cfg
+    ceiling = int(cfg.ceiling_gib * 1024**3) if cfg.ceiling_gib else device_ceiling(self.device)
+    logs = self.train_logs or [self.sampler.stream.validation(1)[0]]
+    height = max(lg.image.shape[0] for lg in logs)
+    width = max(lg.image.shape[1] for lg in logs)
+    if self.crop:
+        width = min(width, self.crop)
+    per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, self.logs_per_rank))
+    with device_rules(self.device):
+        self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
+                         checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
+    if self.plan.levers is None:
+        raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
+                         "ceiling with every lever taken; raise --ceiling or use a smaller preset")
+    self.model.set_checkpointing(self.plan.levers.checkpointing)
+    if self.plan.levers.tile:
+        self.crop = self.plan.levers.tile

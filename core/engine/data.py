@@ -271,3 +271,22 @@ class LogSampler:
         """The pixels of ``draws``: each log generated or read, augmented by its own seed, padded together."""
         return collate([make_sample(self.log_of(d), np.random.default_rng(d.aug_seed), aug) for d in draws])
 
+
+def training_data(cfg, world) -> tuple[list[LabelledLog], list[LabelledLog], LogSampler]:
+    """A run's training and validation logs and the sampler that draws its batches (``cfg``: its
+    :class:`core.engine.config.TrainConfig`, ``world``: its ranks): a folder's logs, logs given in memory, or the
+    synthetic stream (which then also gives the validation logs a folder does not)."""
+    train_logs: list[LabelledLog] = []
+    val_logs: list[LabelledLog] = []
+    if cfg.train_val is not None:
+        train_logs, val_logs = list(cfg.train_val[0]), list(cfg.train_val[1])
+    elif cfg.data:
+        train_logs, val_logs = load_folder(cfg.data)
+    elif not cfg.synthetic:
+        raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
+    stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles) if cfg.synthetic else None
+    if stream is not None and not val_logs:
+        val_logs = stream.validation(cfg.val_count)
+    sampler = LogSampler(train_logs, stream, cfg.mix if train_logs else 1.0, cfg.seed, rank=world.rank,
+                         world=world.size)
+    return train_logs, val_logs, sampler

@@ -20,20 +20,23 @@ from typing import Iterator
 
 import torch
 
-from core.common.errors import DataError, InputError
-from core.common.events import BudgetEvent, DoneEvent, ErrorEvent, EvalEvent, Event, StepEvent, WarningEvent
+from core.common.errors import InputError
+from core.common.events import DoneEvent, ErrorEvent, EvalEvent, Event, StepEvent, WarningEvent
 from core.model import precision as prec
-from core.model.model_io import load_checkpoint, load_model, save_checkpoint, save_model
+from core.model.model_io import load_model, save_checkpoint, save_model
 from core.model.network import build, preset, stage_names
 
+from .budget import plan_run
 from .config import TrainConfig, pick_device, seed_everything  # noqa: F401 - the engine's public names
-from .data import Augment, LabelledLog, LogSampler, SyntheticStream, load_folder
+from .data import Augment, training_data
 from .distributed import SINGLE, World
 from .faults import Faults
 from .health import FailureWatch, grad_health
 from .loader import BatchLoader
 from .losses import loss_for
 from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes
+from .run_notes import opening_events
+from .run_state import restore, run_state
 
 
 def _schedule(total: int):
@@ -71,19 +74,7 @@ class Trainer:
             raise InputError(None, str(exc)) from None
         classes = 1 if cfg.stage == "binary" else 4
         seed_everything(cfg.seed)
-        self.train_logs: list[LabelledLog] = []
-        self.val_logs: list[LabelledLog] = []
-        if cfg.train_val is not None:
-            self.train_logs, self.val_logs = list(cfg.train_val[0]), list(cfg.train_val[1])
-        elif cfg.data:
-            self.train_logs, self.val_logs = load_folder(cfg.data)
-        elif not cfg.synthetic:
-            raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
-        stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles) if cfg.synthetic else None
-        if stream is not None and not self.val_logs:
-            self.val_logs = stream.validation(cfg.val_count)
-        self.sampler = LogSampler(self.train_logs, stream, cfg.mix if self.train_logs else 1.0, cfg.seed,
-                                  rank=world.rank, world=world.size)
+        self.train_logs, self.val_logs, self.sampler = training_data(cfg, world)
         self.loader = BatchLoader(self.sampler, cfg.workers, pin_memory=self.device.type == "cuda")
         if cfg.init_model:
             self.model, _info = load_model(cfg.init_model)
@@ -114,7 +105,7 @@ class Trainer:
         self.crop = self.tile or cfg.crop_along
         self.plan = None
         if cfg.checkpointing == "auto" or cfg.tile == "auto":
-            self._apply_plan()
+            plan_run(self)
         self.loss_fn = loss_for(classes)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.total_steps = self._total_steps()
@@ -130,7 +121,7 @@ class Trainer:
         if not 0.0 <= cfg.freeze_encoder <= 1.0:
             raise InputError(None, f"--freeze-encoder {cfg.freeze_encoder:g}: a share of the steps, from 0 to 1")
         if cfg.resume:
-            self._resume(cfg.resume)
+            restore(self, cfg.resume)
 
     def retarget(self, total_steps: int, eval_every: int) -> None:
         """A new step budget for a run under way (a time-boxed caller sizes it from a timed first step):
@@ -167,28 +158,6 @@ class Trainer:
         whatever the number of ranks, so a run's hyperparameters do not change with the world size."""
         return max(1, math.ceil(self.cfg.effective_batch / self.world.size))
 
-    def _apply_plan(self) -> None:
-        """Plan the levers for the largest step this run will take, under the ceiling."""
-        from .budget import device_ceiling, device_rules, plan
-
-        cfg = self.cfg
-        ceiling = int(cfg.ceiling_gib * 1024**3) if cfg.ceiling_gib else device_ceiling(self.device)
-        logs = self.train_logs or [self.sampler.stream.validation(1)[0]]
-        height = max(lg.image.shape[0] for lg in logs)
-        width = max(lg.image.shape[1] for lg in logs)
-        if self.crop:
-            width = min(width, self.crop)
-        per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, self.logs_per_rank))
-        with device_rules(self.device):
-            self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
-                             checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
-        if self.plan.levers is None:
-            raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
-                             "ceiling with every lever taken; raise --ceiling or use a smaller preset")
-        self.model.set_checkpointing(self.plan.levers.checkpointing)
-        if self.plan.levers.tile:
-            self.crop = self.plan.levers.tile
-
     # -- bookkeeping ---------------------------------------------------------
     def _total_steps(self) -> int:
         cfg = self.cfg
@@ -205,23 +174,6 @@ class Trainer:
         per_step = self.world.size * (self.logs_per_rank if self.cfg.stage == "multiclass" else 1)
         return max(1, math.ceil(n / per_step))
 
-    def _state(self) -> dict:
-        return {
-            "format": "welltrace-checkpoint",
-            "step": self.step,
-            "model": self.model.state_dict(),
-            "model_config": self.model.cfg.to_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "scheduler": self.scheduler.state_dict(),
-            "scaler": self.scaler.state_dict() if self.scaler else None,
-            "sampler": self.loader.state(),
-            "torch_rng": torch.get_rng_state(),
-            "precision": self.precision.mode,
-            "levers": {"checkpointing": self.model.checkpointing, "crop": self.crop},
-            "total_steps": self.total_steps,
-            "world_size": self.world.size,
-        }
-
     def save_checkpoint(self) -> str | None:
         """Rank 0 writes (the replicas are identical); every rank records the path it will resume from."""
         if not self.ckpt_path:
@@ -229,29 +181,10 @@ class Trainer:
         if self.last_good_ckpt == str(self.ckpt_path) and self._saved_at == self.step:
             return self.last_good_ckpt  # already written at this step (a periodic save on the last step)
         if self.world.is_main:
-            save_checkpoint(self.ckpt_path, self._state())
+            save_checkpoint(self.ckpt_path, run_state(self))
         self.world.barrier()  # nobody reads the file before it is complete
         self.last_good_ckpt, self._saved_at = str(self.ckpt_path), self.step
         return self.last_good_ckpt
-
-    def _resume(self, path: str) -> None:
-        st = load_checkpoint(path)
-        try:
-            self.model.load_state_dict(st["model"])
-            self.optimizer.load_state_dict(st["optimizer"])
-            self.scheduler.load_state_dict(st["scheduler"])
-            if self.scaler is not None and st.get("scaler"):
-                self.scaler.load_state_dict(st["scaler"])
-            self.loader.load_state(st["sampler"])
-            torch.set_rng_state(st["torch_rng"])
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise InputError(path, f"checkpoint does not fit this run: {str(exc).splitlines()[0][:160]}") from None
-        self.step = int(st["step"])
-        self.resumed_from_world = int(st.get("world_size", 1))
-        lev = st.get("levers", {})
-        self.model.set_checkpointing(bool(lev.get("checkpointing", self.model.checkpointing)))
-        self.crop = lev.get("crop", self.crop)
-        self.last_good_ckpt = str(path)
 
     # -- one optimizer step -----------------------------------------------------
     def _micro_batches(self):
@@ -349,26 +282,7 @@ class Trainer:
 
     def _run(self) -> Iterator[Event]:
         cfg = self.cfg
-        for w in ([self.precision.warning] if self.precision.warning else []):
-            yield WarningEvent(self.step, "slow_precision", w, "use auto to pick the fastest safe mode")
-        hint = prec.cuda_install_hint() if self.device.type == "cpu" else None
-        if hint:
-            yield WarningEvent(self.step, "cpu_build", hint, "")
-        if cfg.compile:
-            yield (WarningEvent(self.step, "compile_off", f"not compiled: {self.compile_note}", "") if self.compile_note
-                   else WarningEvent(self.step, "compiling", "compiling kernels: the first step takes longer (about "
-                                     "a minute on a CPU); later runs of the same shapes reuse the cache", ""))
-        if self.scaler is None:
-            why = "bf16 keeps fp32's exponent range" if self.precision.mode == "bf16" else "fp32 needs none"
-            yield WarningEvent(self.step, "no_scaler", f"no loss scaler runs in {self.precision.mode} ({why})", "")
-        if self.resumed_from_world != self.world.size:
-            yield WarningEvent(self.step, "world_size", f"resumed a checkpoint written by {self.resumed_from_world} "
-                               f"rank(s) on {self.world.size}", "the global batch and the data order carry on; "
-                               "per-rank crops and flips are reseeded")
-        yield BudgetEvent(self.step, {"precision": self.precision.mode, "reason": self.precision.reason,
-                                      "device": str(self.device), "ranks": self.world.size, "checkpointing": self.model.checkpointing,
-                                      "tile": self.crop, "total_steps": self.total_steps,
-                                      "plan": self.plan.as_dict() if self.plan else None})
+        yield from opening_events(self)
         status = "finished"
         while self.step < self.total_steps:
             if self.stop.is_set():
@@ -381,26 +295,11 @@ class Trainer:
                 yield ErrorEvent(self.step, f"{exc}; stopped, the last good checkpoint is kept")
                 status = "nan"
                 break
-            except Exception as exc:  # noqa: BLE001
-                from .compiled import is_compile_failure
-
-                if self.net is not self.eager_net and is_compile_failure(exc):
-                    self.net, self.compile_note = self.eager_net, f"compiling failed: {' '.join(str(exc).split())[:240]}"
-                    yield WarningEvent(self.step, "compile_fallback", f"{self.compile_note}; training goes on "
-                                       "without compiling", "")
-                    continue
-                if not _is_oom(exc) or self.world.distributed:
-                    # with several ranks one rank cannot change levers alone: the others wait in the all-reduce
-                    raise
-                if self.device.type == "cuda":
-                    torch.cuda.empty_cache()
-                lever = self._next_lever()
-                if lever is None:
-                    yield ErrorEvent(self.step, "out of memory with every lever taken; use a smaller log or preset")
-                    status = "oom"
+            except Exception as exc:  # noqa: BLE001 - _recover re-raises what it cannot recover from
+                stopped = yield from self._recover(exc)
+                if stopped:
+                    status = stopped
                     break
-                yield WarningEvent(self.step, "lever", f"out of memory at step {self.step + 1}: took the next lever, "
-                                   f"{lever}, and carried on", "set a ceiling to plan the levers before the run")
                 continue
             if not math.isfinite(ev.loss) and not ev.skipped:
                 yield ErrorEvent(self.step, f"loss is {ev.loss} at step {ev.step}; stopped, the last good checkpoint "
@@ -415,6 +314,35 @@ class Trainer:
                 yield self.evaluate()
             if cfg.checkpoint_every and self.step % cfg.checkpoint_every == 0:
                 self.save_checkpoint()
+        yield from self._closing_events(status)
+
+    def _recover(self, exc: BaseException):
+        """A step that raised: a failed compile trains on eagerly, an out-of-memory takes the next lever (events;
+        returns None to go on), every lever taken ends the run (returns its status); anything else is raised."""
+        from .compiled import is_compile_failure
+
+        if self.net is not self.eager_net and is_compile_failure(exc):
+            self.net, self.compile_note = self.eager_net, f"compiling failed: {' '.join(str(exc).split())[:240]}"
+            yield WarningEvent(self.step, "compile_fallback", f"{self.compile_note}; training goes on "
+                               "without compiling", "")
+            return None
+        if not _is_oom(exc) or self.world.distributed:
+            # with several ranks one rank cannot change levers alone: the others wait in the all-reduce
+            raise exc
+        if self.device.type == "cuda":
+            torch.cuda.empty_cache()
+        lever = self._next_lever()
+        if lever is None:
+            yield ErrorEvent(self.step, "out of memory with every lever taken; use a smaller log or preset")
+            return "oom"
+        yield WarningEvent(self.step, "lever", f"out of memory at step {self.step + 1}: took the next lever, "
+                           f"{lever}, and carried on", "set a ceiling to plan the levers before the run")
+        return None
+
+    def _closing_events(self, status: str) -> Iterator[Event]:
+        """The run's end: its final evaluation (a stopped run's model is measured too), checkpoint and model
+        file, and the done event with the summary the model file carries."""
+        cfg = self.cfg
         summary: dict = {"steps": self.step, "precision": self.precision.mode, "preset": self.model.cfg.preset}
         if cfg.synthetic:  # which print styles the model saw: held-out figures depend on it (eval-styles)
             from core.synth.styles import DEFAULT_FAMILIES
@@ -467,8 +395,3 @@ class Trainer:
         order = {lg.name: i for i, lg in enumerate(self.val_logs)}
         res = combine_scores(sorted(scores, key=lambda e: order.get(e["name"], 0)))
         return EvalEvent(step=self.step, epoch=self.step // self.steps_per_epoch, **res)
-
-
-def train(cfg: TrainConfig, stop: threading.Event | None = None) -> Iterator[Event]:
-    """Convenience: build a :class:`Trainer` and run it."""
-    yield from Trainer(cfg, stop).run()

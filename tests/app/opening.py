@@ -7,7 +7,7 @@ from pathlib import Path
 
 def wait_opened(win, qtbot, timeout: int = 30000) -> None:
     """Wait until no scan is being read (the one asked for is shown, or its error dialog is up)."""
-    qtbot.waitUntil(lambda: not win.opening, timeout=timeout)
+    qtbot.waitUntil(lambda: not win.scans.opening, timeout=timeout)
 
 
 def open_scan(win, qtbot, path: Path, timeout: int = 30000) -> bool:
@@ -15,4 +15,4 @@ def open_scan(win, qtbot, path: Path, timeout: int = 30000) -> bool:
     if not win.open_scan(path):
         return False
     wait_opened(win, qtbot, timeout)
-    return win.scan_path is not None and Path(win.scan_path).resolve() == Path(path).resolve()
+    return win.scans.path is not None and Path(win.scans.path).resolve() == Path(path).resolve()

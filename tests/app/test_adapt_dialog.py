@@ -29,14 +29,14 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
         (tmp_path / f"{name}.mask.png").unlink()
     assert win.open_project(tmp_path)
     wait_opened(win, qtbot)
-    assert win.model is not None or win.models.load(BUNDLED)
+    assert win.models.model is not None or win.models.load(BUNDLED)
     assert open_scan(win, qtbot, tmp_path / "synth_003.png")
     win.labelling.prefill()  # the model's mask, off the UI thread ...
-    qtbot.waitUntil(lambda: win.editor.mask.any() and not win.task.isRunning(), timeout=30000)
+    qtbot.waitUntil(lambda: win.labelling.editor.mask.any() and not win.task.isRunning(), timeout=30000)
     win.paint_stroke([(100 + i, 60.0) for i in range(0, 40, 2)], erase=True)  # ... and one correction
     win.flush()
     assert (tmp_path / "synth_003.mask.png").exists()  # now labelled: adapted on, not digitised
-    win.training.thread = None
+    win.training.run.thread = None
     offers = []
     win.models.decide = lambda offer: offers.append(offer) or True  # the user says yes to the adapted model
     win.actions_["adapt"].trigger()
@@ -47,7 +47,7 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     assert dlg.report is not None and dlg.report.out, dlg.status.text()
     assert dlg.table.item(0, 1) is not None and dlg.table.item(1, 1) is not None  # curve r before / after
     assert Path(dlg.report.out).parent == tmp_path / "models" and BUNDLED.exists()
-    qtbot.waitUntil(lambda: win.model_path is not None and win.model_path.name.startswith("adapted-"), timeout=30000)
+    qtbot.waitUntil(lambda: win.models.path is not None and win.models.path.name.startswith("adapted-"), timeout=30000)
     # it was offered with its held-out figures beside those of the model it started from
     offer = offers[0]
     assert offer.origin == "adaptation" and offer.current_name == "demo.safetensors"
@@ -66,7 +66,7 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     assert all(np.isfinite(c.data).any() for c in las.curves[1:])  # traced, not an empty file
     assert "adapted-" in str(las.other)  # written with the adapted model
     # refused while a training run is going
-    win.training.thread = type("Busy", (), {"isRunning": lambda self: True})()
+    win.training.run.thread = type("Busy", (), {"isRunning": lambda self: True})()
     win.actions_["adapt"].trigger()
     assert "training run is going" in win.last_error
-    win.training.thread = None
+    win.training.run.thread = None

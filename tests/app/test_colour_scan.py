@@ -23,24 +23,24 @@ def test_colour_scan_shown_in_colour_ink_picked_digitised_and_exported(win, qtbo
     (tmp_path / f"{lg.name}.calib.json").write_text(json.dumps(cal))
     (tmp_path / f"{lg.name}.mask.png").unlink()
     assert open_scan(win, qtbot, tmp_path / f"{lg.name}.png")
-    assert win.rgb is not None and win.view.levels[0].ndim == 3  # shown in colour
+    assert win.scans.current.rgb is not None and win.view.levels[0].ndim == 3  # shown in colour
     # the eyedropper: select a curve, Pick from scan, click its ink
     rows = np.arange(lg.image.shape[0], dtype=float)
     row_depth = lg.calibration.depth_at(rows)
     for k, spec in enumerate(lg.calibration.curves):
-        win.calib_panel.curve_list.setCurrentRow(k)
-        win.calib_panel.f_pick_ink.click()
+        win.calibration.panel.curve_list.setCurrentRow(k)
+        win.calibration.panel.form.pick_ink.click()
         assert win.view.tool == "ink"
         col, _ = spec.position_of(np.interp(row_depth, lg.depth, lg.truth[spec.mnemonic]))
         r = 300 + 40 * k
         win.view.clicked.emit(float(r), float(col[r]))
         assert win.view.tool == "pan"
-        picked = win.calib_panel.as_dict()["curves"][k].get("colour")
+        picked = win.calibration.panel.as_dict()["curves"][k].get("colour")
         assert picked and delta_e(parse_colour(picked), parse_colour(inks[k])) < 25, (picked, inks[k])
-    assert all(c.colour for c in win.calib.curves)
+    assert all(c.colour for c in win.calibration.calib.curves)
     win.digitising.digitize(from_mask=False)
-    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
-    assert "ink colour" in win.result.method
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
+    assert "ink colour" in win.digitising.result.method
     qtbot.wait(50)
     _shot(win, shots_dir, "colour_scan.png")
     out = tmp_path / "colour.las"
@@ -55,7 +55,7 @@ def test_the_eyedropper_on_a_grey_scan_says_there_is_no_colour(win, qtbot, tmp_p
     lg = generate_log(4, 800, 256, "y", style="classic")
     write_log(tmp_path, lg)
     assert open_scan(win, qtbot, tmp_path / f"{lg.name}.png")
-    assert win.rgb is None
-    win.calib_panel.curve_list.setCurrentRow(0)
-    win.calib_panel.f_pick_ink.click()
+    assert win.scans.current.rgb is None
+    win.calibration.panel.curve_list.setCurrentRow(0)
+    win.calibration.panel.form.pick_ink.click()
     assert win.view.tool != "ink" and "greyscale" in win.statusBar().currentMessage()

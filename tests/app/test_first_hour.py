@@ -35,7 +35,7 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     win.resize(*size)
     assert win.open_demo()
     wait_opened(win, qtbot)
-    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)  # the first scan digitises itself
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)  # the first scan digitises itself
     qtbot.wait(100)
     # the next step is highlighted, and it is the one after digitising
     assert win.steps.isVisible() and win.steps.next_step() == "export"
@@ -50,10 +50,10 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     # no label or button clipped in the calibration dock or the steps bar; project states in full
     win.calib_dock.raise_()
     qtbot.wait(50)
-    assert _elided(win.calib_panel) == [] and _elided(win.steps) == []
+    assert _elided(win.calibration.panel) == [] and _elided(win.steps) == []
     calib_scroll = win.calib_dock.widget()
     assert not calib_scroll.horizontalScrollBar().isVisible()  # the panel fits the dock's width
-    lst = win.project_list
+    lst = win.scans.project_list
     for i in range(lst.topLevelItemCount()):
         item = lst.topLevelItem(i)
         widest = max(lst.fontMetrics().horizontalAdvance(line) for line in item.text(0).splitlines())
@@ -61,11 +61,11 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     # every digitised curve is reachable: all in view, or the dock scrolls to the rest
     win.curves_dock.raise_()
     qtbot.wait(50)
-    plots = win.curve_plots.plots
-    assert len(plots) == len(win.calib.curves)
-    inner, area = win.curve_plots.layout_widget, win.curve_plots.viewport()
-    assert inner.width() <= area.width() and win.curve_plots.horizontalScrollBar().maximum() == 0  # all in view
-    for p, spec in zip(plots, win.calib.curves):  # each track's scale is readable: at least its two ends, as
+    plots = win.digitising.plots.plots
+    assert len(plots) == len(win.calibration.calib.curves)
+    inner, area = win.digitising.plots.layout_widget, win.digitising.plots.viewport()
+    assert inner.width() <= area.width() and win.digitising.plots.horizontalScrollBar().maximum() == 0  # all in view
+    for p, spec in zip(plots, win.calibration.calib.curves):  # each track's scale is readable: at least its two ends, as
         # tick labels where the plot is wide enough, else in the label under it
         axis = p.getAxis("bottom")
         shown = " ".join(t for _, t in axis._tickLevels[0]) + " " + axis.labelText
@@ -121,17 +121,17 @@ def test_a_digitised_scan_opened_again_shows_its_curves(win, qtbot, tmp_path):
     write_log(tmp_path, generate_log(8, 1200, 320, "y", style="clean", name="w"))
     assert open_scan(win, qtbot, tmp_path / "w.png")
     win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
-    first = {k: v.copy() for k, v in win.result.values.items()}
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
+    first = {k: v.copy() for k, v in win.digitising.result.values.items()}
     # open another scan, then this one again: the digitised LAS is read back with its traces
     write_log(tmp_path, generate_log(9, 1200, 320, "y", style="clean", name="v"))
-    assert open_scan(win, qtbot, tmp_path / "v.png") and win.result is None
-    assert open_scan(win, qtbot, tmp_path / "w.png") and win.result is not None
+    assert open_scan(win, qtbot, tmp_path / "v.png") and win.digitising.result is None
+    assert open_scan(win, qtbot, tmp_path / "w.png") and win.digitising.result is not None
     for k, v in first.items():  # as written to the LAS (four decimals), NULLs where they were
-        back = win.result.values[k]
+        back = win.digitising.result.values[k]
         assert back.shape == v.shape and np.array_equal(np.isnan(back), np.isnan(v))
         assert np.nanmax(np.abs(back - v)) < 1e-3 * max(1.0, np.nanmax(np.abs(v)))
-    assert any(np.isfinite(t.position).mean() > 0.8 for t in win.result.traces)
+    assert any(np.isfinite(t.position).mean() > 0.8 for t in win.digitising.result.traces)
     assert win.steps.next_step() == "export"
 
 
@@ -141,34 +141,34 @@ def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, t
 
     img, truth = _page()
     cv2.imwrite(str(tmp_path / "paper.png"), img)
-    assert open_scan(win, qtbot, tmp_path / "paper.png") and win.calib is None
+    assert open_scan(win, qtbot, tmp_path / "paper.png") and win.calibration.calib is None
     assert win.steps.next_step() == "calibrate"
     win.steps.buttons["calibrate"].click()  # the highlighted step: proposes a calibration
     qtbot.waitUntil(lambda: win.calibration.last_proposal is not None, timeout=60000)
-    picks = win.calib_panel.as_dict()["depth_picks"]
+    picks = win.calibration.panel.as_dict()["depth_picks"]
     assert len(picks) >= 4
     for px, depth in picks:
         assert abs(TOP + px / PX_PER_FT - depth) < 0.3
     assert len(win.view.proposal_items) == 2 * len(truth)
     # the depths are picked: what is left of calibrating is naming the curves, and the bar says so
     assert win.steps.next_step() == "calibrate" and "name each curve" in win.steps.hint.text()
-    win.calib_panel.add_curve.click()  # a new curve takes the first proposed track
-    track = win.calib_panel.as_dict()["curves"][0]["track"]
+    win.calibration.panel.add_curve.click()  # a new curve takes the first proposed track
+    track = win.calibration.panel.as_dict()["curves"][0]["track"]
     assert abs(min(track) - truth[0][0]) <= 2 and abs(max(track) - truth[0][1]) <= 2
-    assert win.calib is not None and len(win.calib.depth_picks) == len(picks)  # saved as the scan's calibration
+    assert win.calibration.calib is not None and len(win.calibration.calib.depth_picks) == len(picks)  # saved as the scan's calibration
     saved = json.loads(Path(tmp_path / "paper.calib.json").read_text())
     assert len(saved["proposed_tracks"]) == len(truth)  # the first curve added keeps the rest of the tracks
     assert win.steps.next_step() == "calibrate"  # CURVE1, 0-100, no unit: not yet a curve anyone named
-    win.calib_panel.f_mnemonic.setText("GR")
-    win.calib_panel.f_unit.setText("GAPI")
-    win.calib_panel.f_unit.editingFinished.emit()  # as leaving the field does
+    win.calibration.panel.form.mnemonic.setText("GR")
+    win.calibration.panel.form.unit.setText("GAPI")
+    win.calibration.panel.form.unit.editingFinished.emit()  # as leaving the field does
     qtbot.waitUntil(lambda: win.steps.next_step() != "calibrate", timeout=5000)
     # a second proposal asks before it replaces the picks; "no" keeps them
     win.confirm = lambda question: False
     win.calibration.last_proposal = None
-    win.calib_panel.propose.click()
+    win.calibration.panel.propose.click()
     qtbot.waitUntil(lambda: win.calibration.last_proposal is not None, timeout=60000)
-    assert win.calib_panel.as_dict()["depth_picks"] == picks
+    assert win.calibration.panel.as_dict()["depth_picks"] == picks
     _shot(win, shots_dir, "calibration_proposed.png")
 
 
@@ -178,7 +178,7 @@ def test_real_scans_open_readable(win, qtbot, shared_data, shots_dir):
                  "iqa_33-023-01145-0002.tif"):
         assert open_scan(win, qtbot, shared_data / "scans" / name, timeout=60000), name
         qtbot.wait(100)
-        h, w = win.image.shape[:2]
+        h, w = win.scans.image.shape[:2]
         r = win.view.visible_scan_rect()
         assert r.width() <= 1.1 * w and r.height() < 0.6 * h, name  # fitted across, a readable stretch along
         _shot(win, shots_dir, f"first_view_{Path(name).stem}.png")
@@ -224,21 +224,21 @@ def test_a_refused_proposals_draft_opens_and_curves_read_from_the_box_are_confir
              "proposed_tracks": [c["track"] for c in cal["curves"]],
              "curves": [{**c, "proposed": True} for c in cal["curves"]]}
     (tmp_path / "d.calib.json").write_text(json.dumps(draft))
-    assert open_scan(win, qtbot, tmp_path / "d.png") and win.calib is None
+    assert open_scan(win, qtbot, tmp_path / "d.png") and win.calibration.calib is None
     names = [c["mnemonic"] for c in cal["curves"]]
-    assert [c["mnemonic"] for c in win.calib_panel.as_dict()["curves"]] == names
-    assert all("read, check" in win.calib_panel.curve_list.item(i).text() for i in range(len(names)))
-    win.calib_panel.set_picks([tuple(p) for p in cal["depth_picks"]])  # the two depths picked by hand
-    assert win.calib is not None and win.calib.unconfirmed() == names
+    assert [c["mnemonic"] for c in win.calibration.panel.as_dict()["curves"]] == names
+    assert all("read, check" in win.calibration.panel.curve_list.item(i).text() for i in range(len(names)))
+    win.calibration.panel.set_picks([tuple(p) for p in cal["depth_picks"]])  # the two depths picked by hand
+    assert win.calibration.calib is not None and win.calibration.calib.unconfirmed() == names
     asked = []
     win.confirm = lambda question: asked.append(question) or False
     win.digitising.digitize()
-    assert asked and "not yet checked" in asked[0] and win.result is None and not win.task_running()
+    assert asked and "not yet checked" in asked[0] and win.digitising.result is None and not win.task_running()
     win.confirm = lambda question: True
     win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
     saved = json.loads((tmp_path / "d.calib.json").read_text())
-    assert not win.calib.unconfirmed() and not any(c.get("proposed") for c in saved["curves"])
+    assert not win.calibration.calib.unconfirmed() and not any(c.get("proposed") for c in saved["curves"])
     assert "draft" not in saved and len(saved["depth_picks"]) >= 2
 
 
@@ -257,11 +257,11 @@ def test_curves_a_proposal_reads_from_the_scale_box_land_in_the_calibration(win,
     prop = Proposal("y", tracks=[tuple(c["track"]) for c in read], picks=[tuple(p) for p in cal["depth_picks"]],
                     curves=read, messages=["read"])
     monkeypatch.setattr(calibrating, "_propose", lambda *a, **k: prop)
-    assert open_scan(win, qtbot, tmp_path / "box.png") and win.calib is None
+    assert open_scan(win, qtbot, tmp_path / "box.png") and win.calibration.calib is None
     win.steps.buttons["calibrate"].click()
     qtbot.waitUntil(lambda: win.calibration.last_proposal is not None, timeout=30000)
-    assert win.calib is not None and [c.mnemonic for c in win.calib.curves] == [c["mnemonic"] for c in read]
-    assert win.calib.unconfirmed() == [c["mnemonic"] for c in read]
+    assert win.calibration.calib is not None and [c.mnemonic for c in win.calibration.calib.curves] == [c["mnemonic"] for c in read]
+    assert win.calibration.calib.unconfirmed() == [c["mnemonic"] for c in read]
     saved = json.loads((tmp_path / "box.calib.json").read_text())
     assert [c["mnemonic"] for c in saved["curves"]] == [c["mnemonic"] for c in read]
     assert win.steps.next_step() != "calibrate"

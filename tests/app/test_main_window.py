@@ -41,17 +41,17 @@ def test_open_paint_and_undo_leaves_the_mask_unchanged(win, qtbot, tmp_path, sho
     write_set(tmp_path, 2, seed=4, width=1200, height=256, depth_axis="y")
     assert win.open_project(tmp_path)
     wait_opened(win, qtbot)
-    assert win.image.shape == (1200, 256) and win.project_list.topLevelItemCount() == 2
-    original = win.editor.mask.copy()
+    assert win.scans.image.shape == (1200, 256) and win.scans.project_list.topLevelItemCount() == 2
+    original = win.labelling.editor.mask.copy()
     win.class_box.setCurrentIndex(1)  # dashed
     win.size_box.setValue(5)
     win.paint_stroke([(100 + i, 60 + i * 0.5) for i in range(0, 300, 3)])
-    assert (win.editor.mask != original).sum() > 300
-    assert (win.editor.mask[100:400] == 2).any()
+    assert (win.labelling.editor.mask != original).sum() > 300
+    assert (win.labelling.editor.mask[100:400] == 2).any()
     win.view.zoom_to(0, 50, 256, 450)
     _shot(win, shots_dir, "mid_labelling.png")
     win.actions_["undo"].trigger()
-    assert np.array_equal(win.editor.mask, original)
+    assert np.array_equal(win.labelling.editor.mask, original)
     qtbot.waitUntil(lambda: not win.labelling.autosave_timer.isActive(), timeout=3000)
     win.flush()
     assert np.array_equal(load_mask(tmp_path / "synth_000.mask.png", (1200, 256)), original)
@@ -64,7 +64,7 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
     write_log(tmp_path, log)
     truth_cal = log.calibration
     (tmp_path / "well.calib.json").unlink()  # the user calibrates by hand
-    assert open_scan(win, qtbot, tmp_path / "well.png") and win.calib is None
+    assert open_scan(win, qtbot, tmp_path / "well.png") and win.calibration.calib is None
     # two depth picks: click on the scan, type the depth
     p0, p1 = 100.0, 1500.0
     d0, d1 = (float(v) for v in truth_cal.depth_at(np.array([p0, p1])))
@@ -73,16 +73,16 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
     win.set_tool("pick")
     win.view.clicked.emit(p0, 150.0)
     win.view.clicked.emit(p1, 150.0)
-    assert win.calib_panel.picks.rowCount() == 2
+    assert win.calibration.panel.picks.rowCount() == 2
     # one curve: its track dragged onto the truth's bounds, scale typed in
     spec = truth_cal.curves[0]
-    win.calib_panel.unit.setCurrentText(truth_cal.depth_unit)
-    win.calib_panel.step.setValue(truth_cal.step)
-    win.calib_panel.append_curve({"mnemonic": spec.mnemonic, "unit": spec.unit, "description": spec.description,
+    win.calibration.panel.unit.setCurrentText(truth_cal.depth_unit)
+    win.calibration.panel.step.setValue(truth_cal.step)
+    win.calibration.panel.append_curve({"mnemonic": spec.mnemonic, "unit": spec.unit, "description": spec.description,
                                   "class": spec.klass, "track": list(spec.track), "scale": list(spec.scale),
                                   "log": spec.log, "wrap": False})
     win.view.track_moved.emit(0, spec.track[1], spec.track[0])
-    assert win.calib is not None and len(win.calib.curves) == 1
+    assert win.calibration.calib is not None and len(win.calibration.calib.curves) == 1
     saved = Calibration.load(tmp_path / "well.calib.json")
     assert saved.curves[0].track_lo == pytest.approx(spec.track_lo, abs=0.01)
     win.view.cursor_moved.emit(800.0, (spec.track[0] + spec.track[1]) / 2)
@@ -92,9 +92,9 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
     with qtbot.waitSignal(win.task_finished if hasattr(win, "task_finished") else win.statusBar().messageChanged,
                           timeout=60000, raising=False):
         win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.result is not None, timeout=60000)
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=60000)
     # the scan is labelled (write_log wrote its mask): Digitise follows the painted mask by default
-    assert win.result.method == "mask" and (tmp_path / "well.digitized.las").exists()
+    assert win.digitising.result.method == "mask" and (tmp_path / "well.digitized.las").exists()
     win.digitising.export_dialog()
     dlg = win.digitising.export_dlg
     dlg.well.setText("TEST WELL 1")
@@ -119,16 +119,16 @@ def test_open_the_real_kgs_tiff_and_trace_it(win, qtbot, kgs_scan, tmp_path, sho
     shutil.copy(DATA / "kgs_273101_bhc_sonic.calib.json", tmp_path / "kgs_273101_bhc_sonic.calib.json")
     t0 = time.perf_counter()
     assert open_scan(win, qtbot, scan)
-    assert win.image.shape == (17864, 1664) and win.calib is not None
+    assert win.scans.image.shape == (17864, 1664) and win.calibration.calib is not None
     assert time.perf_counter() - t0 < 5.0
     # the panel shows every field and gives back what it was given (backup side, colours included)
-    assert win.calib_panel.calibration().as_dict() == win.calib.as_dict()
-    assert win.calib.curves[0].backup == "high"
+    assert win.calibration.panel.calibration().as_dict() == win.calibration.calib.as_dict()
+    assert win.calibration.calib.curves[0].backup == "high"
     win.digitising.digitize()
     # 90 s on two idle cores; with both cores busy (issue 46: the suite beside another digitise) over 120 s
-    qtbot.waitUntil(lambda: win.result is not None, timeout=600000)
-    gr = win.result.values["GR"]
-    sel = (win.result.depth > 300) & (win.result.depth < 1100)
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=600000)
+    gr = win.digitising.result.values["GR"]
+    sel = (win.digitising.result.depth > 300) & (win.digitising.result.depth < 1100)
     assert np.isfinite(gr[sel]).mean() > 0.8  # a trace through the logged interval
     win.view.zoom_to(0, 7600, 1664, 9700)
     _shot(win, shots_dir, "kgs_traced.png")
@@ -150,8 +150,8 @@ def test_bad_files_get_a_dialog_and_the_app_stays_up(win, tmp_path):
 def test_demo_project_opens_with_the_bundled_model(win, qtbot, shots_dir):
     assert win.open_demo()
     wait_opened(win, qtbot)
-    assert win.project_list.topLevelItemCount() == 3
-    assert win.model is not None and win.models.name == "demo.safetensors"  # Digitise uses it out of the box
+    assert win.scans.project_list.topLevelItemCount() == 3
+    assert win.models.model is not None and win.models.name == "demo.safetensors"  # Digitise uses it out of the box
     _shot(win, shots_dir, "main_window_demo.png")
 
 
@@ -201,15 +201,15 @@ def test_curve_tracks_keep_the_papers_units_log_axes_and_direction(win, qtbot):
     """The digitised-curves plots read as the paper does: the LAS unit as written (no SI prefix: OHMM, not kOHMM),
     a log-scaled track on a log axis, a scale running right to left drawn right to left."""
     assert win.open_demo()
-    scan = next(Path(it.data(0, 0x0100)) for it in (win.project_list.topLevelItem(i) for i in range(3))
+    scan = next(Path(it.data(0, 0x0100)) for it in (win.scans.project_list.topLevelItem(i) for i in range(3))
                 if Path(it.data(0, 0x0100)).name == "synth_001.png")
     assert open_scan(win, qtbot, scan)
-    specs = win.calib.curves
+    specs = win.calibration.calib.curves
     assert any(s.log for s in specs)  # the demo scan carries a resistivity on a log track
     win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.result is not None, timeout=120000)
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
     for i, spec in enumerate(specs):
-        plot = win.curve_plots.getItem(0, i)
+        plot = win.digitising.plots.getItem(0, i)
         axis = plot.getAxis("bottom")
         assert axis.logMode == spec.log
         assert plot.getViewBox().state["xInverted"] == (spec.scale[0] > spec.scale[1])
@@ -242,7 +242,7 @@ def test_event_loop_never_stalls_on_a_full_size_scan(win, qtbot, tmp_path):
                 qtbot.wait(2)
             win.view.stroke_finished.emit()
             qtbot.wait(20)
-        assert (win.editor.mask[290:330, 2000:2300] > 0).sum() > 500
+        assert (win.labelling.editor.mask[290:330, 2000:2300] > 0).sum() > 500
         probe.phase = "autosave"
         qtbot.wait(500)  # autosave of the 8-megapixel mask happens here too
     print(f"open {open_s * 1000:.0f} ms; " + probe.report())
@@ -263,18 +263,18 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
                             QtCore.Qt.MouseButton.NoButton, QtCore.Qt.KeyboardModifier.NoModifier)
     win.dropEvent(drop)
     wait_opened(win, qtbot)
-    assert win.scan_path == tmp_path / "p.png" and win.editor.mask.max() == 0
+    assert win.scans.path == tmp_path / "p.png" and win.labelling.editor.mask.max() == 0
     # pre-fill from the classical tracer: one undo step, mostly on the true curve pixels
     probe = EventLoopProbe()
     with probe:
         win.actions_["prefill"].trigger()  # off the UI thread
-        qtbot.waitUntil(lambda: win.editor.mask.any() and not win.task.isRunning(), timeout=30000)
+        qtbot.waitUntil(lambda: win.labelling.editor.mask.any() and not win.task.isRunning(), timeout=30000)
     assert_responsive(probe)
-    filled = win.editor.mask > 0
+    filled = win.labelling.editor.mask > 0
     assert filled.sum() > 500
     assert (log.mask[filled] > 0).mean() > 0.5  # the pre-fill lies on curves more than on the grid
     win.labelling.undo()
-    assert win.editor.mask.max() == 0
+    assert win.labelling.editor.mask.max() == 0
     # fill: click on a curve's ink fills that stroke with the chosen class
     # (clicked on the stroke's darkest pixel: a mask pixel at a stroke's anti-aliased edge is paper-light)
     rows, cols = np.nonzero(log.mask == log.calibration.curves[0].klass)
@@ -282,14 +282,14 @@ def test_prefill_fill_rotate_and_drop(win, qtbot, tmp_path):
     win.class_box.setCurrentIndex(2)
     win.set_tool("fill")
     win.view.clicked.emit(float(rows[at]), float(cols[at]))
-    assert (win.editor.mask == 3).sum() > 20
+    assert (win.labelling.editor.mask == 3).sum() > 20
     # rotation keeps painting in scan pixels
     win.actions_["rotate"].trigger()
     assert win.view.rotated
-    before = win.editor.mask.copy()
+    before = win.labelling.editor.mask.copy()
     win.class_box.setCurrentIndex(0)  # not the fill's class, so the stroke changes pixels wherever it lands
     win.paint_stroke([(600, 100), (610, 110)])
-    assert (win.editor.mask != before)[590:620, 90:120].any()
+    assert (win.labelling.editor.mask != before)[590:620, 90:120].any()
     qtbot.wait(10)
 
 
@@ -307,33 +307,33 @@ def test_label_faster_tools_fix_a_prefilled_mask_in_three_gestures(win, qtbot, t
     prefill[:, grid_col - 1:grid_col + 2] = 1  # a grid line along depth taken for curve
     missing = (truth == 1) & (np.arange(truth.shape[0])[:, None] >= 500) & (np.arange(truth.shape[0])[:, None] < 700)
     prefill[missing] = 0  # a stretch of the solid curve missed
-    win.editor.replace_all(prefill)
+    win.labelling.editor.replace_all(prefill)
     win.view.update_mask_region((0, truth.shape[0], 0, truth.shape[1]))
     # 1. the grid line: one click, where no curve is near it
     near_curve = (prefill[:, grid_col - 8:grid_col + 9] > 0).sum(1) > 3 * 3
     win.set_tool("line_eraser")
     win.view.clicked.emit(float(np.flatnonzero(~near_curve)[len(np.flatnonzero(~near_curve)) // 2]), float(grid_col))
-    assert (win.editor.mask[:, grid_col] > 0).sum() <= (truth[:, grid_col] > 0).sum() + 0.1 * truth.shape[0]
+    assert (win.labelling.editor.mask[:, grid_col] > 0).sum() <= (truth[:, grid_col] > 0).sum() + 0.1 * truth.shape[0]
     # 2. the missed stretch: one loose drag of a wide ink brush, 5 px off the curve
     rows = [r for r in range(500, 700, 6) if (truth[r] == 1).any()]
     cols = [float(np.mean(np.nonzero(truth[r] == 1)[0])) + 5 for r in rows]
     win.class_box.setCurrentIndex(0)
     win.size_box.setValue(10)
     win.paint_stroke(list(zip(map(float, rows), cols)), tool="ink_brush")
-    assert (win.editor.mask[missing] == 1).mean() > 0.8
+    assert (win.labelling.editor.mask[missing] == 1).mean() > 0.8
     # 3. the dashed curve, touching the solid one in places: one drag of the restyle brush along it
     rows = [r for r in range(0, truth.shape[0], 8) if (truth[r] == 2).any()]
     cols = [float(np.median(np.nonzero(truth[r] == 2)[0])) for r in rows]
     win.class_box.setCurrentIndex(1)
     win.size_box.setValue(4)
     win.paint_stroke(list(zip(map(float, rows), cols)), tool="restyle")
-    assert (win.editor.mask[truth == 2] == 2).mean() > 0.9
-    assert (win.editor.mask[truth == 1] == 1).mean() > 0.8
+    assert (win.labelling.editor.mask[truth == 2] == 2).mean() > 0.9
+    assert (win.labelling.editor.mask[truth == 1] == 1).mean() > 0.8
     win.view.zoom_to(0, 400, 256, 800)
     _shot(win, shots_dir, "label_tools.png")
     for _ in range(3):
         win.labelling.undo()
-    assert np.array_equal(win.editor.mask, prefill)
+    assert np.array_equal(win.labelling.editor.mask, prefill)
 
 
 def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qtbot, tmp_path, shots_dir):
@@ -344,7 +344,7 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
                if len(lg.calibration.curves) == 2 and not any(c.wrap or c.log for c in lg.calibration.curves))
     write_log(tmp_path, log)
     (tmp_path / "pair.mask.png").unlink()  # unlabelled: the user paints it
-    assert open_scan(win, qtbot, tmp_path / "pair.png") and not win.editor.mask.any()
+    assert open_scan(win, qtbot, tmp_path / "pair.png") and not win.labelling.editor.mask.any()
     rows = np.arange(log.image.shape[0], dtype=float)
     row_depth = log.calibration.depth_at(rows)
     win.size_box.setValue(2)
@@ -352,22 +352,22 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
         col, _ = spec.position_of(np.interp(row_depth, log.depth, log.truth[spec.mnemonic]))
         win.class_box.setCurrentIndex(spec.klass - 1)
         win.paint_stroke([(r, c) for r, c in zip(rows[::4], col[::4]) if np.isfinite(c)])
-    assert set(np.unique(win.editor.mask)) == {0} | {s.klass for s in log.calibration.curves}
+    assert set(np.unique(win.labelling.editor.mask)) == {0} | {s.klass for s in log.calibration.curves}
     assert win.models.load(BUNDLED_MODEL)  # a model is loaded: the Run-menu choice decides what is traced
     assert win.actions_["from_mask"].isChecked()
     win.actions_["digitize"].trigger()  # as the toolbar button does: triggered(checked=False) must not override it
-    qtbot.waitUntil(lambda: win.result is not None, timeout=60000)
-    assert win.result.method == "mask"
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=60000)
+    assert win.digitising.result.method == "mask"
     names = [s.mnemonic for s in log.calibration.curves]
     for spec in log.calibration.curves:
-        v = np.interp(log.depth, win.result.depth, win.result.values[spec.mnemonic])
+        v = np.interp(log.depth, win.digitising.result.depth, win.digitising.result.values[spec.mnemonic])
         ok = np.isfinite(v)
         assert ok.mean() > 0.9 and np.corrcoef(v[ok], log.truth[spec.mnemonic][ok])[0, 1] > 0.97
-    before = {n: win.result.values[n].copy() for n in names}
+    before = {n: win.digitising.result.values[n].copy() for n in names}
     win.curves_dock.raise_()
     win.digitising.swap_dialog()
     dlg = win.digitising.swap_dlg
-    d = win.result.depth
+    d = win.digitising.result.depth
     top, bottom = float(d[len(d) // 3]), float(d[len(d) // 2])
     _, band = dlg.bands[0]
     band.setRegion((top, bottom))  # the user drags the band on a plot: the fields follow
@@ -375,18 +375,18 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
     _shot(win, shots_dir, "swap_range.png")
     dlg.accept()
     sel = (d >= top) & (d <= bottom)
-    assert np.array_equal(win.result.values[names[0]][sel], before[names[1]][sel], equal_nan=True)
-    assert np.array_equal(win.result.values[names[0]][~sel], before[names[0]][~sel], equal_nan=True)
+    assert np.array_equal(win.digitising.result.values[names[0]][sel], before[names[1]][sel], equal_nan=True)
+    assert np.array_equal(win.digitising.result.values[names[0]][~sel], before[names[0]][~sel], equal_nan=True)
     out = tmp_path / "pair.export.las"
     assert win.digitising.export_las(out)
     las = lasio.read(str(out))
     got = np.asarray(las[names[1]], float)
     assert np.allclose(got[sel], before[names[0]][sel], equal_nan=True, atol=1e-3)
     # a range outside the log is refused with its reason, nothing changed
-    now = {n: win.result.values[n].copy() for n in names}
+    now = {n: win.digitising.result.values[n].copy() for n in names}
     assert not win.digitising.swap_curves(names[0], names[1], d.max() + 100, d.max() + 200)
     assert "outside the log" in win.last_error
-    assert all(np.array_equal(win.result.values[n], now[n], equal_nan=True) for n in names)
+    assert all(np.array_equal(win.digitising.result.values[n], now[n], equal_nan=True) for n in names)
 
 
 def test_show_detected_grid_overlays_the_grid_lines(win, qtbot, tmp_path, shots_dir):
@@ -444,12 +444,12 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     assert [tuple(round(v) for v in r.getRegion()) for r in regions] == [(600, 3600), (4100, 6100)]
     regions[0].setRegion((620, 3600))
     regions[0].sigRegionChangeFinished.emit(regions[0])
-    qtbot.waitUntil(lambda: win.calib.sections[0].start == 620, timeout=3000)
+    qtbot.waitUntil(lambda: win.calibration.calib.sections[0].start == 620, timeout=3000)
     saved = json.loads((tmp_path / "two.calib.json").read_text())
     assert saved["sections"][0]["span"] == [620, 3600] and saved["sections"][1]["kind"] == "repeat"
     win.models.use_classical = True  # Run › Read with the classical tracer: fast, and the sections are under test
     win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.result is not None, timeout=60000)
+    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=60000)
     from core.digitize.pipeline import las_path_for
     from core.io.project import digitized_path_for
 
@@ -457,6 +457,6 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     main_las, repeat_las = lasio.read(main_path), lasio.read(las_path_for(main_path, "repeat"))
     assert 1000.0 <= main_las.index[0] < 1010.0 and main_las.index[-1] <= 1300.5
     assert 1100.0 - 0.5 <= repeat_las.index[0] and repeat_las.index[-1] <= 1300.5
-    pos = win.result.traces[0].position
+    pos = win.digitising.result.traces[0].position
     assert pos.size == img.shape[0] and not np.isfinite(pos[:600]).any() and np.isfinite(pos[1000:3000]).mean() > 0.9
     _shot(win, shots_dir, "sections.png")

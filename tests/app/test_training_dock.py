@@ -40,7 +40,7 @@ def _train(qtbot, d, steps, mode, resume=False):
     else:
         d.train_btn.click()
     # a bound for a machine whose cores are busy with other work (issue 46: it ran past 180 s there)
-    qtbot.waitUntil(lambda: d.thread is not None and d.thread.isFinished() and d._finish_handled, timeout=600000)
+    qtbot.waitUntil(lambda: d.run.thread is not None and d.run.thread.isFinished() and d.run.finish_handled, timeout=600000)
 
 
 REFRESH_WAIT = 400
@@ -50,8 +50,8 @@ def test_train_bf16_and_fp16_feed_the_instruments(trained_win, qtbot, shots_dir)
     w = trained_win
     d = w.training
     _train(qtbot, d, 4, "bf16")
-    assert d.done_event is not None and d.done_event.status == "finished"
-    assert d.steps_seen == 4
+    assert d.run.done_event is not None and d.run.done_event.status == "finished"
+    assert d.run.steps_seen == 4
     assert "no loss scaler" in d.scale.note.toPlainText()
     assert d.scale.steps == []
     # the bf16 bar holds the engine's measured bytes of the last step
@@ -61,19 +61,19 @@ def test_train_bf16_and_fp16_feed_the_instruments(trained_win, qtbot, shots_dir)
     # the user accepts it (here: the first offer declined, the current model kept; then accepted)
     qtbot.waitUntil(lambda: w.models.last_offer is not None, timeout=30000)
     offer = w.models.last_offer
-    assert offer.path == Path(d.done_event.model_path) and offer.new["val_mask_f1"] is not None
-    assert "held-out log" in offer.held_out and w.model_path is None
+    assert offer.path == Path(d.run.done_event.model_path) and offer.new["val_mask_f1"] is not None
+    assert "held-out log" in offer.held_out and w.models.path is None
     w.models.decide = lambda o: True
     w.models.offer(offer)
-    qtbot.waitUntil(lambda: w.model_path == Path(d.done_event.model_path), timeout=30000)
-    assert w.model is not None
+    qtbot.waitUntil(lambda: w.models.path == Path(d.run.done_event.model_path), timeout=30000)
+    assert w.models.model is not None
     if shots_dir is not None:
         w.grab().save(str(shots_dir / "training_bf16.png"))
     # fp16 with a forced overflow at step 3: one scale point per step, the skip marked
-    d.fault = {"overflow_steps": [2]}
-    d.scaler_growth_interval = 2
+    d.run.fault = {"overflow_steps": [2]}
+    d.run.scaler_growth_interval = 2
     _train(qtbot, d, 6, "fp16")
-    assert d.done_event.status == "finished"
+    assert d.run.done_event.status == "finished"
     assert len(d.scale.steps) == 6 and d.scale.steps == list(range(1, 7))
     assert d.scale.skipped and d.scale.skipped[0][0] == 3
     last_measured = d.budget.values["fp16"]
@@ -100,16 +100,16 @@ def test_stop_and_resume_continue_the_step_count(trained_win, qtbot):
     d.steps.setValue(8)
     steps = []
     d.train_btn.click()
-    d.thread.listeners.append(lambda ev: steps.append(ev.step) if ev.type == "step" else None)
+    d.run.thread.listeners.append(lambda ev: steps.append(ev.step) if ev.type == "step" else None)
     qtbot.waitUntil(lambda: len(steps) >= 2, timeout=60000)
     d.stop_btn.click()
-    qtbot.waitUntil(lambda: d.thread.isFinished() and d._finish_handled, timeout=120000)
-    assert d.done_event.status == "stopped" and d.resume_btn.isEnabled()
-    stopped_at = d.done_event.step
+    qtbot.waitUntil(lambda: d.run.thread.isFinished() and d.run.finish_handled, timeout=120000)
+    assert d.run.done_event.status == "stopped" and d.resume_btn.isEnabled()
+    stopped_at = d.run.done_event.step
     assert 2 <= stopped_at < 8
     _train(qtbot, d, 8, "fp32", resume=True)
-    assert d.done_event.status == "finished" and d.done_event.step == 8
-    assert d.steps_seen == 8  # the count went on from where it stopped
+    assert d.run.done_event.status == "finished" and d.run.done_event.step == 8
+    assert d.run.steps_seen == 8  # the count went on from where it stopped
 
 
 def test_event_loop_stays_responsive_while_training(trained_win, qtbot):
@@ -121,7 +121,7 @@ def test_event_loop_stays_responsive_while_training(trained_win, qtbot):
         qtbot.wait(50)  # the first gap is the probe's own start; the click on Train comes after it
         _train(qtbot, d, 6, "fp32")
     print(probe.report())
-    assert d.done_event.status == "finished"
+    assert d.run.done_event.status == "finished"
     assert len(probe.gaps) > 100  # the probe really ran through the run
     assert_responsive(probe)
 

@@ -8,14 +8,9 @@ import pytest
 
 from core.cli.main import main
 from core.common.errors import CalibrationError
-from core.digitize.calibration_proposal import (
-    DepthNumber,
-    _monotonic,
-    fit_numbers,
-    ocr_available,
-    propose,
-    propose_tracks,
-)
+from core.digitize.calibration_proposal import ocr_available, propose
+from core.digitize.depth_fit import DepthNumber, _monotonic, fit_numbers
+from core.digitize.track_finder import propose_tracks
 from core.io.calibration import Calibration
 
 needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")
@@ -242,13 +237,13 @@ def test_a_pen_sample_is_told_by_where_its_ink_lies():
 def test_one_misread_among_round_depths_leaves_the_consensus_instead_of_vetoing_it():
     """A 1-bit casing log read 99 beside its 100 ft line among 200 … 600: the lot was refused ("these step by
     1"); the misread goes and the rest make the picks."""
-    from core.digitize.calibration_proposal import ProposedSection, _fit_section
+    from core.digitize.depth_fit import ProposedSection, fit_section
 
     px_per_ft = 2.0
     numbers = [DepthNumber(1000 + px_per_ft * (d - 100), float(d), str(d)) for d in (200, 300, 400, 500, 600)]
     numbers.insert(0, DepthNumber(1000.0 + 1.5, 99.0, "99"))  # one foot off its line: within the fit's reach
     sec = ProposedSection(900, 2000)
-    _fit_section(sec, numbers, None, "FT")
+    fit_section(sec, numbers, None, "FT")
     assert sec.refused is None and [v for _, v in sec.picks] == [200.0, 300.0, 400.0, 500.0, 600.0]
     assert not numbers[0].kept
 
@@ -256,7 +251,7 @@ def test_one_misread_among_round_depths_leaves_the_consensus_instead_of_vetoing_
 def test_depths_that_restart_in_one_section_are_two_passes():
     """A casing log's main and repeat passes in one stretch of grid: 100 … 600 then 200 … 600 again. Two
     sections, each with its own picks, the second a repeat; a single misread in a pass splits nothing."""
-    from core.digitize.calibration_proposal import ProposedSection, _fit_section, _name_sections, split_passes
+    from core.digitize.depth_fit import ProposedSection, fit_section, name_sections, split_passes
 
     main = [DepthNumber(1000 + 20.0 * (d - 100), float(d), str(d)) for d in range(100, 650, 50)]
     repeat = [DepthNumber(13000 + 20.0 * (d - 200), float(d), str(d)) for d in range(200, 650, 50)]
@@ -265,8 +260,8 @@ def test_depths_that_restart_in_one_section_are_two_passes():
     assert len(parts) == 2 and parts[0].start == 900 and parts[1].stop == 22500
     assert main[-1].pixel < parts[0].stop == parts[1].start < repeat[0].pixel
     for part in parts:
-        _fit_section(part, main + repeat, None, "FT")
-    _name_sections(parts)
+        fit_section(part, main + repeat, None, "FT")
+    name_sections(parts)
     assert [p.kind for p in parts] == ["main", "repeat"]
     assert [v for _, v in parts[1].picks] == [float(d) for d in range(200, 650, 50)]
     misread = main[:5] + [DepthNumber(main[5].pixel, 9.0, "9")] + main[6:]  # a 350 read as 9

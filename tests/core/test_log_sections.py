@@ -10,14 +10,8 @@ from PIL import Image
 
 from core.cli.main import main
 from core.common.errors import CalibrationError
-from core.digitize.calibration_proposal import (
-    DepthNumber,
-    ProposedSection,
-    _fit_section,
-    ocr_available,
-    propose,
-    scale_check,
-)
+from core.digitize.calibration_proposal import ocr_available, propose
+from core.digitize.depth_fit import DepthNumber, ProposedSection, fit_section, scale_check
 from core.digitize.depth_numbers import windows
 from core.io.calibration import Calibration
 
@@ -91,7 +85,7 @@ def _save(tmp_path, img: np.ndarray, name: str, dpi: float | None = 200.0) -> st
 
 def _section_with(values_at: list[tuple[float, float]], length: int = 3000) -> ProposedSection:
     sec = ProposedSection(0, length)
-    _fit_section(sec, [DepthNumber(p, v, f"{v:g}") for p, v in values_at], dpi=200.0, unit="FT")
+    fit_section(sec, [DepthNumber(p, v, f"{v:g}") for p, v in values_at], dpi=200.0, unit="FT")
     return sec
 
 

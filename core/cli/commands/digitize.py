@@ -182,17 +182,7 @@ def _digitize_one(args) -> int:
         from core.io.scan import load_mask
 
         mask = load_mask(args.from_mask, scan.image.shape)
-    model = precision = None
-    device = "cpu"
-    if args.model:
-        from core.engine.train import pick_device
-        from core.model import precision as prec
-        from core.model.model_io import load_model
-
-        model, info = load_model(args.model)
-        device = pick_device(args.device)
-        model.to(device)
-        precision = prec.for_inference(args.precision, info["precision"], device)
+    model, precision, device = _reader(args)
     import torch
 
     with progress_bar(1, "digitize", unit="window") as bar, torch.no_grad():
@@ -218,13 +208,7 @@ def _digitize_one(args) -> int:
             out = args.out if args.section is not None else las_path_for(args.out, suffix)
             write_result(out, res, calib, str(Path(args.scan).name), source,
                          well={"WELL": args.well} if args.well else None)
-            n = res.depth.size
-            where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
-                                           f"{sec.start}–{sec.stop}]"
-            reports.append(f"wrote {out}{where}: {len(res.values)} curves × {n} samples "
-                           f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence "
-                           f"{res.timings['evidence_s']:.2f} s" + (f" ({res.memory['path']} path)" if res.memory else "")
-                           + f", grid {res.timings['grid_s']:.2f} s, trace {res.timings['trace_s']:.2f} s")
+            reports.append(_wrote(out, sec, res, calib))
         if args.mask_out:
             save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
         pages = []
@@ -238,12 +222,43 @@ def _digitize_one(args) -> int:
     if pages:
         print(f"wrote the QC picture: {pages[0]}" + (f" … {pages[-1].name} ({len(pages)} pages)"
                                                       if len(pages) > 1 else ""))
-    plans = [res.memory for _, _, res in parts if res.memory]
-    if plans:
-        from core.common.sysmem import proc_status
-
-        m = max(plans, key=lambda p: p["predicted_peak"])
-        print(f"memory: {sum(p['windows'] for p in plans)} window(s) of {m['window_px']} px along depth; peak "
-              f"resident {proc_status().get('VmHWM', 0) / 1024**3:.2f} GiB, predicted "
-              f"{m['predicted_peak'] / 1024**3:.2f} GiB for reading the scan, ceiling {m['ceiling'] / 1024**3:.1f} GiB")
+    _report_memory(parts)
     return 0
+
+
+def _wrote(out, sec, res, calib) -> str:
+    """The line that says what a LAS holds and what reading it took."""
+    where = "" if sec is None else f" [{sec.kind} pass, {'rows' if calib.depth_axis == 'y' else 'columns'} " \
+                                   f"{sec.start}–{sec.stop}]"
+    return (f"wrote {out}{where}: {len(res.values)} curves × {res.depth.size} samples "
+            f"({res.depth[0]:g}–{res.depth[-1]:g} {calib.depth_unit}); evidence "
+            f"{res.timings['evidence_s']:.2f} s" + (f" ({res.memory['path']} path)" if res.memory else "")
+            + f", grid {res.timings['grid_s']:.2f} s, trace {res.timings['trace_s']:.2f} s")
+
+
+def _reader(args):
+    """(model, precision, device) the scan is read with: the model named, on its device, in the precision that
+    suits it there; (None, None, "cpu") for the classical tracer and a mask."""
+    if not args.model:
+        return None, None, "cpu"
+    from core.engine.train import pick_device
+    from core.model import precision as prec
+    from core.model.model_io import load_model
+
+    model, info = load_model(args.model)
+    device = pick_device(args.device)
+    model.to(device)
+    return model, prec.for_inference(args.precision, info["precision"], device), device
+
+
+def _report_memory(parts) -> None:
+    """The network's windows and memory: predicted for reading the scan beside the peak resident measured."""
+    plans = [res.memory for _, _, res in parts if res.memory]
+    if not plans:
+        return
+    from core.common.sysmem import proc_status
+
+    m = max(plans, key=lambda p: p["predicted_peak"])
+    print(f"memory: {sum(p['windows'] for p in plans)} window(s) of {m['window_px']} px along depth; peak "
+          f"resident {proc_status().get('VmHWM', 0) / 1024**3:.2f} GiB, predicted "
+          f"{m['predicted_peak'] / 1024**3:.2f} GiB for reading the scan, ceiling {m['ceiling'] / 1024**3:.1f} GiB")

@@ -1,0 +1,221 @@
+"""Printed depth numbers to depth picks: the numbers that agree on one straight line at a standard log scale.
+
+Per section, numbers that fit no straight line with the others are rejected by name: misreads, header text,
+table entries. A straight line through the rest (RANSAC over every pair, then least squares) is then checked for
+sanity (:func:`fit_section`): depths increasing down the log, a standard log scale at the scan's dpi, labels
+that step by a round interval, spread over a quarter of the section at least. A section whose depths restart is
+two passes (:func:`split_passes`); the first with depths is the main pass, a later one that repeats its range a
+repeat pass (:func:`name_sections`). The picks are the kept numbers as printed, never extrapolated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+FIT_TOLERANCE_PX = 6.0  # a number this far (in pixels along depth) from the line of the others is rejected
+MIN_NUMBERS = 3  # numbers that must agree before picks are proposed
+SNAP_PX = 8.0  # a number is placed on the depth line it is printed on, when one lies this close
+# the depth scales logs are printed at (1:240 is 5 in per 100 ft, 1:600 2 in, 1:1200 1 in): a proposed scale
+# must be one of them at the scan's resolution, within the stretch of paper and scanner
+STANDARD_SCALES = (200, 240, 500, 600, 1000, 1200)
+SCALE_TOLERANCE = 0.06
+PX_PER_FT_BOUNDS = (0.2, 200.0)  # without a resolution: from 1:1200 at 20 dpi to 1:200 at 3,000 dpi
+MIN_SPREAD = 0.25  # the kept numbers span at least this share of their section's length
+LABEL_STEP_FT = 5  # printed depths step by a round interval (10, 50, 100 ft): their differences share a factor
+MAX_TOLERANCE_PX = 24.0  # the drift allowance stops here: a misread 100 px off a line is no drift
+EDGE_PX = 40  # a number printed this close outside a section's border lines still belongs to it
+
+
+@dataclass
+class DepthNumber:
+    pixel: float  # along depth, at the centre of the printed number
+    value: float
+    text: str
+    kept: bool = False
+
+
+@dataclass
+class ProposedSection:
+    """A stretch of log body (canonical columns [start, stop)) and what its printed depths gave."""
+
+    start: int
+    stop: int
+    kind: str = "log"  # "main" (the first with depths), "repeat" (its depths repeat a main's), "log"
+    picks: list[tuple[float, float]] = field(default_factory=list)
+    rms_px: float | None = None
+    refused: str | None = None  # why no picks were proposed for it
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "span": [self.start, self.stop], "picks": [list(p) for p in self.picks],
+                "rms_px": self.rms_px, "refused": self.refused}
+
+
+def fit_numbers(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX) -> float | None:
+    """Mark the numbers that lie on one straight line depth = a + b · pixel (the most of them, RANSAC over
+    every pair, then least squares), in place; returns the RMS of the kept ones about it in pixels."""
+    fit = fit_line(numbers, tolerance_px)
+    return None if fit is None else fit[2]
+
+
+def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX
+             ) -> tuple[float, float, float] | None:
+    """:func:`fit_numbers`, returning (a, b, RMS in px) of depth = a + b · pixel through the kept numbers."""
+    if len(numbers) < 2:
+        return None
+    px = np.array([n.pixel for n in numbers])
+    val = np.array([n.value for n in numbers])
+    best: tuple[int, float, np.ndarray] | None = None
+    for i in range(len(numbers)):
+        for j in range(i + 1, len(numbers)):
+            if px[j] == px[i] or val[j] == val[i]:
+                continue
+            b = (val[j] - val[i]) / (px[j] - px[i])
+            miss_px = np.abs(px - (px[i] + (val - val[i]) / b))  # how far each number is from the line, in px
+            inl = miss_px <= tolerance_px
+            score = (int(inl.sum()), -float(np.sum(miss_px[inl] ** 2)))
+            if best is None or score > best[:2]:
+                best = (score[0], score[1], inl)
+    if best is None or best[0] < 2:
+        return None
+    inl = best[2]
+    b, a = np.polyfit(px[inl], val[inl], 1)
+    resid_px = (px[inl] - (val[inl] - a) / b)
+    for n, k in zip(numbers, inl):
+        n.kept = bool(k)
+    return float(a), float(b), float(np.sqrt(np.mean(resid_px ** 2)))
+
+
+def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
+    """Move each number onto the depth line (``depth_line_positions``) it is printed on (in place): a printed
+    depth is centred on its line, and the line is a sharper mark than the box OCR draws around the digits."""
+    if lines.size == 0:
+        return
+    for n in numbers:
+        i = int(np.argmin(np.abs(lines - n.pixel)))
+        if abs(lines[i] - n.pixel) <= SNAP_PX:
+            n.pixel = float(lines[i])
+
+
+def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Picks whose depths change one way along the pixels (the calibration requires it): where two numbers
+    break the order (a misread that still fell near the line), the one off the majority's direction goes."""
+    if len(picks) < 2:
+        return picks
+    picks = sorted(picks)
+    direction = np.sign(picks[-1][1] - picks[0][1]) or 1.0
+    out = [picks[0]]
+    for px, v in picks[1:]:
+        if px > out[-1][0] and (v - out[-1][1]) * direction > 0:
+            out.append((px, v))
+    return out
+
+
+def scale_check(px_per_unit: float, dpi: float | None, unit: str = "FT") -> str | None:
+    """None when ``px_per_unit`` is a standard log scale at ``dpi`` (any resolution: a physical bound), else
+    why not."""
+    per_ft = px_per_unit * (0.3048 if unit == "M" else 1.0)
+    if dpi:
+        inch_per_unit = 12.0 if unit == "FT" else 1.0 / 0.0254
+        near = [r for r in STANDARD_SCALES if abs(px_per_unit / (dpi * inch_per_unit / r) - 1.0) <= SCALE_TOLERANCE]
+        if near:
+            return None
+        return (f"{px_per_unit:.3g} px per {unit.lower()} is no standard depth scale at {dpi:.0f} dpi (1:"
+                + ", 1:".join(str(r) for r in STANDARD_SCALES) + " would be "
+                + ", ".join(f"{dpi * inch_per_unit / r:.3g}" for r in STANDARD_SCALES) + ")")
+    lo, hi = PX_PER_FT_BOUNDS
+    if lo <= per_ft <= hi:
+        return None
+    return f"{per_ft:.3g} px per ft is no physical depth scale (between {lo:g} and {hi:g} at any resolution)"
+
+
+def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | None, unit: str) -> None:
+    """Picks for one section from the numbers printed in it, or the reason there are none (in place)."""
+    mine = [n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX]
+    length = sec.stop - sec.start
+    if len(mine) < MIN_NUMBERS:
+        sec.refused = f"{len(mine)} number(s) read in it, {MIN_NUMBERS} needed"
+        return
+    extent = mine[-1].pixel - mine[0].pixel
+    # a paper-speed drift bends a long log's scale a little: the tolerance grows with the span read
+    tolerance = max(FIT_TOLERANCE_PX, min(MAX_TOLERANCE_PX, 0.003 * extent))
+    fit = fit_line(mine, tolerance)
+    kept = [n for n in mine if n.kept]
+    if unit == "FT" and fit is not None:
+        # printed depths in feet step by a round interval: a misread that fell near the line (99 among 200 …
+        # 600 on a casing log vetoed the lot through the step test below) leaves the consensus, the rest refit
+        odd = [n for n in kept if int(round(n.value)) % LABEL_STEP_FT]
+        if odd and len(kept) - len(odd) >= MIN_NUMBERS:
+            for n in odd:
+                n.kept = False
+            fit = fit_line([n for n in kept if n.kept], tolerance)
+            kept = [n for n in mine if n.kept]
+    shown = ", ".join(f"{n.text} at {n.pixel:.0f}" for n in mine[:6]) + (" …" if len(mine) > 6 else "")
+    if fit is None or len(kept) < MIN_NUMBERS:
+        sec.refused = f"no {MIN_NUMBERS} of its {len(mine)} numbers agree on a depth scale ({shown})"
+        for n in mine:
+            n.kept = False
+        return
+    _, b, rms = fit
+    reasons = []
+    if b <= 0:
+        reasons.append(f"its depths decrease down the log ({kept[0].text} above {kept[-1].text})")
+    why = scale_check(1.0 / abs(b), dpi, unit)
+    if why:
+        reasons.append(why)
+    step = int(np.gcd.reduce(np.abs(np.diff([int(round(n.value)) for n in kept]))))
+    if unit == "FT" and step < LABEL_STEP_FT:
+        reasons.append(f"the numbers that agree ({', '.join(n.text for n in kept[:6])}) are no depth labels: printed "
+                       f"depths step by a round interval, these by {step}")
+    spread = (kept[-1].pixel - kept[0].pixel) / max(1, length)
+    if spread < MIN_SPREAD:
+        reasons.append(f"the numbers that agree ({kept[0].text}–{kept[-1].text}) span {spread:.0%} of it, "
+                       f"under {MIN_SPREAD:.0%}")
+    if reasons:
+        sec.refused = "; ".join(reasons)
+        for n in mine:
+            n.kept = False
+        return
+    sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
+    sec.rms_px = rms
+
+
+def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[ProposedSection]:
+    """A section whose printed depths restart (a repeat pass logged over the main pass's depths, the grid running
+    on between them) as one section per pass, split half-way between the last number before the restart and
+    the first after it. A restart is a step back of more than one label interval after which the numbers climb
+    again; it splits only where each side has its own straight line of depths (``fit_line``) and one line does
+    not hold them all, so one misread (a 90 among 800 … 950) splits nothing."""
+    mine = sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
+    values = np.array([n.value for n in mine])
+
+    def agreeing(part: list[DepthNumber]) -> int:  # how many of ``part`` one straight line holds (copies: no marks)
+        probe = [DepthNumber(n.pixel, n.value, n.text) for n in part]
+        return sum(n.kept for n in probe) if fit_line(probe) is not None else 0
+
+    for i in range(MIN_NUMBERS - 1, len(mine) - MIN_NUMBERS):
+        if values[i + 1] >= values[i] - LABEL_STEP_FT or not np.all(np.diff(values[i + 1 : i + 1 + MIN_NUMBERS]) > 0):
+            continue
+        if min(agreeing(mine[: i + 1]), agreeing(mine[i + 1 :])) < MIN_NUMBERS or agreeing(mine) >= 0.8 * len(mine):
+            continue
+        cut = int(round((mine[i].pixel + mine[i + 1].pixel) / 2))
+        return [ProposedSection(sec.start, cut), *split_passes(ProposedSection(cut, sec.stop), numbers)]
+    return [sec]
+
+
+def name_sections(sections: list[ProposedSection]) -> None:
+    """The first section with depths is the main pass; a later one whose depths lie within a main pass's is a
+    repeat; any other is a log of its own (in place)."""
+    mains: list[tuple[float, float]] = []
+    for sec in sections:
+        if not sec.picks:
+            continue
+        lo, hi = sec.picks[0][1], sec.picks[-1][1]
+        if not mains:
+            sec.kind = "main"
+            mains.append((lo, hi))
+        elif any(lo < m_hi and hi > m_lo for m_lo, m_hi in mains):
+            sec.kind = "repeat"
+        else:
+            sec.kind = "log"
