@@ -22,10 +22,10 @@ from .scans import ScanController
 from .shell import Shell
 
 
-def _propose(image, axis, dpi=None, progress=None):
+def _propose(image, axis, dpi=None, rgb=None, progress=None):
     from core.digitize.calibration_proposal import propose
 
-    return propose(image, axis, dpi=dpi, progress=progress)
+    return propose(image, axis, dpi=dpi, progress=progress, rgb=rgb)
 
 
 def ask_depth_dialog(parent, pixel: float) -> float | None:
@@ -80,7 +80,8 @@ class CalibrationController(QtCore.QObject):
         if image is None or self.shell.closing or self.shell.task_running():
             return
         axis, dpi = self.depth_axis(), self.scans.current.dpi
-        task = Task(_propose, image, axis, dpi[1 if axis == "y" else 0] if dpi else None, parent=self)
+        task = Task(_propose, image, axis, dpi[1 if axis == "y" else 0] if dpi else None, self.scans.current.rgb,
+                    parent=self)
         self.shell.start_task(task, self._proposed, "proposing a calibration: finding the tracks, reading the "
                               "printed depths…", "proposal cancelled")
 

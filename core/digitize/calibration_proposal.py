@@ -127,9 +127,10 @@ def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]],
 
 
 def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, dpi: float | None = None,
-            depth_unit: str = "FT", progress=None) -> Proposal:
+            depth_unit: str = "FT", progress=None, rgb: np.ndarray | None = None) -> Proposal:
     """Propose tracks, log sections and their depth picks for a scan (grey, in its own frame; ``dpi`` its
-    resolution along depth, for the scale check). ``progress(done, total)``: per cent of the work, reported as
+    resolution along depth, for the scale check; ``rgb`` its colour pixels on a colour print, for the ink
+    colours of the curves read from the scale box). ``progress(done, total)``: per cent of the work, reported as
     the tracks, the scale box and each window of printed depths are read."""
 
     def report(share: float) -> None:
@@ -162,9 +163,11 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
         prop.messages.append(missing + "; pick the depths by hand meanwhile")
         return prop
     if prop.tracks and prop.sections[0].start > 0:  # the scale box sits above the first stretch of log body
-        from .scale_box import read_scale_box
+        from .scale_box import box_columns, read_scale_box
 
-        prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi)
+        a, b = box_columns(prop.sections[0].start, dpi)
+        box_rgb = None if rgb is None else to_canonical(rgb[a:b] if axis == "y" else rgb[:, a:b], axis)
+        prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi, box_rgb)
         prop.messages.append(said)
     report(0.3)
     strips = _depth_columns(prop, canon, darkness)

@@ -55,6 +55,7 @@ class ScaleRow:
     right: float
     klass: int  # 1 solid, 2 dashed, 3 dotted (the sample beneath; solid when there is none)
     top: int  # row of the text in the box (for ordering)
+    colour: str | None = None  # the sample's ink "#rrggbb" on a colour print; None: black or grey, or no sample
 
 
 def _number(text: str) -> float | None:
@@ -172,18 +173,27 @@ def _lines(words: list) -> list[list]:
     return [sorted(line, key=lambda w: w[0]) for line in lines]
 
 
-def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
-    """The line style of the rule drawn under a row: the most inked row between ``below`` and ``until``."""
+def _sample_rows(crop: np.ndarray, below: int, until: int) -> tuple[int, int] | None:
+    """Rows [a, b) of the rule drawn under a row (the most inked row between ``below`` and ``until`` and one
+    either side), None where no rule is drawn there."""
     if until - below < 2:
-        return 1
+        return None
     ink = crop[below:until, 3:-3] < 128
     if ink.size == 0:
-        return 1
+        return None
     cover = ink.mean(axis=1)
     r = int(np.argmax(cover))
-    row = ink[max(0, r - 1) : r + 2].any(axis=0)
     if cover[r] < 0.2:
+        return None
+    return below + max(0, r - 1), min(until, below + r + 2)
+
+
+def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
+    """The line style of the rule drawn under a row: the most inked row between ``below`` and ``until``."""
+    rows = _sample_rows(crop, below, until)
+    if rows is None:
         return 1  # no sample drawn: a solid pen is the common case
+    row = (crop[rows[0] : rows[1], 3:-3] < 128).any(axis=0)
     from .runs import true_runs
 
     # which kind of stroke holds most of the row's ink: one long run (solid; a 1-bit dropout may break it),
@@ -196,6 +206,24 @@ def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
     return 2 if dashes >= runs[runs < DASH_MIN_PX].sum() else 3
 
 
+def _pen_colour(rgb: np.ndarray | None, crop: np.ndarray, below: int, until: int) -> str | None:
+    """The ink colour of the rule under a row on a colour print (``rgb``: the box's colour pixels, as ``crop``):
+    the median of its inked pixels, "#rrggbb" where it has colour, None for a black or grey pen or no rule (the
+    pen's line style tells such curves apart; a colour, where printed, tells which curve is which for real)."""
+    rows = None if rgb is None else _sample_rows(crop, below, until)
+    if rows is None:
+        return None
+    from core.io.colour import NEUTRAL_CHROMA, hex_colour, lab_of
+
+    ink = crop[rows[0] : rows[1], 3:-3] < 128
+    pixels = rgb[rows[0] : rows[1], 3:-3][ink]
+    if len(pixels) < 8:
+        return None
+    median = np.median(pixels.astype(np.float32), axis=0)
+    _, a, b = lab_of(median)
+    return hex_colour(median) if float(np.hypot(a, b)) >= NEUTRAL_CHROMA else None
+
+
 def _known(name: str, unit: str) -> bool:
     """A row names a curve when its name is one scale boxes print (``NAMES``) or a mnemonic in capitals with
     its unit given: the words of a comment box (``… 32 JTS of 36# …``) are neither."""
@@ -204,14 +232,17 @@ def _known(name: str, unit: str) -> bool:
         bool(unit) and mnemonic_for(name) is not None)
 
 
-def _rule_between(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> int | None:
-    """The pen sample drawn between a row's two numbers (``1 ——— 300``): its line style, None if none."""
+def _rule_between(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int, rgb: np.ndarray | None = None
+                  ) -> tuple[int, str | None] | None:
+    """The pen sample drawn between a row's two numbers (``1 ——— 300``): its line style and ink colour
+    (:func:`_pen_colour`), None if none."""
     if x1 - x0 < 20:
         return None
     ink = crop[max(0, top) : bottom + 1, x0 + 3 : x1 - 3] < 160
     if ink.size == 0 or ink.mean(axis=1).max() < 0.3:
         return None
-    return _pen_sample(crop[:, x0:x1], max(0, top), bottom + 1)
+    return (_pen_sample(crop[:, x0:x1], max(0, top), bottom + 1),
+            _pen_colour(None if rgb is None else rgb[:, x0:x1], crop[:, x0:x1], max(0, top), bottom + 1))
 
 
 def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | None:
@@ -230,16 +261,17 @@ def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | N
     return None
 
 
-def read_rows(box: np.ndarray, tracks: list[tuple[float, float]]) -> list[ScaleRow]:
+def read_rows(box: np.ndarray, tracks: list[tuple[float, float]], rgb: np.ndarray | None = None) -> list[ScaleRow]:
     """Every row of the box (an upright grey crop, tracks across its columns) that gives a curve on a scale:
     ``0  Gamma Ray (GAPI)  150`` over its pen sample, or ``1 ——— 300`` (the sample between the numbers) under
-    the curve's name."""
+    the curve's name. ``rgb``: the box's colour pixels on a colour print, for the pens' ink colours."""
     rows: list[ScaleRow] = []
     for lo, hi in tracks:
         a, b = int(max(0, np.floor(lo))), int(min(box.shape[1], np.ceil(hi) + 1))
         if b - a < 40:
             continue
         crop = box[:, a:b]
+        crop_rgb = None if rgb is None else rgb[:, a:b]
         lines = _lines(_words(crop))
         for k, line in enumerate(lines):
             top, bottom = min(w[1] for w in line), max(w[1] + w[3] for w in line)
@@ -266,10 +298,10 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]]) -> list[ScaleR
             span = _box_span(crop, top, bottom, line[0][0], line[-1][0] + line[-1][2])
             track = (float(lo), float(hi)) if span is None else (float(a + span[0]), float(a + span[1]))
             if len(line) == 2:  # bare numbers: the sample between them, the name above
-                klass = _rule_between(crop, top, bottom, line[0][0] + line[0][2], line[1][0])
-                named = _name_above(lines, k, height) if klass is not None else None
+                pen = _rule_between(crop, top, bottom, line[0][0] + line[0][2], line[1][0], crop_rgb)
+                named = _name_above(lines, k, height) if pen is not None else None
                 if named and _known(*named):
-                    rows.append(ScaleRow(track, named[0], named[1], left, right, klass, top))
+                    rows.append(ScaleRow(track, named[0], named[1], left, right, pen[0], top, pen[1]))
                 continue
             if not re.search("[A-Za-z]", middle):
                 continue
@@ -278,8 +310,9 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]]) -> list[ScaleR
             if not _known(name, unit):
                 continue
             nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)
-            klass = _pen_sample(crop, bottom + 1, min(crop.shape[0], max(nxt, bottom + 4)))
-            rows.append(ScaleRow(track, name.strip(), unit, left, right, klass, top))
+            below, until = bottom + 1, min(crop.shape[0], max(nxt, bottom + 4))
+            rows.append(ScaleRow(track, name.strip(), unit, left, right, _pen_sample(crop, below, until), top,
+                                 _pen_colour(crop_rgb, crop, below, until)))
     return rows
 
 
@@ -308,6 +341,12 @@ def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
                 first.update(wrap=True, backup="high")  # it goes on past scale[1]
             elif abs(r.right - lo) <= 1e-6 * max(1.0, abs(lo)) and (r.right - r.left) * (hi - lo) > 0:
                 first.update(wrap=True, backup="low")  # it goes on before scale[0]
+            else:
+                continue
+            if r.colour != first.get("colour"):
+                # its backup scale in another ink (iqa_01146: blue GR, red backup): one colour would follow the
+                # main-scale ink only and leave every backup stretch NULL, so the line style decides
+                first.pop("colour", None)
             continue
         base, k = mnem, 2
         while mnem in used:
@@ -316,7 +355,7 @@ def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
         out.append({"mnemonic": mnem, "unit": r.unit, "description": f"{r.name} (read from the scale box)",
                     "class": r.klass, "track": [r.track[0], r.track[1]], "scale": [r.left, r.right],
                     "log": log_scale(r.left, r.right),
-                    "wrap": False, "proposed": True, "_name": r.name})
+                    "wrap": False, "proposed": True, "_name": r.name, **({"colour": r.colour} if r.colour else {})})
     for c in out:
         c.pop("_name")
         if not c["wrap"]:
@@ -324,16 +363,24 @@ def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
     return out
 
 
+def box_columns(body_start: int, dpi: float | None) -> tuple[int, int]:
+    """Columns [a, b) along depth (canonical) where the scale box is looked for: the stretch above the body."""
+    return max(0, body_start - int(BOX_ROWS_PER_INCH * (dpi or 200.0))), body_start
+
+
 def read_scale_box(canon: np.ndarray, tracks: list[tuple[float, float]], body_start: int,
-                   dpi: float | None = None) -> tuple[list[dict], str]:
+                   dpi: float | None = None, box_rgb: np.ndarray | None = None) -> tuple[list[dict], str]:
     """The curves of the scale box just above the log body (canonical image: rows across, columns along depth;
-    ``body_start`` the first column of the log body), and a line saying what was read."""
+    ``body_start`` the first column of the log body), and a line saying what was read. ``box_rgb``: the colour
+    pixels of the :func:`box_columns` stretch (canonical, rows across) on a colour print: each pen's ink colour
+    is proposed with its curve."""
     if not tracks or body_start < 20:
         return [], "no scale box read: the log body starts at the top of the scan"
-    reach = int(BOX_ROWS_PER_INCH * (dpi or 200.0))
-    box = np.ascontiguousarray(canon[:, max(0, body_start - reach) : body_start].T)  # upright: depth down
+    a, b = box_columns(body_start, dpi)
+    box = np.ascontiguousarray(canon[:, a:b].T)  # upright: depth down
+    rgb = None if box_rgb is None else np.ascontiguousarray(box_rgb.swapaxes(0, 1))
     try:
-        rows = read_rows(box, tracks)
+        rows = read_rows(box, tracks, rgb)
     except (RuntimeError, OSError) as exc:  # Tesseract failing on one picture costs the curves, not the proposal
         return [], f"the scale box could not be read ({' '.join(str(exc).split())[:120]}): add the curves by hand"
     curves = curves_from_rows(rows)
@@ -342,5 +389,6 @@ def read_scale_box(canon: np.ndarray, tracks: list[tuple[float, float]], body_st
     style = {1: "solid", 2: "dashed", 3: "dotted"}
     said = ", ".join(f"{c['mnemonic']} {c['scale'][0]:g}–{c['scale'][1]:g}"
                      + (f" ({c['unit']})" if c["unit"] else "") + f" {style[c['class']]}"
-                     + (f", backup {c['backup']}" if c.get("wrap") else "") for c in curves)
+                     + (f", backup {c['backup']}" if c.get("wrap") else "")
+                     + (f", ink {c['colour']}" if c.get("colour") else "") for c in curves)
     return curves, f"{len(curves)} curve(s) read from the scale box (check them): {said}"

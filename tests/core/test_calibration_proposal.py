@@ -182,7 +182,8 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     """iqa_33-023-01146-0006.tif prints 8240, 8250, … in its depth column, every 10 ft at 200 dpi (100 px)."""
     from core.io.scan import load_scan
 
-    prop = propose(load_scan(shared_data / "scans" / "iqa_33-023-01146-0006.tif").image)
+    scan = load_scan(shared_data / "scans" / "iqa_33-023-01146-0006.tif")
+    prop = propose(scan.image, rgb=scan.rgb)
     kept = {n.value: n.pixel for n in prop.numbers if n.kept}
     assert 8240.0 in kept and 8250.0 in kept
     assert abs((kept[8250.0] - kept[8240.0]) - 100.0) < 3.0
@@ -191,6 +192,9 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     # `300 ——— 599` beneath: what the user's hand calibration of this scan says (../shared/data/cases)
     read = {c["mnemonic"]: (tuple(c["scale"]), c["class"], c.get("backup")) for c in prop.curves}
     assert read == {"GR": ((1.0, 300.0), 1, "high"), "ROP": ((0.0, 150.0), 1, "high")}
+    # the GR's pen is blue and its backup row red (the print draws a curve on its backup scale in red); ROP's pen
+    # is black: no single ink follows either curve over both scales, so neither gets a colour
+    assert not any("colour" in c for c in prop.curves), prop.curves
     # ROP's box covers the first half of a track whose grid runs on unbroken: the box says where its scale ends
     rop = next(c for c in prop.curves if c["mnemonic"] == "ROP")
     assert abs(rop["track"][0] - 614) <= 5 and abs(rop["track"][1] - 1114) <= 5, rop["track"]
@@ -213,6 +217,35 @@ def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
     assert unit_for("(usec/ft)") == "US/F" and unit_for("ib") == "LB" and unit_for("TVD") == ""
     assert log_scale(0.2, 2000) and log_scale(1, 100) and not log_scale(0, 150) and not log_scale(6, 16)
     assert not log_scale(15000, 0) and not log_scale(1, 300)
+    # a pen's ink colour goes with its curve; a backup row in another ink takes it away (one colour would leave
+    # every backup stretch NULL)
+    inked = curves_from_rows([ScaleRow((1, 499), "Gamma Ray", "GAPI", 0, 150, 1, 10, "#00008f"),
+                              ScaleRow((1, 499), "Gamma Ray", "GAPI", 150, 300, 1, 40, "#e00000"),
+                              ScaleRow((665, 1663), "Delta Time", "US/F", 140, 40, 1, 10, "#e00000"),
+                              ScaleRow((665, 1663), "Delta Time", "US/F", 240, 140, 1, 40, "#e00000")])
+    assert "colour" not in inked[0] and inked[1]["colour"] == "#e00000" and inked[1]["backup"] == "low"
+
+
+@needs_ocr
+def test_a_pen_sample_in_colour_proposes_its_curve_with_that_ink():
+    """A colour print's scale box: ``0  Gamma Ray (GAPI)  150`` over a red rule, ``6  Caliper (IN)  16`` over a
+    black one. The red pen's curve is proposed with its ink (the tracer then follows that ink), the black one with
+    none (its line style tells it apart), and a grey scan's with none."""
+    from core.digitize.scale_box import read_rows
+
+    rgb = np.full((160, 620, 3), 250, np.uint8)
+    for text, x, y in (("0", 12, 40), ("Gamma Ray (GAPI)", 200, 40), ("150", 560, 40),
+                       ("6", 12, 110), ("Caliper (IN)", 230, 110), ("16", 575, 110)):
+        cv2.putText(rgb, text, (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 0), 2, cv2.LINE_AA)
+    cv2.line(rgb, (12, 62), (600, 62), (215, 25, 30), 3)
+    cv2.line(rgb, (12, 132), (600, 132), (0, 0, 0), 3)
+    grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    rows = {r.name: r for r in read_rows(grey, [(0.0, 619.0)], rgb)}
+    assert set(rows) == {"Gamma Ray", "Caliper"}, rows
+    r, g, b = (int(rows["Gamma Ray"].colour[k : k + 2], 16) for k in (1, 3, 5))
+    assert r > 150 and g < 90 and b < 90, rows["Gamma Ray"]  # the rule's red, not the text's black
+    assert rows["Caliper"].colour is None
+    assert all(r.colour is None for r in read_rows(grey, [(0.0, 619.0)]))  # a grey scan: no colours
 
 
 def test_a_pen_sample_is_told_by_where_its_ink_lies():

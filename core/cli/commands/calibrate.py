@@ -49,7 +49,7 @@ def run(args) -> int:
             bar.n = done
             bar.refresh()
 
-        prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit, progress=advance)
+        prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit, progress=advance, rgb=scan.rgb)
     from core.common.atomic import atomic_write_text, json_text
 
     draft = prop.calibration_dict(args.depth_unit, args.step)
