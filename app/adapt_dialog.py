@@ -57,9 +57,9 @@ class AdaptDialog(QtWidgets.QDialog):
         self.start_btn = QtWidgets.QPushButton("Adapt")
         self.stop_btn = QtWidgets.QPushButton("Stop")
         self.stop_btn.setEnabled(False)
-        self.digitise_btn = QtWidgets.QPushButton("Digitise all unlabelled scans")
-        self.digitise_btn.setEnabled(False)
-        for b in (self.start_btn, self.stop_btn, self.digitise_btn):
+        self.digitize_btn = QtWidgets.QPushButton("Digitise all unlabelled scans")
+        self.digitize_btn.setEnabled(False)
+        for b in (self.start_btn, self.stop_btn, self.digitize_btn):
             buttons.addWidget(b)
         form.addRow(buttons)
         self.start_btn.clicked.connect(self.start)
@@ -87,7 +87,7 @@ class AdaptDialog(QtWidgets.QDialog):
         self.t0 = time.monotonic()
         self.start_btn.setEnabled(False)
         self.stop_btn.setEnabled(True)
-        self.digitise_btn.setEnabled(False)
+        self.digitize_btn.setEnabled(False)
         self.status.setText("starting (loading the engine, scoring the base model on the held-out scans)…")
         self.timer.start()
 
@@ -133,7 +133,7 @@ class AdaptDialog(QtWidgets.QDialog):
             self.status.setText(f"adapted on {len(rep.train_names)} scan(s), measured on {held}; "
                                 f"{rep.steps} steps in {rep.seconds:.0f} s; model {Path(rep.out).name} "
                                 f"({best}) is offered to you beside the current model")
-            self.digitise_btn.setEnabled(True)
+            self.digitize_btn.setEnabled(True)
             self.adapted.emit(rep)
         else:
             self.status.setText("no evaluation finished within the budget: no model written; give it more time")

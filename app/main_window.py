@@ -4,7 +4,7 @@ A view over ``core``: what the window does is in its controllers (``app/window``
 owning its state: the project and scan shown (:class:`ScanController`), the calibration
 (:class:`CalibrationController`), the labels (:class:`LabellingController`), the current model and the offers of
 new ones (:class:`ModelController`), and the digitised result with its LAS and QC picture
-(:class:`DigitisingController`). They meet through signals and the window's small shell interface
+(:class:`DigitizingController`). They meet through signals and the window's small shell interface
 (``app/window/shell.py``: status line, errors, the one long task, a question); the window keeps only that, the
 next-step bar, the docks, and saving and closing.
 """
@@ -23,7 +23,7 @@ from .overview_strip import OverviewStrip
 from .scan_view import ScanView
 from .window.actions import build_actions
 from .window.calibrating import CalibrationController
-from .window.digitising import DigitisingController
+from .window.digitizing import DigitizingController
 from .window.docks import MIN_VIEW_SHARE, build_docks, keep_scan_view_usable
 from .window.labelling import LabellingController
 from .window.models import ModelController
@@ -66,7 +66,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.scans = ScanController(self, self)
         self.calibration = CalibrationController(self, self.scans, self.view, self)
         self.labelling = LabellingController(self, self.scans, self.calibration, self.models, self.view, self)
-        self.digitising = DigitisingController(self, self.scans, self.calibration, self.labelling, self.models,
+        self.digitizing = DigitizingController(self, self.scans, self.calibration, self.labelling, self.models,
                                                self.view, self._training_running, self)
         self.calib_dock, self.curves_dock, self.training = build_docks(self)
         self.actions_, controls = build_actions(self)
@@ -83,9 +83,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.calibration.proposed.connect(self.fit_tracks)  # to the proposed tracks, at the first section
         self.calibration.wants_tool.connect(self.set_tool)
         self.labelling.labels_saved.connect(self.scans.refresh_project)
-        self.digitising.digitised.connect(self.curves_dock.raise_)
-        self.digitising.digitised.connect(self.scans.refresh_project)
-        self.digitising.exported_changed.connect(self.update_steps)
+        self.digitizing.digitized.connect(self.curves_dock.raise_)
+        self.digitizing.digitized.connect(self.scans.refresh_project)
+        self.digitizing.exported_changed.connect(self.update_steps)
         self.models.changed.connect(self.update_steps)
         self.view.clicked.connect(self._clicked)
         self.view.cursor_moved.connect(lambda r, c: self.cursor_label.setText(self.calibration.cursor_text(r, c)))
@@ -181,15 +181,15 @@ class MainWindow(QtWidgets.QMainWindow):
             return False
         if self.models.model is None and BUNDLED_MODEL.exists():
             self.models.load(BUNDLED_MODEL)
-        self.scan_opened.connect(self._digitise_demo_scan)
+        self.scan_opened.connect(self._digitize_demo_scan)
         return True
 
-    def _digitise_demo_scan(self, _path: str) -> None:
+    def _digitize_demo_scan(self, _path: str) -> None:
         """The demo's first scan opens digitised: a new user sees the product's result before anything else
         (traced by the bundled model, not from the demo's labels, to show what the model reads)."""
-        self.scan_opened.disconnect(self._digitise_demo_scan)
-        if self.digitising.result is None and self.models.model is not None and self.calibration.calib is not None and self.calibration.calib.curves:
-            self.digitising.digitize(from_mask=False)
+        self.scan_opened.disconnect(self._digitize_demo_scan)
+        if self.digitizing.result is None and self.models.model is not None and self.calibration.calib is not None and self.calibration.calib.curves:
+            self.digitizing.digitize(from_mask=False)
 
     def _scan_shown(self, bundle) -> None:
         self.view.set_scan(bundle.scan.display, bundle.pyramid)
@@ -332,7 +332,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.steps.set_state(ScanSteps(
             calibrated=picked and any(not is_placeholder_curve(s) for s in c.curves), picked=picked,
             labelled=self.labelling.editor is not None and bool(self.labelling.editor.mask.any()),
-            digitised=self.digitising.result is not None, exported=self.digitising.exported,
+            digitized=self.digitizing.result is not None, exported=self.digitizing.exported,
             # Digitise reads with the bundled model when none is loaded (issue #43): labelling is optional then too
             has_model=self.models.model is not None or BUNDLED_MODEL.exists()))
 
@@ -346,9 +346,9 @@ class MainWindow(QtWidgets.QMainWindow):
         elif step == "label":
             self.labelling.prefill()
         elif step == "digitise":
-            self.digitising.digitize()
+            self.digitizing.digitize()
         elif step == "export":
-            self.digitising.export_dialog()
+            self.digitizing.export_dialog()
 
     # -- saving and closing ---------------------------------------------------------------
     def flush(self) -> None:
@@ -382,8 +382,8 @@ class MainWindow(QtWidgets.QMainWindow):
             task.wait(10000)
         for task in owned_tasks(self):  # ... then let the rest run out on their own, heard by no one
             task.abandon()
-        if self.digitising.adapt_dlg is not None and self.digitising.adapt_dlg.running():
-            self.digitising.adapt_dlg.stop()
+        if self.digitizing.adapt_dlg is not None and self.digitizing.adapt_dlg.running():
+            self.digitizing.adapt_dlg.stop()
         self.training.shutdown()
         if self.remember_geometry:
             st = settings()

@@ -28,7 +28,7 @@ def is_placeholder_curve(spec) -> bool:
 class ScanSteps:
     calibrated: bool = False  # two depth picks and a curve named by the user (or read from the scale box)
     labelled: bool = False  # a mask painted (optional when a model is loaded)
-    digitised: bool = False
+    digitized: bool = False
     exported: bool = False
     has_model: bool = False
     picked: bool = False  # two depth picks, whatever the curves: what is left of calibrating is naming them
@@ -36,16 +36,16 @@ class ScanSteps:
     def next(self) -> str | None:
         if not self.calibrated:
             return "calibrate"
-        if not self.labelled and not self.has_model and not self.digitised:  # digitised: labelling was skipped
+        if not self.labelled and not self.has_model and not self.digitized:  # digitised: labelling was skipped
             return "label"
-        if not self.digitised:
+        if not self.digitized:
             return "digitise"
         if not self.exported:
             return "export"
         return None
 
     def done(self, step: str) -> bool:
-        return {"calibrate": self.calibrated, "label": self.labelled, "digitise": self.digitised,
+        return {"calibrate": self.calibrated, "label": self.labelled, "digitise": self.digitized,
                 "export": self.exported}[step]
 
     def short_hint(self) -> str:

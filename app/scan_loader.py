@@ -35,7 +35,7 @@ class ScanBundle:
     # a refused proposal's draft (``calibrate --propose`` found tracks and curves but no depths): its curves and
     # sections, for the user to go on from once two depths are picked
     draft: dict | None = None
-    digitised: object | None = None  # the scan's digitised LAS read back (a DigitizeResult), if it has one
+    digitized: object | None = None  # the scan's digitised LAS read back (a DigitizeResult), if it has one
     notes: list[str] = field(default_factory=list)
 
 
@@ -79,10 +79,10 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     dpath = digitized_path_for(path)
     if calib is not None and dpath.exists():
         try:
-            bundle.digitised = result_from_las(dpath, calib, scan.image.shape)
+            bundle.digitized = result_from_las(dpath, calib, scan.image.shape)
         except InputError as exc:
             bundle.notes.append(f"{dpath.name}: not shown ({exc.reason})")
-        if bundle.digitised is None and not bundle.notes:
+        if bundle.digitized is None and not bundle.notes:
             bundle.notes.append(f"{dpath.name} was written for another calibration: digitise again")
     if progress:
         progress(3, 3)

@@ -62,8 +62,8 @@ def main(out: Path) -> int:
     win.open_scan(Path(first.data(0, 0x0100)))
     wait(lambda: not win.scans.opening)
     win.actions_["from_mask"].setChecked(False)  # the demo scans are labelled: show the bundled model's trace
-    win.digitising.digitize()
-    wait(lambda: win.digitising.result is not None)
+    win.digitizing.digitize()
+    wait(lambda: win.digitizing.result is not None)
     win.curves_dock.raise_()
     h = win.scans.image.shape[0]
     win.view.zoom_to(0, int(h * 0.35), win.scans.image.shape[1], int(h * 0.6))

@@ -33,7 +33,7 @@ def build_actions(win) -> tuple[dict[str, QtGui.QAction], LabellingControls]:
 def make_actions(win) -> dict[str, QtGui.QAction]:
     """Every action of the window by name, each calling its controller."""
     scans, labelling = win.scans, win.labelling
-    digitising, models = win.digitising, win.models
+    digitizing, models = win.digitizing, win.models
 
     def action(text, slot, shortcut=None, checkable=False, tip=None):
         act = QtGui.QAction(text, win)
@@ -59,9 +59,9 @@ def make_actions(win) -> dict[str, QtGui.QAction]:
     a["open_project"] = action("Open project…", lambda: scans.open_project_dialog(), "Ctrl+Shift+O")
     a["add_scans"] = action("Add scans…", lambda: scans.add_scans_dialog(), "Ctrl+Shift+A")
     a["save"] = action("Save", lambda: win.save_all(), "Ctrl+S")
-    a["export"] = action("Export LAS…", lambda: digitising.export_dialog(), "Ctrl+E",
+    a["export"] = action("Export LAS…", lambda: digitizing.export_dialog(), "Ctrl+E",
                          tip="write the digitised curves")
-    a["export_qc"] = action("Export QC picture…", lambda: digitising.export_qc_dialog(), None, False,
+    a["export_qc"] = action("Export QC picture…", lambda: digitizing.export_qc_dialog(), None, False,
                             "the digitised curves drawn back over the scan, NULL and warnings marked: check "
                             "the LAS by looking")
     a["quit"] = action("Quit", lambda: win.close(), "Ctrl+Q")
@@ -87,24 +87,24 @@ def make_actions(win) -> dict[str, QtGui.QAction]:
     a["toggle_mask"] = action("Show mask", win.view.set_mask_visible, "M", True)
     a["toggle_mask"].setChecked(True)
     a["rotate"] = action("Rotate view", win.view.set_rotated, "R", True, "turn the log by 90°")
-    a["show_grid"] = action("Show detected grid", digitising.show_grid, "G", True,
+    a["show_grid"] = action("Show detected grid", digitizing.show_grid, "G", True,
                             "the printed grid the tracers damp their evidence on")
     a["from_mask"] = action("Digitise from the labelled mask", None, None, True,
                             "trace the painted mask when the scan has one, else the model")
-    a["from_mask"].setChecked(digitising.trace_labels)
-    a["from_mask"].toggled.connect(lambda on: setattr(digitising, "trace_labels", on))
+    a["from_mask"].setChecked(digitizing.trace_labels)
+    a["from_mask"].toggled.connect(lambda on: setattr(digitizing, "trace_labels", on))
     a["classical"] = action("Read with the classical tracer", None, None, True,
                             "digitise with the classical ink tracer instead of the model (the model reads by default)")
     a["classical"].toggled.connect(lambda on: setattr(models, "use_classical", on))
     a["prefill"] = action("Pre-fill mask", lambda: labelling.prefill(), "Ctrl+Shift+F",
                           tip="fill the mask from the current model or the classical tracer")
-    a["digitize"] = action("Digitise", lambda: digitising.digitize(), "Ctrl+D", tip="trace the calibrated curves")
+    a["digitize"] = action("Digitise", lambda: digitizing.digitize(), "Ctrl+D", tip="trace the calibrated curves")
     a["cancel"] = action("Cancel", lambda: win.cancel_task(), "Esc")
-    a["swap"] = action("Swap curves over a range…", lambda: digitising.swap_dialog(), None, False,
+    a["swap"] = action("Swap curves over a range…", lambda: digitizing.swap_dialog(), None, False,
                        "fix a crossing the tracer read wrong: two curves exchange values over a depth range")
     a["load_model"] = action("Load model…", load_model_dialog)
     a["train"] = action("Train…", lambda: win.show_training(), "Ctrl+T", tip="train the network on this project")
-    a["adapt"] = action("Adapt…", lambda: digitising.adapt_dialog(), None, False,
+    a["adapt"] = action("Adapt…", lambda: digitizing.adapt_dialog(), None, False,
                         "adapt the current model to this project's labelled scans, time-boxed")
     return a
 

@@ -56,7 +56,7 @@ def build_docks(win):
 
     pdock = QtWidgets.QDockWidget("Digitised curves", win)
     pdock.setObjectName("curves_dock")
-    pdock.setWidget(win.digitising.plots)
+    pdock.setWidget(win.digitizing.plots)
     win.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, pdock)
     win.tabifyDockWidget(cdock, pdock)
     cdock.raise_()

@@ -40,7 +40,7 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     offers = []
     win.models.decide = lambda offer: offers.append(offer) or True  # the user says yes to the adapted model
     win.actions_["adapt"].trigger()
-    dlg = win.digitising.adapt_dlg
+    dlg = win.digitizing.adapt_dlg
     dlg.minutes.setValue(0.3)
     dlg.start_btn.click()
     qtbot.waitUntil(lambda: not dlg.running(), timeout=180000)
@@ -54,9 +54,9 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     assert offer.new["val_curve_r"] is not None and offer.current["val_curve_r"] is not None
     assert "curve r" in offer.question() and "synth_" in offer.held_out
     _shot(dlg, shots_dir, "adapt_dialog.png")
-    dlg.digitise_btn.click()
-    qtbot.waitUntil(lambda: win.digitising.last_batch is not None, timeout=120000)
-    written, skipped = win.digitising.last_batch
+    dlg.digitize_btn.click()
+    qtbot.waitUntil(lambda: win.digitizing.last_batch is not None, timeout=120000)
+    written, skipped = win.digitizing.last_batch
     assert not skipped and [p.name for p in written] == ["synth_004.digitized.las"]
     assert (tmp_path / "synth_004.digitized.qc.png").exists()  # each LAS with its QC picture
     las = lasio.read(str(written[0]))

@@ -38,13 +38,13 @@ def test_colour_scan_shown_in_colour_ink_picked_digitised_and_exported(win, qtbo
         picked = win.calibration.panel.as_dict()["curves"][k].get("colour")
         assert picked and delta_e(parse_colour(picked), parse_colour(inks[k])) < 25, (picked, inks[k])
     assert all(c.colour for c in win.calibration.calib.curves)
-    win.digitising.digitize(from_mask=False)
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
-    assert "ink colour" in win.digitising.result.method
+    win.digitizing.digitize(from_mask=False)
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=120000)
+    assert "ink colour" in win.digitizing.result.method
     qtbot.wait(50)
     _shot(win, shots_dir, "colour_scan.png")
     out = tmp_path / "colour.las"
-    assert win.digitising.export_las(out)
+    assert win.digitizing.export_las(out)
     las = lasio.read(str(out))
     for spec in lg.calibration.curves:
         got = np.interp(lg.depth, las.index, las[spec.mnemonic])

@@ -10,7 +10,7 @@ from PySide6 import QtWidgets
 
 from app.scan_view import ScanView
 from app.window.calibrating import CalibrationController
-from app.window.digitising import DigitisingController
+from app.window.digitizing import DigitizingController
 from app.window.labelling import LabellingController
 from app.window.models import ModelController, ModelOffer
 from app.window.scans import ScanController
@@ -119,18 +119,18 @@ def test_digitising_controller_traces_the_labels_when_asked_and_writes_las_and_q
     cal = CalibrationController(shell, scans, view)
     models = ModelController(shell)
     lab = LabellingController(shell, scans, cal, models, view)
-    dig = DigitisingController(shell, scans, cal, lab, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
     assert models.load(BUNDLED_MODEL)
     _opened(qtbot, scans, project / "synth_000.png")  # labelled: write_set wrote its mask
     assert lab.labelled_mask() is not None and dig.trace_labels
-    with qtbot.waitSignal(dig.digitised, timeout=120000):
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
         dig.digitize()
     assert dig.result.method == "mask"  # the labels, not the model
     las = lasio.read(str(project / "synth_000.digitized.las"))
     assert "method: mask" in las.other
     qtbot.waitUntil(lambda: (project / "synth_000.digitized.qc.png").exists(), timeout=30000)
     dig.trace_labels = False
-    with qtbot.waitSignal(dig.digitised, timeout=120000):
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
         dig.digitize()
     assert dig.result.method.startswith("model")
 

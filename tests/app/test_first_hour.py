@@ -35,7 +35,7 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     win.resize(*size)
     assert win.open_demo()
     wait_opened(win, qtbot)
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)  # the first scan digitises itself
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=120000)  # the first scan digitises itself
     qtbot.wait(100)
     # the next step is highlighted, and it is the one after digitising
     assert win.steps.isVisible() and win.steps.next_step() == "export"
@@ -61,10 +61,10 @@ def test_the_demo_opens_digitised_and_fits_the_window(win, qtbot, size, shots_di
     # every digitised curve is reachable: all in view, or the dock scrolls to the rest
     win.curves_dock.raise_()
     qtbot.wait(50)
-    plots = win.digitising.plots.plots
+    plots = win.digitizing.plots.plots
     assert len(plots) == len(win.calibration.calib.curves)
-    inner, area = win.digitising.plots.layout_widget, win.digitising.plots.viewport()
-    assert inner.width() <= area.width() and win.digitising.plots.horizontalScrollBar().maximum() == 0  # all in view
+    inner, area = win.digitizing.plots.layout_widget, win.digitizing.plots.viewport()
+    assert inner.width() <= area.width() and win.digitizing.plots.horizontalScrollBar().maximum() == 0  # all in view
     for p, spec in zip(plots, win.calibration.calib.curves):  # each track's scale is readable: at least its two ends, as
         # tick labels where the plot is wide enough, else in the label under it
         axis = p.getAxis("bottom")
@@ -120,18 +120,18 @@ def test_a_digitised_scan_opened_again_shows_its_curves(win, qtbot, tmp_path):
 
     write_log(tmp_path, generate_log(8, 1200, 320, "y", style="clean", name="w"))
     assert open_scan(win, qtbot, tmp_path / "w.png")
-    win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
-    first = {k: v.copy() for k, v in win.digitising.result.values.items()}
+    win.digitizing.digitize()
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=120000)
+    first = {k: v.copy() for k, v in win.digitizing.result.values.items()}
     # open another scan, then this one again: the digitised LAS is read back with its traces
     write_log(tmp_path, generate_log(9, 1200, 320, "y", style="clean", name="v"))
-    assert open_scan(win, qtbot, tmp_path / "v.png") and win.digitising.result is None
-    assert open_scan(win, qtbot, tmp_path / "w.png") and win.digitising.result is not None
+    assert open_scan(win, qtbot, tmp_path / "v.png") and win.digitizing.result is None
+    assert open_scan(win, qtbot, tmp_path / "w.png") and win.digitizing.result is not None
     for k, v in first.items():  # as written to the LAS (four decimals), NULLs where they were
-        back = win.digitising.result.values[k]
+        back = win.digitizing.result.values[k]
         assert back.shape == v.shape and np.array_equal(np.isnan(back), np.isnan(v))
         assert np.nanmax(np.abs(back - v)) < 1e-3 * max(1.0, np.nanmax(np.abs(v)))
-    assert any(np.isfinite(t.position).mean() > 0.8 for t in win.digitising.result.traces)
+    assert any(np.isfinite(t.position).mean() > 0.8 for t in win.digitizing.result.traces)
     assert win.steps.next_step() == "export"
 
 
@@ -206,7 +206,7 @@ def test_the_steps_bar_goes_on_to_export_once_digitised_without_a_label():
     """A scan digitised with the classical tracer (no model, no mask) skipped labelling: next is export."""
     from app.next_step import ScanSteps
 
-    assert ScanSteps(calibrated=True, picked=True, digitised=True).next() == "export"
+    assert ScanSteps(calibrated=True, picked=True, digitized=True).next() == "export"
     assert ScanSteps(calibrated=True, picked=True).next() == "label"  # not yet digitised: label first (no model)
     assert ScanSteps(picked=True).short_hint() == "Next: calibrate (name each curve and its scale)"
     assert ScanSteps().short_hint() == "Next: calibrate (Propose calibration)"
@@ -232,11 +232,11 @@ def test_a_refused_proposals_draft_opens_and_curves_read_from_the_box_are_confir
     assert win.calibration.calib is not None and win.calibration.calib.unconfirmed() == names
     asked = []
     win.confirm = lambda question: asked.append(question) or False
-    win.digitising.digitize()
-    assert asked and "not yet checked" in asked[0] and win.digitising.result is None and not win.task_running()
+    win.digitizing.digitize()
+    assert asked and "not yet checked" in asked[0] and win.digitizing.result is None and not win.task_running()
     win.confirm = lambda question: True
-    win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
+    win.digitizing.digitize()
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=120000)
     saved = json.loads((tmp_path / "d.calib.json").read_text())
     assert not win.calibration.calib.unconfirmed() and not any(c.get("proposed") for c in saved["curves"])
     assert "draft" not in saved and len(saved["depth_picks"]) >= 2

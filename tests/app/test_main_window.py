@@ -91,12 +91,12 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
     win.set_tool("pan")
     with qtbot.waitSignal(win.task_finished if hasattr(win, "task_finished") else win.statusBar().messageChanged,
                           timeout=60000, raising=False):
-        win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=60000)
+        win.digitizing.digitize()
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
     # the scan is labelled (write_log wrote its mask): Digitise follows the painted mask by default
-    assert win.digitising.result.method == "mask" and (tmp_path / "well.digitized.las").exists()
-    win.digitising.export_dialog()
-    dlg = win.digitising.export_dlg
+    assert win.digitizing.result.method == "mask" and (tmp_path / "well.digitized.las").exists()
+    win.digitizing.export_dialog()
+    dlg = win.digitizing.export_dlg
     dlg.well.setText("TEST WELL 1")
     dlg.company.setText("WellTrace QA")
     out = tmp_path / "export.las"
@@ -124,11 +124,11 @@ def test_open_the_real_kgs_tiff_and_trace_it(win, qtbot, kgs_scan, tmp_path, sho
     # the panel shows every field and gives back what it was given (backup side, colours included)
     assert win.calibration.panel.calibration().as_dict() == win.calibration.calib.as_dict()
     assert win.calibration.calib.curves[0].backup == "high"
-    win.digitising.digitize()
+    win.digitizing.digitize()
     # 90 s on two idle cores; with both cores busy (issue 46: the suite beside another digitise) over 120 s
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=600000)
-    gr = win.digitising.result.values["GR"]
-    sel = (win.digitising.result.depth > 300) & (win.digitising.result.depth < 1100)
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=600000)
+    gr = win.digitizing.result.values["GR"]
+    sel = (win.digitizing.result.depth > 300) & (win.digitizing.result.depth < 1100)
     assert np.isfinite(gr[sel]).mean() > 0.8  # a trace through the logged interval
     win.view.zoom_to(0, 7600, 1664, 9700)
     _shot(win, shots_dir, "kgs_traced.png")
@@ -206,10 +206,10 @@ def test_curve_tracks_keep_the_papers_units_log_axes_and_direction(win, qtbot):
     assert open_scan(win, qtbot, scan)
     specs = win.calibration.calib.curves
     assert any(s.log for s in specs)  # the demo scan carries a resistivity on a log track
-    win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=120000)
+    win.digitizing.digitize()
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=120000)
     for i, spec in enumerate(specs):
-        plot = win.digitising.plots.getItem(0, i)
+        plot = win.digitizing.plots.getItem(0, i)
         axis = plot.getAxis("bottom")
         assert axis.logMode == spec.log
         assert plot.getViewBox().state["xInverted"] == (spec.scale[0] > spec.scale[1])
@@ -356,18 +356,18 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
     assert win.models.load(BUNDLED_MODEL)  # a model is loaded: the Run-menu choice decides what is traced
     assert win.actions_["from_mask"].isChecked()
     win.actions_["digitize"].trigger()  # as the toolbar button does: triggered(checked=False) must not override it
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=60000)
-    assert win.digitising.result.method == "mask"
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
+    assert win.digitizing.result.method == "mask"
     names = [s.mnemonic for s in log.calibration.curves]
     for spec in log.calibration.curves:
-        v = np.interp(log.depth, win.digitising.result.depth, win.digitising.result.values[spec.mnemonic])
+        v = np.interp(log.depth, win.digitizing.result.depth, win.digitizing.result.values[spec.mnemonic])
         ok = np.isfinite(v)
         assert ok.mean() > 0.9 and np.corrcoef(v[ok], log.truth[spec.mnemonic][ok])[0, 1] > 0.97
-    before = {n: win.digitising.result.values[n].copy() for n in names}
+    before = {n: win.digitizing.result.values[n].copy() for n in names}
     win.curves_dock.raise_()
-    win.digitising.swap_dialog()
-    dlg = win.digitising.swap_dlg
-    d = win.digitising.result.depth
+    win.digitizing.swap_dialog()
+    dlg = win.digitizing.swap_dlg
+    d = win.digitizing.result.depth
     top, bottom = float(d[len(d) // 3]), float(d[len(d) // 2])
     _, band = dlg.bands[0]
     band.setRegion((top, bottom))  # the user drags the band on a plot: the fields follow
@@ -375,18 +375,18 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
     _shot(win, shots_dir, "swap_range.png")
     dlg.accept()
     sel = (d >= top) & (d <= bottom)
-    assert np.array_equal(win.digitising.result.values[names[0]][sel], before[names[1]][sel], equal_nan=True)
-    assert np.array_equal(win.digitising.result.values[names[0]][~sel], before[names[0]][~sel], equal_nan=True)
+    assert np.array_equal(win.digitizing.result.values[names[0]][sel], before[names[1]][sel], equal_nan=True)
+    assert np.array_equal(win.digitizing.result.values[names[0]][~sel], before[names[0]][~sel], equal_nan=True)
     out = tmp_path / "pair.export.las"
-    assert win.digitising.export_las(out)
+    assert win.digitizing.export_las(out)
     las = lasio.read(str(out))
     got = np.asarray(las[names[1]], float)
     assert np.allclose(got[sel], before[names[0]][sel], equal_nan=True, atol=1e-3)
     # a range outside the log is refused with its reason, nothing changed
-    now = {n: win.digitising.result.values[n].copy() for n in names}
-    assert not win.digitising.swap_curves(names[0], names[1], d.max() + 100, d.max() + 200)
+    now = {n: win.digitizing.result.values[n].copy() for n in names}
+    assert not win.digitizing.swap_curves(names[0], names[1], d.max() + 100, d.max() + 200)
     assert "outside the log" in win.last_error
-    assert all(np.array_equal(win.digitising.result.values[n], now[n], equal_nan=True) for n in names)
+    assert all(np.array_equal(win.digitizing.result.values[n], now[n], equal_nan=True) for n in names)
 
 
 def test_show_detected_grid_overlays_the_grid_lines(win, qtbot, tmp_path, shots_dir):
@@ -448,8 +448,8 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     saved = json.loads((tmp_path / "two.calib.json").read_text())
     assert saved["sections"][0]["span"] == [620, 3600] and saved["sections"][1]["kind"] == "repeat"
     win.models.use_classical = True  # Run › Read with the classical tracer: fast, and the sections are under test
-    win.digitising.digitize()
-    qtbot.waitUntil(lambda: win.digitising.result is not None, timeout=60000)
+    win.digitizing.digitize()
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
     from core.digitize.pipeline import las_path_for
     from core.io.project import digitized_path_for
 
@@ -457,6 +457,6 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     main_las, repeat_las = lasio.read(main_path), lasio.read(las_path_for(main_path, "repeat"))
     assert 1000.0 <= main_las.index[0] < 1010.0 and main_las.index[-1] <= 1300.5
     assert 1100.0 - 0.5 <= repeat_las.index[0] and repeat_las.index[-1] <= 1300.5
-    pos = win.digitising.result.traces[0].position
+    pos = win.digitizing.result.traces[0].position
     assert pos.size == img.shape[0] and not np.isfinite(pos[:600]).any() and np.isfinite(pos[1000:3000]).mean() > 0.9
     _shot(win, shots_dir, "sections.png")

@@ -65,7 +65,7 @@ def write_qc_picture(path: Path, pixels, result, calib, scan_name: str, model_na
     return write_qc(path, pixels, calib, _parts_of(result, calib), scan_name, model_name or "")
 
 
-def _digitise_all(scans, model, model_name, progress=None):
+def _digitize_all(scans, model, model_name, progress=None):
     """Digitise every given scan with its calibration, writing its digitised LAS and QC picture
     (``core/digitize/batch.py``, as ``welltrace digitize FOLDER`` does); returns the LAS paths written and the
     scans skipped with why (a bad file is skipped, never the end of the batch)."""
@@ -129,10 +129,10 @@ class ExportDialog(QtWidgets.QDialog):
             self.path.setText(p)
 
 
-class DigitisingController(QtCore.QObject):
+class DigitizingController(QtCore.QObject):
     """The digitised result of the scan shown, and everything that writes or changes it."""
 
-    digitised = QtCore.Signal()  # a new result is shown (and saved)
+    digitized = QtCore.Signal()  # a new result is shown (and saved)
     exported_changed = QtCore.Signal()  # the result was exported, or a new one is not yet
 
     def __init__(self, shell: Shell, scans: ScanController, calibration: CalibrationController,
@@ -160,7 +160,7 @@ class DigitisingController(QtCore.QObject):
         return self.calibration.calib
 
     def _scan_opened(self, bundle: ScanBundle) -> None:
-        self.result, self.exported = bundle.digitised, False
+        self.result, self.exported = bundle.digitized, False
         self.read_with = self.models.name
         self.show_grid(self.show_grid_lines)
         self.show_traces()
@@ -234,7 +234,7 @@ class DigitisingController(QtCore.QObject):
         except (OSError, InputError) as exc:
             self.shell.show_error(f"{las}: cannot save: {exc}")
         self.write_qc(qc_path_for(las), announce=False)
-        self.digitised.emit()
+        self.digitized.emit()
 
     def show_traces(self):
         items = []
@@ -339,7 +339,7 @@ class DigitisingController(QtCore.QObject):
         return True
 
     # -- the whole project -------------------------------------------------------------------------
-    def digitise_all(self) -> None:
+    def digitize_all(self) -> None:
         """Digitise every calibrated scan of the project that has no labels, with the current model."""
         project = self.scans.project
         if project is None or self.models.model is None:
@@ -350,11 +350,11 @@ class DigitisingController(QtCore.QObject):
         if not scans:
             self.shell.show_error("no calibrated scan without labels to digitise in this project")
             return
-        self.batch_task = Task(_digitise_all, scans, self.models.model, self.models.name, parent=self)
-        self.shell.start_task(self.batch_task, self._digitised_all, f"digitising {len(scans)} scans…",
+        self.batch_task = Task(_digitize_all, scans, self.models.model, self.models.name, parent=self)
+        self.shell.start_task(self.batch_task, self._digitized_all, f"digitising {len(scans)} scans…",
                               "digitising cancelled")
 
-    def _digitised_all(self, outcome) -> None:
+    def _digitized_all(self, outcome) -> None:
         if self.shell.closing:  # the window is closing: a late result touches nothing
             return
         written, skipped = outcome
@@ -386,6 +386,6 @@ class DigitisingController(QtCore.QObject):
         dlg.adapted.connect(lambda rep: self.models.adapted(rep.out, rep.before, rep.after,
                                                             ", ".join(rep.held_out_names)))
         dlg.failed.connect(self.shell.show_error)
-        dlg.digitise_btn.clicked.connect(self.digitise_all)
+        dlg.digitize_btn.clicked.connect(self.digitize_all)
         self.adapt_dlg = dlg
         dlg.show()
