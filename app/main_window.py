@@ -3,8 +3,9 @@
 A view over ``core``: what the window does is in its controllers (``app/window``), one concern each, each
 owning its state: the project and scan shown (:class:`ScanController`), the calibration
 (:class:`CalibrationController`), the labels (:class:`LabellingController`), the current model and the offers of
-new ones (:class:`ModelController`), and the digitised result with its LAS and QC picture
-(:class:`DigitizingController`). They meet through signals and the window's small shell interface
+new ones (:class:`ModelController`), the digitised result with its LAS and QC picture
+(:class:`DigitizingController`), adapting the model to the project (:class:`AdaptController`) and the training
+run (``app/window/training.py``, under the training dock). They meet through signals and the window's small shell interface
 (``app/window/shell.py``: status line, errors, the one long task, a question); the window keeps only that, the
 next-step bar, the docks, and saving and closing.
 """
@@ -22,6 +23,7 @@ from .next_step import ScanSteps, StepsBar, is_placeholder_curve
 from .overview_strip import OverviewStrip
 from .scan_view import ScanView
 from .window.actions import build_actions
+from .window.adapting import AdaptController
 from .window.calibrating import CalibrationController
 from .window.digitizing import DigitizingController
 from .window.docks import MIN_VIEW_SHARE, build_docks, keep_scan_view_usable
@@ -67,7 +69,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.calibration = CalibrationController(self, self.scans, self.view, self)
         self.labelling = LabellingController(self, self.scans, self.calibration, self.models, self.view, self)
         self.digitizing = DigitizingController(self, self.scans, self.calibration, self.labelling, self.models,
-                                               self.view, self._training_running, self)
+                                               self.view, self)
+        self.adapting = AdaptController(self, self.scans, self.labelling, self.models, self._training_running, self,
+                                        self)
         self.calib_dock, self.curves_dock, self.training = build_docks(self)
         self.actions_, controls = build_actions(self)
         self.class_box, self.size_box, self.opacity_slider = (controls.class_box, controls.size_box,
@@ -85,6 +89,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.labelling.labels_saved.connect(self.scans.refresh_project)
         self.digitizing.digitized.connect(self.curves_dock.raise_)
         self.digitizing.digitized.connect(self.scans.refresh_project)
+        self.adapting.digitize_rest.connect(self.digitizing.digitize_all)
         self.digitizing.exported_changed.connect(self.update_steps)
         self.models.changed.connect(self.update_steps)
         self.view.clicked.connect(self._clicked)
@@ -382,8 +387,7 @@ class MainWindow(QtWidgets.QMainWindow):
             task.wait(10000)
         for task in owned_tasks(self):  # ... then let the rest run out on their own, heard by no one
             task.abandon()
-        if self.digitizing.adapt_dlg is not None and self.digitizing.adapt_dlg.running():
-            self.digitizing.adapt_dlg.stop()
+        self.adapting.stop()
         self.training.shutdown()
         if self.remember_geometry:
             st = settings()

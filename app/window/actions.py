@@ -104,7 +104,7 @@ def make_actions(win) -> dict[str, QtGui.QAction]:
                        "fix a crossing the tracer read wrong: two curves exchange values over a depth range")
     a["load_model"] = action("Load model…", load_model_dialog)
     a["train"] = action("Train…", lambda: win.show_training(), "Ctrl+T", tip="train the network on this project")
-    a["adapt"] = action("Adapt…", lambda: digitizing.adapt_dialog(), None, False,
+    a["adapt"] = action("Adapt…", lambda: win.adapting.open_dialog(), None, False,
                         "adapt the current model to this project's labelled scans, time-boxed")
     return a
 

@@ -1,5 +1,5 @@
 """From a calibrated scan to LAS: digitise, the grid overlay, the traces and plots, swapping curves, export
-(LAS and the QC picture), digitising a whole project, adapting.
+(LAS and the QC picture), digitising a whole project.
 
 The controller owns the digitised result of the scan shown and the curve plots; it reads the scan, the
 calibration, the labelled mask and the current model from their controllers. Every digitise writes the scan's
@@ -18,7 +18,6 @@ from core.digitize.batch import qc_path_for
 from core.digitize.frame import to_canonical
 from core.io.project import digitized_path_for
 from core.io.scan import calib_path_for, mask_path_for
-from core.model.bundled import BUNDLED_MODEL
 
 from ..curve_plots import CurvePlots, curve_colour
 from ..scan_loader import ScanBundle
@@ -137,11 +136,10 @@ class DigitizingController(QtCore.QObject):
 
     def __init__(self, shell: Shell, scans: ScanController, calibration: CalibrationController,
                  labelling: LabellingController, models: ModelController, view,
-                 training_running=lambda: False, parent: QtCore.QObject | None = None):
+                 parent: QtCore.QObject | None = None):
         super().__init__(parent)
         self.shell, self.scans, self.calibration = shell, scans, calibration
         self.labelling, self.models, self.view = labelling, models, view
-        self.training_running = training_running  # a training run holds the CPU/GPU: no adapting meanwhile
         self.result = None
         self.exported = False
         self.trace_labels = True  # Run › Digitise from the labelled mask: trace the painted mask when there is one
@@ -152,7 +150,7 @@ class DigitizingController(QtCore.QObject):
         self.batch_task: Task | None = None
         self.qc_task: Task | None = None
         self.last_batch = None
-        self.swap_dlg = self.export_dlg = self.adapt_dlg = None
+        self.swap_dlg = self.export_dlg = None
         scans.opened.connect(self._scan_opened)
 
     @property
@@ -364,28 +362,3 @@ class DigitizingController(QtCore.QObject):
         for name, why in skipped:
             self.shell.show_error(f"{name}: skipped: {why}")
         self.scans.refresh_project()
-
-    def adapt_dialog(self) -> None:
-        """*Adapt model to this project*: the current model (else the bundled one) fine-tuned on the labelled
-        scans within a time budget; the adapted model is offered, never swapped in, and never overwrites the base."""
-        project = self.scans.project
-        if project is None:
-            self.shell.show_error("open a project folder with a few labelled scans first (File › Open project)")
-            return
-        if self.training_running():
-            self.shell.show_error("a training run is going: stop it or let it finish before adapting")
-            return
-        if self.adapt_dlg is not None and self.adapt_dlg.running():
-            self.adapt_dlg.show()
-            self.adapt_dlg.raise_()
-            return
-        from ..adapt_dialog import AdaptDialog
-
-        self.labelling.flush()  # the labels on disk are the ones adapted on
-        dlg = AdaptDialog(project.folder, self.models.path or BUNDLED_MODEL, self.plots.window())
-        dlg.adapted.connect(lambda rep: self.models.adapted(rep.out, rep.before, rep.after,
-                                                            ", ".join(rep.held_out_names)))
-        dlg.failed.connect(self.shell.show_error)
-        dlg.digitize_btn.clicked.connect(self.digitize_all)
-        self.adapt_dlg = dlg
-        dlg.show()

@@ -40,7 +40,7 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     offers = []
     win.models.decide = lambda offer: offers.append(offer) or True  # the user says yes to the adapted model
     win.actions_["adapt"].trigger()
-    dlg = win.digitizing.adapt_dlg
+    dlg = win.adapting.dlg
     dlg.minutes.setValue(0.3)
     dlg.start_btn.click()
     qtbot.waitUntil(lambda: not dlg.running(), timeout=180000)
