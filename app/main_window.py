@@ -4,10 +4,10 @@ A view over ``core``: what the window does is in its controllers (``app/window``
 owning its state: the project and scan shown (:class:`ScanController`), the calibration
 (:class:`CalibrationController`), the labels (:class:`LabellingController`), the current model and the offers of
 new ones (:class:`ModelController`), the digitised result with its LAS and QC picture
-(:class:`DigitizingController`), adapting the model to the project (:class:`AdaptController`) and the training
-run (``app/window/training.py``, under the training dock). They meet through signals and the window's small shell interface
-(``app/window/shell.py``: status line, errors, the one long task, a question); the window keeps only that, the
-next-step bar, the docks, and saving and closing.
+(:class:`DigitizingController`), adapting the model to the project (:class:`AdaptController`) and the
+training run (``app/window/training.py``, under the training dock). They meet through signals and the window's
+small shell interface (``app/window/shell.py``: status line, errors, the one long task, a question); the window
+keeps only that, the next-step bar, the docks, and saving and closing.
 """
 
 from __future__ import annotations
