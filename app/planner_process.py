@@ -73,8 +73,7 @@ def in_planner(fn, *args):
         raise InputError(None, "the budget planner process ended unexpectedly; the next change re-plans") from exc
 
 
-def predict_in_planner(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int,
-                       progress=None) -> dict:
+def predict_in_planner(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int) -> dict:
     """:func:`predict_modes` in the planner process (a :class:`app.workers.Task` function)."""
     return in_planner(predict_modes, preset_name, classes, width, height, batch, ceiling)
 

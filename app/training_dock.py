@@ -246,7 +246,7 @@ class TrainingDock(QtWidgets.QDockWidget):
         ceiling = int(self.ceiling.value() * GIB)
         self.budget.set_ceiling(self.ceiling.value())
         self.plan_task = Task(predict_in_planner, self.preset.currentText(), classes, width, height, 1, ceiling,
-                              parent=self)
+                              owner=self, progress=False)
         self.plan_task.succeeded.connect(self._show_prediction)
         self.plan_task.failed.connect(self.plan_label.setText)
         self.plan_task.finished.connect(self._plan_finished)

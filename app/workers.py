@@ -47,9 +47,10 @@ def owned_tasks(owner) -> list["Task"]:
 
 
 class Task(QtCore.QThread):
-    """Runs ``fn(*args, progress=..., **kwargs)`` in a thread of its own.
+    """Runs ``fn(*args, **kwargs)`` in a thread of its own, with ``progress=`` (a ``(done, total)`` callback that
+    also raises when the task is cancelled) added unless ``progress=False``.
 
-    ``parent`` is the owner the task works for, not its Qt parent: a QThread that is a Qt child of a window is
+    ``owner`` is whom the task works for, not its Qt parent: a QThread that is a Qt child of a window is
     destroyed with the window, and destroying a running QThread crashes the process (a window closed while a
     5-second digitise was still running did, in the test suite). So the task holds itself alive until it has
     finished, and an owner that closes early calls :meth:`abandon` to hear nothing more from it."""
@@ -59,10 +60,11 @@ class Task(QtCore.QThread):
     failed = QtCore.Signal(str)
     cancelled = QtCore.Signal()
 
-    def __init__(self, fn, *args, parent=None, **kwargs):
+    def __init__(self, fn, *args, owner=None, progress: bool = True, **kwargs):
         super().__init__(None)
-        self.lineage = _lineage(parent)  # whom it works for (``owned_tasks``), recorded while they are alive
+        self.lineage = _lineage(owner)  # whom it works for (``owned_tasks``), recorded while they are alive
         self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.reports_progress = progress
         self._cancel = threading.Event()
         self.finished.connect(self._release)
 
@@ -89,7 +91,8 @@ class Task(QtCore.QThread):
 
     def run(self) -> None:  # in the worker thread
         try:
-            result = self.fn(*self.args, progress=self._progress, **self.kwargs)
+            extra = {"progress": self._progress} if self.reports_progress else {}
+            result = self.fn(*self.args, **extra, **self.kwargs)
         except Cancelled:
             self.cancelled.emit()
         except InputError as exc:

@@ -81,7 +81,7 @@ class CalibrationController(QtCore.QObject):
             return
         axis, dpi = self.depth_axis(), self.scans.current.dpi
         task = Task(_propose, image, axis, dpi[1 if axis == "y" else 0] if dpi else None, self.scans.current.rgb,
-                    parent=self)
+                    owner=self)
         self.shell.start_task(task, self._proposed, "proposing a calibration: finding the tracks, reading the "
                               "printed depths…", "proposal cancelled")
 

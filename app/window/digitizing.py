@@ -58,7 +58,7 @@ def _parts_of(result, calib):
     return [(names[i], sec, by_suffix[names[i]]) for i, sec in enumerate(calib.sections) if names[i] in by_suffix]
 
 
-def write_qc_picture(path: Path, pixels, result, calib, scan_name: str, model_name, progress=None) -> list[Path]:
+def write_qc_picture(path: Path, pixels, result, calib, scan_name: str, model_name) -> list[Path]:
     from core.digitize.qc_picture import write_qc
 
     return write_qc(path, pixels, calib, _parts_of(result, calib), scan_name, model_name or "")
@@ -83,7 +83,7 @@ def _digitize_all(scans, model, model_name, progress=None):
     return written, skipped
 
 
-def _grid_segments(image, calib, axis, progress=None):
+def _grid_segments(image, calib, axis):
     """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
     from core.digitize.grid import detect_grid, track_bands
 
@@ -195,7 +195,7 @@ class DigitizingController(QtCore.QObject):
                      f"{default_ceiling() / 1024**3:.1f} GiB: 90 % of the memory available now)")
         if self.calib.sections:
             busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
-        task = Task(_run_digitize, scan.image, self.calib, model, mask, scan.rgb, parent=self)
+        task = Task(_run_digitize, scan.image, self.calib, model, mask, scan.rgb, owner=self)
         self.shell.start_task(task, self._digitized, busy, "digitising cancelled")
 
     def show_grid(self, on: bool) -> None:
@@ -205,7 +205,7 @@ class DigitizingController(QtCore.QObject):
         if not on or self.scans.image is None:
             return
         self.grid_task = Task(_grid_segments, self.scans.image, self.calib, self.calibration.depth_axis(),
-                              parent=self)
+                              owner=self, progress=False)
         self.grid_task.succeeded.connect(
             lambda segs: self.view.set_grid_lines(segs) if self.show_grid_lines and not self.shell.closing else None)
         self.grid_task.failed.connect(self.shell.show_error)
@@ -261,7 +261,7 @@ class DigitizingController(QtCore.QObject):
             return False
         pixels = scan.rgb if scan.rgb is not None else scan.image
         self.qc_task = Task(write_qc_picture, path, pixels, self.result, self.calib, scan.path.name,
-                            self.models.name, parent=self)
+                            self.models.name, owner=self, progress=False)
         if announce:
             self.qc_task.succeeded.connect(lambda paths: self.shell.show_status(
                 f"QC picture: {paths[0]}" + (f" … {paths[-1].name} ({len(paths)} pages)" if len(paths) > 1 else ""),
@@ -348,7 +348,7 @@ class DigitizingController(QtCore.QObject):
         if not scans:
             self.shell.show_error("no calibrated scan without labels to digitise in this project")
             return
-        self.batch_task = Task(_digitize_all, scans, self.models.model, self.models.name, parent=self)
+        self.batch_task = Task(_digitize_all, scans, self.models.model, self.models.name, owner=self)
         self.shell.start_task(self.batch_task, self._digitized_all, f"digitising {len(scans)} scans…",
                               "digitising cancelled")
 

@@ -165,7 +165,7 @@ class LabellingController(QtCore.QObject):
         if image is None or self.shell.closing or self.shell.task_running():
             return
         scan = self.scans.path
-        task = Task(_prefill_mask, image, self.calibration.panel.axis.currentText(), self.models.model, parent=self)
+        task = Task(_prefill_mask, image, self.calibration.panel.axis.currentText(), self.models.model, owner=self)
         self.shell.start_task(task, lambda mask: self._prefilled(mask, scan), "pre-filling the mask…",
                               "pre-fill cancelled")
 

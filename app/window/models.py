@@ -23,13 +23,7 @@ FIGURES = (("val_mask_f1", "mask F1", "{:.3f}"), ("val_curve_r", "curve r", "{:.
            ("val_curve_rmse_pct", "RMSE % of scale", "{:.2f}"))
 
 
-def _read_model(path, progress=None):
-    from core.model.model_io import load_model
-
-    return load_model(path)
-
-
-def _read_summary(path, progress=None) -> dict:
+def _read_summary(path) -> dict:
     import json
 
     from core.model.model_io import read_model_metadata
@@ -118,8 +112,10 @@ class ModelController(QtCore.QObject):
 
     def load(self, path: Path) -> bool:
         """Make a model file the current model now (File › Load model…: the user chose it)."""
+        from core.model.model_io import load_model
+
         try:
-            model, _info = _read_model(path)
+            model, _info = load_model(path)
         except InputError as exc:
             self.shell.show_error(exc.one_line())
             return False
@@ -135,7 +131,7 @@ class ModelController(QtCore.QObject):
     def run_finished(self, path: str) -> None:
         """A training run wrote a model: read its held-out figures (and the current model's on the same logs,
         which the run measured when it was told which model is current), then offer it."""
-        task = Task(_read_summary, Path(path), parent=self)
+        task = Task(_read_summary, Path(path), owner=self, progress=False)
         task.succeeded.connect(lambda summary, p=Path(path): self._offer_run(p, summary))
         task.failed.connect(self.shell.show_error)
         task.start()
@@ -181,7 +177,9 @@ class ModelController(QtCore.QObject):
             return
         self.wait()
         # read and built off the UI thread: 15–45 ms on two cores, while a run's last events are still drawn
-        self.task = Task(_read_model, offer.path, parent=self)
+        from core.model.model_io import load_model
+
+        self.task = Task(load_model, offer.path, owner=self, progress=False)
         self.task.succeeded.connect(lambda loaded, p=offer.path: self._use(loaded[0], p))
         self.task.failed.connect(self.shell.show_error)
         self.task.start()

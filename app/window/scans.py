@@ -142,7 +142,7 @@ class ScanController(QtCore.QObject):
             self.shell.show_error(exc.one_line())
             return False
         self._opening = path
-        task = Task(read_scan_bundle, path, parent=self)
+        task = Task(read_scan_bundle, path, owner=self)
         task.succeeded.connect(lambda bundle, add=add_to_project: self._scan_read(bundle, add))
         task.failed.connect(lambda message, p=path: self._scan_unreadable(p, message))
         self.shell.show_status(f"opening {path.name}…", 0)

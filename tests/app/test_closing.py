@@ -17,7 +17,7 @@ def test_a_window_closes_while_a_task_of_a_deleted_window_still_runs(qtbot):
         return 1
 
     first = MainWindow()
-    task = Task(still_working, parent=first.digitizing)
+    task = Task(still_working, owner=first.digitizing)
     task.start()
     assert owned_tasks(first) == [task]
     task.abandon()  # what closing it does to a task that outlives its wait
