@@ -48,6 +48,7 @@ class DigitizeResult:
 def digitize(
     image: np.ndarray,
     calib: Calibration,
+    *,
     model=None,
     precision=None,
     device="cpu",
@@ -248,7 +249,7 @@ def _cut(arr: np.ndarray | None, axis: str, start: int, stop: int) -> np.ndarray
     return arr[start:stop] if axis == "y" else arr[:, start:stop]
 
 
-def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = None, source: str | None = None,
+def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,
                       mask: np.ndarray | None = None, rgb: np.ndarray | None = None, **kwargs
                       ) -> list[tuple[str, Section | None, DigitizeResult]]:
     """:func:`digitize` over each log section of the calibration (``core/io/calibration.py: Section``): the scan

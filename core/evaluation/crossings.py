@@ -93,7 +93,7 @@ def evaluate_pairing(pairing: tuple[int, ...], model=None, count: int = 6, style
     score = PairingScore(tuple(pairing))
     from_mask = model is None if from_mask is None else from_mask
     for lg in crossing_logs(pairing, count, style, width, height, seed):
-        res = digitize(lg.image, lg.calibration, model, mask=lg.mask if from_mask else None, source=lg.name,
+        res = digitize(lg.image, lg.calibration, model=model, mask=lg.mask if from_mask else None, source=lg.name,
                        rgb=lg.rgb if colour else None)
         for spec in lg.calibration.curves:
             pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)

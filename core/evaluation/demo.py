@@ -51,7 +51,7 @@ def run_demo(out: Path | None, quick: bool = False) -> int:
         ranges = {c.mnemonic.upper(): c.value_range for c in calib.curves}
         for name, model in methods:
             t = time.perf_counter()
-            res = digitize(scan.image, calib, model, source=str(data / entry["image"]))
+            res = digitize(scan.image, calib, model=model, source=str(data / entry["image"]))
             las_path = out / f"{entry['name']}.{name}.las"
             write_result(las_path, res, calib, entry["image"], BUNDLED_MODEL.name if model else None)
             for m in compare_las(read_las(las_path), truth, ranges):

@@ -131,7 +131,7 @@ def evaluate_family(model, family: str, count: int = 8, width: int = 1600, heigh
     score = FamilyScore(family, "model" if model is not None else "classical")
     kept = {}
     for lg in family_logs(family, count, width, height, seed, las_dir):
-        res = digitize(lg.image, lg.calibration, model, grid=grid, source=lg.name, rgb=lg.rgb)
+        res = digitize(lg.image, lg.calibration, model=model, grid=grid, source=lg.name, rgb=lg.rgb)
         score.curves += score_result(lg, res)
         if overlays is not None:
             kept[lg.name] = (lg, res)
@@ -187,7 +187,7 @@ def evaluate_folder(model, folder: str | Path, grid: bool = True, overlays: Path
     score = FamilyScore(Path(folder).name, "model" if model is not None else "classical")
     kept = {}
     for lg in folder_cases(folder):
-        res = digitize(lg.image, lg.calibration, model, grid=grid, source=lg.name, rgb=lg.rgb)
+        res = digitize(lg.image, lg.calibration, model=model, grid=grid, source=lg.name, rgb=lg.rgb)
         score.curves += [c for c in score_result(lg, res) if c["samples"]]
         if overlays is not None:
             kept[lg.name] = (lg, res)

@@ -102,7 +102,7 @@ def test_crossing_solid_curves_of_different_inks_are_told_apart_by_colour():
     for pairing in ((1, 1), (1, 1, 1)):
         for lg in crossing_logs(pairing, 3, "colour", width=1200, height=320):
             for out, rgb in ((with_colour, lg.rgb), (grey, None)):
-                res = digitize(lg.image, lg.calibration, None, rgb=rgb, source=lg.name)
+                res = digitize(lg.image, lg.calibration, rgb=rgb, source=lg.name)
                 assert ("ink colour" in res.method) == (rgb is not None)
                 for spec in lg.calibration.curves:
                     pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
@@ -116,11 +116,11 @@ def test_a_colour_no_ink_matches_and_a_grey_scan_fall_back_to_line_style_with_a_
     lg = next(crossing_logs((1, 1), 1, "colour", width=800, height=256))
     d = lg.calibration.as_dict()
     d["curves"][0]["colour"] = "#ffff00"  # yellow: printed nowhere
-    res = digitize(lg.image, Calibration.from_dict(d), None, rgb=lg.rgb)
+    res = digitize(lg.image, Calibration.from_dict(d), rgb=lg.rgb)
     name = d["curves"][0]["mnemonic"]
     assert any(w.startswith(f"{name}: no ink in its track matches its colour #ffff00") for w in res.warnings)
     assert np.isfinite(res.values[name]).mean() > 0.5  # traced by line style, not dropped
-    res = digitize(lg.image, lg.calibration, None, rgb=None)
+    res = digitize(lg.image, lg.calibration, rgb=None)
     assert any("the scan is greyscale" in w for w in res.warnings)
 
 

@@ -107,7 +107,7 @@ def test_digitising_names_where_same_style_curves_meet():
     from core.synth import generate_log
 
     lg = generate_log(7, 1600, 384, "x", style="uniform", classes=(1, 1))
-    res = digitize(lg.image, lg.calibration, None, mask=lg.mask)
+    res = digitize(lg.image, lg.calibration, mask=lg.mask)
     said = [w for w in res.warnings if "share one line style" in w]
     assert said and all("Swap curves over a range" in w and lg.calibration.depth_unit in w for w in said)
     # the named depths lie inside the log

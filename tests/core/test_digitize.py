@@ -314,7 +314,7 @@ def test_a_track_narrower_than_40_px_is_refused_by_name(tmp_path, capsys):
     calib = Calibration.from_dict({**log.calibration.as_dict(),
                                    "curves": [{**log.calibration.curves[0].as_dict(), "track": [100, 130]}]})
     with pytest.raises(InputError, match=r"curves\[0\].*30 px wide.*at least 40"):
-        digitize(log.image, calib, None)
+        digitize(log.image, calib)
     from core.io.scan import save_gray_png
 
     save_gray_png(tmp_path / "s.png", log.image)

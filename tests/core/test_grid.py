@@ -74,14 +74,14 @@ def test_the_grid_is_found_from_the_image():
 def test_a_grid_as_dark_and_thick_as_the_curve_is_not_traced(method, bundled):
     calib, rows = _calib(), _wiggle(1)
     model = bundled if method == "model" else None
-    with_grid = _score(digitize(_page(rows), calib, model), rows, calib)
+    with_grid = _score(digitize(_page(rows), calib, model=model), rows, calib)
     assert with_grid.r > 0.97 and with_grid.rmse_pct < 3.0, with_grid
     assert with_grid.null_fraction < 0.02
 
 
 @pytest.mark.parametrize("method", ["classical", "model"])
 def test_a_grid_only_track_gives_nulls(method, bundled):
-    res = digitize(_page(None), _calib(), bundled if method == "model" else None)
+    res = digitize(_page(None), _calib(), model=bundled if method == "model" else None)
     assert np.isnan(res.values["GR"]).mean() > 0.98  # not a grid line read as a curve
     assert any("no evidence" in w for w in res.warnings)
 
@@ -93,7 +93,7 @@ def test_a_curve_lying_on_a_grid_line_for_a_stretch_is_traced_through_it(bundled
     rows = _wiggle(2) * (1 - weight) + 120.0 * weight
     calib = _calib()
     for model in (None, bundled):
-        res = digitize(_page(rows), calib, model)
+        res = digitize(_page(rows), calib, model=model)
         at = calib.pixel_at(res.depth)
         vals = res.values["GR"][(at >= a) & (at <= b)]
         if model is None:  # the ink is there: the classical trace goes through the stretch
@@ -149,7 +149,7 @@ def test_a_flat_curve_the_grid_reading_takes_for_a_line_is_read_by_a_model(bundl
     are read, not written NULL. (CALI's NULL share is 5.0 % on the 2-core EPYC: the bound leaves the margin
     another CPU's arithmetic needs, where 0.0504 was met against a bound of 0.05.)"""
     lg = _generated("classic", 2)
-    res = digitize(lg.image, lg.calibration, bundled, source=lg.name)
+    res = digitize(lg.image, lg.calibration, model=bundled, source=lg.name)
     m = _null_share(lg, res, "NPHI")
     assert m.null_fraction < 0.05 and m.r > 0.99, m
     m = _null_share(lg, res, "CALI")
@@ -168,7 +168,7 @@ def test_a_densely_ruled_track_is_not_damped_out(bundled):
     assert canon_rows == 480 and (g.map(band) >= 0.5).mean() > 0.95  # the ruling is found as lines ...
     # ... and, with no row free, the damping tells no row from another (the depth lines still damp columns)
     assert np.ptp(g.damping(band), axis=0).max() < 1e-6
-    res = digitize(lg.image, lg.calibration, bundled, source=lg.name)
+    res = digitize(lg.image, lg.calibration, model=bundled, source=lg.name)
     for name in ("PEF", "GR"):
         m = _null_share(lg, res, name)
         assert m.null_fraction < 0.3 and m.r > 0.95, m

@@ -177,8 +177,8 @@ def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
     model, _ = load_model(BUNDLED)
     lg = generate_log(5, 1000, 384, "x")
     p = resolve("fp32", "cpu")
-    windowed = digitize(lg.image, lg.calibration, model, p, reference=True)
-    whole = digitize(lg.image, lg.calibration, model, p, whole_picture=True)
+    windowed = digitize(lg.image, lg.calibration, model=model, precision=p, reference=True)
+    whole = digitize(lg.image, lg.calibration, model=model, precision=p, whole_picture=True)
     assert windowed.memory["windows"] == 1 and not whole.memory
     for name, v in whole.values.items():
         w = windowed.values[name]
