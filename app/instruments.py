@@ -267,3 +267,10 @@ class CurvesVsTruth(pg.PlotWidget):
         self.pred.setData(p, d)
         self.setTitle(self._title(name, r), size=TITLE_SIZE)
         self.setLabel("bottom", name)
+
+    def show_evaluation(self, ev) -> None:
+        """The first curve of an evaluation event's held-out logs, traced against its truth."""
+        for entry in ev.per_log:
+            for c in entry.get("curves", []):
+                self.show_curve(f"{entry['name']} {c['mnemonic']}", c["depth"], c["pred"], c["truth"], c["r"])
+                return

@@ -354,7 +354,7 @@ class TrainingDock(QtWidgets.QDockWidget):
                 self.loss.add("val", ev.step, ev.val_loss)
                 self.loss.add("f1", ev.step, ev.mask_f1)
                 self.loss.add("r", ev.step, ev.curve_r)
-                self.pending["truth"] = lambda ev=ev: self._show_truth(ev)
+                self.pending["truth"] = lambda ev=ev: self.curves.show_evaluation(ev)
             elif kind == "warning":
                 text = ev.message + (f" — {ev.advice}" if ev.advice else "")
                 self.warn_list.insertItem(0, f"step {ev.step}: {text}")
@@ -393,9 +393,3 @@ class TrainingDock(QtWidgets.QDockWidget):
         """Apply every waiting redraw now (the end of a run)."""
         while self.pending:
             self._redraw_one()
-
-    def _show_truth(self, ev) -> None:
-        for entry in ev.per_log:
-            for c in entry.get("curves", []):
-                self.curves.show_curve(f"{entry['name']} {c['mnemonic']}", c["depth"], c["pred"], c["truth"], c["r"])
-                return

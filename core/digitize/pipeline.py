@@ -78,8 +78,7 @@ def digitize(
     (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
     releases, to compare against."""
     canon = _checked_canonical(image, calib, source)
-    warnings = []
-    memory: dict = {}
+    warnings, memory = [], {}
     t0 = time.perf_counter()
     if mask is not None:
         evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
