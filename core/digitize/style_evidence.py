@@ -7,6 +7,8 @@ which pens a track holds decides where an unclaimed style's probability goes (:f
 
 from __future__ import annotations
 
+from enum import StrEnum
+
 import numpy as np
 
 from core.io.calibration import CurveSpec
@@ -16,7 +18,16 @@ from core.io.calibration import CurveSpec
 STYLE_DISTANCE = {(1, 2): 2, (1, 3): 3, (2, 3): 1}
 
 
-def unclaimed_styles(spec: CurveSpec, curves: list[CurveSpec], mode: str = "broken") -> list[tuple[int, float]]:
+class UnclaimedStyles(StrEnum):
+    """Whose evidence a style no curve of the track is drawn in joins (:func:`unclaimed_styles`)."""
+
+    NONE = "none"  # nobody's: each curve follows its own style's map alone (the classical ink, a user's mask)
+    BROKEN = "broken"  # between dashed and dotted only, the pens a network confuses on a print it never saw
+    ALL = "all"  # from any style to the nearest one drawn in the track
+
+
+def unclaimed_styles(spec: CurveSpec, curves: list[CurveSpec],
+                     mode: UnclaimedStyles = UnclaimedStyles.BROKEN) -> list[tuple[int, float]]:
     """The line styles no curve of ``spec``'s track is drawn in whose probability ``spec``'s evidence takes
     in, with their weights.
 
@@ -24,14 +35,13 @@ def unclaimed_styles(spec: CurveSpec, curves: list[CurveSpec], mode: str = "brok
     the pen: on log-decade prints a dashed GR read as dotted over half its length, and the trace of the
     dashed class was NULL there (p 0.005 on the curve, 0.95 for dotted). The calibration says which pens a
     track holds: a style no curve of the track is drawn in claims nothing there, so its probability goes
-    to the curve of the nearest style (``STYLE_DISTANCE``; shared on a tie). ``mode``: ``"broken"`` passes
-    only between dashed and dotted, ``"all"`` from any style, ``"none"`` not at all."""
-    if mode == "none":
+    to the curve of the nearest style (``STYLE_DISTANCE``; shared on a tie), as ``mode`` allows."""
+    if mode == UnclaimedStyles.NONE:
         return []
     present = {c.klass for c in curves if c.shares_track_with(spec)} | {spec.klass}
     out = []
     for absent in {1, 2, 3} - present:
-        if mode == "broken" and {absent, spec.klass} != {2, 3}:
+        if mode == UnclaimedStyles.BROKEN and {absent, spec.klass} != {2, 3}:
             continue
         dist = {k: STYLE_DISTANCE[tuple(sorted((absent, k)))] for k in present}
         nearest = [k for k, d in dist.items() if d == min(dist.values())]
@@ -64,7 +74,7 @@ class MergedEvidence:
         return self[:, :].astype(dtype, copy=False)
 
 
-def style_evidence(evidence_by_class: dict, spec: CurveSpec, curves: list[CurveSpec], mode: str):
+def style_evidence(evidence_by_class: dict, spec: CurveSpec, curves: list[CurveSpec], mode: UnclaimedStyles):
     """The map ``spec`` is traced on: its class's, taking in the unclaimed styles' (``unclaimed_styles``)."""
     extra = [(k, w) for k, w in unclaimed_styles(spec, curves, mode) if k in evidence_by_class]
     own = evidence_by_class[spec.klass]

@@ -28,6 +28,7 @@ from .grid import Grid
 from .path_search import viterbi_path
 from .riding import BORDER_PX, JOIN_COLS, on_border, on_grid_line, riding_columns
 from .runs import distance_to_true, true_runs
+from .style_evidence import UnclaimedStyles
 from .wraps import main_scale_level, resolve_wraps, two_level_wraps
 
 
@@ -68,7 +69,7 @@ class TraceParams:
     broken_eps: float = 0.08
     # a network's map of a style no curve of the track is drawn in: whose evidence it joins (``unclaimed_styles``);
     # "none" for evidence that is not a network's (a hand-painted mask is followed as painted)
-    unclaimed_styles: str = "none"
+    unclaimed_styles: UnclaimedStyles = UnclaimedStyles.NONE
     broken_support_cols: int = 4  # a dashed or dotted curve's steep stretch is supported by its dashes this near
     # whether a reading must be one the ink supports: stretches riding a border, a grid line or another curve's
     # stroke are NULL (``core/digitize/riding.py``) and a wrap counts only where the trace is seen at both edges
@@ -83,7 +84,7 @@ class TraceParams:
         return replace(self, eps=self.broken_eps, support_cols=self.broken_support_cols)
 
 
-MODEL_UNCLAIMED_STYLES = "broken"
+MODEL_UNCLAIMED_STYLES = UnclaimedStyles.BROKEN
 # a network's map counts as seeing its curve from 0.12 (ink: 0.3), over gaps of up to 24 columns (ink: 16). On
 # prints it was not trained on the bundled model is often sure there is a curve at 0.1-0.3 (thin 1-px pens under
 # a dark grid, faint curves): at 0.3 those stretches were NULL where the trace lay on the curve (eval-styles, 5

@@ -6,7 +6,7 @@ import numpy as np
 from core.digitize import path_search
 from core.digitize.metrics import excursions
 from core.digitize.path_search import travel_costs, viterbi_path
-from core.digitize.style_evidence import unclaimed_styles
+from core.digitize.style_evidence import UnclaimedStyles, unclaimed_styles
 from core.digitize.trace import TraceParams
 from core.io.calibration import CurveSpec
 
@@ -87,10 +87,10 @@ def test_a_style_no_curve_of_the_track_is_drawn_in_joins_the_nearest_style():
     assert unclaimed_styles(dashed, [dashed, solid]) == [(3, 1.0)]  # dotted is unclaimed: the dashed curve's
     assert unclaimed_styles(dashed, [dashed, dotted]) == []  # dotted is the dotted curve's own
     assert unclaimed_styles(solid, [solid, dashed]) == []  # "broken": solid never takes a broken pen's map
-    assert sorted(unclaimed_styles(solid, [solid], "all")) == [(2, 1.0), (3, 1.0)]
+    assert sorted(unclaimed_styles(solid, [solid], UnclaimedStyles.ALL)) == [(2, 1.0), (3, 1.0)]
     other_track = _spec(3, (200.0, 300.0))
     assert unclaimed_styles(dashed, [dashed, other_track]) == [(3, 1.0)]
-    assert unclaimed_styles(dashed, [dashed], "none") == []
+    assert unclaimed_styles(dashed, [dashed], UnclaimedStyles.NONE) == []
 
 
 def test_a_dashed_curve_read_as_dotted_for_a_stretch_is_traced_through_it():
