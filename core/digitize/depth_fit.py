@@ -185,8 +185,8 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[Propo
     """A section whose printed depths restart (a repeat pass logged over the main pass's depths, the grid running
     on between them) as one section per pass, split half-way between the last number before the restart and
     the first after it. A restart is a step back of more than one label interval after which the numbers climb
-    again; it splits only where each side has its own straight line of depths (``fit_line``) and one line does
-    not hold them all, so one misread (a 90 among 800 … 950) splits nothing."""
+    again; it splits only where each side has its own straight line of depths (``fit_line``) and the two lines
+    hold clearly more of the numbers than one line does, so one misread (a 90 among 800 … 950) splits nothing."""
     mine = sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
     values = np.array([n.value for n in mine])
 
@@ -197,10 +197,19 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[Propo
     for i in range(MIN_NUMBERS - 1, len(mine) - MIN_NUMBERS):
         if values[i + 1] >= values[i] - LABEL_STEP_FT or not np.all(np.diff(values[i + 1 : i + 1 + MIN_NUMBERS]) > 0):
             continue
-        if min(agreeing(mine[: i + 1]), agreeing(mine[i + 1 :])) < MIN_NUMBERS or agreeing(mine) >= 0.8 * len(mine):
+        left, right = agreeing(mine[: i + 1]), agreeing(mine[i + 1 :])
+        # two passes: each side has its own line, and the two lines hold clearly more numbers than one line does
+        # (a repeat's numbers lie off the main pass's line). A share of all the numbers read was the test before:
+        # on iqa_33-023-01145-0002 the misreads (110 of 128 numbers) kept one line below it, and a continuous
+        # log of 18 agreeing depths was cut in two at a misread
+        if min(left, right) < MIN_NUMBERS or left + right < agreeing(mine) + MIN_NUMBERS:
             continue
         cut = int(round((mine[i].pixel + mine[i + 1].pixel) / 2))
-        return [ProposedSection(sec.start, cut), *split_passes(ProposedSection(cut, sec.stop), numbers)]
+        # the rest is split again from its own numbers: those past the cut (the section's edge allowance holds at
+        # its outer borders only; across the cut it took the numbers before it back in, found the same restart
+        # and recursed without end: iqa_33-023-01145-0002's proposal died of it)
+        after = [n for n in numbers if n.pixel >= cut]
+        return [ProposedSection(sec.start, cut), *split_passes(ProposedSection(cut, sec.stop), after)]
     return [sec]
 
 

@@ -299,3 +299,14 @@ def test_depths_that_restart_in_one_section_are_two_passes():
     assert [v for _, v in parts[1].picks] == [float(d) for d in range(200, 650, 50)]
     misread = main[:5] + [DepthNumber(main[5].pixel, 9.0, "9")] + main[6:]  # a 350 read as 9
     assert len(split_passes(ProposedSection(900, 12000), misread)) == 1
+    # passes whose numbers lie close across the cut (within the section's edge allowance of it): split once, not
+    # again and again (iqa_33-023-01145-0002's proposal died of a RecursionError)
+    close = [DepthNumber(1000 + 0.24 * (d - 100), float(d), str(d)) for d in range(100, 650, 50)]  # 12 px apart
+    close += [DepthNumber(close[-1].pixel + 30 + 0.24 * (d - 200), float(d), str(d)) for d in range(200, 650, 50)]
+    parts = split_passes(ProposedSection(900, 1500), close)
+    assert len(parts) == 2 and close[10].pixel < parts[0].stop < close[11].pixel
+    # one pass among many misreads (iqa_33-023-01145-0002: 18 depths kept, 110 numbers rejected): a misread that
+    # steps back splits nothing, since two lines hold no more of the numbers than one
+    noisy = main + [DepthNumber(main[4].pixel + 200, 8.0, "8")] + [
+        DepthNumber(950 + 37.0 * k, float(v), str(v)) for k, v in enumerate([0, 30, 0, 8, 700, 0, 30, 0, 8, 30] * 2)]
+    assert len(split_passes(ProposedSection(900, 12000), noisy)) == 1
