@@ -20,11 +20,9 @@ ORIENTATIONS = {"upright": 0, "sideways": (1, 3)}
 
 def _tesseract_numbers(img: np.ndarray) -> list[tuple[float, float, float, float, str]]:
     """(left, top, width, height, text) of every run of digits Tesseract reads in ``img``."""
-    import pytesseract
+    from .ocr import image_to_data
 
-    data = pytesseract.image_to_data(np.ascontiguousarray(img),
-                                     config="--psm 11 -c tessedit_char_whitelist=0123456789",
-                                     output_type=pytesseract.Output.DICT)
+    data = image_to_data(img, config="--psm 11 -c tessedit_char_whitelist=0123456789")
     out = []
     for text, left, top, width, height in zip(data["text"], data["left"], data["top"], data["width"],
                                               data["height"]):

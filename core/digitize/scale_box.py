@@ -102,11 +102,11 @@ def _erase_rules(img: np.ndarray) -> np.ndarray:
 
 def _words(crop: np.ndarray) -> list[tuple[int, int, int, int, str]]:
     """(left, top, width, height, text) of Tesseract's words in a crop, rules erased, padded with paper."""
-    import pytesseract
+    from .ocr import image_to_data
 
     pad = 12
     clean = cv2.copyMakeBorder(_erase_rules(crop), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
-    data = pytesseract.image_to_data(clean, config="--psm 11", output_type=pytesseract.Output.DICT)
+    data = image_to_data(clean, config="--psm 11")
     out = []
     for i, text in enumerate(data["text"]):
         text = text.strip()
@@ -118,7 +118,7 @@ def _words(crop: np.ndarray) -> list[tuple[int, int, int, int, str]]:
 def _edge_number(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> float | None:
     """A scale end Tesseract's page reading dropped (a lone ``0`` or ``6`` against the box's edge): the strip
     between the track's edge and the row's first (or last) word read again alone, as one line of digits."""
-    import pytesseract
+    from .ocr import image_to_string
 
     x0, x1 = max(0, x0), min(crop.shape[1], x1)
     if x1 - x0 < 4:
@@ -129,8 +129,7 @@ def _edge_number(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> f
     strip = cv2.copyMakeBorder(cv2.resize(strip, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), 16, 16, 16, 16,
                                cv2.BORDER_CONSTANT, value=255)
     for psm in (6, 7):  # a lone digit is found as a block more often than as a line
-        value = _number(pytesseract.image_to_string(strip, config=f"--psm {psm} -c "
-                                                    "tessedit_char_whitelist=0123456789.-"))
+        value = _number(image_to_string(strip, config=f"--psm {psm} -c tessedit_char_whitelist=0123456789.-"))
         if value is not None:
             return value
     return None
