@@ -41,7 +41,7 @@ from .depth_fit import (  # the depth numbers' fit, out of this module; the name
     split_passes,
 )
 from .grid import detect_grid
-from .track_finder import SEPARATOR_INK, along_depth_lines, ink_share, propose_tracks
+from .track_finder import SEPARATOR_INK, along_depth_lines, ink_share, propose_tracks, split_at_boxes
 
 
 @dataclass
@@ -169,6 +169,11 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
         box_rgb = None if rgb is None else to_canonical(rgb[a:b] if axis == "y" else rgb[:, a:b], axis)
         prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi, box_rgb)
         prop.messages.append(said)
+        split = split_at_boxes(prop.tracks, [tuple(c["track"]) for c in prop.curves], [r for r, _ in found])
+        if len(split) > len(prop.tracks):
+            prop.messages.append("tracks split where a scale box ends on a line inside them: "
+                                 + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in split))
+            prop.tracks = split
     report(0.3)
     strips = _depth_columns(prop, canon, darkness)
     if not strips:

@@ -5,7 +5,8 @@ profiles; faint grey grids too). The gaps between consecutive lines are either c
 *separators*: the depth column and margins, which are wider than the grid's spacing (over twice the median gap)
 and mostly paper, ink along 2–60 % of their length (the printed depths and their ticks). A cell of a log grid can
 be as wide but carries a curve or nothing at all. A track is a run of lines between separators; its bounds are
-its outer lines' centres. Two tracks that share a border are split there where their grid spacings differ.
+its outer lines' centres. Two tracks that share a border are split there where their grid spacings differ,
+or where a scale box printed above them ends on that border (:func:`split_at_boxes`).
 """
 
 from __future__ import annotations
@@ -96,3 +97,22 @@ def propose_tracks(canon: np.ndarray, darkness: np.ndarray | None = None,
         if b - a + 1 >= MIN_LINES:
             tracks += [(lines[a + i], lines[a + j]) for i, j in _split_abutting(lines[a : b + 1], strength[a : b + 1])]
     return tracks, separators
+
+
+def split_at_boxes(tracks: list[tuple[float, float]], box_spans: list[tuple[float, float]],
+                   lines: list[float], within: float = 5.0) -> list[tuple[float, float]]:
+    """The tracks with each one split where a curve's scale box ends inside it on one of its lines.
+
+    Two tracks whose grids have one pitch and whose shared border is as heavy as their own heavy grid lines
+    read as one run of lines (iqa_33-023-01146-0006: 614–1563 px, where ROP's track is 614–1114 and another
+    begins there; the lines at 864, 1114 and 1364 px are alike). The scale box printed above each track spans
+    that track: where a box's edge falls on an inner line of a proposed track, that line is a border."""
+    out: list[tuple[float, float]] = []
+    for lo, hi in tracks:
+        cuts = sorted({line for a, b in box_spans for edge in (a, b) for line in lines
+                       if abs(edge - line) <= within and lo + within < line < hi - within
+                       and min(a, b) >= lo - within and max(a, b) <= hi + within})
+        edges = [lo, *cuts, hi]
+        out += list(zip(edges[:-1], edges[1:]))
+    return out
+

@@ -198,6 +198,10 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     # ROP's box covers the first half of a track whose grid runs on unbroken: the box says where its scale ends
     rop = next(c for c in prop.curves if c["mnemonic"] == "ROP")
     assert abs(rop["track"][0] - 614) <= 5 and abs(rop["track"][1] - 1114) <= 5, rop["track"]
+    # and the proposed tracks split there: the heavy line at 1114 px is the border between ROP's track and the next
+    # (as heavy as the grid's own heavy lines at 864 and 1364 px, so the lines alone read 614–1563 as one track)
+    assert any(abs(a - 614) <= 5 and abs(b - 1114) <= 5 for a, b in prop.tracks), prop.tracks
+    assert any(abs(a - 1114) <= 5 for a, _ in prop.tracks), prop.tracks
 
 
 def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
@@ -327,4 +331,14 @@ def test_tesseract_runs_one_thread_a_call_and_leaves_this_process_alone():
     assert os.environ.get("OMP_THREAD_LIMIT") == before
     seen = ocr._single_threaded(lambda: os.environ.get("OMP_THREAD_LIMIT"))
     assert seen == "1" and os.environ.get("OMP_THREAD_LIMIT") == before
+
+
+def test_a_scale_box_ending_on_an_inner_line_splits_the_track_there():
+    from core.digitize.track_finder import split_at_boxes
+
+    lines = [614.0, 664.0, 864.0, 1114.0, 1364.0, 1563.0]
+    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1112.0)], lines) == [(614.0, 1114.0), (1114.0, 1563.0)]
+    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1563.0)], lines) == [(614.0, 1563.0)]  # the box spans it all
+    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1000.0)], lines) == [(614.0, 1563.0)]  # no line at its edge
+    assert split_at_boxes([(5.0, 504.0), (614.0, 1563.0)], [(5.0, 504.0)], lines) == [(5.0, 504.0), (614.0, 1563.0)]
 
