@@ -163,17 +163,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
         prop.messages.append(missing + "; pick the depths by hand meanwhile")
         return prop
     if prop.tracks and prop.sections[0].start > 0:  # the scale box sits above the first stretch of log body
-        from .scale_box import box_columns, read_scale_box
-
-        a, b = box_columns(prop.sections[0].start, dpi)
-        box_rgb = None if rgb is None else to_canonical(rgb[a:b] if axis == "y" else rgb[:, a:b], axis)
-        prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi, box_rgb)
-        prop.messages.append(said)
-        split = split_at_boxes(prop.tracks, [tuple(c["track"]) for c in prop.curves], [r for r, _ in found])
-        if len(split) > len(prop.tracks):
-            prop.messages.append("tracks split where a scale box ends on a line inside them: "
-                                 + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in split))
-            prop.tracks = split
+        _read_box(prop, canon, [r for r, _ in found], dpi, rgb)
     report(0.3)
     strips = _depth_columns(prop, canon, darkness)
     if not strips:
@@ -210,6 +200,26 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     _report(prop, canon.shape[1])
     report(1.0)
     return prop
+
+
+def _read_box(prop: Proposal, canon: np.ndarray, lines: list[float], dpi: float | None, rgb: np.ndarray | None
+              ) -> None:
+    """The curves of the scale box above the first section (``core/digitize/scale_box.py``; ``rgb``: the scan's
+    colour pixels, in its own frame, for the pens' inks), and the tracks split where a box ends on a line inside
+    one (``track_finder.split_at_boxes``); in place."""
+    from .frame import to_canonical
+    from .scale_box import box_columns, read_scale_box
+
+    a, b = box_columns(prop.sections[0].start, dpi)
+    axis = prop.depth_axis
+    box_rgb = None if rgb is None else to_canonical(rgb[a:b] if axis == "y" else rgb[:, a:b], axis)
+    prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi, box_rgb)
+    prop.messages.append(said)
+    split = split_at_boxes(prop.tracks, [tuple(c["track"]) for c in prop.curves], lines)
+    if len(split) > len(prop.tracks):
+        prop.messages.append("tracks split where a scale box ends on a line inside them: "
+                             + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in split))
+        prop.tracks = split
 
 
 def _depth_columns(prop: Proposal, canon: np.ndarray, darkness: np.ndarray) -> list[tuple[int, np.ndarray]]:
