@@ -3,43 +3,51 @@
 Tesseract's LSTM spreads each call over OpenMP threads. On the small pictures the proposal reads (a window of
 a depth column, a row of a scale box) the threads cost more than they give: one window of iqa_33-023-01135's
 depth column took 0.93 s with the default threads and 0.26 s with one (2-core EPYC), and two such calls side by
-side 0.28 s. ``OMP_THREAD_LIMIT=1`` is set for the Tesseract process only, never for this one: PyTorch's own
-OpenMP threads, read when it loads, must keep their count.
+side 0.28 s. ``OMP_THREAD_LIMIT=1`` goes to the Tesseract processes only, in the environment pytesseract hands
+them: this process's own environment is never touched, so a training or planner process started meanwhile (the
+app's) inherits no thread limit, and PyTorch's OpenMP threads keep their count.
 """
 
 from __future__ import annotations
 
 import os
-import threading
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
-_ENV_LOCK = threading.Lock()  # the environment a child inherits is the process's: one call sets it at a time
+LIMIT = {"OMP_THREAD_LIMIT": "1"}
 
 
-def _single_threaded(call):
-    with _ENV_LOCK:
-        before = os.environ.get("OMP_THREAD_LIMIT")
-        os.environ["OMP_THREAD_LIMIT"] = "1"
-        try:
-            return call()
-        finally:
-            if before is None:
-                os.environ.pop("OMP_THREAD_LIMIT", None)
-            else:
-                os.environ["OMP_THREAD_LIMIT"] = before
+class _OneThreadEnvironment(Mapping):
+    """This process's environment as it is at each call, with :data:`LIMIT` over it."""
+
+    def __getitem__(self, key: str) -> str:
+        return LIMIT[key] if key in LIMIT else os.environ[key]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from LIMIT
+        yield from (k for k in os.environ if k not in LIMIT)
+
+    def __len__(self) -> int:
+        return len(set(os.environ) | set(LIMIT))
+
+
+def _tesseract():
+    """pytesseract, its Tesseract processes started with :data:`LIMIT` (pytesseract passes its module's
+    ``environ`` to each ``subprocess.Popen``; a version without one runs Tesseract with its default threads)."""
+    import pytesseract
+
+    if not isinstance(getattr(pytesseract.pytesseract, "environ", None), _OneThreadEnvironment):
+        pytesseract.pytesseract.environ = _OneThreadEnvironment()
+    return pytesseract
 
 
 def image_to_data(img: np.ndarray, config: str) -> dict:
     """``pytesseract.image_to_data`` as a dict of lists (text, left, top, width, height …), one thread."""
-    import pytesseract
-
-    return _single_threaded(lambda: pytesseract.image_to_data(np.ascontiguousarray(img), config=config,
-                                                              output_type=pytesseract.Output.DICT))
+    tess = _tesseract()
+    return tess.image_to_data(np.ascontiguousarray(img), config=config, output_type=tess.Output.DICT)
 
 
 def image_to_string(img: np.ndarray, config: str) -> str:
     """``pytesseract.image_to_string``, one thread."""
-    import pytesseract
-
-    return _single_threaded(lambda: pytesseract.image_to_string(np.ascontiguousarray(img), config=config))
+    return _tesseract().image_to_string(np.ascontiguousarray(img), config=config)

@@ -319,8 +319,11 @@ def test_depths_that_restart_in_one_section_are_two_passes():
 @needs_ocr
 def test_tesseract_runs_one_thread_a_call_and_leaves_this_process_alone():
     """OMP_THREAD_LIMIT=1 for the Tesseract process only (0.93 -> 0.26 s a depth-column window): this process's
-    environment, which PyTorch's OpenMP reads when it loads, is as it was."""
+    environment, which PyTorch's OpenMP reads when it loads and the app's training child inherits, is as it was."""
     import os
+    import subprocess
+
+    import pytesseract
 
     from core.digitize import ocr
 
@@ -329,16 +332,7 @@ def test_tesseract_runs_one_thread_a_call_and_leaves_this_process_alone():
     cv2.putText(img, "8250", (20, 42), cv2.FONT_HERSHEY_SIMPLEX, 1.0, 0, 2, cv2.LINE_AA)
     assert "8250" in [t.strip() for t in ocr.image_to_data(img, "--psm 11")["text"]]
     assert os.environ.get("OMP_THREAD_LIMIT") == before
-    seen = ocr._single_threaded(lambda: os.environ.get("OMP_THREAD_LIMIT"))
-    assert seen == "1" and os.environ.get("OMP_THREAD_LIMIT") == before
-
-
-def test_a_scale_box_ending_on_an_inner_line_splits_the_track_there():
-    from core.digitize.track_finder import split_at_boxes
-
-    lines = [614.0, 664.0, 864.0, 1114.0, 1364.0, 1563.0]
-    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1112.0)], lines) == [(614.0, 1114.0), (1114.0, 1563.0)]
-    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1563.0)], lines) == [(614.0, 1563.0)]  # the box spans it all
-    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1000.0)], lines) == [(614.0, 1563.0)]  # no line at its edge
-    assert split_at_boxes([(5.0, 504.0), (614.0, 1563.0)], [(5.0, 504.0)], lines) == [(5.0, 504.0), (614.0, 1563.0)]
-
+    # what a process started as pytesseract starts Tesseract sees: the limit, beside the rest of the environment
+    env = pytesseract.pytesseract.subprocess_args()["env"]
+    seen = subprocess.run(["sh", "-c", 'echo "$OMP_THREAD_LIMIT $PATH"'], env=env, capture_output=True, text=True)
+    assert seen.stdout.split() == ["1", os.environ["PATH"]] and os.environ.get("OMP_THREAD_LIMIT") == before
