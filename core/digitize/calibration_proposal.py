@@ -162,6 +162,9 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     if missing:
         prop.messages.append(missing + "; pick the depths by hand meanwhile")
         return prop
+    # the depth lines are looked for across the runs of lines, not across the tracks a scale box splits them into:
+    # one more band is one more chance of a line that is none (iqa_01146: a pick drawn 5.5 px off its line)
+    line_tracks = list(prop.tracks)
     if prop.tracks and prop.sections[0].start > 0:  # the scale box sits above the first stretch of log body
         _read_box(prop, canon, [r for r, _ in found], dpi, rgb)
     report(0.3)
@@ -170,7 +173,7 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
         prop.messages.append("no depth column found (a strip between tracks with printed numbers): "
                              "pick the depths by hand")
         return prop
-    depth_lines = depth_line_positions(canon, prop.tracks, darkness)
+    depth_lines = depth_line_positions(canon, line_tracks, darkness)
 
     def read(sideways: bool) -> tuple[list[DepthNumber], list[ProposedSection]]:
         lo, hi = (0.65, 0.95) if sideways else (0.3, 0.65)  # the sideways reading is the fallback's share
