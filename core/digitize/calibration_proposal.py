@@ -210,12 +210,11 @@ def _read_box(prop: Proposal, canon: np.ndarray, lines: list[float], dpi: float 
     """The curves of the scale box above the first section (``core/digitize/scale_box.py``; ``rgb``: the scan's
     colour pixels, in its own frame, for the pens' inks), and the tracks split where a box ends on a line inside
     one (``track_finder.split_at_boxes``); in place."""
-    from .frame import to_canonical
     from .scale_box import box_columns, read_scale_box
 
     a, b = box_columns(prop.sections[0].start, dpi)
-    axis = prop.depth_axis
-    box_rgb = None if rgb is None else to_canonical(rgb[a:b] if axis == "y" else rgb[:, a:b], axis)
+    # upright, as the box is read: a tall scan's rows are already depth down, a wide one's columns are turned
+    box_rgb = None if rgb is None else rgb[a:b] if prop.depth_axis == "y" else rgb[:, a:b].swapaxes(0, 1)
     prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi, box_rgb)
     prop.messages.append(said)
     split = split_at_boxes(prop.tracks, [tuple(c["track"]) for c in prop.curves], lines)

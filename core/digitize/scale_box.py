@@ -189,7 +189,17 @@ def _sample_rows(crop: np.ndarray, below: int, until: int) -> tuple[int, int] | 
 
 def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
     """The line style of the rule drawn under a row: the most inked row between ``below`` and ``until``."""
+    return _style(crop, _sample_rows(crop, below, until))
+
+
+def _pen(crop: np.ndarray, rgb: np.ndarray | None, below: int, until: int) -> tuple[int, str | None]:
+    """The line style and ink colour (:func:`_colour`) of the rule under a row, found once."""
     rows = _sample_rows(crop, below, until)
+    return _style(crop, rows), _colour(rgb, crop, rows)
+
+
+def _style(crop: np.ndarray, rows: tuple[int, int] | None) -> int:
+    """1 solid, 2 dashed, 3 dotted: the stroke that holds most of a rule's ink (rows [a, b) of ``crop``)."""
     if rows is None:
         return 1  # no sample drawn: a solid pen is the common case
     row = (crop[rows[0] : rows[1], 3:-3] < 128).any(axis=0)
@@ -205,12 +215,12 @@ def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
     return 2 if dashes >= runs[runs < DASH_MIN_PX].sum() else 3
 
 
-def _pen_colour(rgb: np.ndarray | None, crop: np.ndarray, below: int, until: int) -> str | None:
-    """The ink colour of the rule under a row on a colour print (``rgb``: the box's colour pixels, as ``crop``):
-    the median of its inked pixels, "#rrggbb" where it has colour, None for a black or grey pen or no rule (the
-    pen's line style tells such curves apart; a colour, where printed, tells which curve is which for real)."""
-    rows = None if rgb is None else _sample_rows(crop, below, until)
-    if rows is None:
+def _colour(rgb: np.ndarray | None, crop: np.ndarray, rows: tuple[int, int] | None) -> str | None:
+    """The ink colour of a rule (rows [a, b) of ``crop``) on a colour print (``rgb``: the box's colour pixels, as
+    ``crop``): the median of its inked pixels, "#rrggbb" where it has colour, None for a black or grey pen or no
+    rule (the pen's line style tells such curves apart; a colour, where printed, tells which curve is which for
+    real)."""
+    if rgb is None or rows is None:
         return None
     from core.io.colour import NEUTRAL_CHROMA, hex_colour, lab_of
 
@@ -234,14 +244,13 @@ def _known(name: str, unit: str) -> bool:
 def _rule_between(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int, rgb: np.ndarray | None = None
                   ) -> tuple[int, str | None] | None:
     """The pen sample drawn between a row's two numbers (``1 ——— 300``): its line style and ink colour
-    (:func:`_pen_colour`), None if none."""
+    (:func:`_pen`), None if none."""
     if x1 - x0 < 20:
         return None
     ink = crop[max(0, top) : bottom + 1, x0 + 3 : x1 - 3] < 160
     if ink.size == 0 or ink.mean(axis=1).max() < 0.3:
         return None
-    return (_pen_sample(crop[:, x0:x1], max(0, top), bottom + 1),
-            _pen_colour(None if rgb is None else rgb[:, x0:x1], crop[:, x0:x1], max(0, top), bottom + 1))
+    return _pen(crop[:, x0:x1], None if rgb is None else rgb[:, x0:x1], max(0, top), bottom + 1)
 
 
 def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | None:
@@ -309,9 +318,8 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]], rgb: np.ndarra
             if not _known(name, unit):
                 continue
             nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)
-            below, until = bottom + 1, min(crop.shape[0], max(nxt, bottom + 4))
-            rows.append(ScaleRow(track, name.strip(), unit, left, right, _pen_sample(crop, below, until), top,
-                                 _pen_colour(crop_rgb, crop, below, until)))
+            klass, colour = _pen(crop, crop_rgb, bottom + 1, min(crop.shape[0], max(nxt, bottom + 4)))
+            rows.append(ScaleRow(track, name.strip(), unit, left, right, klass, top, colour))
     return rows
 
 
@@ -371,15 +379,14 @@ def read_scale_box(canon: np.ndarray, tracks: list[tuple[float, float]], body_st
                    dpi: float | None = None, box_rgb: np.ndarray | None = None) -> tuple[list[dict], str]:
     """The curves of the scale box just above the log body (canonical image: rows across, columns along depth;
     ``body_start`` the first column of the log body), and a line saying what was read. ``box_rgb``: the colour
-    pixels of the :func:`box_columns` stretch (canonical, rows across) on a colour print: each pen's ink colour
-    is proposed with its curve."""
+    pixels of the :func:`box_columns` stretch, upright as the box is read (depth down its rows), on a colour
+    print: each pen's ink colour is proposed with its curve."""
     if not tracks or body_start < 20:
         return [], "no scale box read: the log body starts at the top of the scan"
     a, b = box_columns(body_start, dpi)
     box = np.ascontiguousarray(canon[:, a:b].T)  # upright: depth down
-    rgb = None if box_rgb is None else np.ascontiguousarray(box_rgb.swapaxes(0, 1))
     try:
-        rows = read_rows(box, tracks, rgb)
+        rows = read_rows(box, tracks, box_rgb)
     except (RuntimeError, OSError) as exc:  # Tesseract failing on one picture costs the curves, not the proposal
         return [], f"the scale box could not be read ({' '.join(str(exc).split())[:120]}): add the curves by hand"
     curves = curves_from_rows(rows)
