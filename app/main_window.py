@@ -26,7 +26,7 @@ from .window.actions import build_actions
 from .window.adapting import AdaptController
 from .window.calibrating import CalibrationController
 from .window.digitizing import DigitizingController
-from .window.docks import MIN_VIEW_SHARE, build_docks, keep_scan_view_usable
+from .window.docks import build_docks, keep_scan_view_usable
 from .window.labelling import LabellingController
 from .window.models import ModelController
 from .window.scans import ScanController, user_demo_project
@@ -193,7 +193,8 @@ class MainWindow(QtWidgets.QMainWindow):
         """The demo's first scan opens digitised: a new user sees the product's result before anything else
         (traced by the bundled model, not from the demo's labels, to show what the model reads)."""
         self.scan_opened.disconnect(self._digitize_demo_scan)
-        if self.digitizing.result is None and self.models.model is not None and self.calibration.calib is not None and self.calibration.calib.curves:
+        calib = self.calibration.calib
+        if self.digitizing.result is None and self.models.model is not None and calib is not None and calib.curves:
             self.digitizing.digitize(from_mask=False)
 
     def _scan_shown(self, bundle) -> None:
@@ -255,8 +256,6 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self._layout_checked:
             self._layout_checked = True
             QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the restored layout is applied
-
-    MIN_VIEW_SHARE = MIN_VIEW_SHARE
 
     def keep_scan_view_usable(self) -> None:
         keep_scan_view_usable(self)

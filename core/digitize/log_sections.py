@@ -65,17 +65,17 @@ def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, i
     return [(s, e) for s, e in spans if e - s >= MIN_SECTION_PX]
 
 
-
 def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) -> tuple[int, int] | None:
     """[start, stop) columns of the stretch of log body that holds the depth picks (the middle of their range), on
     a picture read whole (a calibration without sections); None where the whole picture is body, no body is found
     or none holds the picks. Only that stretch has the picks' depths: above it lie the header and the scale boxes
-    (ruled boxes, printed scale lines: no log), below it a tail's tables or a repeat pass at depths of its own. On the KGS sonic
-    scan read whole, the same-style curves named in the header put DT on the tension line over the whole log, and
-    the repeat pass was written at 1,050-1,760 ft, depths it does not have. A stretch within ``SMOOTH_PX`` of
-    either end of the picture reaches that end (the running mean thins the borders' share there). The lines come
-    from the grid reading, the lines of most windows: where a header fills half of a picture its ruled boxes are
-    taken for lines, the body is not found, and the picture is read whole as before (KGS's first 4,100 px)."""
+    (ruled boxes, printed scale lines: no log), below it a tail's tables or a repeat pass at depths of its own. On
+    the KGS sonic scan read whole, the same-style curves named in the header put DT on the tension line over the
+    whole log, and the repeat pass was written at 1,140-1,755 ft, depths it does not have. A stretch within
+    ``SMOOTH_PX`` of either end of the picture reaches that end (the running mean thins the borders' share there).
+    The lines come from the grid reading, the lines of most windows: where a header fills half of a picture its
+    ruled boxes are taken for lines, the body is not found, and the picture is read whole as before (KGS's first
+    4,100 px)."""
     n = darkness.shape[1]
     spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in find_sections(darkness, lines)]
     mid = (min(picks) + max(picks)) / 2.0 if picks else -1.0  # picks often sit on the body's first and last lines
@@ -102,7 +102,7 @@ def null_outside_body(traces: list, body: tuple[int, int], calib) -> str:
             tr.position[part] = np.nan
             tr.observed[part] = False
             tr.confidence[part] = 0.0
-            if getattr(tr, "level_unsure", None) is not None:
+            if tr.level_unsure is not None:
                 tr.level_unsure[part] = False  # no scale to be unsure of where nothing is read
     a, b = calib.depth_at(np.array(body, float))
     return (f"the log body with the depth picks runs over {min(a, b):.1f}–{max(a, b):.1f} {calib.depth_unit} of "

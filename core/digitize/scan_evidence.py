@@ -24,7 +24,6 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
     from .infer import coded_evidence, predict_canonical, predict_windows
 
     memory: dict = {}
-
     classes = model.cfg.classes
     if classes not in (1, 4):
         raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
@@ -62,7 +61,7 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
 
 
 def mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration, warnings: list[str],
-                   source: str | None) -> tuple[dict[int, np.ndarray], np.ndarray]:
+                  source: str | None) -> tuple[dict[int, np.ndarray], np.ndarray]:
     """Per-class evidence from a class mask: each class's pixels, softened by a sub-pixel blur so the
     centroid refinement finds the stroke's middle. A mask with one class (a binary mask) serves every
     curve; otherwise a curve whose class has no pixels in its track is warned about (and NULL)."""
@@ -94,7 +93,7 @@ def mask_evidence(mask: np.ndarray, shape: tuple[int, int], calib: Calibration, 
 
 
 def colour_evidence(rgb: np.ndarray | None, shape: tuple[int, ...], calib: Calibration, evidence: dict, found,
-                     warnings: list[str], source: str | None) -> dict:
+                    warnings: list[str], source: str | None) -> dict:
     """Each coloured curve's own evidence (``core/io/colour.py``), or nothing on a grey scan."""
     named = [c.mnemonic for c in calib.curves if c.colour]
     if not named:

@@ -357,23 +357,23 @@ def default_16bit(device: torch.device) -> str:
     return "bf16"  # a CPU without native 16-bit still saves half the bytes in bf16
 
 
-def plan_run(self) -> None:
-    """Plan the levers for the largest step the run ``self`` (a :class:`core.engine.train.Trainer`) will take,
+def plan_run(trainer) -> None:
+    """Plan the levers for the largest step the run ``trainer`` (a :class:`core.engine.train.Trainer`) will take,
     under its ceiling, and take them."""
-    cfg = self.cfg
-    ceiling = int(cfg.ceiling_gib * 1024**3) if cfg.ceiling_gib else device_ceiling(self.device)
-    logs = self.train_logs or [self.sampler.stream.validation(1)[0]]
+    cfg = trainer.cfg
+    ceiling = int(cfg.ceiling_gib * GIB) if cfg.ceiling_gib else device_ceiling(trainer.device)
+    logs = trainer.train_logs or [trainer.sampler.stream.validation(1)[0]]
     height = max(lg.image.shape[0] for lg in logs)
     width = max(lg.image.shape[1] for lg in logs)
-    if self.crop:
-        width = min(width, self.crop)
-    per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, self.logs_per_rank))
-    with device_rules(self.device):
-        self.plan = plan(self.model.cfg, width, height, ceiling, precision=self.precision.mode,
+    if trainer.crop:
+        width = min(width, trainer.crop)
+    per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, trainer.logs_per_rank))
+    with device_rules(trainer.device):
+        trainer.plan = plan(trainer.model.cfg, width, height, ceiling, precision=trainer.precision.mode,
                          checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
-    if self.plan.levers is None:
-        raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / 1024**3:.2f} GiB "
+    if trainer.plan.levers is None:
+        raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / GIB:.2f} GiB "
                          "ceiling with every lever taken; raise --ceiling or use a smaller preset")
-    self.model.set_checkpointing(self.plan.levers.checkpointing)
-    if self.plan.levers.tile:
-        self.crop = self.plan.levers.tile
+    trainer.model.set_checkpointing(trainer.plan.levers.checkpointing)
+    if trainer.plan.levers.tile:
+        trainer.crop = trainer.plan.levers.tile

@@ -2,7 +2,8 @@
 
 Compiling fuses the network's elementwise work (norms, SiLU, adds, casts) into a few kernels: on an H100 a
 compiled bf16 step of the ``demo`` network at 12,800 × 640 took 76 ms and 7.1 GiB against 194 ms and 13.2 GiB
-compiled in fp32 (issue #33); on an H200, 89.7 ms and 7.22 GiB against 210 ms and 13.24 GiB. It costs time once: the first step compiles (about a minute for the ``tiny``
+compiled in fp32 (issue #33); on an H200, 89.7 ms and 7.22 GiB against 210 ms and 13.24 GiB. It costs time
+once: the first step compiles (about a minute for the ``tiny``
 network on a 2-core CPU, where Inductor builds C++ with the machine's compiler). The compiled kernels are cached
 in the user's cache folder, so the next run with the same shapes starts in seconds.
 

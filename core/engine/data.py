@@ -284,7 +284,8 @@ def training_data(cfg, world) -> tuple[list[LabelledLog], list[LabelledLog], Log
         train_logs, val_logs = load_folder(cfg.data)
     elif not cfg.synthetic:
         raise DataError(None, "no training data: give a folder (DATA) or the synthetic stream")
-    stream = SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles) if cfg.synthetic else None
+    stream = (SyntheticStream(cfg.seed, *cfg.stream_size, depth_axis="mixed", families=cfg.styles)
+              if cfg.synthetic else None)
     if stream is not None and not val_logs:
         val_logs = stream.validation(cfg.val_count)
     sampler = LogSampler(train_logs, stream, cfg.mix if train_logs else 1.0, cfg.seed, rank=world.rank,

@@ -10,6 +10,7 @@ import pytest
 from PIL import Image
 
 from app.main_window import MainWindow
+from app.window.docks import MIN_VIEW_SHARE
 from core.io.calibration import Calibration
 from core.io.scan import load_mask
 from core.model.bundled import BUNDLED_MODEL
@@ -176,7 +177,7 @@ def test_a_squeezed_saved_layout_gives_the_scan_view_room_back(qtbot):
         first.resizeDocks([left, first.calib_dock], [650, 650], QtCore.Qt.Orientation.Horizontal)
         first.resizeDocks([first.training], [800], QtCore.Qt.Orientation.Vertical)
         qtbot.wait(50)
-        squeezed = first.MIN_VIEW_SHARE
+        squeezed = MIN_VIEW_SHARE
         assert first.view.width() < squeezed * first.width() and first.view.height() < squeezed * first.height()
         first.close()  # saves geometry and dock state
         again = MainWindow()
@@ -186,8 +187,8 @@ def test_a_squeezed_saved_layout_gives_the_scan_view_room_back(qtbot):
         again.resize(max(1280, again.width()), max(720, again.height()))
         again.show()
         qtbot.waitExposed(again)
-        qtbot.waitUntil(lambda: again.view.width() >= again.MIN_VIEW_SHARE * again.width(), timeout=5000)
-        qtbot.waitUntil(lambda: again.view.height() >= again.MIN_VIEW_SHARE * again.height(), timeout=5000)
+        qtbot.waitUntil(lambda: again.view.width() >= MIN_VIEW_SHARE * again.width(), timeout=5000)
+        qtbot.waitUntil(lambda: again.view.height() >= MIN_VIEW_SHARE * again.height(), timeout=5000)
         # the docks themselves are restored as saved: shown, docked where they were
         assert again.training.isVisible() and not again.training.isFloating()
         assert again.findChild(QtWidgets.QDockWidget, "project_dock").isVisible()
