@@ -4,7 +4,7 @@ The training dock (``app/training_dock.py``) is the view: its form, its buttons 
 controller owns the run: the settings a form gives become a :class:`core.engine.train.TrainConfig`
 (:meth:`TrainingController.config`), the engine runs in a child process at a lower priority
 (``app/trainer_process.py``), and the events it sends are taken here (:meth:`take_events`), where what they say
-about the run (steps seen, the precision it runs in, its warnings, its last checkpoint, how it ended) is kept for
+about the run (steps seen, its last checkpoint, how it ended) is kept for
 the view to draw and for the tests to read.
 """
 
@@ -61,11 +61,8 @@ class TrainingController(QtCore.QObject):
         self.context = context
         self.run_out: str | None = None  # the model file of the run (a resumed run writes the same one)
         self.thread: TrainerProcess | None = None
-        self.buffer: list = []
         self.steps_seen = 0
         self.last_checkpoint: str | None = None
-        self.current_mode: str | None = None
-        self.warnings_seen: list = []
         self.done_event = None
         self.finish_handled = False
         self.fault: dict = {}  # engine fault injection, for tests and demonstrations
@@ -145,17 +142,10 @@ class TrainingController(QtCore.QObject):
 
     def take_events(self) -> list:
         """The events the run sent since the last call, with what they say about the run kept here."""
-        if self.thread is not None:
-            self.buffer.extend(self.thread.poll())
-        events, self.buffer = self.buffer, []
+        events = self.thread.poll() if self.thread is not None else []
         for ev in events:
             if ev.type == "step":
                 self.steps_seen += 1
-                self.current_mode = ev.precision
-            elif ev.type == "budget":
-                self.current_mode = ev.plan.get("precision")
-            elif ev.type == "warning":
-                self.warnings_seen.append(ev)
             elif ev.type == "error":
                 self.crashed.emit(ev.message)
             elif ev.type == "done":
