@@ -336,3 +336,13 @@ def test_tesseract_runs_one_thread_a_call_and_leaves_this_process_alone():
     env = pytesseract.pytesseract.subprocess_args()["env"]
     seen = subprocess.run(["sh", "-c", 'echo "$OMP_THREAD_LIMIT $PATH"'], env=env, capture_output=True, text=True)
     assert seen.stdout.split() == ["1", os.environ["PATH"]] and os.environ.get("OMP_THREAD_LIMIT") == before
+
+
+def test_a_scale_box_ending_on_an_inner_line_splits_the_track_there():
+    from core.digitize.track_finder import split_at_boxes
+
+    lines = [614.0, 664.0, 864.0, 1114.0, 1364.0, 1563.0]
+    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1112.0)], lines) == [(614.0, 1114.0), (1114.0, 1563.0)]
+    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1563.0)], lines) == [(614.0, 1563.0)]  # the box spans it all
+    assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1000.0)], lines) == [(614.0, 1563.0)]  # no line at its edge
+    assert split_at_boxes([(5.0, 504.0), (614.0, 1563.0)], [(5.0, 504.0)], lines) == [(5.0, 504.0), (614.0, 1563.0)]
