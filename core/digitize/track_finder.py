@@ -4,8 +4,9 @@ The lines along depth (track borders and the amplitude grid) come from ``core.di
 profiles; faint grey grids too). The gaps between consecutive lines are either cells of a track's grid or
 *separators*: the depth column and margins, which are wider than the grid's spacing (over twice the median gap)
 and mostly paper, ink along 2–60 % of their length (the printed depths and their ticks). A cell of a log grid can
-be as wide but carries a curve or nothing at all. A track is a run of lines between separators; its bounds are
-its outer lines' centres. Two tracks that share a border are split there where their grid spacings differ,
+be as wide but carries a curve or nothing at all; so can the cells of a coarse linear grid, which come in a row of
+equal widths between grid-weight lines (:func:`_coarse_cells`). A track is a run of lines between separators; its
+bounds are its outer lines' centres. Two tracks that share a border are split there where their grid spacings differ,
 or where a scale box printed above them ends on that border (:func:`split_at_boxes`).
 """
 
@@ -19,6 +20,8 @@ SPLIT_SPACING = 1.15  # grid spacings this different either side of a strong lin
 SEPARATOR_GAP = 2.0  # a gap this many times the median line spacing may be a depth column or margin ...
 SEPARATOR_INK = (0.02, 0.60)  # ... if ink (beyond its bounding lines) lies along this share of its length
 MIN_LINES = 2  # lines a track needs (its two borders)
+EQUAL_CELLS = 0.10  # wide gaps in a row within this share of one width are a coarse grid's cells ...
+GRID_WEIGHT = 0.5  # ... where a line bounding them is under this share of the scan's heaviest line
 
 
 def along_depth_lines(canon: np.ndarray, dark: np.ndarray | None = None) -> list[tuple[float, float]]:
@@ -56,6 +59,28 @@ def _split_abutting(lines: list[float], strength: list[float]) -> list[tuple[int
     return split(0, len(lines) - 1)
 
 
+def _coarse_cells(gaps: np.ndarray, candidate: list[bool], strength: list[float]) -> list[bool]:
+    """The separator candidates that are a coarse grid's cells instead: two or more wide gaps in a row of one
+    width (within :data:`EQUAL_CELLS`), each bounded on one side at least by a line of grid weight (under
+    :data:`GRID_WEIGHT` of the scan's heaviest line). A depth column is one gap between two tracks' borders,
+    never a row of equal gaps parted by grid lines (iqa_33-023-01135-0001: E-Log 2's four 42-px cells at
+    928–1098 px, with a curve along 17–52 % of each, read as four depth columns and lost the track). Where every
+    line weighs the same (a 1-bit print's), no line is of grid weight and nothing changes."""
+    cells = [False] * len(gaps)
+    weak = [s < GRID_WEIGHT * max(strength) for s in strength]
+    i = 0
+    while i < len(gaps):
+        j = i
+        while (j + 1 < len(gaps) and candidate[i] and candidate[j + 1]
+               and abs(gaps[j + 1] - gaps[i]) <= EQUAL_CELLS * gaps[i]):
+            j += 1
+        if j > i:
+            for k in range(i, j + 1):
+                cells[k] = weak[k] or weak[k + 1]
+        i = j + 1
+    return cells
+
+
 def ink_share(dark: np.ndarray, lo: float, hi: float) -> float:
     """Share of depth columns with ink in the middle half of the gap between two lines: where a depth column
     prints its numbers, clear of the ticks that enter it from its borders."""
@@ -83,8 +108,9 @@ def propose_tracks(canon: np.ndarray, darkness: np.ndarray | None = None,
     dark = darkness > 0.5
     gaps = np.diff(lines)
     typical = float(np.median(gaps))
-    separator = [(g > SEPARATOR_GAP * typical) and (SEPARATOR_INK[0] <= ink_share(dark, a, b) <= SEPARATOR_INK[1])
+    candidate = [(g > SEPARATOR_GAP * typical) and (SEPARATOR_INK[0] <= ink_share(dark, a, b) <= SEPARATOR_INK[1])
                  for g, a, b in zip(gaps, lines[:-1], lines[1:])]
+    separator = [c and not cell for c, cell in zip(candidate, _coarse_cells(gaps, candidate, strength))]
     runs, separators, start = [], [], 0
     for i, sep in enumerate(separator):
         if sep:

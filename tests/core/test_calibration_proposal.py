@@ -20,14 +20,18 @@ PX_PER_FT = 10.0
 TOP = 1000.0
 
 
-def _page(numbers: bool = True, abut: bool = False) -> tuple[np.ndarray, list[tuple[float, float]]]:
+def _page(numbers: bool = True, abut: bool = False, coarse: bool = False
+          ) -> tuple[np.ndarray, list[tuple[float, float]]]:
     """A tall paper log: a track of 10 divisions, a depth column with a depth printed every 50 ft on its heavy
-    line, and a second track (or, with ``abut``, two tracks of different pitch sharing a border)."""
-    h, w = LENGTH, 700
+    line, and a second track (or, with ``abut``, two tracks of different pitch sharing a border; with ``coarse``,
+    a third track of four 65-px cells beside the second, each cell wider than twice the page's typical pitch)."""
+    h, w = LENGTH, 960 if coarse else 700
     img = np.full((h, w), 245, np.uint8)
     tracks = [(20.0, 270.0), (400.0, 680.0)] if not abut else [(20.0, 270.0), (400.0, 520.0), (520.0, 680.0)]
+    if coarse:
+        tracks.append((680.0, 940.0))
     for lo, hi in tracks:
-        n = 10 if hi - lo > 200 else (4 if lo == 400 else 8)
+        n = 4 if lo == 680 else 10 if hi - lo > 200 else (4 if lo == 400 else 8)
         for k in range(1, n):
             x = int(round(lo + k * (hi - lo) / n))
             cv2.line(img, (x, 0), (x, h - 1), 150, 1)
@@ -65,6 +69,16 @@ def test_two_tracks_sharing_a_border_are_split_where_their_grid_pitch_changes():
     assert len(tracks) == 3
     for (a, b), (x, y) in zip(truth, tracks):
         assert abs(a - x) <= 2 and abs(b - y) <= 2
+
+
+def test_a_track_of_few_wide_cells_is_a_track_not_a_row_of_depth_columns():
+    # iqa_33-023-01135-0001's E-Log 2: four 42-px cells with a curve in each read as four depth columns
+    img, truth = _page(coarse=True)
+    tracks, separators = propose_tracks(img.T)
+    assert len(tracks) == 3
+    for (a, b), (x, y) in zip(truth, tracks):
+        assert abs(a - x) <= 2 and abs(b - y) <= 2
+    assert len(separators) == 1 and abs(separators[0][0] - 270) <= 2 and abs(separators[0][1] - 400) <= 2
 
 
 def test_numbers_that_contradict_the_others_are_rejected():
