@@ -41,7 +41,7 @@ from .depth_fit import (  # the depth numbers' fit, out of this module; the name
     split_passes,
 )
 from .grid import detect_grid
-from .track_finder import SEPARATOR_INK, along_depth_lines, ink_share, propose_tracks, split_at_boxes
+from .track_finder import SEPARATOR_INK, along_depth_lines, body_lines, ink_share, propose_tracks, split_at_boxes
 
 
 @dataclass
@@ -146,15 +146,16 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     canon = to_canonical(image, axis)
     prop = Proposal(axis)
     darkness = ink_map(canon)
-    found = along_depth_lines(canon, darkness)
+    picture_lines = along_depth_lines(canon, darkness)
+    spans = find_sections(darkness, [r for r, _ in picture_lines]) if picture_lines else []
+    found = body_lines(canon, darkness, picture_lines, spans)
     prop.tracks, prop.separators = propose_tracks(canon, darkness, found)
     if prop.tracks:
         prop.messages.append(f"{len(prop.tracks)} track(s) between the long lines along depth: "
                              + ", ".join(f"{a:.0f}–{b:.0f} px" for a, b in prop.tracks))
     else:
         prop.messages.append("no track borders found (no long lines along depth): drag the tracks by hand")
-    spans = find_sections(darkness, [r for r, _ in found]) if prop.tracks else []
-    prop.sections = [ProposedSection(a, b) for a, b in spans] or [ProposedSection(0, canon.shape[1])]
+    prop.sections = [ProposedSection(a, b) for a, b in spans if prop.tracks] or [ProposedSection(0, canon.shape[1])]
     report(0.15)
     if not ocr:
         return prop
@@ -162,9 +163,10 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     if missing:
         prop.messages.append(missing + "; pick the depths by hand meanwhile")
         return prop
-    # the depth lines are looked for across the runs of lines, not across the tracks a scale box splits them into:
-    # one more band is one more chance of a line that is none (iqa_01146: a pick drawn 5.5 px off its line)
-    line_tracks = list(prop.tracks)
+    # the depth lines are looked for across the runs of the picture's lines, not across the tracks that the body's
+    # lines or a scale box split them into: one more band is one more chance of a line that is none (iqa_01146: a
+    # pick drawn 5.5 px off its line; the mud logs' lithology column, whose colour blocks have edges across)
+    line_tracks = list(prop.tracks) if found is picture_lines else propose_tracks(canon, darkness, picture_lines)[0]
     if prop.tracks and prop.sections[0].start > 0:  # the scale box sits above the first stretch of log body
         _read_box(prop, canon, [r for r, _ in found], dpi, rgb)
     report(0.3)

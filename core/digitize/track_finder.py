@@ -38,6 +38,23 @@ def along_depth_lines(canon: np.ndarray, dark: np.ndarray | None = None) -> list
     return [(float(g.mean()), float(np.median(dark[g][:, ::step], axis=1).sum())) for g in groups]
 
 
+def body_lines(canon: np.ndarray, darkness: np.ndarray, found: list[tuple[float, float]],
+               spans: list[tuple[int, int]]) -> list[tuple[float, float]]:
+    """The lines along depth as the longest stretch of log body draws them (``spans``: the log sections found
+    from ``found``, the lines of the whole picture). A line is one where most of the grid reading's windows see
+    it, and a header's boxes, the scale boxes and a tail's tables fill windows of their own: a border printed
+    only beside the log was outvoted there (iqa_33-023-01146-0006's right border at 1,613 px, in 2 of its 5
+    windows), and the header's box lines made borders inside a column (the porosity, lithology and show columns
+    of the mud logs iqa_33-023-01135 and -01145, read 254-324 / 361-387 / 387-404 px for the printed 254-292 /
+    292-352 / 352-404). ``found`` itself where no body is found or it is the whole picture."""
+    if not spans:
+        return found
+    a, b = max(spans, key=lambda s: s[1] - s[0])
+    if b - a >= canon.shape[1]:
+        return found
+    return along_depth_lines(canon[:, a:b], darkness[:, a:b]) or found
+
+
 def _split_abutting(lines: list[float], strength: list[float]) -> list[tuple[int, int]]:
     """Index ranges [i, j] of tracks within one run of lines: two tracks that share a border (no depth column
     between them) are split at that border where their grid spacings differ and it is as strong as the run's

@@ -81,6 +81,46 @@ def test_a_track_of_few_wide_cells_is_a_track_not_a_row_of_depth_columns():
     assert len(separators) == 1 and abs(separators[0][0] - 270) <= 2 and abs(separators[0][1] - 400) <= 2
 
 
+def test_tracks_are_read_from_the_log_body_not_outvoted_by_a_header_and_a_tail():
+    # iqa_33-023-01146-0006's right border, printed beside its log only, was outvoted by the windows of its header
+    # and tail; the header's own ruled boxes drew borders into the mud logs' columns
+    from core.digitize.classical import ink_map
+    from core.digitize.log_sections import find_sections
+    from core.digitize.track_finder import along_depth_lines, body_lines
+
+    log, truth = _page(numbers=False)
+    header = np.full((LENGTH // 2, log.shape[1]), 245, np.uint8)
+    for k, y0 in enumerate(range(100, LENGTH // 2 - 100, 500)):  # a header's boxes, each ruled its own way
+        cv2.rectangle(header, (60 + 37 * k, y0), (560 - 41 * k, y0 + 400), 20, 3)
+        cv2.line(header, (330 + 23 * k, y0), (330 + 23 * k, y0 + 400), 20, 3)
+    img = np.vstack([header, log, np.full_like(header, 245)])  # a blank tail as long as the header
+    canon = img.T
+    dark = ink_map(canon)
+    picture = along_depth_lines(canon, dark)
+    spans = find_sections(dark, [r for r, _ in picture])
+    assert len(spans) == 1 and abs(spans[0][0] - LENGTH // 2) <= 10  # the log body is found between them
+    assert propose_tracks(canon, dark, picture)[0] == []  # over the whole picture, the log's lines are outvoted
+    tracks, _ = propose_tracks(canon, dark, body_lines(canon, dark, picture, spans))
+    assert len(tracks) == 2
+    for (a, b), (x, y) in zip(truth, tracks):
+        assert abs(a - x) <= 2 and abs(b - y) <= 2
+    assert propose(img, ocr=False).tracks == tracks
+
+
+def test_the_mud_logs_tracks_are_their_printed_columns(shared_data):
+    from core.io.scan import load_scan
+
+    printed = {  # measured on the prints: curve tracks, and the porosity and lithology columns
+        "iqa_33-023-01135-0001": [(22, 146), (146, 316), (366, 404), (404, 465), (698, 928), (928, 1098),
+                                  (1098, 1266)],
+        "iqa_33-023-01145-0002": [(34, 204), (254, 292), (292, 352), (584, 814)],
+    }
+    for name, columns in printed.items():
+        tracks = propose(load_scan(shared_data / "scans" / f"{name}.tif").image, ocr=False).tracks
+        for a, b in columns:
+            assert any(abs(a - x) <= 5 and abs(b - y) <= 5 for x, y in tracks), (name, (a, b), tracks)
+
+
 def test_numbers_that_contradict_the_others_are_rejected():
     numbers = [DepthNumber(100 + 500 * k, 250.0 + 50 * k, "") for k in range(6)]
     numbers += [DepthNumber(1700, 4100.0, "4100"), DepthNumber(2900, 300.0, "300"), DepthNumber(60, 409.0, "409")]
@@ -216,6 +256,8 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     # (as heavy as the grid's own heavy lines at 864 and 1364 px, so the lines alone read 614–1563 as one track)
     assert any(abs(a - 614) <= 5 and abs(b - 1114) <= 5 for a, b in prop.tracks), prop.tracks
     assert any(abs(a - 1114) <= 5 for a, _ in prop.tracks), prop.tracks
+    # its right border, printed beside the log only (not beside the header's and tail's boxes), ends that track
+    assert any(abs(a - 1114) <= 5 and abs(b - 1613) <= 5 for a, b in prop.tracks), prop.tracks
 
 
 def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
