@@ -234,10 +234,13 @@ def kept_classes(classes: int) -> tuple[int, ...]:
 
 def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.device | str = "cpu",
                     window: Windowing | None = None, progress: Callable[[int, int], None] | None = None,
-                    runner: Runner | None = None, rows: tuple[int, int] | None = None) -> WindowedEvidence:
+                    runner: Runner | None = None, rows: tuple[int, int] | None = None,
+                    cols: tuple[int, int] | None = None) -> WindowedEvidence:
     """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring), each
     window read by ``runner`` (``core/model/runtime.py``; default: PyTorch channels-last). ``rows``: the
-    band across that the network reads (:func:`evidence_band`); the maps are the image's size, zero outside it."""
+    band across that the network reads (:func:`evidence_band`), ``cols`` the stretch along depth (the log body of
+    a picture read whole: ``log_sections.picked_body``), read as if it were the whole picture; the maps are the
+    image's size, zero outside them."""
     run = runner or torch_runner(model, precision, device)
     h, w = img.shape
     lo, hi = rows or (0, h)
@@ -246,10 +249,11 @@ def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.
     keys = kept_classes(classes)
     maps = {k: CodedMap.empty(h, w) for k in keys}
     mask = np.zeros((h, w), np.uint8)
-    parts = strips(w, window.length, window.overlap, model.cfg.stride)
+    c0, c1 = cols or (0, w)
+    parts = [(a + c0, b + c0) for a, b in strips(c1 - c0, window.length, window.overlap, model.cfg.stride)]
     acc = np.zeros((classes, hi - lo, 0), np.float32)
     wsum = np.zeros(0, np.float32)
-    start = 0  # the column acc[..., 0] is
+    start = c0  # the column acc[..., 0] is
 
     def settle(upto: int) -> None:  # columns [start, upto) take no more windows: code them
         nonlocal acc, wsum, start
@@ -269,13 +273,13 @@ def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.
             acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
             wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
         p = run(image_to_input(img[lo:hi, a:b])[None, None])
-        wt = window.weights(a, b, w)
+        wt = window.weights(a - c0, b - c0, c1 - c0)
         acc[..., a - start : b - start] += p * wt
         wsum[a - start : b - start] += wt
         del p
         if progress:
             progress(i + 1, len(parts))
-    settle(w)
+    settle(c1)
     return WindowedEvidence(maps, mask, len(parts), window)
 
 

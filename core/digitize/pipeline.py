@@ -80,15 +80,25 @@ def digitize(
     canon = _checked_canonical(image, calib, source)
     warnings, memory = [], {}
     t0 = time.perf_counter()
+    grid = grid and mask is None  # the user's mask is followed as painted: no grid damping
+    # the darkness once, for the grid, the log body and the pens' patterns (kept a byte a pixel: ``pen_pattern.py``)
+    dark = ink_map(canon) if mask is None else None
+    found = detect_grid(canon, track_bands(calib, canon.shape[0]), dark=dark) if grid else None
+    ink = None if dark is None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
+    del dark
+    body = picture_body(ink, found, calib)
+    t_grid = time.perf_counter()
     if mask is not None:
         evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
-        method, grid = "mask", False
+        method = "mask"
         params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
         if progress:
             progress(1, 1)
     elif model is not None:
+        # a picture read whole: the network reads its log body alone (the rest is written NULL below), as it
+        # reads a section's
         evidence, mask_c, memory = model_evidence(model, canon, calib, precision, device, tile, progress,
-                                                  whole_picture, memory_ceiling, reference, warnings, source)
+                                                  whole_picture, memory_ceiling, reference, warnings, source, body)
         method = "model"
     else:
         from .classical import evidence as classical_evidence
@@ -100,16 +110,9 @@ def digitize(
         if progress:
             progress(1, 1)
     t1 = time.perf_counter()
-    # the darkness once, for the grid and for the pens' patterns (kept a byte a pixel: ``pen_pattern.py``)
-    dark = ink_map(canon) if (grid or mask is None) else None
-    found = detect_grid(canon, track_bands(calib, canon.shape[0]), dark=dark) if grid else None
-    ink = None if dark is None or mask is not None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
-    del dark
-    t_grid = time.perf_counter()
     by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
     if method == "model":
         params = model_params(params)
-    body = picture_body(ink, found, calib)
     traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
     if body:
         warnings.append(null_outside_body(traces, body, calib))
@@ -123,7 +126,7 @@ def digitize(
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
-                          {"evidence_s": t1 - t0, "grid_s": t_grid - t1, "trace_s": t2 - t_grid}, warnings, memory,
+                          {"evidence_s": t1 - t_grid, "grid_s": t_grid - t0, "trace_s": t2 - t1}, warnings, memory,
                           confidence=confidence)
 
 

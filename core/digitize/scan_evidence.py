@@ -16,9 +16,12 @@ from .frame import to_canonical
 
 def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, device, tile: int | None, progress,
                    whole_picture: bool, memory_ceiling: int | None, reference: bool, warnings: list[str],
-                   source: str | None) -> tuple[dict[int, np.ndarray], np.ndarray, dict]:
+                   source: str | None, body: tuple[int, int] | None = None
+                   ) -> tuple[dict[int, np.ndarray], np.ndarray, dict]:
     """A network's evidence of every line style over a canonical scan, its class mask and its memory plan
-    (``core/digitize/pipeline.py: digitize`` says what the options do)."""
+    (``core/digitize/pipeline.py: digitize`` says what the options do). ``body``: the columns of log body to read
+    in windows (``log_sections.picked_body``; the maps are zero outside it), None for every column; a
+    whole-picture forward reads every column."""
     from core.model import precision as prec
 
     from .infer import coded_evidence, predict_canonical, predict_windows
@@ -47,9 +50,10 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
         except MemoryCeilingError as exc:
             raise InputError(source, f"{exc}: raise --max-memory or free memory") from None
         memory = plan.as_dict()
-        windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows)
+        windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows, body)
         evidence, mask_c = dict(windowed.maps), windowed.mask
-        memory.update(windows=windowed.windows, rows=list(rows), path="reference" if reference else "fast")
+        memory.update(windows=windowed.windows, rows=list(rows), columns=list(body or (0, canon.shape[1])),
+                      path="reference" if reference else "fast")
     if classes == 1:
         by_track: dict = {}
         for c in calib.curves:

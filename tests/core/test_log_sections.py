@@ -263,3 +263,32 @@ def test_a_picture_read_whole_has_no_values_outside_the_log_body_with_the_picks(
     assert picked_body(darkness[:, 600:3600], lines, [100.0]) is None
     assert picked_body((darkness * 255).astype(np.uint8), lines, [1000.0]) == (a, b)  # a byte a pixel alike
     assert picked_body(darkness, lines, [3800.0]) is None  # no stretch of body holds the picks: no restriction
+
+
+def test_a_picture_read_whole_is_read_by_the_network_over_its_log_body_alone():
+    """The network reads the stretch of log body with the picks, as it reads a section, not the header, the
+    repeat pass and the tail whose values are then written NULL (KGS read whole: 27 windows → 13, 92 s → 48 s)."""
+    import torch
+
+    from core.digitize.infer import Windowing, strips
+    from core.digitize.log_sections import picked_body
+    from core.digitize.pipeline import digitize
+    from core.model.network import VeerNet, preset
+
+    img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 500, 0), ("body", 2000, 1100.0),
+                    ("header", 400, 0)])
+    torch.manual_seed(0)
+    model = VeerNet(preset("tiny", classes=4)).eval()
+    res = digitize(img, Calibration.from_dict(_calib(None)), model=model)
+    darkness = 1.0 - img.T.astype(np.float32) / 255.0
+    a, b = picked_body(darkness, [float(x) for lo, hi in TRACKS for x in (lo, hi)], [1000.0, 2000.0])
+    lo, hi = res.memory["columns"]
+    assert abs(lo - a) < 40 and abs(hi - b) < 40  # the body, as the grid's lines draw it
+    win = Windowing.for_model(model.cfg)
+
+    def windows(n: int) -> int:
+        return len(strips(n, win.length, win.overlap, model.cfg.stride))
+
+    assert res.memory["windows"] == windows(hi - lo) < windows(img.shape[0])
+    assert not res.mask[:lo].any() and not res.mask[hi:].any()  # no map beyond it
+
