@@ -138,7 +138,6 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
             progress(int(round(100 * min(1.0, share))), 100)
 
     from .classical import ink_map
-    from .depth_numbers import read_numbers
     from .frame import to_canonical
     from .log_sections import find_sections
 
@@ -170,16 +169,27 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     if prop.tracks and prop.sections[0].start > 0:  # the scale box sits above the first stretch of log body
         _read_box(prop, canon, [r for r, _ in found], dpi, rgb)
     report(0.3)
-    strips = _depth_columns(prop, canon, darkness)
-    if not strips:
-        prop.messages.append("no depth column found (a strip between tracks with printed numbers): "
-                             "pick the depths by hand")
+    if not _read_depths(prop, canon, darkness, line_tracks, dpi, depth_unit, report):
         return prop
+    name_sections(prop.sections)
+    _report(prop, canon.shape[1])
+    report(1.0)
+    return prop
+
+
+def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, line_tracks: list[tuple[float, float]],
+                 dpi: float | None, depth_unit: str, report) -> bool:
+    """The printed depths, read where the scan prints them, and its sections split and fitted to them (in place):
+    upright in the depth columns; turned along them where that gives no depth scale (mud logs print them so);
+    inside the tracks where neither does (a log with no depth column prints its depths in a track, on the grid's
+    depth lines). The first reading's numbers and reasons stand unless a later one gives depths. False when there
+    is no depth column and the tracks print no depths either (said in the messages)."""
+    from .depth_numbers import read_numbers
+
     depth_lines = depth_line_positions(canon, line_tracks, darkness)
+    columns = _depth_columns(prop, canon, darkness)
 
-    def read(sideways: bool) -> tuple[list[DepthNumber], list[ProposedSection]]:
-        lo, hi = (0.65, 0.95) if sideways else (0.3, 0.65)  # the sideways reading is the fallback's share
-
+    def read(strips, sideways: bool, lo: float, hi: float) -> tuple[list[DepthNumber], list[ProposedSection]]:
         def strip_progress(k: int):
             return lambda i, n: report(lo + (hi - lo) * (k + i / max(1, n)) / len(strips))
 
@@ -193,18 +203,36 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
             fit_section(sec, numbers, dpi, depth_unit)
         return numbers, sections
 
-    prop.numbers, prop.sections = read(False)
-    if not any(sec.picks for sec in prop.sections):
-        # mud logs print their depths turned along the depth column; the upright reading's reasons stand
-        # unless the sideways one gives depths
-        numbers, sections = read(True)
+    readings = [(lambda: columns, False, 0.3, 0.65, None),
+                (lambda: columns, True, 0.65, 0.9, "the depths are printed turned along the depth column: read sideways"),
+                (lambda: _track_strips(prop, canon), False, 0.9, 0.99,
+                 "no depth column prints the depths: read inside the tracks")]
+    first = None
+    for strips, sideways, lo, hi, said in readings:
+        strips = strips()
+        if not strips:
+            continue
+        numbers, sections = read(strips, sideways, lo, hi)
+        first = first or (numbers, sections)
         if any(sec.picks for sec in sections):
             prop.numbers, prop.sections = numbers, sections
-            prop.messages.append("the depths are printed turned along the depth column: read sideways")
-    name_sections(prop.sections)
-    _report(prop, canon.shape[1])
-    report(1.0)
-    return prop
+            if said:
+                prop.messages.append(said)
+            return True
+    if not columns:
+        prop.messages.append("no depth column found (a strip between tracks with printed numbers) and no depths "
+                             "printed inside the tracks: pick the depths by hand")
+        return False
+    prop.numbers, prop.sections = first
+    return True
+
+
+def _track_strips(prop: Proposal, canon: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(first column, strip) of every track in every section, clear of its borders, turned so depth runs down its
+    rows: where a log with no depth column prints its depths."""
+    return [(sec.start, np.ascontiguousarray(canon[int(np.ceil(lo)) + 3 : int(np.floor(hi)) - 2,
+                                                   sec.start : sec.stop].T))
+            for sec in prop.sections for lo, hi in prop.tracks if hi - lo > 8]
 
 
 def _read_box(prop: Proposal, canon: np.ndarray, lines: list[float], dpi: float | None, rgb: np.ndarray | None

@@ -164,8 +164,11 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     why = scale_check(1.0 / abs(b), dpi, unit)
     if why:
         reasons.append(why)
-    step = int(np.gcd.reduce(np.abs(np.diff([int(round(n.value)) for n in kept]))))
-    if unit == "FT" and step < LABEL_STEP_FT:
+    values = [int(round(n.value)) for n in kept]
+    step = int(np.gcd.reduce(np.abs(np.diff(values))))
+    # every label a multiple of the round interval, not only their differences: 0, 8 and 2000 read in a track
+    # (fragments of text 9 px apart, and one label) step by 8 and fell on one line by chance
+    if unit == "FT" and (step < LABEL_STEP_FT or any(v % LABEL_STEP_FT for v in values)):
         reasons.append(f"the numbers that agree ({', '.join(n.text for n in kept[:6])}) are no depth labels: printed "
                        f"depths step by a round interval, these by {step}")
     spread = (kept[-1].pixel - kept[0].pixel) / max(1, length)

@@ -121,6 +121,52 @@ def test_the_mud_logs_tracks_are_their_printed_columns(shared_data):
             assert any(abs(a - x) <= 5 and abs(b - y) <= 5 for x, y in tracks), (name, (a, b), tracks)
 
 
+@needs_ocr
+def test_depths_printed_inside_a_track_are_read_where_there_is_no_depth_column():
+    """A log with no depth column prints its depths in a track, centred on the heavy depth line on a patch of
+    paper that breaks the grid and the curve there."""
+    h = LENGTH
+    img = np.full((h, 700), 245, np.uint8)
+    tracks = [(20.0, 340.0), (340.0, 680.0)]
+    for lo, hi in tracks:
+        n = 10 if lo == 20 else 8
+        for k in range(1, n):
+            x = int(round(lo + k * (hi - lo) / n))
+            cv2.line(img, (x, 0), (x, h - 1), 150, 1)
+        for x in (lo, hi):
+            cv2.line(img, (int(x), 0), (int(x), h - 1), 20, 3)
+    rows = np.arange(h)
+    for lo, hi in tracks:
+        x = lo + (hi - lo) * (0.5 + 0.3 * np.sin(rows / (80 + lo / 10)))
+        cv2.polylines(img, [np.stack([x, rows], 1).round().astype(np.int32)], False, 10, 2)
+    for d in np.arange(TOP, TOP + LENGTH / PX_PER_FT, 10.0):
+        y = int(round((d - TOP) * PX_PER_FT))
+        for lo, hi in tracks:
+            cv2.line(img, (int(lo), y), (int(hi), y), 20 if d % 50 == 0 else 150, 1)
+        if d % 50 == 0 and 30 < y < h - 30:
+            text = f"{d:.0f}"
+            (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.7, 2)
+            cv2.rectangle(img, (176 - tw // 2, y - th // 2 - 4), (184 + tw - tw // 2, y + th // 2 + 4), 245, -1)
+            cv2.putText(img, text, (180 - tw // 2, y + th // 2), cv2.FONT_HERSHEY_SIMPLEX, 0.7, 20, 2, cv2.LINE_AA)
+    prop = propose(img)
+    assert prop.separators == []  # no depth column
+    assert "no depth column prints the depths: read inside the tracks" in prop.messages
+    assert len(prop.picks) >= 4
+    for pixel, depth in prop.picks:  # on the printed depth lines
+        assert abs(TOP + pixel / PX_PER_FT - depth) <= 0.2, prop.picks
+
+
+def test_numbers_that_are_no_round_depths_make_no_depth_scale_even_on_one_line():
+    from core.digitize.depth_fit import ProposedSection, fit_section
+
+    # read in a track: two fragments of text 9 px apart and one label, on one straight line by chance; their
+    # differences share a factor of 8, but 8 is no printed depth
+    sec = ProposedSection(0, 3200)
+    fit_section(sec, [DepthNumber(270.0, 0.0, "0"), DepthNumber(279.5, 8.0, "08"), DepthNumber(2536.5, 2000.0, "2000")],
+                None, "FT")
+    assert sec.picks == [] and "no depth labels" in sec.refused
+
+
 def test_numbers_that_contradict_the_others_are_rejected():
     numbers = [DepthNumber(100 + 500 * k, 250.0 + 50 * k, "") for k in range(6)]
     numbers += [DepthNumber(1700, 4100.0, "4100"), DepthNumber(2900, 300.0, "300"), DepthNumber(60, 409.0, "409")]
