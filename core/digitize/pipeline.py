@@ -81,12 +81,7 @@ def digitize(
     warnings, memory = [], {}
     t0 = time.perf_counter()
     grid = grid and mask is None  # the user's mask is followed as painted: no grid damping
-    # the darkness once, for the grid, the log body and the pens' patterns (kept a byte a pixel: ``pen_pattern.py``)
-    dark = ink_map(canon) if mask is None else None
-    found = detect_grid(canon, track_bands(calib, canon.shape[0]), dark=dark) if grid else None
-    ink = None if dark is None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
-    del dark
-    body = picture_body(ink, found, calib)
+    ink, found, body = _ink_grid_body(canon, calib, grid, mask is None)
     t_grid = time.perf_counter()
     if mask is not None:
         evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
@@ -128,6 +123,17 @@ def digitize(
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t_grid, "grid_s": t_grid - t0, "trace_s": t2 - t1}, warnings, memory,
                           confidence=confidence)
+
+
+def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):
+    """The scan's darkness (a byte a pixel, for the pens' patterns: ``pen_pattern.py``; None for a user's mask),
+    its grid (``grid.py``; None without grid damping) and the stretch of log body a picture read whole has
+    (``log_sections.picture_body``), read once, before the evidence: the network reads that stretch alone."""
+    dark = ink_map(canon) if inked else None
+    found = detect_grid(canon, track_bands(calib, canon.shape[0]), dark=dark) if grid else None
+    ink = None if dark is None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
+    del dark
+    return ink, found, picture_body(ink, found, calib)
 
 
 def _checked_canonical(image: np.ndarray, calib: Calibration, source: str | None) -> np.ndarray:
