@@ -127,6 +127,23 @@ def _joined_once(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray
     return any(_joined_side(position, observed, on_line, a, b, side) for side in (-1, 1))
 
 
+def _one_line_runs(on_line: np.ndarray, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The runs of ``on_line`` cut where the trace jumps (more than :data:`JOIN_PX` rows from one column to the
+    next): a jump from one line onto another is no stretch along one line, and the second line's end passed for
+    the first's way off it (a foreign 1-bit print: a gamma ray read along a decade's top lines for 1,150
+    columns, then jumped onto a line of another decade and was taken to leave the first along the curve)."""
+    a, b = true_runs(on_line)
+    with np.errstate(invalid="ignore"):
+        jump = np.flatnonzero(np.abs(np.diff(position)) > JOIN_PX) + 1
+    starts, stops = [], []
+    for lo, hi in zip(a.tolist(), b.tolist()):
+        cuts = jump[(jump > lo) & (jump < hi)].tolist()
+        edges = [lo, *cuts, hi]
+        starts += edges[:-1]
+        stops += edges[1:]
+    return np.asarray(starts, np.int64), np.asarray(stops, np.int64)
+
+
 def riding_columns(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None) -> np.ndarray:
     """Columns where the trace rides a track border or a grid line rather than reads the curve (module
     docstring): every long stretch on a border, and the long stretches on a grid line not joined at both
@@ -143,7 +160,7 @@ def riding_columns(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, 
     if grid is None:
         return out
     line = _closed(on_grid_line(position, grid, spec) & ~border)
-    a, b = true_runs(line)
+    a, b = _one_line_runs(line, position)
     for lo, hi in zip(a, b):
         # jumped onto and off again (an excursion), or ridden from the log's start to a jump or from a jump to
         # its end (the curve had not begun, or had ended: the ROP of the North Dakota log on the track's middle

@@ -138,6 +138,27 @@ def test_a_border_ridden_from_the_start_is_no_reading_but_a_curve_touching_it_is
     assert not riding_columns(np.clip(touch, 10.0, 210.0), observed, spec, None).any()
 
 
+def test_a_grid_line_ridden_from_the_start_to_a_jump_onto_another_line_is_no_reading():
+    # a foreign 1-bit print: a dashed gamma ray read along a decade's top lines from the log's start for 1,150
+    # columns, then jumped onto a line of another decade and left that one along the curve: the two stretches
+    # on lines made one run, whose end passed for the first line's way off
+    from core.digitize.grid import detect_grid
+
+    cols = 1200
+    img = np.full((220, cols), 245, np.uint8)  # canonical: rows across the track, columns along depth
+    for r in (10, 60, 100, 140, 180, 210):
+        img[r - 1 : r + 1] = 30
+    grid = detect_grid(img, [(10, 210)])
+    spec = CurveSpec("GAMN", "GAPI", "", 2, (10.0, 210.0), (0.0, 200.0))
+    pos = np.empty(cols)
+    pos[:600] = 60.0  # on a grid line from the log's start ...
+    pos[600:640] = 140.0  # ... jumped onto another line ...
+    pos[640:] = 140.0 + np.cumsum(np.full(cols - 640, 0.3))  # ... and off it along the curve
+    ride = riding_columns(pos, np.ones(cols, bool), spec, grid)
+    assert ride[:600].all()
+    assert not ride[645:].any()
+
+
 def test_a_wrap_is_taken_only_where_the_ink_is_at_both_edges():
     assert at_edges(495.0, 4.0, 1, 500) and at_edges(8.0, 490.0, -1, 500)
     assert not at_edges(40.0 + 400, 250.0, 1, 500)  # no further than mid-track after the jump: no wrap
