@@ -40,6 +40,7 @@ JOIN_COLS = 24  # where the trace must be seen off the line on either side of a 
 JOIN_PX = 6.0  # ... and how far from the line, plus ...
 JOIN_SLOPE_PX = 2.0  # ... this many rows per column between the two
 LINE_GRIDNESS = 0.5  # a row this grid-like in a window is a line there
+SETTLE_COLS = 2 * BLIP_COLS + 1  # columns either side of a jump that say which line the trace is on
 
 
 def _closed(flags: np.ndarray, blip: int = BLIP_COLS) -> np.ndarray:
@@ -128,16 +129,20 @@ def _joined_once(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray
 
 
 def _one_line_runs(on_line: np.ndarray, position: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The runs of ``on_line`` cut where the trace jumps (more than :data:`JOIN_PX` rows from one column to the
-    next): a jump from one line onto another is no stretch along one line, and the second line's end passed for
-    the first's way off it (a foreign 1-bit print: a gamma ray read along a decade's top lines for 1,150
-    columns, then jumped onto a line of another decade and was taken to leave the first along the curve)."""
+    """The runs of ``on_line`` cut where the trace jumps from one line onto another (more than :data:`JOIN_PX`
+    rows in a column, and the :data:`SETTLE_COLS` columns after it lie that far from those before it): a jump
+    onto another line is no stretch along one line, and the second line's end passed for the first's way off it
+    (a foreign 1-bit print: a gamma ray read along a decade's top lines for 1,150 columns, then jumped onto a
+    line of another decade and was taken to leave the first along the curve). A spike off a line and back onto
+    it cuts nothing (a resistivity wobbling about a decade's 7 line for 1,000 columns)."""
     a, b = true_runs(on_line)
     with np.errstate(invalid="ignore"):
         jump = np.flatnonzero(np.abs(np.diff(position)) > JOIN_PX) + 1
     starts, stops = [], []
     for lo, hi in zip(a.tolist(), b.tolist()):
-        cuts = jump[(jump > lo) & (jump < hi)].tolist()
+        cuts = [j for j in jump[(jump > lo) & (jump < hi)].tolist()
+                if abs(np.nanmedian(position[j : min(hi, j + SETTLE_COLS)])
+                       - np.nanmedian(position[max(lo, j - SETTLE_COLS) : j])) > JOIN_PX]
         edges = [lo, *cuts, hi]
         starts += edges[:-1]
         stops += edges[1:]
