@@ -18,6 +18,7 @@ from .runs import true_runs
 BORDER_SHARE = 0.6  # a depth column is log body where this share of the lines along depth is drawn
 SMOOTH_PX = 61  # borders broken by a printed number or a scan's speck still run: a running mean this long
 BRIDGE_PX = 120  # gaps this short (a depth line's label, a splice mark) do not end a section
+CLEARLY_NOT_LOG = 0.3  # a picture read whole is cut to its body only where the share falls this low beyond it
 MIN_SECTION_PX = 600  # shorter stretches of border lines are boxes of a header or a table
 
 
@@ -80,9 +81,18 @@ def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) ->
     spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in find_sections(darkness, lines)]
     mid = (min(picks) + max(picks)) / 2.0 if picks else -1.0  # picks often sit on the body's first and last lines
     holding = [(a, b) for a, b in spans if a <= mid < b]
-    if not holding or holding[0] == (0, n):
+    if not holding:
         return None
-    return holding[0]
+    a, b = holding[0]
+    # a header, a tail and the paper between two passes lack most of the log's lines (KGS: a fifth of them in its
+    # header); a log whose share only sags under the bar, where a curve found as a line lies elsewhere, goes on
+    # (a synthetic 1-bit log lost its last 347 columns, 22 %, every value there right)
+    presence = border_presence(darkness, lines)[SMOOTH_PX : max(SMOOTH_PX, n - SMOOTH_PX)]  # the mean's ends thin
+    if a > 0 and presence[: max(0, a - SMOOTH_PX)].min(initial=1.0) >= CLEARLY_NOT_LOG:
+        a = 0
+    if b < n and presence[max(0, b - SMOOTH_PX) :].min(initial=1.0) >= CLEARLY_NOT_LOG:
+        b = n
+    return None if (a, b) == (0, n) else (a, b)
 
 
 def picture_body(ink: np.ndarray | None, found, calib) -> tuple[int, int] | None:

@@ -265,6 +265,21 @@ def test_a_picture_read_whole_has_no_values_outside_the_log_body_with_the_picks(
     assert picked_body(darkness, lines, [3800.0]) is None  # no stretch of body holds the picks: no restriction
 
 
+def test_a_log_whose_lines_only_thin_out_is_read_to_its_end():
+    """Half of the lines found stop three quarters down (curves lying still, found as lines, that end there):
+    the share of lines drawn sags under the bar but never to a header's or a tail's, so no part is cut off."""
+    from core.digitize.log_sections import picked_body
+
+    darkness = np.zeros((300, 4000), np.float32)
+    lines = [20.0, 60.0, 100.0, 140.0, 180.0, 220.0]
+    for k, r in enumerate(lines):
+        darkness[int(r) - 1 : int(r) + 2, : 3000 if k % 2 else 4000] = 1.0
+    assert picked_body(darkness, lines, [500.0, 2500.0]) is None
+    darkness[:, 3300:] = 0.0  # a tail with none of them: cut there
+    a, b = picked_body(darkness, lines, [500.0, 2500.0])
+    assert a == 0 and abs(b - 3000) < 80
+
+
 def test_a_picture_read_whole_is_read_by_the_network_over_its_log_body_alone():
     """The network reads the stretch of log body with the picks, as it reads a section, not the header, the
     repeat pass and the tail whose values are then written NULL (KGS read whole: 27 windows → 13, 92 s → 48 s)."""
