@@ -54,30 +54,31 @@ def _page(numbers: bool = True, abut: bool = False, coarse: bool = False
     return img, tracks
 
 
+def _same_tracks(tracks, truth, count: int) -> None:
+    """``count`` tracks, each within 2 px of the printed one."""
+    assert len(tracks) == count, tracks
+    for (a, b), (x, y) in zip(truth, tracks):
+        assert abs(a - x) <= 2 and abs(b - y) <= 2, tracks
+
+
 def test_tracks_are_the_runs_of_lines_between_depth_column_and_margins():
     img, truth = _page()
     tracks, separators = propose_tracks(img.T)
-    assert len(tracks) == 2
-    for (a, b), (x, y) in zip(truth, tracks):
-        assert abs(a - x) <= 2 and abs(b - y) <= 2
+    _same_tracks(tracks, truth, 2)
     assert any(abs(a - 270) <= 2 and abs(b - 400) <= 2 for a, b in separators)  # the depth column
 
 
 def test_two_tracks_sharing_a_border_are_split_where_their_grid_pitch_changes():
     img, truth = _page(abut=True)
     tracks, _ = propose_tracks(img.T)
-    assert len(tracks) == 3
-    for (a, b), (x, y) in zip(truth, tracks):
-        assert abs(a - x) <= 2 and abs(b - y) <= 2
+    _same_tracks(tracks, truth, 3)
 
 
 def test_a_track_of_few_wide_cells_is_a_track_not_a_row_of_depth_columns():
     # iqa_33-023-01135-0001's E-Log 2: four 42-px cells with a curve in each read as four depth columns
     img, truth = _page(coarse=True)
     tracks, separators = propose_tracks(img.T)
-    assert len(tracks) == 3
-    for (a, b), (x, y) in zip(truth, tracks):
-        assert abs(a - x) <= 2 and abs(b - y) <= 2
+    _same_tracks(tracks, truth, 3)
     assert len(separators) == 1 and abs(separators[0][0] - 270) <= 2 and abs(separators[0][1] - 400) <= 2
 
 
@@ -101,9 +102,7 @@ def test_tracks_are_read_from_the_log_body_not_outvoted_by_a_header_and_a_tail()
     assert len(spans) == 1 and abs(spans[0][0] - LENGTH // 2) <= 10  # the log body is found between them
     assert propose_tracks(canon, dark, picture)[0] == []  # over the whole picture, the log's lines are outvoted
     tracks, _ = propose_tracks(canon, dark, body_lines(canon, dark, picture, spans))
-    assert len(tracks) == 2
-    for (a, b), (x, y) in zip(truth, tracks):
-        assert abs(a - x) <= 2 and abs(b - y) <= 2
+    _same_tracks(tracks, truth, 2)
     assert propose(img, ocr=False).tracks == tracks
 
 
