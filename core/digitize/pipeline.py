@@ -76,7 +76,8 @@ def digitize(
     memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against. The network reads the band of
     rows the calibrated tracks need (``core/digitize/infer.py: evidence_band``) in PyTorch's channels-last layout
     (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
-    releases, to compare against."""
+    releases, to compare against. ``precision``: the network's (default: the one it was trained in, as
+    ``welltrace digitize`` reads it, so the app, a folder's workers and the command write the same LAS)."""
     canon = _checked_canonical(image, calib, source)
     warnings, memory = [], {}
     t0 = time.perf_counter()

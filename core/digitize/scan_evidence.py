@@ -30,7 +30,9 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
     classes = model.cfg.classes
     if classes not in (1, 4):
         raise InputError(source, f"model has {classes} classes; digitising needs a binary (1) or 4-class model")
-    precision = precision or prec.resolve("auto", device)
+    # the model's own precision by default, as the command reads it: the app read in "auto" (bf16 on a CPU
+    # with AVX512-BF16) while the command read the bundled model's fp32, two LAS files for one scan
+    precision = precision or prec.for_inference("model", model.trained_precision, device)
     if whole_picture:
         coded = coded_evidence(predict_canonical(model, canon, precision, device, progress=progress))
         evidence, mask_c = dict(coded.maps), coded.mask

@@ -41,6 +41,7 @@ def save_model(path: str | os.PathLike, model: VeerNet, precision: str, summary:
     }
     with atomic_path(path) as tmp:
         save_file(tensors, str(tmp), metadata=meta)
+    model.trained_precision = precision
 
 
 def read_model_metadata(path: str | os.PathLike) -> dict:
@@ -76,6 +77,7 @@ def load_model(path: str | os.PathLike) -> tuple[VeerNet, dict]:
         "precision": meta.get("precision", "fp32"),
         "summary": json.loads(meta.get("summary", "{}")),
     }
+    model.trained_precision = info["precision"]
     model.eval()
     return model, info
 

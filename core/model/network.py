@@ -181,6 +181,9 @@ class VeerNet(nn.Module):
     def __init__(self, cfg: NetConfig):
         super().__init__()
         self.cfg = cfg
+        # the precision its weights were trained in (the model file says; ``model_io``): what it reads a scan in
+        # unless told otherwise, wherever it reads one (the command, a folder's workers, the app, the evaluations)
+        self.trained_precision = "fp32"
         ch = list(cfg.channels)
         self.stem = nn.Conv2d(1, ch[0], 3, padding=1)
         self.encoders = nn.ModuleList()

@@ -136,6 +136,33 @@ def test_a_digitised_scan_opened_again_shows_its_curves(win, qtbot, tmp_path):
 
 
 @pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")
+def test_the_app_writes_the_same_las_as_the_command(win, qtbot, tmp_path, kgs_scan):
+    """One KGS window digitised in the app (the bundled model, off the UI thread) and by ``welltrace digitize``:
+    the same values. The app read in "auto" precision (bf16 on a CPU with AVX512-BF16), the command in the
+    model's own fp32."""
+    import lasio
+
+    from core.cli.main import main
+    from core.io.scan import load_scan, save_gray_png
+    from core.model.bundled import BUNDLED_MODEL
+
+    calib = json.loads((Path(__file__).resolve().parents[1] / "data" / "kgs_273101_bhc_sonic.calib.json").read_text())
+    calib["depth_picks"] = [[px - 2527, d] for px, d in calib["depth_picks"]]
+    save_gray_png(tmp_path / "kgs.png", load_scan(kgs_scan).image[2527:3800])
+    (tmp_path / "kgs.calib.json").write_text(json.dumps(calib))
+    assert main(["digitize", str(tmp_path / "kgs.png"), "--calib", str(tmp_path / "kgs.calib.json"), "--model",
+                 str(BUNDLED_MODEL), "--out", str(tmp_path / "command.las")]) == 0
+    assert open_scan(win, qtbot, tmp_path / "kgs.png")
+    win.digitizing.digitize()
+    qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=120000)
+    qtbot.waitUntil(lambda: (tmp_path / "kgs.digitized.las").is_file(), timeout=30000)
+    app, command = lasio.read(tmp_path / "kgs.digitized.las"), lasio.read(tmp_path / "command.las")
+    assert [c.mnemonic for c in app.curves] == [c.mnemonic for c in command.curves]
+    for c in command.curves[1:]:
+        a, b = app[c.mnemonic], command[c.mnemonic]
+        assert np.array_equal(np.isfinite(a), np.isfinite(b)) and np.allclose(a, b, equal_nan=True), c.mnemonic
+
+
 def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, tmp_path, shots_dir):
     from tests.core.test_calibration_proposal import PX_PER_FT, TOP, _page
 
