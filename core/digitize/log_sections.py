@@ -55,8 +55,12 @@ def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
 def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, int]]:
     """[start, stop) columns of each stretch of log body, in order along depth; ``lines``: the rows of the lines
     along depth the grid reading found (``track_finder.along_depth_lines``)."""
-    body = border_presence(darkness, lines) >= BORDER_SHARE
-    a, b = true_runs(body)
+    return _sections_of(border_presence(darkness, lines))
+
+
+def _sections_of(presence: np.ndarray) -> list[tuple[int, int]]:
+    """:func:`find_sections` from the share of lines drawn per column (``border_presence``)."""
+    a, b = true_runs(presence >= BORDER_SHARE)
     spans: list[list[int]] = []
     for s, e in zip(a.tolist(), b.tolist()):
         if spans and s - spans[-1][1] <= BRIDGE_PX:
@@ -78,7 +82,8 @@ def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) ->
     ruled boxes are taken for lines, the body is not found, and the picture is read whole as before (KGS's first
     4,100 px)."""
     n = darkness.shape[1]
-    spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in find_sections(darkness, lines)]
+    presence = border_presence(darkness, lines)
+    spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in _sections_of(presence)]
     mid = (min(picks) + max(picks)) / 2.0 if picks else -1.0  # picks often sit on the body's first and last lines
     holding = [(a, b) for a, b in spans if a <= mid < b]
     if not holding:
@@ -87,10 +92,10 @@ def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) ->
     # a header, a tail and the paper between two passes lack most of the log's lines (KGS: a fifth of them in its
     # header); a log whose share only sags under the bar, where a curve found as a line lies elsewhere, goes on
     # (a synthetic 1-bit log lost its last 347 columns, 22 %, every value there right)
-    presence = border_presence(darkness, lines)[SMOOTH_PX : max(SMOOTH_PX, n - SMOOTH_PX)]  # the mean's ends thin
-    if a > 0 and presence[: max(0, a - SMOOTH_PX)].min(initial=1.0) >= CLEARLY_NOT_LOG:
+    inner = presence[SMOOTH_PX : max(SMOOTH_PX, n - SMOOTH_PX)]  # the running mean's ends thin
+    if a > 0 and inner[: max(0, a - SMOOTH_PX)].min(initial=1.0) >= CLEARLY_NOT_LOG:
         a = 0
-    if b < n and presence[max(0, b - SMOOTH_PX) :].min(initial=1.0) >= CLEARLY_NOT_LOG:
+    if b < n and inner[max(0, b - SMOOTH_PX) :].min(initial=1.0) >= CLEARLY_NOT_LOG:
         b = n
     return None if (a, b) == (0, n) else (a, b)
 
