@@ -4,8 +4,8 @@ Per section, numbers that fit no straight line with the others are rejected by n
 table entries. A straight line through the rest (RANSAC over every pair, then least squares) is then checked for
 sanity (:func:`fit_section`): depths increasing down the log, a standard log scale at the scan's dpi, labels
 that step by a round interval, spread over a quarter of the section at least. A section whose depths restart is
-two passes (:func:`split_passes`); the first with depths is the main pass, a later one that repeats its range a
-repeat pass (:func:`name_sections`). The picks are the kept numbers as printed, never extrapolated.
+two passes (:func:`split_passes`; a straight run of misreads is not); the first with depths is the main pass, a
+later one that repeats its range a repeat pass (:func:`name_sections`). The picks are the kept numbers as printed, never extrapolated.
 """
 
 from __future__ import annotations
@@ -188,24 +188,15 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[Propo
     """A section whose printed depths restart (a repeat pass logged over the main pass's depths, the grid running
     on between them) as one section per pass, split half-way between the last number before the restart and
     the first after it. A restart is a step back of more than one label interval after which the numbers climb
-    again; it splits only where each side has its own straight line of depths (``fit_line``) and the two lines
-    hold clearly more of the numbers than one line does, so one misread (a 90 among 800 … 950) splits nothing."""
+    again; it splits only where (:func:`_is_restart`) each side has its own straight line of depths, the two lines
+    hold clearly more of the numbers than one line does (one misread, a 90 among 800 … 950, splits nothing), the
+    later line starts below where the earlier one ends, and neither line runs on across the cut."""
     mine = sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
     values = np.array([n.value for n in mine])
-
-    def agreeing(part: list[DepthNumber]) -> int:  # how many of ``part`` one straight line holds (copies: no marks)
-        probe = [DepthNumber(n.pixel, n.value, n.text) for n in part]
-        return sum(n.kept for n in probe) if fit_line(probe) is not None else 0
-
     for i in range(MIN_NUMBERS - 1, len(mine) - MIN_NUMBERS):
         if values[i + 1] >= values[i] - LABEL_STEP_FT or not np.all(np.diff(values[i + 1 : i + 1 + MIN_NUMBERS]) > 0):
             continue
-        left, right = agreeing(mine[: i + 1]), agreeing(mine[i + 1 :])
-        # two passes: each side has its own line, and the two lines hold clearly more numbers than one line does
-        # (a repeat's numbers lie off the main pass's line). A share of all the numbers read was the test before:
-        # on iqa_33-023-01145-0002 the misreads (110 of 128 numbers) kept one line below it, and a continuous
-        # log of 18 agreeing depths was cut in two at a misread
-        if min(left, right) < MIN_NUMBERS or left + right < agreeing(mine) + MIN_NUMBERS:
+        if not _is_restart(mine[: i + 1], mine[i + 1 :]):
             continue
         cut = int(round((mine[i].pixel + mine[i + 1].pixel) / 2))
         # the rest is split again from its own numbers: those past the cut (the section's edge allowance holds at
@@ -214,6 +205,41 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[Propo
         after = [n for n in numbers if n.pixel >= cut]
         return [ProposedSection(sec.start, cut), *split_passes(ProposedSection(cut, sec.stop), after)]
     return [sec]
+
+
+def _agreeing(part: list[DepthNumber]) -> tuple[list[DepthNumber], tuple[float, float, float] | None]:
+    """The numbers of ``part`` that one straight line holds (copies, so the caller's marks stay) and that line."""
+    probe = [DepthNumber(n.pixel, n.value, n.text) for n in part]
+    fit = fit_line(probe)
+    return ([n for n in probe if n.kept] if fit is not None else []), fit
+
+
+def _on_line(numbers: list[DepthNumber], fit: tuple[float, float, float]) -> int:
+    """How many of ``numbers`` lie on depth = a + b · pixel, within the fit's tolerance."""
+    a, b, _ = fit
+    return sum(abs(n.pixel - (n.value - a) / b) <= FIT_TOLERANCE_PX for n in numbers)
+
+
+def _is_restart(before: list[DepthNumber], after: list[DepthNumber]) -> bool:
+    """Whether the depths printed ``before`` and ``after`` a step back are two passes, not one log misread."""
+    (left, left_fit), (right, right_fit) = _agreeing(before), _agreeing(after)
+    # each side has its own line, and the two lines hold clearly more numbers than one line does (a repeat's
+    # numbers lie off the main pass's line). A share of all the numbers read was the test before: on
+    # iqa_33-023-01145-0002 the misreads (110 of 128 numbers) kept one line below it, and a continuous log of
+    # 18 agreeing depths was cut in two at a misread
+    if min(len(left), len(right)) < MIN_NUMBERS or len(left) + len(right) < len(_agreeing(before + after)[0]) + MIN_NUMBERS:
+        return False
+    # the restart is between the lines, not among misreads: the later pass begins below where the earlier one
+    # ended. iqa_33-025-02289-0001 printed 9600, 9700, then 9800 read "800", 9900 "900" and 10000-10400 read
+    # 40000-40400: a line of misreads beyond the log's end is no pass
+    if right[0].value >= left[-1].value:
+        return False
+    # a pass's line stops at its pass: a repeat's depths, run back over the main pass, are a restart's offset
+    # off every main number. Where the later line holds numbers printed before the cut (or the earlier one
+    # numbers after it), the depths run on across it and the other line is a run of misreads: the same scan
+    # read 1000-1900 as 4000-4900 (a 1 read as 4), on a straight line of their own, while 200, 300, 400, 700
+    # above them lay on the line of 2000-9700 below
+    return _on_line(before, right_fit) < 2 and _on_line(after, left_fit) < 2
 
 
 def name_sections(sections: list[ProposedSection]) -> None:

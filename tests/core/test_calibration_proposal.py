@@ -417,6 +417,47 @@ def test_depths_that_restart_in_one_section_are_two_passes():
     assert len(split_passes(ProposedSection(900, 12000), noisy)) == 1
 
 
+def test_a_straight_run_of_misreads_is_no_pass():
+    """iqa_33-025-02289-0001 prints 100 … 10400 ft every 100 ft (500 px); its OCR read 1000-1900 as 4000-4900
+    (a 1 read as 4) and 10000-10400 as 40000-40400, each run on a straight line of its own. Neither is a pass: the
+    first sits among numbers of the log's own line (200, 300 above it), the second begins beyond the log's end.
+    One section, its picks on the log's line, the misreads rejected."""
+    from core.digitize.depth_fit import ProposedSection, fit_section, split_passes
+
+    def at(depth: int, text: str) -> DepthNumber:
+        return DepthNumber(31162 + 5.0 * depth, float(text), text)
+
+    numbers = [at(d, str(d)) for d in (200, 300, 700)]
+    numbers += [at(d, str(d + 3000)) for d in range(1000, 2000, 100)]  # 1 read as 4
+    numbers += [at(d, str(d)) for d in range(2000, 9800, 100)]
+    numbers += [at(9800, "800"), at(9900, "900")] + [at(d, str(d + 30000)) for d in range(10000, 10500, 100)]
+    parts = split_passes(ProposedSection(31301, 83614), numbers)
+    assert [(p.start, p.stop) for p in parts] == [(31301, 83614)]
+    fit_section(parts[0], numbers, 100.0, "FT")
+    assert [v for _, v in parts[0].picks] == [200.0, 300.0, 700.0] + [float(d) for d in range(2000, 9800, 100)]
+    assert all(abs(px - (31162 + 5.0 * v)) < 0.5 for px, v in parts[0].picks)
+    # a real repeat after it still splits: 9000-9700 logged again past the main pass's end, the grid running on
+    repeat = [DepthNumber(83000 + 5.0 * (d - 9000), float(d), str(d)) for d in range(9000, 9800, 100)]
+    main = [at(d, str(d)) for d in range(2000, 9800, 100)]
+    parts = split_passes(ProposedSection(40000, 87500), main + repeat)
+    assert len(parts) == 2 and main[-1].pixel < parts[0].stop < repeat[0].pixel
+
+
+@needs_ocr
+def test_a_log_read_with_runs_of_misreads_is_one_main_pass(shared_data):
+    """iqa_33-025-02289-0001: one GR log, 100-10400 ft. Its proposal was cut into three sections, one placed on
+    the misreads 4000-4900 and one at 40,000 ft; it is one main section with the depths as printed."""
+    from core.io.scan import load_scan
+
+    scan = load_scan(shared_data / "scans" / "iqa_33-025-02289-0001.tif")
+    prop = propose(scan.image, dpi=100.0, rgb=scan.rgb)
+    with_picks = [s for s in prop.sections if s.picks]
+    assert len(with_picks) == 1 and with_picks[0].kind == "main", [s.as_dict() for s in prop.sections]
+    depths = [v for _, v in prop.picks]
+    assert len(depths) >= 50 and depths[0] <= 300 and depths[-1] >= 9600, depths
+    assert all(abs(px - (31162 + 5.0 * v)) <= 2 * 5.0 for px, v in prop.picks)  # within 2 ft of where printed
+
+
 @needs_ocr
 def test_tesseract_runs_one_thread_a_call_and_leaves_this_process_alone():
     """OMP_THREAD_LIMIT=1 for the Tesseract process only (0.93 -> 0.26 s a depth-column window): this process's
