@@ -443,6 +443,25 @@ def test_a_straight_run_of_misreads_is_no_pass():
     assert len(parts) == 2 and main[-1].pixel < parts[0].stop < repeat[0].pixel
 
 
+def test_a_number_snaps_to_its_line_only_as_the_others_do():
+    """A label goes onto the nearest depth line where that moves it as much as the scan's other labels move (they
+    are all printed the same way on their lines); a finer grid line 7 px off, or no line near, moves it by the
+    others' median instead (a synthetic log's 5700 and 5800 ft went 7 px either way: a pick 2.5 ft off)."""
+    from core.digitize.depth_fit import snap_to_depth_lines
+
+    printed = [500.0, 830.0, 1160.0, 1490.0, 1820.0, 2150.0]  # every label printed 3 px below where it is read
+    # the third and fourth labels' own lines were not found; a finer line lies 4 px above the one, 3 px below the other
+    lines = np.array([500.0, 830.0, 1153.0, 1493.0, 1820.0, 2150.0])
+    numbers = [DepthNumber(p - 3.0, 5000.0 + 100 * k, str(5000 + 100 * k)) for k, p in enumerate(printed)]
+    numbers.append(DepthNumber(2600.0, 6200.0, "6200"))  # no line near it
+    snap_to_depth_lines(numbers, lines)
+    assert [n.pixel for n in numbers] == [*printed, 2603.0]
+    # too few numbers to say how the scan prints them: each goes onto its nearest line, as before
+    few = [DepthNumber(1157.0, 5200.0, "5200"), DepthNumber(2600.0, 6200.0, "6200")]
+    snap_to_depth_lines(few, lines)
+    assert [n.pixel for n in few] == [1153.0, 2600.0]
+
+
 @needs_ocr
 def test_a_log_read_with_runs_of_misreads_is_one_main_pass(shared_data):
     """iqa_33-025-02289-0001: one GR log, 100-10400 ft. Its proposal was cut into three sections, one placed on
