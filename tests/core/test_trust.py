@@ -50,14 +50,35 @@ def iqa_01146(shared_data, bundled):
 
 
 def test_a_gr_with_a_backup_scale_reads_its_printed_band_not_the_backup(iqa_01146):
-    """The printed blue GR reads about 15-95 API and never crosses the track's edge: 963 of 1,241 samples read
-    above 250 API (median 327) on 59024be, flipping between the two scales where the path visited the border."""
+    """The printed blue GR reads about 15-95 API: 963 of 1,241 samples read above 250 API (median 327) on
+    59024be, flipping between the two scales where the path visited the border. It crosses the track's edge
+    once, for ten feet (below); everywhere else it reads its printed band."""
     _, parts = iqa_01146
     depth, gr = _values(parts[0], "GR")
-    written = gr[np.isfinite(gr)]
-    assert written.size > 0.8 * gr.size
+    apart = (depth < EXCURSION_FT[0] - 1) | (depth > EXCURSION_FT[1] + 1)
+    written = gr[apart & np.isfinite(gr)]
+    assert written.size > 0.8 * apart.sum()
     assert np.mean(written > 150) < 0.01, np.sort(written)[-20:]  # the backup scale: a handful of samples at most
     assert 10 <= np.percentile(written, 5) and np.percentile(written, 95) <= 110, np.percentile(written, [5, 95])
+
+
+# the one excursion onto the backup scale the print shows (looked at, 2026-11-26): the blue GR leaves the track at
+# its right edge at 8,449 ft, is drawn on in red from the left edge on the 300-599 API scale, leaves that at the
+# left edge at 8,459 ft and comes back in blue from the right. Both crossings run along heavy depth lines.
+EXCURSION_FT = (8449.5, 8459.0)
+
+
+@pytest.mark.xfail(strict=True, reason="measured 2026-11-26: the bundled model's path reaches the right edge 56 px "
+                   "short of it along the 8,450-ft depth line, so the first crossing is no wrap seen at the edges, "
+                   "and the return runs along the 8,460-ft line whose evidence covers the whole track (a direct "
+                   "move): the ten feet read 42-154 API at confidence 1, a whole scale low. Taking the first "
+                   "crossing alone (an ink run to the edge) puts the 145 ft after the return on the backup scale too")
+def test_the_excursion_onto_the_backup_scale_reads_on_it_or_null(iqa_01146):
+    _, parts = iqa_01146
+    depth, gr = _values(parts[0], "GR")
+    on = (depth >= EXCURSION_FT[0]) & (depth <= EXCURSION_FT[1])
+    written = gr[on & np.isfinite(gr)]
+    assert np.all(written >= 290), written
 
 
 def test_no_value_before_a_curve_starts_or_along_the_middle_grid_line(iqa_01146):
