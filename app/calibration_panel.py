@@ -221,7 +221,8 @@ class CalibrationPanel(QtWidgets.QWidget):
             self._curves[i]["colour"] = colour
         else:
             self._curves[i].pop("colour", None)
-        self.form.show_colour(colour)
+            self._curves[i].pop("backup_colour", None)  # traced by line style alone: neither ink
+        self.form.show_colour(colour, self._curves[i].get("backup_colour"))
         self._emit()
 
     def confirm_proposed(self) -> None:

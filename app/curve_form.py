@@ -77,7 +77,14 @@ class CurveForm(QtWidgets.QGroupBox):
         self.pick_ink.setToolTip("then click the curve's ink on the scan (colour scans)")
         self.clear_ink = QtWidgets.QPushButton("Clear")
         self.clear_ink.setToolTip("trace this curve by its line style alone")
+        # where the print draws the backup scale in an ink of its own (read from the scale box): which ink the
+        # path lies on says which scale it reads (core/digitize/ink_levels.py)
+        self.backup_swatch = QtWidgets.QLabel()
+        self.backup_swatch.setFixedSize(22, 16)
+        self.backup_swatch.setToolTip("the ink of its backup scale: where the path lies on it, the backup scale is read")
+        self.backup_swatch.hide()
         ink.addWidget(self.swatch)
+        ink.addWidget(self.backup_swatch)
         ink.addWidget(self.pick_ink, 1)
         ink.addWidget(self.clear_ink)
         ef.addRow("Ink colour", ink)
@@ -108,15 +115,18 @@ class CurveForm(QtWidgets.QGroupBox):
         self.log.setChecked(bool(c.get("log")))
         self.wrap.setChecked(bool(c.get("wrap")))
         self.backup.setCurrentText(c.get("backup") or "")
-        self.show_colour(c.get("colour"))
+        self.show_colour(c.get("colour"), c.get("backup_colour"))
         self._showing = showing
 
-    def show_colour(self, colour: str | None) -> None:
+    def show_colour(self, colour: str | None, backup_colour: str | None = None) -> None:
         if colour:
             self.swatch.setStyleSheet(f"background: {colour}; border: 1px solid #555")
             self.swatch.setText("")
         else:
             self.swatch.setStyleSheet("border: 1px dashed #999")
+        self.backup_swatch.setVisible(bool(colour and backup_colour))
+        if colour and backup_colour:
+            self.backup_swatch.setStyleSheet(f"background: {backup_colour}; border: 1px solid #555")
         self.clear_ink.setEnabled(bool(colour))
 
     def apply_to(self, c: dict) -> None:
@@ -129,3 +139,4 @@ class CurveForm(QtWidgets.QGroupBox):
             c["backup"] = self.backup.currentText()
         else:
             c.pop("backup", None)
+            c.pop("backup_colour", None)  # no backup scale, no ink of its own

@@ -18,6 +18,7 @@ from core.io.calibration import Calibration, CurveSpec
 
 from .confidence import column_confidence
 from .grid import Grid
+from .ink_levels import levels_by_ink
 from .pen_pattern import unbroken_stroke
 from .riding import riding_columns, riding_neighbour, strength_along
 from .runs import distance_to_true, true_runs
@@ -26,7 +27,7 @@ from .trace import Trace, TraceParams, trace_curve
 
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
-              grid: Grid | None = None, by_curve: dict[int, tuple[int, np.ndarray, bool]] | None = None,
+              grid: Grid | None = None, by_curve: dict[int, tuple] | None = None,
               ink: np.ndarray | None = None, body_start: int = 0) -> list[Trace]:
     """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
     ``ink``: the scan's darkness in the canonical frame (uint8), where a pen's pattern is checked
@@ -36,8 +37,8 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     named.
 
     ``by_curve`` maps a curve's index to its own evidence (first row, map of its track's band, whether the
-    grid damps it): a curve told apart by its ink colour (``core/io/colour.py``) follows that alone, outside any
-    joint group.
+    grid damps it, and the main and backup scales' ink maps where the print draws them in two inks, else None):
+    a curve told apart by its ink colour (``core/io/colour.py``) follows that alone, outside any joint group.
 
     Curves of one line style sharing one track (a multiclass model gives them one map) are traced
     together, through their crossings (``core/digitize/group_trace.py``), and named by the calibration order
@@ -54,12 +55,14 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     params = params or TraceParams()
     by_curve = by_curve or {}
     traces: list[Trace | None] = [None] * len(calib.curves)
-    for i, (offset, band, damp) in by_curve.items():
+    for i, (offset, band, damp, inks) in by_curve.items():
         spec = calib.curves[i]
         # a damped colour map is ink a grey or same-tinted grid shares: on a grid line it is the grid's own
         own_params = replace(params, observe_on_grid=False)
         own_params = own_params if spec.klass == 1 else own_params.broken()
         traces[i] = trace_curve(band, spec, own_params, grid if damp else None, row_offset=offset)
+        if inks is not None:  # its backup scale in an ink of its own: the ink under the path names the scale
+            levels_by_ink(traces[i], spec, *inks, offset, own_params.max_gap_px)
     for idx in same_style_groups(calib.curves, skip=by_curve):
         klass = calib.curves[idx[0]].klass
         if klass in evidence_by_class:

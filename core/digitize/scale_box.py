@@ -351,9 +351,14 @@ def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
             else:
                 continue
             if r.colour != first.get("colour"):
-                # its backup scale in another ink (iqa_01146: blue GR, red backup): one colour would follow the
-                # main-scale ink only and leave every backup stretch NULL, so the line style decides
-                first.pop("colour", None)
+                if r.colour and first.get("colour"):
+                    # its backup scale in another ink (iqa_01146: blue GR, red backup): both inks are the curve's,
+                    # and which one the path lies on says which scale it reads (core/digitize/ink_levels.py)
+                    first["backup_colour"] = r.colour
+                else:
+                    # one of them black: one colour would follow the coloured scale's ink only and leave the
+                    # other's stretches NULL, so the line style decides
+                    first.pop("colour", None)
             continue
         base, k = mnem, 2
         while mnem in used:

@@ -42,6 +42,10 @@ class CurveSpec:
     # the curve's ink on a colour scan (optional, "#rrggbb"): evidence of which line is this curve
     # (core/io/colour.py); None traces by line style alone
     colour: str | None = None
+    # the ink its backup scale is drawn in, where the print draws it in another (optional, "#rrggbb"; needs
+    # ``colour`` and ``backup``): which of the two inks the curve lies on is which scale it reads
+    # (core/digitize/ink_levels.py)
+    backup_colour: str | None = None
     # read from the scan's scale box by a proposal (``core/digitize/scale_box.py``) and not yet confirmed by the
     # user: ``digitize`` refuses such a curve unless told ``--accept-proposed``
     proposed: bool = False
@@ -120,6 +124,8 @@ class CurveSpec:
             d["color"] = self.plot_colour
         if self.colour:
             d["colour"] = self.colour
+        if self.backup_colour:
+            d["backup_colour"] = self.backup_colour
         if self.proposed:
             d["proposed"] = True
         return d

@@ -195,6 +195,18 @@ def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
         except ValueError as exc:
             raise CalibrationError(path, f"{where}colour: {exc}") from None
         colour = colour.strip().lower()
+    backup_colour = c.get("backup_colour")
+    if backup_colour is not None:
+        from .colour import parse_colour
+
+        try:
+            parse_colour(backup_colour)
+        except ValueError as exc:
+            raise CalibrationError(path, f"{where}backup_colour: {exc}") from None
+        if backup is None or colour is None:
+            raise CalibrationError(path, f"{where}backup_colour: the backup scale's ink needs a backup scale "
+                                   "(\"backup\") and the curve's own ink (\"colour\")")
+        backup_colour = backup_colour.strip().lower()
     unit_c = c.get("unit", "")
     descr = c.get("description", "")
     if not isinstance(unit_c, str) or not isinstance(descr, str):
@@ -214,5 +226,6 @@ def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
         backup=backup,
         plot_colour=c.get("color") if isinstance(c.get("color"), str) else None,
         colour=colour,
+        backup_colour=backup_colour,
         proposed=proposed,
     )

@@ -144,40 +144,44 @@ def has_colour(rgb: np.ndarray, spread: int = 24, share: float = 1e-3) -> bool:
 def curve_colour_evidence(rgb_canon: np.ndarray, calib, style_evidence: dict[int, np.ndarray], grid=None,
                           threshold: float = 0.3, min_seen: float = 0.05) -> tuple[dict, list[str]]:
     """Per curve with a ``colour`` in the calibration: (first row, evidence over its track's band, whether the
-    grid's damping applies: :func:`is_neutral`, :func:`grid_in_ink`), and the warnings of the curves left to
-    their line style.
+    grid's damping applies: :func:`is_neutral`, :func:`grid_in_ink`, and for a curve whose backup scale is drawn
+    in an ink of its own (``backup_colour``) the two inks' evidence over the band, main then backup, else None),
+    and the warnings of the curves left to their line style.
 
     Used only where it can tell curves apart: a curve whose ink is within :data:`DISTINCT_DE` of another
     coloured curve's in an overlapping track stays with its line style (the joint tracer separates those),
     and so does a curve whose ink matches in fewer than ``min_seen`` of its track's depth columns (the
     colour is wrong, or the ink faded past recognition)."""
     curves = calib.curves
-    inks = {i: parse_colour(c.colour) for i, c in enumerate(curves) if c.colour}
+    inks = {i: [parse_colour(c.colour)] + ([parse_colour(c.backup_colour)] if c.backup_colour else [])
+            for i, c in enumerate(curves) if c.colour}
     if not inks:
         return {}, []
     rows_total = rgb_canon.shape[0]
     paper = paper_colour(rgb_canon)
     out, warnings = {}, []
-    for i, ink in inks.items():
+    for i, own in inks.items():
         spec = curves[i]
         twins = [curves[j].mnemonic for j, other in inks.items() if j != i
                  and spec.shares_track_with(curves[j])
-                 and delta_e(ink, other) < DISTINCT_DE]
+                 and any(delta_e(a, b) < DISTINCT_DE for a in own for b in other)]
         if twins:
             warnings.append(f"{spec.mnemonic}: its ink {spec.colour} is the colour of {', '.join(twins)} in the "
                             "same track; told apart by line style and continuity")
             continue
         lo = int(np.clip(np.floor(spec.track_lo), 0, rows_total - 1))
         hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, rows_total - 1))
-        cev = colour_evidence(rgb_canon[lo : hi + 1], ink, paper)
+        each = [colour_evidence(rgb_canon[lo : hi + 1], ink, paper) for ink in own]
+        cev = each[0] if len(each) == 1 else np.maximum(*each)
         seen = float((cev.max(axis=0) >= threshold).mean())
         if seen < min_seen:
             warnings.append(f"{spec.mnemonic}: no ink in its track matches its colour {spec.colour} (seen in "
                             f"{seen:.0%} of the depth columns); traced by line style")
             continue
         style = style_evidence.get(spec.klass, style_evidence.get(0))
-        damp = is_neutral(ink) or (grid is not None and grid_in_ink(cev, grid.map(slice(lo, hi + 1))))
-        out[i] = (lo, combine(cev, None if style is None else style[lo : hi + 1]), damp)
+        damp = any(is_neutral(ink) for ink in own) or (grid is not None and grid_in_ink(cev, grid.map(slice(lo, hi + 1))))
+        out[i] = (lo, combine(cev, None if style is None else style[lo : hi + 1]), damp,
+                  tuple(each) if len(each) == 2 else None)
     return out, warnings
 
 

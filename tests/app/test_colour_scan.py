@@ -59,3 +59,28 @@ def test_the_eyedropper_on_a_grey_scan_says_there_is_no_colour(win, qtbot, tmp_p
     win.calibration.panel.curve_list.setCurrentRow(0)
     win.calibration.panel.form.pick_ink.click()
     assert win.view.tool != "ink" and "greyscale" in win.statusBar().currentMessage()
+
+
+def test_a_backup_scale_in_its_own_ink_is_shown_and_goes_with_the_ink_or_the_backup(win, qtbot, tmp_path):
+    """A curve whose backup scale the scale box read in another ink shows both inks; clearing the ink, or the
+    backup side, takes the backup's ink too (a calibration with it alone would not load)."""
+    lg = generate_log(4, 800, 320, "y", style="colour", classes=(1, 1))
+    write_log(tmp_path, lg)
+    cal = json.loads((tmp_path / f"{lg.name}.calib.json").read_text())
+    for c in cal["curves"]:
+        c.update(wrap=True, backup="high", backup_colour="#ff0000")
+    (tmp_path / f"{lg.name}.calib.json").write_text(json.dumps(cal))
+    assert open_scan(win, qtbot, tmp_path / f"{lg.name}.png")
+    panel = win.calibration.panel
+    panel.curve_list.setCurrentRow(0)
+    assert panel.form.backup_swatch.isVisibleTo(panel.form) and "#ff0000" in panel.form.backup_swatch.styleSheet()
+    assert win.calibration.calib.curves[0].backup_colour == "#ff0000"
+    panel.form.clear_ink.click()
+    first = panel.as_dict()["curves"][0]
+    assert "colour" not in first and "backup_colour" not in first
+    assert not panel.form.backup_swatch.isVisibleTo(panel.form)
+    panel.curve_list.setCurrentRow(1)
+    panel.form.backup.setCurrentText("")  # the backup side cleared: its ink goes, the curve's own stays
+    second = panel.as_dict()["curves"][1]
+    assert "backup" not in second and "backup_colour" not in second and second["colour"]
+    assert [c.backup_colour for c in win.calibration.calib.curves][:2] == [None, None]

@@ -92,6 +92,12 @@ def test_backup_side_round_trips_and_places_the_value(tmp_path):
         (lambda d: d.update(version=2), "version"),
         (lambda d: d["curves"][0].update(backup="up"), 'curves[0].backup: must be "high" or "low"'),
         (lambda d: d["curves"][1].update(backup="high"), 'curves[1].backup: a backup scale needs "wrap": true'),
+        (lambda d: d["curves"][0].update(backup="high", colour="#00008f", backup_colour="red"),
+         "curves[0].backup_colour: 'red' is not a colour"),
+        (lambda d: d["curves"][0].update(colour="#00008f", backup_colour="#ff0000"),
+         "curves[0].backup_colour: the backup scale's ink needs a backup scale"),
+        (lambda d: d["curves"][0].update(backup="high", backup_colour="#ff0000"),
+         "curves[0].backup_colour: the backup scale's ink needs a backup scale"),
     ],
 )
 def test_invalid_calibration_names_the_field(tmp_path, edit, field):
@@ -112,6 +118,15 @@ def test_not_json_and_empty(tmp_path):
     p.write_text("")
     with pytest.raises(CalibrationError, match="empty"):
         Calibration.load(p)
+
+
+def test_a_backup_scale_in_its_own_ink_round_trips(tmp_path):
+    data = json.loads(json.dumps(GOOD))
+    data["curves"][0].update(backup="high", colour="#00008F", backup_colour="#FF0000")
+    cal = Calibration.load(_write(tmp_path, data))
+    assert (cal.curves[0].colour, cal.curves[0].backup_colour) == ("#00008f", "#ff0000")
+    again = Calibration.from_dict(json.loads(json.dumps(cal.as_dict())))
+    assert again.curves[0].backup_colour == "#ff0000" and again.curves[1].backup_colour is None
 
 
 def test_tracks_must_fit_the_image(tmp_path):

@@ -279,6 +279,7 @@ def test_kgs_scan_proposal_matches_the_hand_calibration(kgs_scan):
 @needs_ocr
 def test_colour_log_depths_are_read_and_placed(shared_data):
     """iqa_33-023-01146-0006.tif prints 8240, 8250, … in its depth column, every 10 ft at 200 dpi (100 px)."""
+    from core.io.colour import delta_e, parse_colour
     from core.io.scan import load_scan
 
     scan = load_scan(shared_data / "scans" / "iqa_33-023-01146-0006.tif")
@@ -291,9 +292,12 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     # `300 ——— 599` beneath: what the user's hand calibration of this scan says (../shared/data/cases)
     read = {c["mnemonic"]: (tuple(c["scale"]), c["class"], c.get("backup")) for c in prop.curves}
     assert read == {"GR": ((1.0, 300.0), 1, "high"), "ROP": ((0.0, 150.0), 1, "high")}
-    # the GR's pen is blue and its backup row red (the print draws a curve on its backup scale in red); ROP's pen
-    # is black: no single ink follows either curve over both scales, so neither gets a colour
-    assert not any("colour" in c for c in prop.curves), prop.curves
+    # the GR's pen is navy and its backup row red (the print draws the curve on its backup scale in red): both inks
+    # are the GR's, the red one its backup scale's; ROP's pen is black: no colour
+    gr = next(c for c in prop.curves if c["mnemonic"] == "GR")
+    assert delta_e(parse_colour(gr["colour"]), (0, 0, 143)) < 20, gr
+    assert delta_e(parse_colour(gr["backup_colour"]), (255, 0, 0)) < 20, gr
+    assert not any("colour" in c for c in prop.curves if c["mnemonic"] == "ROP"), prop.curves
     # ROP's box covers the first half of a track whose grid runs on unbroken: the box says where its scale ends
     rop = next(c for c in prop.curves if c["mnemonic"] == "ROP")
     assert abs(rop["track"][0] - 614) <= 5 and abs(rop["track"][1] - 1114) <= 5, rop["track"]
@@ -322,13 +326,21 @@ def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
     assert unit_for("(usec/ft)") == "US/F" and unit_for("ib") == "LB" and unit_for("TVD") == ""
     assert log_scale(0.2, 2000) and log_scale(1, 100) and not log_scale(0, 150) and not log_scale(6, 16)
     assert not log_scale(15000, 0) and not log_scale(1, 300)
-    # a pen's ink colour goes with its curve; a backup row in another ink takes it away (one colour would leave
-    # every backup stretch NULL)
+    # a pen's ink colour goes with its curve; a backup row in another ink is the backup scale's ink; a backup row
+    # in black beside a coloured main row takes the colour away (one colour would leave every backup stretch NULL)
     inked = curves_from_rows([ScaleRow((1, 499), "Gamma Ray", "GAPI", 0, 150, 1, 10, "#00008f"),
                               ScaleRow((1, 499), "Gamma Ray", "GAPI", 150, 300, 1, 40, "#e00000"),
                               ScaleRow((665, 1663), "Delta Time", "US/F", 140, 40, 1, 10, "#e00000"),
-                              ScaleRow((665, 1663), "Delta Time", "US/F", 240, 140, 1, 40, "#e00000")])
-    assert "colour" not in inked[0] and inked[1]["colour"] == "#e00000" and inked[1]["backup"] == "low"
+                              ScaleRow((665, 1663), "Delta Time", "US/F", 240, 140, 1, 40, "#e00000"),
+                              ScaleRow((1, 499), "Caliper", "IN", 6, 16, 1, 70, "#00a000"),
+                              ScaleRow((1, 499), "Caliper", "IN", 16, 26, 1, 100, None)])
+    by = {c["mnemonic"]: c for c in inked}
+    assert by["GR"]["colour"] == "#00008f" and by["GR"]["backup_colour"] == "#e00000"
+    assert by["DT"]["colour"] == "#e00000" and by["DT"]["backup"] == "low" and "backup_colour" not in by["DT"]
+    assert by["CALI"]["backup"] == "high" and "colour" not in by["CALI"]
+    for c in inked:
+        Calibration.from_dict({"version": 1, "depth_axis": "y", "depth_unit": "FT", "step": 0.5,
+                               "depth_picks": [[0, 100], [100, 110]], "curves": [c]})  # each a valid curve
 
 
 @needs_ocr

@@ -325,6 +325,25 @@ def test_a_track_narrower_than_40_px_is_refused_by_name(tmp_path, capsys):
     assert "at least 40 px" in capsys.readouterr().err and not out.exists()
 
 
+def test_one_scan_takes_its_calibration_beside_it_and_the_bundled_model(tmp_path, capsys):
+    """After `calibrate --propose` has written NAME.calib.json beside the scan, `digitize SCAN` reads it with the
+    bundled model (the app's reader) into NAME.digitized.las, as a folder run names them; without a calibration
+    beside the scan it says how to make one and writes nothing."""
+    from core.io.scan import save_gray_png
+
+    log = generate_log(5, 800, 256, "y", style="clean")
+    save_gray_png(tmp_path / "s.png", log.image)
+    assert main(["digitize", str(tmp_path / "s.png")]) == 2
+    assert "no calibration beside the scan" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == [tmp_path / "s.png"]
+    log.calibration.save(tmp_path / "s.calib.json")
+    assert main(["digitize", str(tmp_path / "s.png")]) == 0
+    las = lasio.read(str(tmp_path / "s.digitized.las"))
+    assert "model: demo.safetensors" in str(las.other), las.other
+    assert [c.mnemonic for c in las.curves][1:1 + len(log.calibration.curves)] == [
+        c.mnemonic for c in log.calibration.curves]
+
+
 def test_from_mask_follows_the_painted_mask(tmp_path, capsys):
     from core.io.scan import save_gray_png
 

@@ -100,7 +100,7 @@ def test_bad_batch_usage_is_one_line(tmp_path, capsys):
     for argv, words in ((["--classical", "--calib", "x.json"], "--calib: for one scan"),
                         (["--classical", "--reference", "--well", "W"], "--well, --reference: for one scan"),
                         (["--classical", "--jobs", "0"], "--jobs must be at least 1"),
-                        ([], "exactly one of --model"),
+                        (["--model", "a.safetensors", "--classical"], "exactly one of --model"),
                         (["--model", str(tmp_path / "none.safetensors")], "no such model file")):
         assert main(["digitize", str(folder), *argv]) == 2
         assert words in capsys.readouterr().err

@@ -17,10 +17,13 @@ def register(sub) -> None:
     d = sub.add_parser(NAME, help="trace a scan's curves and write them as LAS (or a folder of scans)")
     d.add_argument("scan", nargs="+", help="the scanned log (PNG, JPEG, BMP or TIFF); several scans or a folder "
                    "digitise each with its NAME.calib.json into NAME.digitized.las and its QC picture")
-    d.add_argument("--calib", help="its calibration (NAME.calib.json: depth picks, curves, sections); one scan only")
-    d.add_argument("--out", help="the LAS file to write (a repeat pass goes beside it as OUT.repeat.las); with "
-                   "several scans, a folder for their LAS files (default: beside each scan)")
-    d.add_argument("--model", help="a trained model (.safetensors), e.g. resources/models/demo.safetensors")
+    d.add_argument("--calib", help="its calibration (depth picks, curves, sections; default: NAME.calib.json beside "
+                   "the scan); one scan only")
+    d.add_argument("--out", help="the LAS file to write (default: NAME.digitized.las beside the scan; a repeat pass "
+                   "goes beside it as OUT.repeat.las); with several scans, a folder for their LAS files (default: "
+                   "beside each scan)")
+    d.add_argument("--model", help="a trained model (.safetensors; default: the bundled one, "
+                   "resources/models/demo.safetensors, unless --classical or --from-mask)")
     d.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
     d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
     d.add_argument("--mask-out", metavar="PNG", help="also write the class mask the curves were traced from (the "
@@ -65,14 +68,24 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    if not (args.model or args.classical or args.from_mask):  # the reader the app uses too
+        from core.model.bundled import BUNDLED_MODEL
+
+        args.model = str(BUNDLED_MODEL)
     if len(args.scan) > 1 or Path(args.scan[0]).is_dir():
         return _digitize_many(args)
     if not Path(args.scan[0]).exists():
         raise InputError(args.scan[0], "no such scan or folder")
-    for flag, value in (("--calib", args.calib), ("--out", args.out)):
-        if not value:
-            raise InputError(None, f"digitising one scan needs {flag} (a folder or several scans take each "
-                             "scan's NAME.calib.json and write NAME.digitized.las)")
+    # the names a folder run and the app use, beside the scan: `calibrate --propose` has just written NAME.calib.json
+    from core.digitize.batch import digitized_las_for
+    from core.io.scan import calib_path_for
+
+    if not args.calib:
+        args.calib = str(calib_path_for(args.scan[0]))
+        if not Path(args.calib).exists():
+            raise InputError(args.calib, "no calibration beside the scan: propose one (welltrace calibrate --propose "
+                             "SCAN), make one in the app, or give --calib")
+    args.out = args.out or str(digitized_las_for(Path(args.scan[0])))
     for flag, value in (("--jobs", args.jobs), ("--scheduler", args.scheduler)):
         if value:
             raise InputError(None, f"{flag} is for a folder or several scans")
