@@ -16,7 +16,7 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
 
-from .confidence import column_confidence
+from .confidence import cap_steep, column_confidence
 from .grid import Grid
 from .ink_levels import levels_by_ink
 from .pen_pattern import unbroken_stroke
@@ -92,6 +92,8 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     if params.ink_checks:
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
     _fill_hidden(traces, calib.curves, params)
+    for tr, spec in zip(traces, calib.curves):  # with every curve's place and scale final
+        tr.confidence = cap_steep(tr.confidence, spec.fraction_of(tr.position) + tr.wraps)
     return traces
 
 

@@ -43,6 +43,29 @@ def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.n
     return np.where(np.isfinite(position), out, 0.0).astype(np.float32)
 
 
+STEEP_SHARE = 0.10  # a trace moving more than this share of its track in one column reads no surer than ...
+STEEP_CONFIDENCE = 0.4  # ... this (flagged: below LOW_CONFIDENCE)
+
+
+def cap_steep(confidence: np.ndarray, fraction: np.ndarray) -> np.ndarray:
+    """``confidence`` capped at :data:`STEEP_CONFIDENCE` in the columns where the trace (``fraction``: its
+    unwrapped place across the track, NaN where NULL) moves more than :data:`STEEP_SHARE` of the track to a
+    neighbouring column.
+
+    A column is a row of the scan along depth: where the pen crosses a tenth of the track within one row (a
+    bed boundary drawn as a near-horizontal stroke, a drilling-rate log swinging across the whole track
+    several times a foot), half a row's registration moves the value by more than the 5 % of its scale a
+    reading is judged by, and a LAS sample between two such rows takes a value the print passes through
+    rather than one it holds. Such a value is written and flagged, not left NULL: the print does pass there."""
+    step = np.abs(np.diff(fraction))
+    steep = np.zeros(fraction.size, bool)
+    with np.errstate(invalid="ignore"):
+        big = step > STEEP_SHARE
+    steep[:-1] |= big
+    steep[1:] |= big
+    return np.where(steep, np.minimum(confidence, STEEP_CONFIDENCE), confidence).astype(confidence.dtype)
+
+
 def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:
     """Each LAS sample's confidence in [0, 1] (``column_confidence``; the least of the two columns it lies
     between), NaN where the value is NULL."""

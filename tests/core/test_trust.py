@@ -321,3 +321,16 @@ def test_a_picture_read_whole_names_its_curves_in_the_log_body_not_in_the_header
     assert np.isfinite(dt).mean() > 0.8 and 70 <= np.nanmedian(dt) <= 120, np.nanmedian(dt)
     assert not np.isfinite(res.values["DT"][res.depth < 244.0]).any()  # the header: no log
     assert any("calibrate --propose" in w for w in res.warnings)
+
+
+def test_a_value_on_a_stroke_steeper_than_a_row_can_place_is_flagged():
+    """Where the trace crosses more than a tenth of its track within one row, half a row of registration moves
+    the value past the 5 % a reading is judged by: written, flagged low-confidence. A gentle slope and a wrap
+    across the track's edge (continuous on its scales) are not."""
+    from core.digitize.confidence import LOW_CONFIDENCE, cap_steep
+
+    fraction = np.concatenate([np.linspace(0.2, 0.6, 40), [0.9, 0.9, 0.9], np.linspace(0.9, 1.3, 20)])  # a step
+    fraction[50] = np.nan  # a NULL column: no move to it or from it
+    conf = cap_steep(np.ones(fraction.size, np.float32), fraction)
+    assert (conf[[39, 40]] < LOW_CONFIDENCE).all()  # either side of the step
+    assert (conf[:39] == 1).all() and (conf[41:] == 1).all()  # 1 % of the track a row, and 2 % past the edge
