@@ -156,6 +156,20 @@ def parse_calibration(data, path: str | None) -> Calibration:
         raise CalibrationError(path, exc.reason) from None
 
 
+
+def _ink(c: dict, key: str, where: str, path: str | None) -> str | None:
+    """An ink colour field ("#rrggbb") of curve ``c``, lower-cased, or None; a malformed one refused by name."""
+    value = c.get(key)
+    if value is None:
+        return None
+    from .colour import parse_colour
+
+    try:
+        parse_colour(value)
+    except ValueError as exc:
+        raise CalibrationError(path, f"{where}{key}: {exc}") from None
+    return value.strip().lower()
+
 def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
     """``curves[i]`` of a calibration file, every field checked; ``seen``: the mnemonics before it (updated)."""
     where = f"curves[{i}]."
@@ -186,27 +200,11 @@ def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
         raise CalibrationError(path, f"{where}backup: must be \"high\" or \"low\", got {backup!r}")
     if backup is not None and not wrap:
         raise CalibrationError(path, f"{where}backup: a backup scale needs \"wrap\": true")
-    colour = c.get("colour")
-    if colour is not None:
-        from .colour import parse_colour
-
-        try:
-            parse_colour(colour)
-        except ValueError as exc:
-            raise CalibrationError(path, f"{where}colour: {exc}") from None
-        colour = colour.strip().lower()
-    backup_colour = c.get("backup_colour")
-    if backup_colour is not None:
-        from .colour import parse_colour
-
-        try:
-            parse_colour(backup_colour)
-        except ValueError as exc:
-            raise CalibrationError(path, f"{where}backup_colour: {exc}") from None
-        if backup is None or colour is None:
-            raise CalibrationError(path, f"{where}backup_colour: the backup scale's ink needs a backup scale "
-                                   "(\"backup\") and the curve's own ink (\"colour\")")
-        backup_colour = backup_colour.strip().lower()
+    colour = _ink(c, "colour", where, path)
+    backup_colour = _ink(c, "backup_colour", where, path)
+    if backup_colour is not None and (backup is None or colour is None):
+        raise CalibrationError(path, f"{where}backup_colour: the backup scale's ink needs a backup scale "
+                               "(\"backup\") and the curve's own ink (\"colour\")")
     unit_c = c.get("unit", "")
     descr = c.get("description", "")
     if not isinstance(unit_c, str) or not isinstance(descr, str):
