@@ -170,6 +170,7 @@ def _ink(c: dict, key: str, where: str, path: str | None) -> str | None:
         raise CalibrationError(path, f"{where}{key}: {exc}") from None
     return value.strip().lower()
 
+
 def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
     """``curves[i]`` of a calibration file, every field checked; ``seen``: the mnemonics before it (updated)."""
     where = f"curves[{i}]."
