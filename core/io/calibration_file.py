@@ -156,7 +156,6 @@ def parse_calibration(data, path: str | None) -> Calibration:
         raise CalibrationError(path, exc.reason) from None
 
 
-
 def _ink(c: dict, key: str, where: str, path: str | None) -> str | None:
     """An ink colour field ("#rrggbb") of curve ``c``, lower-cased, or None; a malformed one refused by name."""
     value = c.get(key)
