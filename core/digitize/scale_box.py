@@ -87,6 +87,12 @@ def unit_for(text: str) -> str:
     return t.upper() if t and (any(c.islower() for c in t) or "/" in t or "%" in t) else ""
 
 
+def unit_in_name(name: str) -> str:
+    """A unit the curve's name itself prints (``Gamma API`` → ``GAPI``), for a row that prints none apart: only a
+    word that is a known unit counts, never any capitalised word."""
+    return next((UNITS[w.lower()] for w in re.findall(r"[A-Za-z/%]+", name) if w.lower() in UNITS), "")
+
+
 def _erase_rules(img: np.ndarray) -> np.ndarray:
     """The box's rules whitened (a border read as ``|`` or ``/`` glues the numbers either side into one)."""
     ink = (img < 128).astype(np.uint8)
@@ -265,7 +271,7 @@ def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | N
         between = [unit_for(ln[0][4]) for ln in near[j + 1 :] if len(ln) == 1]
         unit = next((u for u in between if u), unit)
         if re.search("[A-Za-z]{2}", name) and _known(name.strip(), unit):
-            return name.strip(), unit
+            return name.strip(), unit or unit_in_name(name)
     return None
 
 
@@ -317,6 +323,7 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]], rgb: np.ndarra
             unit = unit_for(rest.split(")")[0]) if rest else ""
             if not _known(name, unit):
                 continue
+            unit = unit or unit_in_name(name)
             nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)
             klass, colour = _pen(crop, crop_rgb, bottom + 1, min(crop.shape[0], max(nxt, bottom + 4)))
             rows.append(ScaleRow(track, name.strip(), unit, left, right, klass, top, colour))

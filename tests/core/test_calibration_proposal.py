@@ -295,6 +295,7 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
     # the GR's pen is navy and its backup row red (the print draws the curve on its backup scale in red): both inks
     # are the GR's, the red one its backup scale's; ROP's pen is black: no colour
     gr = next(c for c in prop.curves if c["mnemonic"] == "GR")
+    assert gr["unit"] == "GAPI", gr  # "Gamma API (TVD)": the name prints its unit
     assert delta_e(parse_colour(gr["colour"]), (0, 0, 143)) < 20, gr
     assert delta_e(parse_colour(gr["backup_colour"]), (255, 0, 0)) < 20, gr
     assert not any("colour" in c for c in prop.curves if c["mnemonic"] == "ROP"), prop.curves
@@ -310,7 +311,7 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
 
 
 def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
-    from core.digitize.scale_box import ScaleRow, curves_from_rows, log_scale, mnemonic_for, unit_for
+    from core.digitize.scale_box import ScaleRow, curves_from_rows, log_scale, mnemonic_for, unit_for, unit_in_name
 
     rows = [ScaleRow((1, 499), "Gamma Ray", "GAPI", 0, 150, 1, 10), ScaleRow((1, 499), "Gamma Ray", "GAPI", 150, 300, 1, 40),
             ScaleRow((665, 1663), "Delta Time", "US/F", 140, 40, 1, 10),
@@ -324,6 +325,8 @@ def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
     assert mnemonic_for("Gamma API") == "GR" and mnemonic_for("dCAL") == "CALI" and mnemonic_for("LTEN") == "LTEN"
     assert mnemonic_for("of the") is None and mnemonic_for("Sonic Int") is None
     assert unit_for("(usec/ft)") == "US/F" and unit_for("ib") == "LB" and unit_for("TVD") == ""
+    # a name that prints its unit (iqa_01146: "Gamma API (TVD)"): only a known unit word counts
+    assert unit_in_name("Gamma API") == "GAPI" and unit_in_name("Delta Time") == "" and unit_in_name("ROP") == ""
     assert log_scale(0.2, 2000) and log_scale(1, 100) and not log_scale(0, 150) and not log_scale(6, 16)
     assert not log_scale(15000, 0) and not log_scale(1, 300)
     # a pen's ink colour goes with its curve; a backup row in another ink is the backup scale's ink; a backup row
