@@ -334,3 +334,21 @@ def test_a_value_on_a_stroke_steeper_than_a_row_can_place_is_flagged():
     conf = cap_steep(np.ones(fraction.size, np.float32), fraction)
     assert (conf[[39, 40]] < LOW_CONFIDENCE).all()  # either side of the step
     assert (conf[:39] == 1).all() and (conf[41:] == 1).all()  # 1 % of the track a row, and 2 % past the edge
+
+
+def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
+    """The trace meets a stroke drawn across the track (its ink runs on from the trace over more than a tenth
+    of the track within the row): the value there is any along the stroke. A faint depth line under the curve
+    is no such stroke, nor is the curve's own width."""
+    from core.digitize.all_curves import stroke_across
+    from core.io.calibration import CurveSpec
+
+    spec = CurveSpec("ROP", "F/HR", "", 1, (10.0, 110.0), (0.0, 150.0))
+    ev = np.zeros((130, 300), np.float32)
+    ev[58:63, :] = 0.9  # the curve, 5 rows wide, at row 60
+    ev[20:100, 100:104] = 0.9  # a stroke across the track at columns 100-103
+    ev[10:111, 200:202] = 0.2  # a heavy depth line, seen faintly
+    position = np.full(300, 60.0)
+    position[250:] = np.nan
+    across = stroke_across(position, ev, spec, threshold=0.12)
+    assert across[100:104].all() and across.sum() == 4
