@@ -177,7 +177,9 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     doubtful = riding
     level_unsure = None
     if spec.wrap:
-        steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks)
+        returning = (-1 if spec.backup == "high" else 1 if spec.backup == "low" else 0) * sign
+        steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks,
+                                      returning=returning)
         wrap_step, doubtful = steps * sign, doubtful | unsure
         if spec.backup:
             wraps, level_unsure = two_level_wraps(wrap_step, spec.backup)

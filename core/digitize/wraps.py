@@ -41,7 +41,7 @@ def at_edges(before: float, after: float, step: int, rows: int) -> bool:
 
 
 def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, observed: np.ndarray,
-                  params, edges: bool = True) -> tuple[np.ndarray, np.ndarray]:
+                  params, edges: bool = True, returning: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Wrap steps of a wrapping curve, decided from the ink between observed columns, and the columns whose
     scale cannot be told (``params``: the tracer's ``TraceParams``).
 
@@ -65,6 +65,13 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
     are NULL). Across a gap longer than the tracer bridges, the level changes only where the observations
     either side lie at opposite edges, the way the path went round. ``edges`` False (a hand-painted mask,
     followed as painted) takes the ink's word alone, and the path's count across long gaps.
+
+    ``returning``: the step that brings a curve with a named backup side back towards its main scale (−1 for a
+    "high" backup, +1 for a "low" one, 0 when the side is not named). Such a step is also seen at the edges
+    where the strokes either side run on to them (:func:`strokes_reach_edges`): a steep return leaves its last
+    observation well inside the track. A step away from the main scale still needs the path itself at the
+    edges: taken wrongly it would carry the rest of the log a scale off (a return hidden under a depth line is
+    not seen), while a return taken wrongly from the main scale is dropped by ``two_level_wraps``.
     """
     rows = ev.shape[0]
     inked = ev >= params.threshold
@@ -96,13 +103,48 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
                 continue
         # a wrap: the curve crossed the edge the direct move turns away from, if the edges show it
         step = 1 if direct < 0 else -1
-        if edges and not at_edges(path[a], path[b], step, rows):
+        if edges and not at_edges(path[a], path[b], step, rows) and not (
+                step == returning and strokes_reach_edges(inked, a, b, path[a], path[b], step)):
             doubtful[a + 1 : b] = True
             continue
         within = np.flatnonzero(wrap_step[a + 1 : b + 1])
         at = a + 1 + (int(within[0]) if within.size else int(np.argmax(np.abs(np.diff(path[a : b + 1])))))
         out[at] = step
     return out, doubtful
+
+
+RUN_GAP_PX = 6  # gaps a stroke's run of inked rows may have on its way to the edge (a dashed pen, a thin stroke)
+
+
+def strokes_reach_edges(inked: np.ndarray, a: int, b: int, before: float, after: float, step: int) -> bool:
+    """Whether the ink runs from ``before`` (the path at column ``a``) on to the edge a wrap by ``step`` leaves
+    by, and from ``after`` (at ``b``) on to the edge it enters from, each over the columns about its side of
+    the move (``inked``: the band's evidence above threshold, rows across). random_00's GR came back from its
+    backup scale in two strokes, one from 36 px to the row-0 edge and one from the far edge to 68 px, both
+    inked in the columns of the move; the path's own last and first observations lay 23 and 50 px inside."""
+    rows, cols = inked.shape
+    zone = edge_zone(rows)
+    leave = inked[:, max(0, a - 2) : b].any(axis=1)
+    enter = inked[:, a + 1 : min(cols, b + 3)].any(axis=1)
+    if step > 0:  # out through the last row, in at row 0
+        return _reach(leave, int(before), +1) >= rows - 1 - zone and _reach(enter, int(after), -1) <= zone
+    return _reach(leave, int(before), -1) <= zone and _reach(enter, int(after), +1) >= rows - 1 - zone
+
+
+def _reach(profile: np.ndarray, start: int, direction: int) -> int:
+    """The farthest row from ``start`` in ``direction`` that ``profile``'s ink reaches, over gaps of at most
+    :data:`RUN_GAP_PX` rows (``start`` itself if there is no ink there)."""
+    start = int(np.clip(start, 0, profile.size - 1))
+    far, gap, r = start, 0, start
+    while 0 <= r + direction < profile.size:
+        r += direction
+        if profile[r]:
+            far, gap = r, 0
+        else:
+            gap += 1
+            if gap > RUN_GAP_PX:
+                break
+    return far
 
 
 def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.ndarray]:

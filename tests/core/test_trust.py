@@ -352,3 +352,30 @@ def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
     position[250:] = np.nan
     across = stroke_across(position, ev, spec, threshold=0.12)
     assert across[100:104].all() and across.sum() == 4
+
+
+def test_a_return_to_the_main_scale_is_seen_where_its_strokes_run_to_the_edges():
+    """random_00's GR came back from its backup scale ("high") in two strokes inked in the columns of the move:
+    one from the path (23 px inside) on to the row-0 edge, one from the far edge on to the path (50 px inside).
+    The return is taken; the same move away from the main scale still needs the path itself at the edges, and
+    so does a return whose strokes stop short of them."""
+    from core.digitize.trace import TraceParams
+    from core.digitize.wraps import resolve_wraps, strokes_reach_edges
+
+    rows, cols = 132, 40
+    ev = np.zeros((rows, cols), np.float32)
+    path = np.full(cols, 36, np.int64)
+    path[21:] = 90
+    ev[12:37, 17:21] = 0.9  # the leaving stroke, from the path down to row 12 (the edge zone is 13 rows)
+    ev[90:128, 20:24] = 0.9  # the entering stroke, from row 127 up to the path; nothing between the two
+    ev[36, :21] = ev[90, 21:] = 0.9  # the path's own ink
+    step = np.zeros(cols, np.int64)
+    step[21] = -1
+    observed = np.ones(cols, bool)
+    assert strokes_reach_edges(ev >= 0.12, 20, 21, 36, 90, -1)
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), returning=-1)
+    assert steps[21] == -1 and not doubtful.any()
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), returning=+1)  # leaving the main scale
+    assert not steps.any() and not doubtful.any()  # (b = a + 1: no column between to doubt)
+    ev[12:25, 17:21] = 0.0  # the leaving stroke stops 25 rows short of the edge
+    assert not strokes_reach_edges(ev >= 0.12, 20, 21, 36, 90, -1)
