@@ -4,8 +4,9 @@ One curve is traced by ``core/digitize/trace.py``; the curves of a track are not
 style sharing a track are traced jointly through their crossings (``core/digitize/group_trace.py``) and named by
 the calibration's order (``core/digitize/crossings.py``); a curve whose style another wrapping curve of the track
 shares traces on what that curve's stroke leaves (``_remove_line``); a curve riding the stroke of a curve of
-another style is no reading there (``_drop_neighbour_rides``); and a curve lost under a neighbour's stroke takes
-that line (``_fill_hidden``).
+another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
+that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
+across its row is flagged low-confidence (``confidence.cap_steep``, :func:`stroke_across`).
 """
 
 from __future__ import annotations
