@@ -6,7 +6,7 @@ the calibration's order (``core/digitize/crossings.py``); a curve whose style an
 shares traces on what that curve's stroke leaves (``_remove_line``); a curve riding the stroke of a curve of
 another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
 that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
-across its row is flagged low-confidence (``confidence.cap_steep``, :func:`stroke_across`).
+across its row is flagged low-confidence (``confidence.cap_steep``, ``confidence.stroke_across``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
 
-from .confidence import STEEP_CONFIDENCE, STEEP_SHARE, cap_steep, column_confidence
+from .confidence import STEEP_CONFIDENCE, cap_steep, capped, column_confidence, stroke_across
 from .grid import Grid
 from .ink_levels import levels_by_ink
 from .pen_pattern import unbroken_stroke
@@ -97,9 +97,8 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         tr.confidence = cap_steep(tr.confidence, spec.fraction_of(tr.position) + tr.wraps)
         ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
         if ev is not None and params.ink_checks:
-            across = stroke_across(tr.position, ev, spec, params.threshold)
-            tr.confidence = np.where(across, np.minimum(tr.confidence, STEEP_CONFIDENCE), tr.confidence
-                                     ).astype(tr.confidence.dtype)
+            tr.confidence = capped(tr.confidence, stroke_across(tr.position, ev, spec, params.threshold),
+                                   STEEP_CONFIDENCE)
     return traces
 
 
@@ -231,29 +230,3 @@ def _remove_line(ev: np.ndarray, trace: Trace, core_px: int, reach_px: int = 16,
                 break
             ev[rc[alive], cols[alive]] = 0.0
 
-
-STROKE_EVIDENCE = 0.3  # a stroke across the track is seen this clearly (a depth line under a curve is seen faintly)
-STROKE_CHUNK = 4096  # columns at a time
-
-
-def stroke_across(position: np.ndarray, evidence, spec: CurveSpec, threshold: float) -> np.ndarray:
-    """Columns where the curve's own evidence runs on from the trace across more than :data:`STEEP_SHARE` of
-    its track within the column: a stroke drawn across the depth row, whose value at that row is any along
-    it (a bed boundary drawn as a near-horizontal stroke the trace meets end-on; a drilling-rate log swinging
-    across its whole track several times a foot). Seen clearly (:data:`STROKE_EVIDENCE`): a heavy depth line
-    under a curve is seen faintly."""
-    out = np.zeros(position.size, bool)
-    lo, hi = int(np.floor(spec.track_lo)), int(np.ceil(spec.track_hi))
-    for c0 in range(0, position.size, STROKE_CHUNK):  # a long scan's band in pieces: a few MB at a time
-        ok = np.flatnonzero(np.isfinite(position[c0 : c0 + STROKE_CHUNK])) + c0
-        if ok.size == 0:
-            continue
-        band = np.asarray(evidence[lo : hi + 1, ok], np.float32) >= max(threshold, STROKE_EVIDENCE)
-        rows = np.clip(np.rint(position[ok]).astype(np.int64) - lo, 0, band.shape[0] - 1)
-        idx = np.arange(band.shape[0], dtype=np.int32)[:, None]
-        # the run of inked rows through the trace's row: from the last paper row above it to the first below
-        above = np.where(~band & (idx <= rows[None, :]), idx, -1).max(axis=0)
-        below = np.where(~band & (idx >= rows[None, :]), idx, band.shape[0]).min(axis=0)
-        run = np.where(band[rows, np.arange(ok.size)], below - above - 1, 0)
-        out[ok] = run > STEEP_SHARE * spec.track_width
-    return out

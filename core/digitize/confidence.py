@@ -45,6 +45,13 @@ def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.n
 
 STEEP_SHARE = 0.10  # a trace moving more than this share of its track in one column reads no surer than ...
 STEEP_CONFIDENCE = 0.4  # ... this (flagged: below LOW_CONFIDENCE)
+STROKE_EVIDENCE = 0.3  # a stroke across the track is seen this clearly (a depth line under a curve is seen faintly)
+STROKE_CHUNK = 4096  # columns of a band read at a time
+
+
+def capped(confidence: np.ndarray, where: np.ndarray, cap: float) -> np.ndarray:
+    """``confidence`` no higher than ``cap`` in the columns ``where`` is set (its dtype kept)."""
+    return np.where(where, np.minimum(confidence, cap), confidence).astype(confidence.dtype)
 
 
 def cap_steep(confidence: np.ndarray, fraction: np.ndarray) -> np.ndarray:
@@ -63,7 +70,31 @@ def cap_steep(confidence: np.ndarray, fraction: np.ndarray) -> np.ndarray:
         big = step > STEEP_SHARE
     steep[:-1] |= big
     steep[1:] |= big
-    return np.where(steep, np.minimum(confidence, STEEP_CONFIDENCE), confidence).astype(confidence.dtype)
+    return capped(confidence, steep, STEEP_CONFIDENCE)
+
+
+def stroke_across(position: np.ndarray, evidence, spec, threshold: float) -> np.ndarray:
+    """Columns where the curve's own evidence runs on from the trace across more than :data:`STEEP_SHARE` of
+    its track within the column: a stroke drawn across the depth row, whose value at that row is any along
+    it (a bed boundary drawn as a near-horizontal stroke the trace meets end-on; a drilling-rate log swinging
+    across its whole track several times a foot). Seen clearly (:data:`STROKE_EVIDENCE`): a heavy depth line
+    under a curve is seen faintly. ``spec``: the curve's ``CurveSpec``; ``evidence``: a canonical map (or a
+    coded one) of the curve's class."""
+    out = np.zeros(position.size, bool)
+    lo, hi = int(np.floor(spec.track_lo)), int(np.ceil(spec.track_hi))
+    for c0 in range(0, position.size, STROKE_CHUNK):  # a long scan's band in pieces: a few MB at a time
+        ok = np.flatnonzero(np.isfinite(position[c0 : c0 + STROKE_CHUNK])) + c0
+        if ok.size == 0:
+            continue
+        band = np.asarray(evidence[lo : hi + 1, ok], np.float32) >= max(threshold, STROKE_EVIDENCE)
+        rows = np.clip(np.rint(position[ok]).astype(np.int64) - lo, 0, band.shape[0] - 1)
+        idx = np.arange(band.shape[0], dtype=np.int32)[:, None]
+        # the run of inked rows through the trace's row: from the last paper row above it to the first below
+        above = np.where(~band & (idx <= rows[None, :]), idx, -1).max(axis=0)
+        below = np.where(~band & (idx >= rows[None, :]), idx, band.shape[0]).min(axis=0)
+        run = np.where(band[rows, np.arange(ok.size)], below - above - 1, 0)
+        out[ok] = run > STEEP_SHARE * spec.track_width
+    return out
 
 
 def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:

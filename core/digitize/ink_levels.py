@@ -18,7 +18,7 @@ import numpy as np
 
 from core.io.calibration import CurveSpec
 
-from .confidence import UNSURE_LEVEL_CONFIDENCE
+from .confidence import UNSURE_LEVEL_CONFIDENCE, capped
 from .trace import Trace
 
 INK_SEEN = 0.3  # colour evidence (core/io/colour.py) at which an ink is under the path ...
@@ -72,5 +72,4 @@ def levels_by_ink(trace: Trace, spec: CurveSpec, main: np.ndarray, backup: np.nd
     unsure &= reach
     old = trace.level_unsure if trace.level_unsure is not None else np.zeros(said.size, bool)
     trace.level_unsure = np.where(reach, unsure, old)
-    trace.confidence = np.where(trace.level_unsure, np.minimum(trace.confidence, UNSURE_LEVEL_CONFIDENCE),
-                                trace.confidence).astype(trace.confidence.dtype)
+    trace.confidence = capped(trace.confidence, trace.level_unsure, UNSURE_LEVEL_CONFIDENCE)

@@ -23,7 +23,7 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
 
-from .confidence import UNSURE_LEVEL_CONFIDENCE, column_confidence
+from .confidence import UNSURE_LEVEL_CONFIDENCE, capped, column_confidence
 from .grid import Grid
 from .path_search import viterbi_path
 from .riding import BORDER_PX, JOIN_COLS, on_border, on_grid_line, riding_columns
@@ -199,7 +199,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     strength = raw[path, np.arange(cols)]
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
     if level_unsure is not None:
-        confidence = np.where(level_unsure, np.minimum(confidence, UNSURE_LEVEL_CONFIDENCE), confidence)
+        confidence = capped(confidence, level_unsure, UNSURE_LEVEL_CONFIDENCE)
     trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure)
     return trace, riding
 

@@ -340,7 +340,7 @@ def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
     """The trace meets a stroke drawn across the track (its ink runs on from the trace over more than a tenth
     of the track within the row): the value there is any along the stroke. A faint depth line under the curve
     is no such stroke, nor is the curve's own width."""
-    from core.digitize.all_curves import stroke_across
+    from core.digitize.confidence import stroke_across
     from core.io.calibration import CurveSpec
 
     spec = CurveSpec("ROP", "F/HR", "", 1, (10.0, 110.0), (0.0, 150.0))
