@@ -5,7 +5,8 @@ table entries. A straight line through the rest (RANSAC over every pair, then le
 sanity (:func:`fit_section`): depths increasing down the log, a standard log scale at the scan's dpi, labels
 that step by a round interval, spread over a quarter of the section at least. A section whose depths restart is
 two passes (:func:`split_passes`; a straight run of misreads is not); the first with depths is the main pass, a
-later one that repeats its range a repeat pass (:func:`name_sections`). The picks are the kept numbers as printed, never extrapolated.
+later one that repeats its range a repeat pass (:func:`name_sections`). The picks are the kept numbers as
+printed, never extrapolated.
 """
 
 from __future__ import annotations
@@ -207,10 +208,12 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[Propo
     later line starts below where the earlier one ends, and neither line runs on across the cut."""
     mine = sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
     values = np.array([n.value for n in mine])
+    together: int | None = None  # how many of the section's numbers one line holds: fitted once, at the first step back
     for i in range(MIN_NUMBERS - 1, len(mine) - MIN_NUMBERS):
         if values[i + 1] >= values[i] - LABEL_STEP_FT or not np.all(np.diff(values[i + 1 : i + 1 + MIN_NUMBERS]) > 0):
             continue
-        if not _is_restart(mine[: i + 1], mine[i + 1 :]):
+        together = len(_agreeing(mine)[0]) if together is None else together
+        if not _is_restart(mine[: i + 1], mine[i + 1 :], together):
             continue
         cut = int(round((mine[i].pixel + mine[i + 1].pixel) / 2))
         # the rest is split again from its own numbers: those past the cut (the section's edge allowance holds at
@@ -234,14 +237,15 @@ def _on_line(numbers: list[DepthNumber], fit: tuple[float, float, float]) -> int
     return sum(abs(n.pixel - (n.value - a) / b) <= FIT_TOLERANCE_PX for n in numbers)
 
 
-def _is_restart(before: list[DepthNumber], after: list[DepthNumber]) -> bool:
-    """Whether the depths printed ``before`` and ``after`` a step back are two passes, not one log misread."""
+def _is_restart(before: list[DepthNumber], after: list[DepthNumber], together: int) -> bool:
+    """Whether the depths printed ``before`` and ``after`` a step back are two passes, not one log misread
+    (``together``: how many of them all one straight line holds)."""
     (left, left_fit), (right, right_fit) = _agreeing(before), _agreeing(after)
     # each side has its own line, and the two lines hold clearly more numbers than one line does (a repeat's
     # numbers lie off the main pass's line). A share of all the numbers read was the test before: on
     # iqa_33-023-01145-0002 the misreads (110 of 128 numbers) kept one line below it, and a continuous log of
     # 18 agreeing depths was cut in two at a misread
-    if min(len(left), len(right)) < MIN_NUMBERS or len(left) + len(right) < len(_agreeing(before + after)[0]) + MIN_NUMBERS:
+    if min(len(left), len(right)) < MIN_NUMBERS or len(left) + len(right) < together + MIN_NUMBERS:
         return False
     # the restart is between the lines, not among misreads: the later pass begins below where the earlier one
     # ended. iqa_33-025-02289-0001 printed 9600, 9700, then 9800 read "800", 9900 "900" and 10000-10400 read
