@@ -5,7 +5,8 @@ Above the log body every print has a box that says, per track and row, which cur
 dotted). A second row of the same curve whose scale goes on where the first ends (``150  Gamma Ray (GAPI)
 300``) is its backup scale: the curve wraps. This module reads that box with Tesseract, track by track, and
 proposes one curve per row: mnemonic, unit, scale ends, line style, track, wrap and backup side. What it
-cannot read (a row without a number at both ends, a name it cannot map) it leaves out: the user adds it.
+cannot read (a row without a number at both ends, a name it cannot map) it leaves out: the user adds it. The
+names and units it knows are ``core/digitize/curve_names.py``.
 
 Work in the scan's upright frame (depth down the rows); ``tracks`` are the proposal's (lo, hi) columns.
 """
@@ -18,30 +19,13 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from .curve_names import mnemonic_for, names_a_curve, unit_for, unit_in_name
+
 NUMBER = re.compile(r"^[-+−–]?\d+(?:[.,]\d+)?$")
 RULE_LEN_PX = 40  # ink runs this long (twice a letter at 200 dpi) are box rules, erased before OCR
 SOLID_RUN_PX = 40  # a pen sample whose ink lies mostly in runs this long is solid ...
 DASH_MIN_PX = 7  # ... else dashed when most lies in runs this long or longer, dotted when in shorter ones
 BOX_ROWS_PER_INCH = 3.0  # the box is looked for this far above the log body (3 in: a dozen rows of text)
-
-# names printed in scale boxes → mnemonics (lower case, spaces and punctuation squeezed; "sonic" alone is no
-# name: a sonic's integrated time and its porosity start with it); the first word of
-# a name in capitals is taken as printed (``LTEN``, ``dCAL``) when no name here matches
-NAMES = {
-    "gammaray": "GR", "gamma": "GR", "gr": "GR", "spectralgammaray": "SGR",
-    "deltatime": "DT", "deltat": "DT", "intervaltransittime": "DT", "compressionalslowness": "DTC",
-    "sonicporosity": "SPHI", "neutronporosity": "NPHI", "densityporosity": "DPHI", "bulkdensity": "RHOB",
-    "density": "RHOB", "densitycorrection": "DRHO", "photoelectricfactor": "PEF", "pe": "PEF",
-    "caliper": "CALI", "cal": "CALI", "dcal": "CALI", "differentialcaliper": "CALI",
-    "spontaneouspotential": "SP", "sp": "SP", "linetension": "LTEN", "tension": "LTEN", "lten": "LTEN",
-    "deepinduction": "ILD", "mediuminduction": "ILM", "deepresistivity": "RDEP", "mediumresistivity": "RMED",
-    "shallowresistivity": "RSHAL", "sphericallyfocused": "SFLU", "microsphericallyfocused": "MSFL",
-    "linespeed": "LSPD", "lspd": "LSPD", "rop": "ROP", "rateofpenetration": "ROP",
-}
-UNITS = {"gapi": "GAPI", "gap": "GAPI", "api": "GAPI", "usec/ft": "US/F", "us/ft": "US/F", "µs/ft": "US/F",
-         "pu": "PU", "in": "IN", "lb": "LB", "ib": "LB", "lbs": "LB", "ohmm": "OHMM", "ohm-m": "OHMM",
-         "g/cc": "G/C3", "g/cm3": "G/C3", "mv": "MV", "v/v": "V/V", "b/e": "B/E", "msec": "MS", "ft/min": "F/MIN",
-         "m3/m3": "M3/M3", "%": "%"}
 
 
 @dataclass
@@ -61,36 +45,6 @@ class ScaleRow:
 def _number(text: str) -> float | None:
     t = text.strip().strip("|/{}[]()").replace("−", "-").replace("–", "-").replace(",", ".")
     return float(t) if NUMBER.match(t) else None
-
-
-def mnemonic_for(name: str) -> str | None:
-    """``Gamma Ray`` → ``GR``; ``dCAL`` → ``CALI``; None for a name that says nothing (``Sonic Int``)."""
-    key = re.sub(r"[^a-z]", "", name.lower())
-    if key in NAMES:
-        return NAMES[key]
-    # a longer name that starts with a known one ("Gamma API" → Gamma); short keys (SP, PE) only whole
-    known = sorted((k for k in NAMES if len(k) >= 4 and key.startswith(k)), key=len, reverse=True)
-    if known:
-        return NAMES[known[0]]
-    first = name.split()[0] if name.split() else ""
-    if 2 <= len(first) <= 8 and re.fullmatch(r"[A-Za-z]*[A-Z][A-Za-z0-9]*", first) and sum(c.isupper() for c in first) >= 2:
-        return first.upper()
-    return None
-
-
-def unit_for(text: str) -> str:
-    """A printed unit as LAS writes it (``usec/ft`` → ``US/F``); "" for words in brackets that are no unit
-    (``(TVD)``: capitals without a slash are a remark, not a unit)."""
-    t = text.strip().strip("()").strip()
-    if t.lower() in UNITS:
-        return UNITS[t.lower()]
-    return t.upper() if t and (any(c.islower() for c in t) or "/" in t or "%" in t) else ""
-
-
-def unit_in_name(name: str) -> str:
-    """A unit the curve's name itself prints (``Gamma API`` → ``GAPI``), for a row that prints none apart: only a
-    word that is a known unit counts, never any capitalised word."""
-    return next((UNITS[w.lower()] for w in re.findall(r"[A-Za-z/%]+", name) if w.lower() in UNITS), "")
 
 
 def _erase_rules(img: np.ndarray) -> np.ndarray:
@@ -239,14 +193,6 @@ def _colour(rgb: np.ndarray | None, crop: np.ndarray, rows: tuple[int, int] | No
     return hex_colour(median) if float(np.hypot(a, b)) >= NEUTRAL_CHROMA else None
 
 
-def _known(name: str, unit: str) -> bool:
-    """A row names a curve when its name is one scale boxes print (``NAMES``) or a mnemonic in capitals with
-    its unit given: the words of a comment box (``… 32 JTS of 36# …``) are neither."""
-    key = re.sub(r"[^a-z]", "", name.lower())
-    return key in NAMES or any(len(k) >= 4 and key.startswith(k) for k in NAMES) or (
-        bool(unit) and mnemonic_for(name) is not None)
-
-
 def _rule_between(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int, rgb: np.ndarray | None = None
                   ) -> tuple[int, str | None] | None:
     """The pen sample drawn between a row's two numbers (``1 ——— 300``): its line style and ink colour
@@ -270,7 +216,7 @@ def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | N
         unit = unit_for(rest.split(")")[0]) if rest else ""
         between = [unit_for(ln[0][4]) for ln in near[j + 1 :] if len(ln) == 1]
         unit = next((u for u in between if u), unit)
-        if re.search("[A-Za-z]{2}", name) and _known(name.strip(), unit):
+        if re.search("[A-Za-z]{2}", name) and names_a_curve(name.strip(), unit):
             return name.strip(), unit or unit_in_name(name)
     return None
 
@@ -314,14 +260,14 @@ def read_rows(box: np.ndarray, tracks: list[tuple[float, float]], rgb: np.ndarra
             if len(line) == 2:  # bare numbers: the sample between them, the name above
                 pen = _rule_between(crop, top, bottom, line[0][0] + line[0][2], line[1][0], crop_rgb)
                 named = _name_above(lines, k, height) if pen is not None else None
-                if named and _known(*named):
+                if named and names_a_curve(*named):
                     rows.append(ScaleRow(track, named[0], named[1], left, right, pen[0], top, pen[1]))
                 continue
             if not re.search("[A-Za-z]", middle):
                 continue
             name, _, rest = middle.partition("(")
             unit = unit_for(rest.split(")")[0]) if rest else ""
-            if not _known(name, unit):
+            if not names_a_curve(name, unit):
                 continue
             unit = unit or unit_in_name(name)
             nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)

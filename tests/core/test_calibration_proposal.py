@@ -311,7 +311,8 @@ def test_colour_log_depths_are_read_and_placed(shared_data):
 
 
 def test_scale_box_rows_become_curves_and_a_row_going_on_is_the_backup_scale():
-    from core.digitize.scale_box import ScaleRow, curves_from_rows, log_scale, mnemonic_for, unit_for, unit_in_name
+    from core.digitize.curve_names import mnemonic_for, unit_for, unit_in_name
+    from core.digitize.scale_box import ScaleRow, curves_from_rows, log_scale
 
     rows = [ScaleRow((1, 499), "Gamma Ray", "GAPI", 0, 150, 1, 10), ScaleRow((1, 499), "Gamma Ray", "GAPI", 150, 300, 1, 40),
             ScaleRow((665, 1663), "Delta Time", "US/F", 140, 40, 1, 10),
