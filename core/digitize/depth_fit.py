@@ -104,13 +104,11 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
     nearest = lines[np.argmin(np.abs(lines[None, :] - pixels[:, None]), axis=1)]
     shift = nearest - pixels
     snapped = np.abs(shift) <= SNAP_PX
-    if snapped.sum() < MIN_NUMBERS:  # too few to say how this scan prints its labels: each on its nearest line
-        for n, s, ok in zip(numbers, shift, snapped):
-            n.pixel += float(s) if ok else 0.0
-        return
-    usual = float(np.median(shift[snapped]))
+    # too few snaps to say how this scan prints its labels: each number on its nearest line, or left where it is
+    usual = float(np.median(shift[snapped])) if snapped.sum() >= MIN_NUMBERS else None
     for n, s, ok in zip(numbers, shift, snapped):
-        n.pixel += float(s) if ok and abs(s - usual) <= SNAP_AGREE_PX else usual
+        agrees = ok and (usual is None or abs(s - usual) <= SNAP_AGREE_PX)
+        n.pixel += float(s) if agrees else (usual or 0.0)
 
 
 def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
