@@ -177,8 +177,9 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     doubtful = riding
     level_unsure = None
     if spec.wrap:
+        lines = grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else None
         returning = (-1 if spec.backup == "high" else 1 if spec.backup == "low" else 0) * sign
-        steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks,
+        steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks, lines=lines,
                                       returning=returning)
         wrap_step, doubtful = steps * sign, doubtful | unsure
         if spec.backup:

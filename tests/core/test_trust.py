@@ -93,12 +93,11 @@ def test_a_backup_scale_in_its_own_ink_is_read_where_that_ink_is(iqa_01146_inks)
     assert np.mean(written > 150) < 0.01 and np.percentile(written, 95) <= 110, np.percentile(written, [5, 95])
 
 
-@pytest.mark.xfail(strict=True, reason="measured 2026-11-26, the inks not named: the bundled model's path reaches the right edge 56 px "
-                   "short of it along the 8,450-ft depth line, so the first crossing is no wrap seen at the edges, "
-                   "and the return runs along the 8,460-ft line whose evidence covers the whole track (a direct "
-                   "move): the ten feet read 42-154 API at confidence 1, a whole scale low. Taking the first "
-                   "crossing alone (an ink run to the edge) puts the 145 ft after the return on the backup scale too")
 def test_the_excursion_onto_the_backup_scale_reads_on_it_or_null(iqa_01146):
+    """With the inks not named (the calibration typed by hand), the ten feet read 42-154 API at confidence 1, a
+    whole scale low: the path left 56 px short of the right edge along the 8,450-ft depth line, and came back
+    along the 8,460-ft line, whose ink at every row made the move look direct. The strokes beside each crossing
+    run to the edges, and the depth line's columns are judged by the ink beside them (``core/digitize/wraps.py``)."""
     _, parts = iqa_01146
     depth, gr = _values(parts[0], "GR")
     on = (depth >= EXCURSION_FT[0]) & (depth <= EXCURSION_FT[1])
@@ -354,11 +353,10 @@ def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
     assert across[100:104].all() and across.sum() == 4
 
 
-def test_a_return_to_the_main_scale_is_seen_where_its_strokes_run_to_the_edges():
+def test_a_crossing_is_seen_where_its_strokes_run_to_the_edges():
     """random_00's GR came back from its backup scale ("high") in two strokes inked in the columns of the move:
     one from the path (23 px inside) on to the row-0 edge, one from the far edge on to the path (50 px inside).
-    The return is taken; the same move away from the main scale still needs the path itself at the edges, and
-    so does a return whose strokes stop short of them."""
+    The crossing is taken; one whose strokes stop short of the edges is not."""
     from core.digitize.trace import TraceParams
     from core.digitize.wraps import resolve_wraps, strokes_reach_edges
 
@@ -373,9 +371,52 @@ def test_a_return_to_the_main_scale_is_seen_where_its_strokes_run_to_the_edges()
     step[21] = -1
     observed = np.ones(cols, bool)
     assert strokes_reach_edges(ev >= 0.12, 20, 21, 36, 90, -1)
-    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), returning=-1)
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams())
     assert steps[21] == -1 and not doubtful.any()
-    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), returning=+1)  # leaving the main scale
-    assert not steps.any() and not doubtful.any()  # (b = a + 1: no column between to doubt)
     ev[12:25, 17:21] = 0.0  # the leaving stroke stops 25 rows short of the edge
     assert not strokes_reach_edges(ev >= 0.12, 20, 21, 36, 90, -1)
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams())
+    assert not steps.any()
+
+
+def test_a_crossing_hidden_under_a_depth_line_is_judged_by_the_ink_beside_it():
+    """iqa_01146's GR came back from its backup scale along the 8,460-ft depth line: left of the line its stroke
+    ran on to the track's left edge and its return from the right edge was drawn 22 px in; the descent between
+    lay under the line, whose ink at every row made the path's move along it look direct (the rest of the log,
+    133 ft, read a whole scale high). The line's columns are no observation: the move is judged beside them."""
+    from core.digitize.trace import TraceParams
+    from core.digitize.wraps import hidden_crossing, resolve_wraps
+
+    rows, cols = 200, 60
+    ev = np.zeros((rows, cols), np.float32)
+    line = np.zeros(cols, bool)
+    line[30:36] = True
+    ev[:, line] = 0.9  # the depth line: ink at every row
+    ev[197:200, :] = 0.9  # the track's far border
+    path = np.full(cols, 40, np.int64)
+    path[:30] = np.linspace(60, 25, 30).astype(np.int64)  # heading for the row-0 edge ...
+    path[30:36] = [25, 40, 60, 80, 100, 120]  # ... the path along the line ...
+    path[36:] = 120 - np.arange(cols - 36)  # ... and on, heading for row 0 again: it came in from row 199
+    for c in range(cols):
+        if not line[c]:
+            ev[max(0, path[c] - 1) : path[c] + 2, c] = 0.9
+    ev[2:26, 26:30] = 0.9  # beside the line: the stroke runs on to the row-0 edge ...
+    ev[170:197, 27:30] = 0.9  # ... and the return is drawn in from the far edge
+    observed = np.ones(cols, bool)
+    step = np.zeros(cols, np.int64)
+    inked = (ev >= 0.12) & ~line[None, :]
+    assert hidden_crossing(inked, 29, 36, path[29], -1)
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), lines=line, returning=-1)
+    assert steps.sum() == -1 and not doubtful.any()
+    # read without the line known, the path's moves along it are direct: no crossing
+    steps, _ = resolve_wraps(path, step, ev, observed, TraceParams(), returning=-1)
+    assert not steps.any()
+    # the same move away from the main scale is not taken on the ink beside a line: its columns are doubtful
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), lines=line, returning=+1)
+    assert not steps.any() and doubtful[30:36].all()
+    # no stroke in from the far edge beside the line (the border alone): the move is doubtful, not a crossing
+    ev[170:197, 27:30] = 0.0
+    inked = (ev >= 0.12) & ~line[None, :]
+    assert not hidden_crossing(inked, 29, 36, path[29], -1)
+    steps, doubtful = resolve_wraps(path, step, ev, observed, TraceParams(), lines=line, returning=-1)
+    assert not steps.any() and doubtful[30:36].all()
