@@ -337,9 +337,10 @@ def test_a_value_on_a_stroke_steeper_than_a_row_can_place_is_flagged():
 
 def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
     """The trace meets a stroke drawn across the track (its ink runs on from the trace over more than a tenth
-    of the track within the row): the value there is any along the stroke. A faint depth line under the curve
-    is no such stroke, nor is the curve's own width."""
-    from core.digitize.confidence import stroke_across
+    of the track within the row): the value there is any along the stroke, and two columns either side a turn of
+    the pen away (a drilling-rate log swinging across its track a few times a foot, read along the border
+    between its strokes). A faint depth line under the curve is no such stroke, nor is the curve's own width."""
+    from core.digitize.confidence import ACROSS_REACH_COLS, stroke_across
     from core.io.calibration import CurveSpec
 
     spec = CurveSpec("ROP", "F/HR", "", 1, (10.0, 110.0), (0.0, 150.0))
@@ -350,7 +351,8 @@ def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
     position = np.full(300, 60.0)
     position[250:] = np.nan
     across = stroke_across(position, ev, spec, threshold=0.12)
-    assert across[100:104].all() and across.sum() == 4
+    reach = ACROSS_REACH_COLS
+    assert across[100 - reach : 104 + reach].all() and across.sum() == 4 + 2 * reach
 
 
 def test_a_crossing_is_seen_where_its_strokes_run_to_the_edges():
