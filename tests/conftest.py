@@ -21,7 +21,9 @@ os.environ["XDG_CACHE_HOME"] = os.path.join(_HOME, "cache")  # compiled kernels,
 import pytest  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared" / "data"
+# the real scans and foreign prints beside the checkout; elsewhere (a GPU machine that gets the checkout alone:
+# tools/gpu_stage.sh) where WELLTRACE_SHARED_DATA says
+SHARED = Path(os.environ.get("WELLTRACE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
 def pytest_collection_modifyitems(config, items):
