@@ -26,7 +26,8 @@ $WT eval-styles --model $OUT/stage6.safetensors --foreign $DATA/foreign/plain $D
 log "held-out families"
 $WT eval-styles --model $OUT/stage6.safetensors --families log_decades,dotted_fax,dense,random --count 4 2>&1 | tee -a $OUT/log.txt
 log "trust tests"
-cp resources/models/demo.safetensors $OUT/stage3.safetensors && cp $OUT/stage6.safetensors resources/models/demo.safetensors
+cp resources/models/demo.safetensors $OUT/stage3.safetensors
+trap 'cp $OUT/stage3.safetensors resources/models/demo.safetensors' EXIT  # the bundled model back, whatever happens
+cp $OUT/stage6.safetensors resources/models/demo.safetensors
 WELLTRACE_SHARED_DATA=$DATA timeout 600 python3 -m pytest -q -p no:cacheprovider tests/core/test_trust.py 2>&1 | tail -8 | tee -a $OUT/log.txt
-cp $OUT/stage3.safetensors resources/models/demo.safetensors
 log done
