@@ -6,7 +6,7 @@ not how it got there, so the count is decided here, between observed columns:
 
 - a move across the track between two neighbouring observations is direct or a wrap by the ink between
   them (:func:`resolve_wraps`: a direct move draws the rows between, a wrap draws none); a depth line
-  inks every row, so its columns are no observation and show no move;
+  inks every row, so a move along it that took no crossing is judged again on the ink beside the line;
 - and a wrap must be *seen at the edges*: the last observation before it lies at the edge the curve
   leaves by, the first after it at the edge it enters from (:func:`edge_zone` of them), or the strokes
   either side run on to those edges (a steep stroke), or, hidden under a depth line, the ink beside the
@@ -77,17 +77,19 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
     inside, along a depth line).
 
     ``lines``: the columns an across line (a depth line) inks at every row of the track. Its ink shows no move,
-    direct or round, and a path on it is on the line, not the curve: a move is judged between the columns
-    either side of the line, by their ink alone. A return to the main scale hidden under the line (``returning``:
-    the step that brings a curve with a named backup side back, −1 for a "high" backup in the track's row
-    direction, +1 for a "low" one, 0 when the side is not named) is seen where the ink beside the line runs
-    from the curve to the edge it leaves by and in from the other (:func:`hidden_crossing`). A step *away* is
-    not taken on that evidence: the crossing itself is unseen, and one taken wrongly carries the rest of the log
-    a scale off, while a return taken wrongly from the main scale is dropped by :func:`two_level_wraps`
-    (taken on it too, steps away put 97 more samples of random_00's GR a scale off). Before these rules a step away from the main scale needed the path itself at
-    the edges, so that one taken wrongly would not carry the rest of a log a scale off while its return went
-    unseen under a depth line; with that return seen, the synthetic oracle of wrapped curves unwraps 29 of 36,
-    where it unwrapped 25.
+    direct or round, so where the moves across a line's columns took no crossing, the move is judged again
+    between the observations either side of the line, by their ink alone. (The line's columns are judged as
+    before first: KGS's GR comes back from its backup scale at the 830-ft line with the path on the line's
+    column at the track's edge, a crossing seen there.) A return to the main scale hidden under the line
+    (``returning``: the step that brings a curve with a named backup side back, −1 for a "high" backup in the
+    track's row direction, +1 for a "low" one, 0 when the side is not named) is seen where the ink beside the
+    line runs from the curve to the edge it leaves by and in from the other (:func:`hidden_crossing`). A step
+    *away* is not taken on that evidence: the crossing itself is unseen, and one taken wrongly carries the rest
+    of the log a scale off, while a return taken wrongly from the main scale is dropped by
+    :func:`two_level_wraps` (taken on it too, steps away put 97 more samples of random_00's GR a scale off).
+    Before these rules a step away from the main scale needed the path itself at the edges, so that one taken
+    wrongly would not carry the rest of a log a scale off while its return went unseen under a depth line; with
+    that return seen, the synthetic oracle of wrapped curves unwraps 29 of 36, where it unwrapped 25.
     """
     rows = ev.shape[0]
     raw_inked = ev >= params.threshold
