@@ -385,7 +385,8 @@ def test_a_crossing_hidden_under_a_depth_line_is_judged_by_the_ink_beside_it():
     """iqa_01146's GR came back from its backup scale along the 8,460-ft depth line: left of the line its stroke
     ran on to the track's left edge and its return from the right edge was drawn 22 px in; the descent between
     lay under the line, whose ink at every row made the path's move along it look direct (the rest of the log,
-    133 ft, read a whole scale high). The line's columns are no observation: the move is judged beside them."""
+    133 ft, read a whole scale high). Where the moves along the line took no crossing, the move is judged again
+    on the ink beside the line."""
     from core.digitize.trace import TraceParams
     from core.digitize.wraps import hidden_crossing, resolve_wraps
 
