@@ -229,4 +229,3 @@ def _remove_line(ev: np.ndarray, trace: Trace, core_px: int, reach_px: int = 16,
             if not alive.any():
                 break
             ev[rc[alive], cols[alive]] = 0.0
-

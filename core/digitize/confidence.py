@@ -104,14 +104,7 @@ def stroke_across(position: np.ndarray, evidence, spec, threshold: float) -> np.
         below = np.where(~band & (idx >= rows[None, :]), idx, band.shape[0]).min(axis=0)
         run = np.where(band[rows, np.arange(ok.size)], below - above - 1, 0)
         out[ok] = run > STEEP_SHARE * spec.track_width
-    return near(out, ACROSS_REACH_COLS)
-
-
-def near(flags: np.ndarray, cols: int) -> np.ndarray:
-    """``flags`` spread to the columns within ``cols`` of a flagged one."""
-    if cols <= 0 or not flags.any():
-        return flags
-    return np.convolve(flags.astype(np.float32), np.ones(2 * cols + 1, np.float32), "same") > 0.5
+    return distance_to_true(out) <= ACROSS_REACH_COLS
 
 
 def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:

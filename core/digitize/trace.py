@@ -138,7 +138,7 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
         # it found no curve there (the ROP of the North Dakota log went from the middle line to a thin one)
         lined = on_border(trace.position, spec) | (on_grid_line(trace.position, grid, spec) if grid is not None
                                                    else False)
-        near_ride = np.convolve(riding.astype(np.float32), np.ones(2 * JOIN_COLS + 1, np.float32), "same") > 0
+        near_ride = distance_to_true(riding) <= JOIN_COLS
         again_lined = near_ride & lined
         trace.position[again_lined] = np.nan
         trace.observed[again_lined] = False
