@@ -18,8 +18,10 @@ from core.common.vocabulary import GIB
 from .plot_axes import plain_axes
 
 MODES = ("fp32", "bf16", "fp16")
-TERMS = ("params", "grads", "optimizer", "activations")
-TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", "activations": "#dd8452"}
+# workspace: a CUDA step's transient beyond what it saves (core/engine/transient.py); absent on the CPU
+TERMS = ("params", "grads", "optimizer", "activations", "workspace")
+TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", "activations": "#dd8452",
+               "workspace": "#8172b3"}
 
 
 SWATCH, LINE, DASHED = "■", "━", "╍"
@@ -57,8 +59,8 @@ class BudgetBar(pg.PlotWidget):
         ghost_pen = pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine)
         self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=ghost_pen)
         self.addItem(self.ghost)
-        self.setTitle(keyed_title("Activation budget of one step (GiB)", [(t, TERM_COLORS[t], SWATCH) for t in TERMS]),
-                      size=TITLE_SIZE)
+        self._keyed: tuple[str, ...] = ()
+        self._key_terms(TERMS[:-1])
         self._caption = self.CAPTION
         self.setLabel("bottom", self._caption)
         # one stacked segment item per term and one label per mode, made once and updated in place:
@@ -71,6 +73,13 @@ class BudgetBar(pg.PlotWidget):
         self.labels = [pg.TextItem("", color="k", anchor=(0.5, 1.0)) for _ in MODES]
         for lbl in self.labels:
             self.addItem(lbl, ignoreBounds=True)
+
+    def _key_terms(self, terms: tuple[str, ...]) -> None:
+        """The title's colour key: the workspace only where a prediction or measurement has one (CUDA)."""
+        if terms != self._keyed:
+            self._keyed = terms
+            self.setTitle(keyed_title("Activation budget of one step (GiB)",
+                                      [(t, TERM_COLORS[t], SWATCH) for t in terms]), size=TITLE_SIZE)
 
     HEAD_ROOM = 1.45  # the y range over the tallest bar (or the ceiling): room for its two-line label
     CAPTION = "dashed: fp32 footprint · red: ceiling (drag)"  # the bottom axis title while the ceiling is in view
@@ -127,6 +136,7 @@ class BudgetBar(pg.PlotWidget):
             lbl.setPos(i, top)
         if "fp32" in self.values:
             self.ghost.setValue(self.total("fp32") / GIB)
+        self._key_terms(TERMS if any(v["workspace"] for v in self.values.values()) else TERMS[:-1])
         self._fit()
 
 

@@ -30,6 +30,7 @@ from core.model.network import NetConfig, build, stage_names
 from core.model.precision import Precision, resolve
 
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
+from .transient import cuda_transient
 
 MODES = ("fp32", "bf16", "fp16")
 MIN_TILE = 256
@@ -56,7 +57,8 @@ class Terms:
     grads: int
     optimizer: int
     activations: int
-    workspace: int | None = None  # transient bytes beyond the saved activations (measured peaks only)
+    workspace: int | None = None  # transient bytes beyond the saved activations (CUDA: measured, or predicted
+    # from the H100's calibration in transient.py; the CPU's is not modelled)
 
     @property
     def total(self) -> int:
@@ -227,7 +229,11 @@ def predict(cfg: NetConfig, width: int, height: int, levers: Levers, batch: int 
     w = min(width, levers.tile) if levers.tile else width
     a, b = _fit_for(cfg, levers, batch)
     pix = padded(height, cfg.stride) * padded(w, cfg.stride)
-    return Terms(params, grads, opt, int(round(a + b * pix)))
+    workspace = None
+    if active_rules() == "cuda":  # CUDA's peak holds a transient beyond the saved bytes, as large as a third of them
+        ta, tb = cuda_transient(cfg, levers.precision, levers.checkpointing, b / batch)
+        workspace = int(round(ta + tb * pix * batch))
+    return Terms(params, grads, opt, int(round(a + b * pix)), workspace)
 
 
 def spill_width(cfg: NetConfig, height: int, levers: Levers, ceiling: int, batch: int = 1) -> int:
@@ -237,6 +243,9 @@ def spill_width(cfg: NetConfig, height: int, levers: Levers, ceiling: int, batch
         return 10**9 if predict(cfg, levers.tile, height, levers, batch).total <= ceiling else 0
     params, grads, opt = state_terms(cfg)
     a, b = _fit_for(cfg, levers, batch)
+    if active_rules() == "cuda":
+        ta, tb = cuda_transient(cfg, levers.precision, levers.checkpointing, b / batch)
+        a, b = a + ta, b + tb * batch
     room = ceiling - params - grads - opt - a
     if room <= 0 or b <= 0:
         return 0

@@ -138,3 +138,24 @@ def test_a_gpu_behind_a_cpu_build_is_named_in_the_dock(trained_win, monkeypatch)
     monkeypatch.setattr(prec, "cuda_install_hint", lambda: None)
     d._explain_precision()
     assert "CPU build" not in d.precision_why.text()
+
+
+def test_a_cuda_prediction_stacks_its_workspace_on_the_budget_bar(qtbot):
+    """A CUDA prediction carries the step's transient (core/engine/transient.py): the bar stacks it on the
+    saved activations and keys it; a CPU prediction has none, and the key leaves it out."""
+    from app.instruments import BudgetBar
+    from core.engine.budget import Levers, device_rules, predict
+    from core.model.network import preset
+
+    bar = BudgetBar()
+    qtbot.addWidget(bar)
+    cpu = predict(preset("demo"), 12800, 640, Levers("bf16")).as_dict()
+    bar.set_modes({"bf16": cpu}, measured=False)
+    assert bar.values["bf16"]["workspace"] == 0 and "workspace" not in bar.plotItem.titleLabel.text
+    with device_rules("cuda"):
+        cuda = predict(preset("demo"), 12800, 640, Levers("bf16")).as_dict()
+    bar.set_modes({"bf16": cuda}, measured=False)
+    assert bar.values["bf16"]["workspace"] == cuda["workspace"] > 0
+    assert bar.total("bf16") == sum(cuda.values())  # 10.55 GiB on the H100, as it peaked there
+    assert "workspace" in bar.plotItem.titleLabel.text
+    assert bar.labels[1].toPlainText().startswith(f"{sum(cuda.values()) / 1024**3:.2f} GiB")
