@@ -25,6 +25,7 @@ from .riding import riding_columns, riding_neighbour, strength_along
 from .runs import distance_to_true, true_runs
 from .style_evidence import style_evidence
 from .trace import Trace, TraceParams, trace_curve
+from .unclaimed import beside_an_unclaimed_stroke
 
 
 def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
@@ -93,13 +94,26 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     if params.ink_checks:
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
     _fill_hidden(traces, calib.curves, params)
+    positions = [tr.position for tr in traces]
     for i, (tr, spec) in enumerate(zip(traces, calib.curves)):  # with every curve's place and scale final
         tr.confidence = cap_steep(tr.confidence, spec.fraction_of(tr.position) + tr.wraps)
         ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
         if ev is not None and params.ink_checks:
             tr.confidence = capped(tr.confidence, stroke_across(tr.position, ev, spec, params.threshold),
                                    STEEP_CONFIDENCE)
+            if not spec.wrap:
+                lo, hi = _track_rows(spec, ev.shape[0])
+                damping = grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else None
+                shares = [j != i and o.shares_track_with(spec) and j not in by_curve
+                          for j, o in enumerate(calib.curves)]
+                doubt = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping)
+                tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
     return traces
+
+
+def _track_rows(spec: CurveSpec, rows: int) -> tuple[int, int]:
+    lo = int(np.clip(np.floor(spec.track_lo), 0, rows - 1))
+    return lo, int(np.clip(np.ceil(spec.track_hi), lo + 1, rows - 1))
 
 
 def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,
