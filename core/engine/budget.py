@@ -30,7 +30,7 @@ from core.model.network import NetConfig, build, stage_names
 from core.model.precision import Precision, resolve
 
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
-from .transient import cuda_transient
+from .transient import step_transient
 
 MODES = ("fp32", "bf16", "fp16")
 MIN_TILE = 256
@@ -57,8 +57,8 @@ class Terms:
     grads: int
     optimizer: int
     activations: int
-    workspace: int | None = None  # transient bytes beyond the saved activations (CUDA: measured, or predicted
-    # from the H100's calibration in transient.py; the CPU's is not modelled)
+    workspace: int | None = None  # transient bytes beyond the saved activations at the step's peak (measured, or
+    # predicted from the device's calibration in transient.py)
 
     @property
     def total(self) -> int:
@@ -150,6 +150,8 @@ def measure_step(cfg: NetConfig, width: int, height: int, levers: Levers, batch:
     else:
         if "rss_peak" in after:
             out["rss_peak_delta"] = rss_rise
+            # the parameters were resident before the step; its gradients and optimiser state are made in it
+            out["terms"]["workspace"] = max(0, rss_rise - out["terms"]["grads"] - opt_bytes - act.total)
         out["rss_peak"] = after.get("rss_peak")
     del model, opt
     if dev.type == "cuda":
@@ -229,11 +231,10 @@ def predict(cfg: NetConfig, width: int, height: int, levers: Levers, batch: int 
     w = min(width, levers.tile) if levers.tile else width
     a, b = _fit_for(cfg, levers, batch)
     pix = padded(height, cfg.stride) * padded(w, cfg.stride)
-    workspace = None
-    if active_rules() == "cuda":  # CUDA's peak holds a transient beyond the saved bytes, as large as a third of them
-        ta, tb = cuda_transient(cfg, levers.precision, levers.checkpointing, b / batch)
-        workspace = int(round(ta + tb * pix * batch))
-    return Terms(params, grads, opt, int(round(a + b * pix)), workspace)
+    # a step's peak holds a transient beyond the saved bytes: a third of them in a bf16 CUDA step, more than them
+    # with checkpointing (transient.py, measured per device)
+    ta, tb = step_transient(active_rules(), cfg, levers.precision, levers.checkpointing, (a, b / batch))
+    return Terms(params, grads, opt, int(round(a + b * pix)), int(round(ta + tb * pix * batch)))
 
 
 def spill_width(cfg: NetConfig, height: int, levers: Levers, ceiling: int, batch: int = 1) -> int:
@@ -243,9 +244,8 @@ def spill_width(cfg: NetConfig, height: int, levers: Levers, ceiling: int, batch
         return 10**9 if predict(cfg, levers.tile, height, levers, batch).total <= ceiling else 0
     params, grads, opt = state_terms(cfg)
     a, b = _fit_for(cfg, levers, batch)
-    if active_rules() == "cuda":
-        ta, tb = cuda_transient(cfg, levers.precision, levers.checkpointing, b / batch)
-        a, b = a + ta, b + tb * batch
+    ta, tb = step_transient(active_rules(), cfg, levers.precision, levers.checkpointing, (a, b / batch))
+    a, b = a + ta, b + tb * batch
     room = ceiling - params - grads - opt - a
     if room <= 0 or b <= 0:
         return 0

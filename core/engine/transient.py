@@ -1,19 +1,27 @@
-"""The transient of a CUDA training step: bytes at the step's peak beyond what autograd saves.
+"""The transient of a training step: bytes at the step's peak beyond what autograd saves, per device.
 
-The budget counts what a forward saves for backward exactly (``budget.predict``), but a CUDA step's peak holds
-more: the backward's gradient maps while the next ones are made, cuDNN's workspace, the loss's intermediates
-and, with gradient checkpointing, the segment being recomputed. None of it can be traced on the CPU (cuDNN
-picks its algorithms and workspaces on the device), so it is measured: on an NVIDIA H100 80GB HBM3 (torch
-2.11.0+cu130, ``cudnn.benchmark`` off as in training), 2026-11-26, one batch-1 step per preset, precision,
-lever and log length (1,600 to 12,800 × 640 px), by ``tools/workspace_probe.py``. At every length the
-transient was a straight line in the padded pixel count; these lines put the predicted peak within 0.7 % of
-the measured one without checkpointing and within 8 % with it (4 % from 3,200 px up).
+The budget counts what a forward saves for backward exactly (``budget.predict``), but a step's peak holds more:
+the backward's gradient maps while the next ones are made, the loss's intermediates, on CUDA cuDNN's workspace,
+and, with gradient checkpointing, the segment being recomputed. It depends on the device's kernels and
+allocator (cuDNN picks its algorithms and workspaces on the device), so it is measured, one batch-1 step per
+preset, precision, lever and log length, and was a straight line in the padded pixel count at every length:
 
-What it showed: the transient is no small constant. A bf16 ``demo`` step at 12,800 × 640 peaked 2.5 GiB above
-its 8.0 GiB of saved activations (a third more); with checkpointing the recomputed segment makes the transient
-larger than what is saved (4.3 GiB beside 2.7), so a plan that left it out promised a fit 2.5 times too small.
-A 16-bit step's transient is larger than fp32's: its gradients pass through fp32 where CUDA's autocast
-computes norms and upsampling in fp32.
+- CUDA (``tools/workspace_probe.py``): the peak (``max_memory_allocated``) less the terms, on an NVIDIA H100
+  80GB HBM3 (torch 2.11.0+cu130, ``cudnn.benchmark`` off as in training), 2026-11-26, 1,600 to 12,800 × 640 px.
+  The lines put the predicted peak within 0.7 % of the measured one without checkpointing and within 8 % with
+  it (4 % from 3,200 px up). A bf16 ``demo`` step at 12,800 × 640 peaked 2.5 GiB above its 8.0 GiB of saved
+  activations; with checkpointing the recomputed segment made the transient larger than what is saved (4.3 GiB
+  beside 2.7), so a plan that left it out promised a fit 2.5 times too small.
+- CPU (``measure_step``'s resident-size rise, one process a row): on the 2-core AMD EPYC with AVX512-BF16
+  (torch 2.13.0+cpu), 2026-11-26, 800 and 1,600 × 640 px (``tiny`` in fp32 to 3,200), as a share of the saved
+  activations: within 9 % of the calibration rows' rise from 1,600 px up, up to 24 % under it at 800 px (a
+  checkpointed ``tiny`` step measured again: 13-18 % under, its rise varying 5 % run to run).
+  Without the term a checkpointed ``demo`` step rose 2.1 to 2.3 times the predicted total in fp32, and a bf16
+  one 3.7 times: a laptop's plan took checkpointing as a lever that fits where it did not. In bf16 on the CPU
+  checkpointing saves a fifth of a step's peak, not two thirds: its recomputation casts back and forth.
+
+A 16-bit step's transient is larger than fp32's on both: its gradients pass through fp32 where autocast
+computes norms and upsampling in fp32 (CUDA's rules), or casts back and forth (the CPU's).
 """
 
 from __future__ import annotations
@@ -22,8 +30,9 @@ from core.model.network import PRESETS, NetConfig
 
 MIB = 1024**2
 
-# (preset, activation width, checkpointing) -> (bytes, bytes per padded pixel of the batch); fp16 steps as bf16
-_MEASURED: dict[tuple[str, str, bool], tuple[int, int]] = {
+# CUDA: (preset, activation width, checkpointing) -> (bytes, bytes per padded pixel of the batch), the peak
+# (max_memory_allocated) less the terms on an NVIDIA H100 80GB HBM3, torch 2.11.0+cu130; fp16 steps as bf16
+_CUDA_LINES: dict[tuple[str, str, bool], tuple[int, int]] = {
     ("demo", "bf16", False): (74 * MIB, 323),
     ("demo", "bf16", True): (73 * MIB, 548),
     ("demo", "fp32", False): (97 * MIB, 191),
@@ -35,20 +44,39 @@ _MEASURED: dict[tuple[str, str, bool], tuple[int, int]] = {
 }
 # the same, as a share of the saved activations' bytes per pixel (their slope in the budget's probe fit):
 # a network that was not measured gets the largest share any measured one showed, so its plan errs on the safe side
-_SHARE_OF_ACTIVATIONS = {("bf16", False): 0.31, ("bf16", True): 1.54, ("fp32", False): 0.091, ("fp32", True): 1.25}
-_LARGEST_CONSTANT = 230 * MIB
+_SHARE_OF_ACTIVATIONS = {
+    "cuda": {("bf16", False): 0.31, ("bf16", True): 1.54, ("fp32", False): 0.091, ("fp32", True): 1.25},
+    "cpu": {("bf16", False): 1.10, ("bf16", True): 4.24, ("fp32", False): 0.27, ("fp32", True): 1.81},
+}
+_CUDA_LARGEST_CONSTANT = 230 * MIB
+# the CPU's transient as a share of the saved activations (a line through the origin: the resident size's rise
+# holds no constant worth the name, and one fitted at 800 px and up overstated a 128-px step's by half), per
+# (preset, activation width, checkpointing); 2-core AMD EPYC with AVX512-BF16, torch 2.13.0+cpu, one process a row,
+# 800 and 1,600 x 640 px (tiny in fp32 to 3,200)
+_CPU_SHARE: dict[tuple[str, str, bool], float] = {
+    ("demo", "bf16", False): 0.648, ("demo", "bf16", True): 2.949,
+    ("demo", "fp32", False): 0.188, ("demo", "fp32", True): 1.337,
+    ("tiny", "bf16", False): 1.096, ("tiny", "bf16", True): 4.235,
+    ("tiny", "fp32", False): 0.274, ("tiny", "fp32", True): 1.810,
+}
 
 
-def cuda_transient(cfg: NetConfig, precision: str, checkpointing: bool, activation_slope: float
-                   ) -> tuple[float, float]:
-    """(bytes, bytes per padded pixel) the step's CUDA peak holds beyond parameters, gradients, optimiser state
-    and saved activations. ``activation_slope``: the saved activations' bytes per padded pixel (the probe fit),
-    used for a network no preset row matches."""
+def step_transient(rules: str, cfg: NetConfig, precision: str, checkpointing: bool,
+                   activations: tuple[float, float]) -> tuple[float, float]:
+    """(bytes, bytes per padded pixel) a step's peak holds beyond parameters, gradients, optimiser state and
+    saved activations, on the device whose autocast ``rules`` the prediction follows ("cuda" or "cpu").
+    ``activations``: the saved activations' line (bytes, bytes per padded pixel: the probe fit), which the CPU's
+    transient is a share of, and a network no measured row matches gets the largest share measured."""
     width = "fp32" if precision == "fp32" else "bf16"
-    row = _MEASURED.get((cfg.preset, width, checkpointing))
-    if row is not None and _is_the_preset(cfg):
+    measured = _is_the_preset(cfg)
+    if rules == "cpu":
+        share = _CPU_SHARE.get((cfg.preset, width, checkpointing)) if measured else None
+        share = share if share is not None else _SHARE_OF_ACTIVATIONS["cpu"][(width, checkpointing)]
+        return share * activations[0], share * activations[1]
+    row = _CUDA_LINES.get((cfg.preset, width, checkpointing)) if measured else None
+    if row is not None:
         return float(row[0]), float(row[1])
-    return float(_LARGEST_CONSTANT), _SHARE_OF_ACTIVATIONS[(width, checkpointing)] * activation_slope
+    return float(_CUDA_LARGEST_CONSTANT), _SHARE_OF_ACTIVATIONS["cuda"][(width, checkpointing)] * activations[1]
 
 
 def _is_the_preset(cfg: NetConfig) -> bool:

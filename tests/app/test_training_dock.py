@@ -140,17 +140,17 @@ def test_a_gpu_behind_a_cpu_build_is_named_in_the_dock(trained_win, monkeypatch)
     assert "CPU build" not in d.precision_why.text()
 
 
-def test_a_cuda_prediction_stacks_its_workspace_on_the_budget_bar(qtbot):
-    """A CUDA prediction carries the step's transient (core/engine/transient.py): the bar stacks it on the
-    saved activations and keys it; a CPU prediction has none, and the key leaves it out."""
+def test_a_prediction_stacks_its_workspace_on_the_budget_bar(qtbot):
+    """A prediction carries the step's transient (core/engine/transient.py): the bar stacks it on the saved
+    activations and keys it; a measured step's terms have none, and the key leaves it out."""
     from app.instruments import BudgetBar
     from core.engine.budget import Levers, device_rules, predict
     from core.model.network import preset
 
     bar = BudgetBar()
     qtbot.addWidget(bar)
-    cpu = predict(preset("demo"), 12800, 640, Levers("bf16")).as_dict()
-    bar.set_modes({"bf16": cpu}, measured=False)
+    measured = {"params": 1e6, "grads": 1e6, "optimizer": 2e6, "activations": 5e8}  # a step event's memory terms
+    bar.set_modes({"bf16": measured}, measured=True)
     assert bar.values["bf16"]["workspace"] == 0 and "workspace" not in bar.plotItem.titleLabel.text
     with device_rules("cuda"):
         cuda = predict(preset("demo"), 12800, 640, Levers("bf16")).as_dict()
