@@ -103,7 +103,8 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
                                    STEEP_CONFIDENCE)
             if not spec.wrap:
                 lo, hi = _track_rows(spec, ev.shape[0])
-                damping = grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else None
+                damping = (None if grid is None else
+                           lambda cols, lo=lo, hi=hi: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
                 shares = [j != i and o.shares_track_with(spec) and j not in by_curve
                           for j, o in enumerate(calib.curves)]
                 doubt = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping)

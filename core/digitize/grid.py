@@ -67,7 +67,7 @@ class Grid:
         r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
         return self._combined(self.along[r0:r1], r0, r1, cols)
 
-    def damping(self, rows: slice | None = None, floor: float = FLOOR) -> np.ndarray:
+    def damping(self, rows: slice | None = None, floor: float = FLOOR, cols: np.ndarray | None = None) -> np.ndarray:
         """The factor evidence is multiplied by: 1 off the grid, ``floor`` on a certain line.
 
         Damping says where a curve is *not*, so it only tells rows apart when the track has rows off the
@@ -75,9 +75,10 @@ class Grid:
         ruling of 2-px lines every 3-4 px), they are damped in proportion, down to not at all when no row
         is free. Damping every row alike moves no path and only hides the curve from the observation
         threshold: such a track read as NULL throughout, the network's clean mask of it notwithstanding.
+        ``cols``: some columns only (indices), as in :meth:`map`.
         """
         r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
-        return 1.0 - (1.0 - floor) * self._combined(self.ruled(rows), r0, r1)
+        return 1.0 - (1.0 - floor) * self._combined(self.ruled(rows), r0, r1, cols)
 
     def ruled(self, rows: slice | None = None) -> np.ndarray:
         """The along lines of a band of rows (a track), per window, counted in proportion where they leave less

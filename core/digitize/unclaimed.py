@@ -12,6 +12,8 @@ pass, a curve drawn in the track without a scale) the one beside the neighbour i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .runs import distance_to_true
@@ -29,13 +31,14 @@ CHUNK = 4096
 
 
 def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track: list[bool], evidence: np.ndarray,
-                               lo: int, hi: int, threshold: float, damping: np.ndarray | None = None
-                               ) -> np.ndarray:
+                               lo: int, hi: int, threshold: float,
+                               damping: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
     """Columns where curve ``i`` lies beside a neighbour (:data:`BESIDE_SHARE_OF_TRACK`) while its style's
     evidence holds a stroke in the track (rows ``lo``..``hi``) that no traced curve covers, both over a window
     of :data:`WINDOW_COLS` columns. ``positions``: every curve's rows per column (NaN where NULL); ``shares_track``:
     which of them share curve ``i``'s track; ``evidence``: the canonical map of curve ``i``'s style;
-    ``damping``: the grid's factor for the track's rows (a ruled line the map calls a curve is no stroke)."""
+    ``damping``: the grid's factor for the track's rows at some columns (indices), read a chunk at a time (a
+    tall track's whole band is 100 MB and more; a ruled line the map calls a curve is no stroke)."""
     pos = positions[i]
     cols = pos.size
     others = [p for j, p in enumerate(positions) if j != i and shares_track[j]]
@@ -52,7 +55,7 @@ def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track
         c1 = min(cols, c0 + CHUNK)
         band = np.asarray(evidence[lo : hi + 1, c0:c1], np.float32)
         if damping is not None:
-            band = band * damping[:, c0:c1]
+            band = band * damping(np.arange(c0, c1))
         ink = band >= threshold
         for p in traced:
             near = np.abs(idx - p[None, c0:c1]) <= CLAIM_PX  # NaN compares False: a NULL curve claims nothing

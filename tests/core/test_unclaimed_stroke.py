@@ -43,7 +43,8 @@ def test_a_ruled_line_the_map_calls_the_style_is_no_stroke():
     ev, pos = _case(150, 58.0)
     damping = np.ones((ROWS, COLS), np.float32)
     damping[145:156] = 0.2  # the grid's along line under the "stroke"
-    assert not beside_an_unclaimed_stroke(1, pos, [True, False], ev, 0, ROWS - 1, 0.3, damping).any()
+    assert not beside_an_unclaimed_stroke(1, pos, [True, False], ev, 0, ROWS - 1, 0.3,
+                                          lambda cols: damping[:, cols]).any()
 
 
 def test_a_short_unclaimed_stroke_flags_only_its_stretch():
