@@ -18,7 +18,8 @@ from core.common.vocabulary import GIB
 from .plot_axes import plain_axes
 
 MODES = ("fp32", "bf16", "fp16")
-# workspace: a CUDA step's transient beyond what it saves (core/engine/transient.py); absent on the CPU
+# workspace: a step's transient beyond what it saves (core/engine/transient.py): predicted for CUDA and the CPU,
+# absent from a training step's measured terms
 TERMS = ("params", "grads", "optimizer", "activations", "workspace")
 TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", "activations": "#dd8452",
                "workspace": "#8172b3"}
@@ -75,7 +76,7 @@ class BudgetBar(pg.PlotWidget):
             self.addItem(lbl, ignoreBounds=True)
 
     def _key_terms(self, terms: tuple[str, ...]) -> None:
-        """The title's colour key: the workspace only where a prediction or measurement has one (CUDA)."""
+        """The title's colour key: the workspace only where a shown mode has one (a prediction)."""
         if terms != self._keyed:
             self._keyed = terms
             self.setTitle(keyed_title("Activation budget of one step (GiB)",

@@ -104,7 +104,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if not spec.wrap:
                 lo, hi = _track_rows(spec, ev.shape[0])
                 damping = (None if grid is None else
-                           lambda cols, lo=lo, hi=hi: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
+                           lambda cols: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
                 shares = [j != i and o.shares_track_with(spec) and j not in by_curve
                           for j, o in enumerate(calib.curves)]
                 doubt = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping)
@@ -113,6 +113,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
 
 
 def _track_rows(spec: CurveSpec, rows: int) -> tuple[int, int]:
+    """The first and last canonical row of ``spec``'s track, within a map of ``rows`` rows."""
     lo = int(np.clip(np.floor(spec.track_lo), 0, rows - 1))
     return lo, int(np.clip(np.ceil(spec.track_hi), lo + 1, rows - 1))
 
@@ -188,9 +189,7 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
     from .group_trace import GroupParams, trace_group
 
     rows_total, cols = evidence_full.shape
-    spec = specs[0]
-    lo = int(np.clip(np.floor(spec.track_lo), 0, rows_total - 1))
-    hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, rows_total - 1))
+    lo, hi = _track_rows(specs[0], rows_total)
     ev = evidence_full[lo : hi + 1].astype(np.float32)
     damping = grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else None
     gp = GroupParams(threshold=params.threshold, max_gap_px=params.max_gap_px)

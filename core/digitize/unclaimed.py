@@ -4,10 +4,10 @@ no curve: which of the two is the curve is in doubt, and the reading beside the 
 A multiclass map can call two pens one style. On a 1-bit print drawn by another renderer (foreign hard_006) the
 network calls the dotted resistivity's short dashes beside the solid caliper "dashed"; the long-dash neutron
 porosity curve followed them for the whole log, a third of the track from its own long dashes, which stood in
-the track traced by nothing (485 of 899 samples confidently wrong with the bundled model). The dashed evidence in the track then has
-two strokes and one dashed curve: the one it took lies on a neighbour's line, the other nobody's. The reading
-is written and flagged, not NULL: where the second stroke is a curve the calibration does not name (a repeat
-pass, a curve drawn in the track without a scale) the one beside the neighbour is right.
+the track traced by nothing (485 of 899 samples confidently wrong with the bundled model). The dashed evidence
+in the track then has two strokes and one dashed curve: the one it took lies on a neighbour's line, the other
+nobody's. The reading is written and flagged, not NULL: where the second stroke is a curve the calibration does
+not name (a repeat pass, a curve drawn in the track without a scale) the one beside the neighbour is right.
 """
 
 from __future__ import annotations

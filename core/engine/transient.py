@@ -42,12 +42,6 @@ _CUDA_LINES: dict[tuple[str, str, bool], tuple[int, int]] = {
     ("full", "fp32", False): (217 * MIB, 128),
     ("full", "fp32", True): (230 * MIB, 1844),  # three lengths: 12,800 px in fp32 with checkpointing not measured
 }
-# the same, as a share of the saved activations' bytes per pixel (their slope in the budget's probe fit):
-# a network that was not measured gets the largest share any measured one showed, so its plan errs on the safe side
-_SHARE_OF_ACTIVATIONS = {
-    "cuda": {("bf16", False): 0.31, ("bf16", True): 1.54, ("fp32", False): 0.091, ("fp32", True): 1.25},
-    "cpu": {("bf16", False): 1.10, ("bf16", True): 4.24, ("fp32", False): 0.27, ("fp32", True): 1.81},
-}
 _CUDA_LARGEST_CONSTANT = 230 * MIB
 # the CPU's transient as a share of the saved activations (a line through the origin: the resident size's rise
 # holds no constant worth the name, and one fitted at 800 px and up overstated a 128-px step's by half), per
@@ -59,6 +53,13 @@ _CPU_SHARE: dict[tuple[str, str, bool], float] = {
     ("tiny", "bf16", False): 1.096, ("tiny", "bf16", True): 4.235,
     ("tiny", "fp32", False): 0.274, ("tiny", "fp32", True): 1.810,
 }
+# a network that was not measured gets the largest share of its saved activations' bytes per pixel (their slope in
+# the budget's probe fit) any measured one showed, so its plan errs on the safe side. CUDA's: the lines' slopes over
+# the activations' slopes measured beside them (tools/workspace_probe.py --fit); the CPU's: the table's largest
+_CUDA_SHARE_OF_ACTIVATIONS = {("bf16", False): 0.31, ("bf16", True): 1.54, ("fp32", False): 0.091, ("fp32", True): 1.25}
+_CPU_LARGEST_SHARE: dict[tuple[str, bool], float] = {}
+for (_, _width, _ckpt), _share in _CPU_SHARE.items():
+    _CPU_LARGEST_SHARE[(_width, _ckpt)] = max(_share, _CPU_LARGEST_SHARE.get((_width, _ckpt), 0.0))
 
 
 def step_transient(rules: str, cfg: NetConfig, precision: str, checkpointing: bool,
@@ -71,12 +72,12 @@ def step_transient(rules: str, cfg: NetConfig, precision: str, checkpointing: bo
     measured = _is_the_preset(cfg)
     if rules == "cpu":
         share = _CPU_SHARE.get((cfg.preset, width, checkpointing)) if measured else None
-        share = share if share is not None else _SHARE_OF_ACTIVATIONS["cpu"][(width, checkpointing)]
+        share = share if share is not None else _CPU_LARGEST_SHARE[(width, checkpointing)]
         return share * activations[0], share * activations[1]
     row = _CUDA_LINES.get((cfg.preset, width, checkpointing)) if measured else None
     if row is not None:
         return float(row[0]), float(row[1])
-    return float(_CUDA_LARGEST_CONSTANT), _SHARE_OF_ACTIVATIONS["cuda"][(width, checkpointing)] * activations[1]
+    return float(_CUDA_LARGEST_CONSTANT), _CUDA_SHARE_OF_ACTIVATIONS[(width, checkpointing)] * activations[1]
 
 
 def _is_the_preset(cfg: NetConfig) -> bool:

@@ -70,8 +70,8 @@ def run(args) -> int:
         out["measured_peak"] = m.get("peak") or m.get("rss_peak_delta")
         pred = terms.as_dict()
         out["error"] = {k: (pred[k] - v) / v for k, v in m["terms"].items() if k in pred and v}
-        # like with like: the terms the prediction has (on CUDA the workspace too, from transient.py's
-        # calibration). What it does not model (the CPU's transient) shows in the peak's error
+        # like with like: the terms the prediction has, the workspace among them (predicted from transient.py's
+        # calibration for the device; measured as the peak, or the resident size's rise, less the other terms)
         total_m = sum(v for k, v in m["terms"].items() if k in pred)
         out["error"]["total"] = (terms.total - total_m) / total_m
         if out["measured_peak"]:
