@@ -308,7 +308,9 @@ def test_a_pickle_named_safetensors_given_to_resume_is_one_line(tmp_path):
 
     evil = tmp_path / "evil.safetensors"
     evil.write_bytes(pickle.dumps({"format": "welltrace-checkpoint"}))
-    with pytest.raises(ModelFileError, match="not a training checkpoint"):
+    # torch 2.13 reads a file so named with safetensors ("not a training checkpoint"); torch 2.11 (the H100's)
+    # unpickles it under weights_only and refuses the protocol ("refused"): one line either way
+    with pytest.raises(ModelFileError, match="not a training checkpoint|refused: the checkpoint holds objects"):
         load_checkpoint(evil)
 
 
