@@ -21,7 +21,7 @@ from .confidence import STEEP_CONFIDENCE, cap_steep, capped, column_confidence, 
 from .grid import Grid
 from .ink_levels import levels_by_ink
 from .pen_pattern import unbroken_stroke
-from .riding import riding_columns, riding_neighbour, strength_along
+from .riding import grid_rides, neighbour_rides, strength_along
 from .runs import distance_to_true, true_runs
 from .style_evidence import style_evidence
 from .trace import Trace, TraceParams, trace_curve
@@ -138,11 +138,14 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
             if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
                 def unbroken(lo, hi, pos=tr.position):
                     return unbroken_stroke(pos, ink, lo, hi)
-            ride = riding_neighbour(tr.position, tr.observed, other.position, own, theirs, unbroken)
+            ride, doubt = neighbour_rides(tr.position, tr.observed, other.position, own, theirs, unbroken,
+                                          (spec.track_lo, spec.track_hi))
             if ride.any():
                 tr.position[ride] = np.nan
                 tr.observed[ride] = False
                 tr.confidence[ride] = 0.0
+            # only the maps say so: written, flagged (nine in ten such values were right on the held-out families)
+            tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
 
 
 def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
@@ -200,12 +203,12 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
         # curve gone off scale (KGS: DT carried to 192.5 on its 140-40 scale), no reading
         seen = observed[k].copy()
         p = np.where((pos[k] >= 0) & (pos[k] <= ev.shape[0] - 1), pos[k] + lo, np.nan)
-        riding = riding_columns(p, seen, s, grid) if params.ink_checks else np.zeros(cols, bool)
+        riding, doubt = grid_rides(p, seen, s, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
         seen &= ~riding
         dist = distance_to_true(seen)
         p = np.where((dist <= params.max_gap_px) & ~riding, p, np.nan)
-        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), column_confidence(conf[k], seen, p, params.max_gap_px),
-                         seen))
+        confidence = capped(column_confidence(conf[k], seen, p, params.max_gap_px), doubt, STEEP_CONFIDENCE)
+        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), confidence, seen))
     return out
 
 

@@ -23,10 +23,10 @@ import numpy as np
 
 from core.io.calibration import Calibration, CurveSpec
 
-from .confidence import UNSURE_LEVEL_CONFIDENCE, capped, column_confidence
+from .confidence import STEEP_CONFIDENCE, UNSURE_LEVEL_CONFIDENCE, capped, column_confidence
 from .grid import Grid
 from .path_search import viterbi_path
-from .riding import BORDER_PX, JOIN_COLS, on_border, on_grid_line, riding_columns
+from .riding import BORDER_PX, JOIN_COLS, grid_rides, on_border, on_grid_line
 from .runs import distance_to_true, true_runs
 from .style_evidence import UnclaimedStyles
 from .wraps import main_scale_level, resolve_wraps, two_level_wraps
@@ -170,7 +170,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
         observed = _grid_supported(conf >= params.threshold, strong_raw, path, params.max_gap_px)
     # stretches riding a border or a grid line are no reading (``core/digitize/riding.py``): unseen, and
     # NULL below, before the wrap count is decided from what is seen
-    riding = riding_columns(pos, observed, spec, grid) if params.ink_checks else np.zeros(cols, bool)
+    riding, doubt = grid_rides(pos, observed, spec, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
     observed &= ~riding
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
@@ -201,6 +201,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
     if level_unsure is not None:
         confidence = capped(confidence, level_unsure, UNSURE_LEVEL_CONFIDENCE)
+    confidence = capped(confidence, doubt, STEEP_CONFIDENCE)  # on a grid line, seen whole: written, flagged
     trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure)
     return trace, riding
 

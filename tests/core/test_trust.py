@@ -336,6 +336,57 @@ def test_a_broken_pen_on_unbroken_ink_rides_a_solid_neighbour_whatever_the_maps_
     assert not on_dashes.any()
 
 
+def test_a_ride_on_a_neighbour_that_only_the_maps_see_is_doubted_inside_the_track_and_dropped_at_its_edge():
+    """Two curves lying along each other read the same: where only the maps give the stroke to the other
+    curve's style, the value is written and flagged; near the track's edge it is a curve gone off scale and
+    parked on the stroke there (KGS: SPHI on the tension's line), no reading."""
+    from core.digitize.riding import neighbour_rides
+
+    cols = 400
+    observed = np.ones(cols, bool)
+    own, theirs = np.full(cols, 0.1, np.float32), np.full(cols, 0.7, np.float32)  # the maps see the other style
+
+    def ride_at(row: float) -> tuple[np.ndarray, np.ndarray]:
+        pos = np.full(cols, row) + np.where(np.arange(cols) < 100, 60.0, 0.0)  # jumps onto it ...
+        pos[300:] += 60.0  # ... and off: joined at neither end
+        return neighbour_rides(pos, observed, np.full(cols, row), own, theirs, None, (10.0, 210.0))
+
+    no_reading, doubt = ride_at(110.0)  # mid-track
+    assert doubt[110:290].all() and not no_reading.any()
+    no_reading, doubt = ride_at(200.0)  # 10 rows from the edge of a 200-row track
+    assert no_reading[110:290].all() and not doubt.any()
+    own[:] = 0.9  # the maps see this curve's style more: its own stroke
+    assert not any(m.any() for m in ride_at(110.0))
+
+
+def test_a_stretch_on_a_grid_line_inside_the_log_seen_whole_is_doubted_not_dropped():
+    """A curve read before and after a stretch on a ruled line, seen all along it (a resistivity on a decade's
+    line, a neutron on a ruled line), is written and flagged; seen in patches (an excursion across the
+    paper onto a line), or ridden from the log's start, it is no reading."""
+    from core.digitize.grid import detect_grid
+    from core.digitize.riding import grid_rides
+
+    cols = 900
+    img = np.full((220, cols), 245, np.uint8)
+    for r in (10, 60, 110, 160, 210):
+        img[r - 1 : r + 1] = 30
+    grid = detect_grid(img, [(10, 210)])
+    spec = CurveSpec("NPHI", "PU", "", 1, (10.0, 210.0), (45.0, -15.0))
+    pos = 85.0 + 15 * np.sin(np.arange(cols) / 25.0)
+    pos[300:600] = 110.0  # jumped onto the line and off it again
+    observed = np.ones(cols, bool)
+    no_reading, doubt = grid_rides(pos, observed, spec, grid)
+    assert doubt[310:590].all() and not no_reading[300:600].any()
+    patchy = observed.copy()
+    patchy[300:600:3] = False  # seen at two columns in three
+    no_reading, doubt = grid_rides(pos, patchy, spec, grid)
+    assert no_reading[310:590].all() and not doubt.any()
+    from_start = pos.copy()
+    from_start[:600] = 110.0
+    no_reading, doubt = grid_rides(from_start, observed, spec, grid)
+    assert no_reading[:590].all() and not doubt.any()
+
+
 def test_a_picture_read_whole_names_its_curves_in_the_log_body_not_in_the_header(kgs_scan, bundled):
     """KGS read whole with a calibration that has no sections: the header above the log, with its scale box's
     lines, named the two solid curves of track 2 there, and DT read 45 us/ft along the tension line for the whole
