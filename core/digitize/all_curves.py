@@ -144,7 +144,7 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
                 tr.position[ride] = np.nan
                 tr.observed[ride] = False
                 tr.confidence[ride] = 0.0
-            # only the maps say so: written, flagged (nine in ten such values were right on the held-out families)
+            # only the maps say so: written, flagged (83 % of such columns were right on the held-out families)
             tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
 
 

@@ -23,7 +23,7 @@ instead, written and flagged low-confidence, because the ink cannot tell them fr
 line and most of them were right (held-out families and the foreign hard prints, bundled model): a stretch on
 a grid line inside the log that the trace saw whole (:func:`grid_rides`: 96 % of its columns right), and a
 neighbour's stroke that only the maps give to the other style away from the track's edges
-(:func:`neighbour_rides`: nine in ten right). NULL shares they gave back: dotted_fax 10.6 -> 6.5 %, dense
+(:func:`neighbour_rides`: 83 % right). NULL shares they gave back: dotted_fax 10.6 -> 6.5 %, dense
 14.0 -> 11.5 %, log_decades 12.8 -> 11.3 %, foreign hard 20.2 -> 18.0 %, the confidently wrong share no higher. The rules act on traces, whichever
 tracer made them; a hand-painted mask is followed as painted and never checked (``TraceParams.ink_checks``).
 """
@@ -216,7 +216,7 @@ def neighbour_rides(position: np.ndarray, observed: np.ndarray, other: np.ndarra
     the track's ``edges`` is a curve gone off scale and parked on the stroke nearest the edge (KGS: SPHI on
     the tension's line at 846-874 ft). ``doubt``: such a stretch elsewhere in the track, where only the maps
     say so: two curves lying along each other read the same there, and the value is written, flagged (on the
-    held-out families nine in ten such values were right; on the foreign hard prints most wrong ones were
+    held-out families 83 % of such columns were right; on the foreign hard prints most wrong ones were
     flagged already)."""
     no_reading = np.zeros(position.size, bool)
     doubt = np.zeros(position.size, bool)
