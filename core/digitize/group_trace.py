@@ -73,7 +73,11 @@ class GroupParams:
     stroke_px: float = 24.0
     weak_run: float = 1.0  # × −log(the run's strongest evidence)
     lost_cost: float = 0.5  # per column a curve stays lost
-    reacquire: float = 3.0  # taking up a curve again after it was lost ...
+    # taking up a curve again after it was lost ... At 3, the model of stage 7 took the KGS tension curve up on
+    # the sonic's steep stroke 200 rows from its line after 2 ft unseen under a depth label, and the two swapped
+    # lines for 200 ft; at 5 it waits for its own line. (A dearer price per row, 0.05, did it too but lost the
+    # identity of two solid lines crossing in an X, where both lines are equally near after the bridged crossing)
+    reacquire: float = 5.0
     # ... plus this per row from where it was last seen: two curves of one style are told apart by where they
     # are, and a curve lost and taken up again anywhere at one price came back as its neighbour as readily as
     # itself (KGS: DT picked up on the tension curve's line where LTEN had gone unseen)
