@@ -20,7 +20,7 @@ evidence is strong on all of these, so strength decides nothing; what does is ho
 
 What is not a reading is written NULL (position NaN, not observed). Two kinds of stretch are *doubted*
 instead, written and flagged low-confidence, because the ink cannot tell them from a curve lying along the
-line and most of them were right (held-out families and the foreign hard prints, bundled model): a stretch on
+line and most of them were right (held-out families and the foreign hard prints, stage 3): a stretch on
 a grid line inside the log that the trace saw whole (:func:`grid_rides`: 96 % of its columns right), and a
 neighbour's stroke that only the maps give to the other style away from the track's edges
 (:func:`neighbour_rides`: 83 % right). NULL shares they gave back: dotted_fax 10.6 -> 6.5 %, dense
@@ -164,7 +164,7 @@ def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
     docstring), as two masks: ``no_reading``, every long stretch on a border and the long stretches on a grid
     line not joined at either end; ``doubt``, those of the latter that lie inside the log (the curve was
     read before and after them) and that the trace saw at :data:`SEEN_SHARE` of their columns or more.
-    Measured on the held-out families and the foreign hard prints (bundled model): such stretches were right
+    Measured on the held-out families and the foreign hard prints (stage 3, bundled then): such stretches were right
     at 96 % of their columns (a resistivity along a decade's line, a neutron along a ruled line, seen whole),
     the stretches seen less were mostly wrong (an excursion across the paper); they are written, flagged."""
     no_reading = np.zeros(position.size, bool)
