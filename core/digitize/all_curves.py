@@ -138,8 +138,8 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
             if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
                 def unbroken(lo, hi, pos=tr.position):
                     return unbroken_stroke(pos, ink, lo, hi)
-            ride, doubt = neighbour_rides(tr.position, tr.observed, other.position, own, theirs, unbroken,
-                                          (spec.track_lo, spec.track_hi))
+            ride, doubt = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
+                                          (spec.track_lo, spec.track_hi), unbroken)
             if ride.any():
                 tr.position[ride] = np.nan
                 tr.observed[ride] = False

@@ -24,8 +24,9 @@ line and most of them were right (held-out families and the foreign hard prints,
 a grid line inside the log that the trace saw whole (:func:`grid_rides`: 96 % of its columns right), and a
 neighbour's stroke that only the maps give to the other style away from the track's edges
 (:func:`neighbour_rides`: 83 % right). NULL shares they gave back: dotted_fax 10.6 -> 6.5 %, dense
-14.0 -> 11.5 %, log_decades 12.8 -> 11.3 %, foreign hard 20.2 -> 18.0 %, the confidently wrong share no higher. The rules act on traces, whichever
-tracer made them; a hand-painted mask is followed as painted and never checked (``TraceParams.ink_checks``).
+14.0 -> 11.5 %, log_decades 12.8 -> 11.3 %, foreign hard 20.2 -> 18.0 %, the confidently wrong share no
+higher. The rules act on traces, whichever tracer made them; a hand-painted mask is followed as painted and
+never checked (``TraceParams.ink_checks``).
 """
 
 from __future__ import annotations
@@ -164,9 +165,10 @@ def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
     docstring), as two masks: ``no_reading``, every long stretch on a border and the long stretches on a grid
     line not joined at either end; ``doubt``, those of the latter that lie inside the log (the curve was
     read before and after them) and that the trace saw at :data:`SEEN_SHARE` of their columns or more.
-    Measured on the held-out families and the foreign hard prints (stage 3, bundled then): such stretches were right
-    at 96 % of their columns (a resistivity along a decade's line, a neutron along a ruled line, seen whole),
-    the stretches seen less were mostly wrong (an excursion across the paper); they are written, flagged."""
+    Measured on the held-out families and the foreign hard prints (stage 3, bundled then): such stretches
+    were right at 96 % of their columns (a resistivity along a decade's line, a neutron along a ruled line,
+    seen whole), the stretches seen less were mostly wrong (an excursion across the paper); they are written,
+    flagged."""
     no_reading = np.zeros(position.size, bool)
     doubt = np.zeros(position.size, bool)
     border = _closed(on_border(position, spec))
@@ -193,18 +195,12 @@ def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
     return no_reading, doubt
 
 
-def riding_columns(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None) -> np.ndarray:
-    """Every column :func:`grid_rides` names, no reading or doubted."""
-    no_reading, doubt = grid_rides(position, observed, spec, grid)
-    return no_reading | doubt
-
-
 PARKED_SHARE = 0.10  # a stretch on a neighbour this near its track's edge (a share of the width) is a parked curve
 
 
 def neighbour_rides(position: np.ndarray, observed: np.ndarray, other: np.ndarray, own_strength: np.ndarray,
-                    other_strength: np.ndarray, unbroken=None,
-                    edges: tuple[float, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+                    other_strength: np.ndarray, edges: tuple[float, float],
+                    unbroken=None) -> tuple[np.ndarray, np.ndarray]:
     """Columns where a trace rides another curve's stroke (``other``: that curve's positions), as two masks:
     long stretches within :data:`LINE_PX` + 1 rows of it, not joined at both ends.
 
@@ -231,17 +227,9 @@ def neighbour_rides(position: np.ndarray, observed: np.ndarray, other: np.ndarra
             continue
         if np.mean(own_strength[lo:hi]) >= np.mean(other_strength[lo:hi]) or joined(position, observed, near, lo, hi):
             continue
-        parked = edges is None or min(abs(np.nanmedian(position[lo:hi]) - e) for e in edges) \
-            <= PARKED_SHARE * abs(edges[1] - edges[0])
+        parked = min(abs(np.nanmedian(position[lo:hi]) - e) for e in edges) <= PARKED_SHARE * abs(edges[1] - edges[0])
         (no_reading if parked else doubt)[lo:hi] = True
     return no_reading, doubt
-
-
-def riding_neighbour(position: np.ndarray, observed: np.ndarray, other: np.ndarray, own_strength: np.ndarray,
-                     other_strength: np.ndarray, unbroken=None) -> np.ndarray:
-    """Every column :func:`neighbour_rides` names, by the ink or by the maps."""
-    on_ink, on_maps = neighbour_rides(position, observed, other, own_strength, other_strength, unbroken)
-    return on_ink | on_maps
 
 
 def strength_along(evidence, position: np.ndarray, row_offset: int = 0) -> np.ndarray:

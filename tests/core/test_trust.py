@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from core.digitize.pipeline import confidence_mnemonic, digitize_sections, write_result
-from core.digitize.riding import riding_columns
+from core.digitize.riding import grid_rides, neighbour_rides
 from core.digitize.wraps import at_edges, two_level_wraps
 from core.io.calibration import Calibration, CurveSpec
 from core.io.scan import load_scan
@@ -33,6 +33,11 @@ def bundled():
 def _case(shared_data: Path, stem: str):
     scan = load_scan(next((shared_data / "scans").glob(f"{stem}.tif")))
     return scan, Calibration.load(shared_data / "cases" / f"{stem}.calib.json")
+
+
+def _ridden(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid) -> np.ndarray:
+    """Every column the grid and border rule names, no reading or doubted."""
+    return np.logical_or(*grid_rides(pos, observed, spec, grid))
 
 
 def _values(part, mnemonic: str) -> tuple[np.ndarray, np.ndarray]:
@@ -214,10 +219,10 @@ def test_a_border_ridden_from_the_start_is_no_reading_but_a_curve_touching_it_is
     pos = np.full(cols, 100.0) + 20 * np.sin(np.arange(cols) / 30.0)
     pos[:120] = 209.5  # on the right border from the log's start
     observed = np.ones(cols, bool)
-    ride = riding_columns(pos, observed, spec, None)
+    ride = _ridden(pos, observed, spec, None)
     assert ride[:120].all() and not ride[130:].any()
     touch = 100.0 + 110 * np.sin(np.arange(cols) / 40.0)  # swings to both borders and back, a few columns each
-    assert not riding_columns(np.clip(touch, 10.0, 210.0), observed, spec, None).any()
+    assert not _ridden(np.clip(touch, 10.0, 210.0), observed, spec, None).any()
 
 
 def test_a_grid_line_ridden_from_the_start_to_a_jump_onto_another_line_is_no_reading():
@@ -236,7 +241,7 @@ def test_a_grid_line_ridden_from_the_start_to_a_jump_onto_another_line_is_no_rea
     pos[:600] = 60.0  # on a grid line from the log's start ...
     pos[600:640] = 140.0  # ... jumped onto another line ...
     pos[640:] = 140.0 + np.cumsum(np.full(cols - 640, 0.3))  # ... and off it along the curve
-    ride = riding_columns(pos, np.ones(cols, bool), spec, grid)
+    ride = _ridden(pos, np.ones(cols, bool), spec, grid)
     assert ride[:600].all()
     assert not ride[645:].any()
 
@@ -311,7 +316,6 @@ def test_a_broken_pen_on_unbroken_ink_rides_a_solid_neighbour_whatever_the_maps_
     network's dashed map sees more than its solid one; along a dashed stroke (gaps every few pixels) the
     maps decide as before."""
     from core.digitize.pen_pattern import ink_along, unbroken_stroke
-    from core.digitize.riding import riding_neighbour
 
     rows, cols = 60, 400
     ink = np.zeros((rows, cols), np.uint8)
@@ -329,10 +333,15 @@ def test_a_broken_pen_on_unbroken_ink_rides_a_solid_neighbour_whatever_the_maps_
     other = np.full(cols, 30.0)
     observed = np.ones(cols, bool)
     own, theirs = np.full(cols, 0.9, np.float32), np.full(cols, 0.4, np.float32)  # the maps call it dashed
-    assert not riding_neighbour(pos, observed, other, own, theirs).any()  # the maps alone keep it
-    on_solid = riding_neighbour(pos, observed, other, own, theirs, lambda a, b: unbroken_stroke(pos, ink, a, b))
+    edges = (0.0, rows - 1.0)
+
+    def riding(unbroken=None) -> np.ndarray:  # by the ink or by the maps, no reading or doubted
+        return np.logical_or(*neighbour_rides(pos, observed, other, own, theirs, edges, unbroken))
+
+    assert not riding().any()  # the maps alone keep it
+    on_solid = riding(lambda a, b: unbroken_stroke(pos, ink, a, b))
     assert on_solid[100:300].all()
-    on_dashes = riding_neighbour(pos, observed, other, own, theirs, lambda a, b: unbroken_stroke(pos, dashed, a, b))
+    on_dashes = riding(lambda a, b: unbroken_stroke(pos, dashed, a, b))
     assert not on_dashes.any()
 
 
@@ -340,8 +349,6 @@ def test_a_ride_on_a_neighbour_that_only_the_maps_see_is_doubted_inside_the_trac
     """Two curves lying along each other read the same: where only the maps give the stroke to the other
     curve's style, the value is written and flagged; near the track's edge it is a curve gone off scale and
     parked on the stroke there (KGS: SPHI on the tension's line), no reading."""
-    from core.digitize.riding import neighbour_rides
-
     cols = 400
     observed = np.ones(cols, bool)
     own, theirs = np.full(cols, 0.1, np.float32), np.full(cols, 0.7, np.float32)  # the maps see the other style
@@ -349,7 +356,7 @@ def test_a_ride_on_a_neighbour_that_only_the_maps_see_is_doubted_inside_the_trac
     def ride_at(row: float) -> tuple[np.ndarray, np.ndarray]:
         pos = np.full(cols, row) + np.where(np.arange(cols) < 100, 60.0, 0.0)  # jumps onto it ...
         pos[300:] += 60.0  # ... and off: joined at neither end
-        return neighbour_rides(pos, observed, np.full(cols, row), own, theirs, None, (10.0, 210.0))
+        return neighbour_rides(pos, observed, np.full(cols, row), own, theirs, (10.0, 210.0))
 
     no_reading, doubt = ride_at(110.0)  # mid-track
     assert doubt[110:290].all() and not no_reading.any()
@@ -364,8 +371,6 @@ def test_a_stretch_on_a_grid_line_inside_the_log_seen_whole_is_doubted_not_dropp
     line, a neutron on a ruled line), is written and flagged; seen in patches (an excursion across the
     paper onto a line), or ridden from the log's start, it is no reading."""
     from core.digitize.grid import detect_grid
-    from core.digitize.riding import grid_rides
-
     cols = 900
     img = np.full((220, cols), 245, np.uint8)
     for r in (10, 60, 110, 160, 210):
