@@ -122,7 +122,8 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
                           params: TraceParams, ink: np.ndarray | None = None) -> None:
     """A curve riding the stroke of a curve of another line style in its track, where the maps see that
     style more, or a dashed or dotted one on a solid curve's unbroken ink (``ink``: the canonical darkness;
-    ``core/digitize/pen_pattern.py``), is written NULL there (in place; ``core/digitize/riding.py``)."""
+    ``core/digitize/pen_pattern.py``), is written NULL there, or flagged where only the maps or only the ink
+    say so (in place; ``core/digitize/riding.py: neighbour_rides``)."""
     for i, (tr, spec) in enumerate(zip(traces, curves)):
         if spec.klass not in evidence_by_class:
             continue

@@ -163,6 +163,7 @@ def test_the_app_writes_the_same_las_as_the_command(win, qtbot, tmp_path, kgs_sc
         assert np.array_equal(np.isfinite(a), np.isfinite(b)) and np.allclose(a, b, equal_nan=True), c.mnemonic
 
 
+@pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")  # the depth picks are read
 def test_propose_calibration_fills_the_picks_and_offers_the_tracks(win, qtbot, tmp_path, shots_dir):
     from tests.core.test_calibration_proposal import PX_PER_FT, TOP, _page
 
