@@ -239,6 +239,12 @@ def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.
     A dropped crossing also says a crossing the other way was missed since the last one kept (KGS: the
     return of a GR spike drawn through its own shading hatch): between those two the level is uncertain,
     and the columns are returned True, for the confidence and a warning that names the range.
+
+    A backup scale carries excursions, so a curve read on it over most of the log (:data:`MOSTLY_BACKUP`) has
+    likely missed a crossing: its backup stretches open at the log's start or end (no crossing seen there to
+    pin them) are uncertain too. random_02's dotted RHOB (``eval-styles --las-dir``) swept once round its scale
+    in a few rows and came in again on the main scale, the dots of the sweep stopping 14 px short of the edge;
+    the move looked direct and the last 60 % of the log read a whole scale width off at confidence 0.6-0.9.
     """
     backup_level = 1 if backup == "high" else -1
     lo, hi = sorted((0, backup_level))
@@ -261,7 +267,16 @@ def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.
         uncertain[a:b] = True
     # a crossing's level holds from its column to the next crossing
     held = np.asarray([start] + levels, np.int64)
-    return held[np.searchsorted(at, np.arange(wrap_step.size), side="right")], uncertain
+    level = held[np.searchsorted(at, np.arange(wrap_step.size), side="right")]
+    on_backup = level != 0
+    if on_backup.mean() > MOSTLY_BACKUP:
+        for a, b in zip(*true_runs(on_backup)):
+            if a == 0 or b == level.size:
+                uncertain[a:b] = True
+    return level, uncertain
+
+
+MOSTLY_BACKUP = 0.5  # a curve read on its backup scale over more of the log than this has likely missed a crossing
 
 
 def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:

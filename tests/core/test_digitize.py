@@ -307,6 +307,14 @@ def test_a_curve_with_one_backup_scale_lives_on_two_levels():
     steps[[10, 30, 40]] = [-1, 1, -1]
     assert list(two_level_wraps(steps, "high")[0][[5, 20, 35, 50]]) == [1, 0, 1, 0]
     assert list(two_level_wraps(-steps, "low")[0][[5, 20, 35, 50]]) == [-1, 0, -1, 0]
+    assert not two_level_wraps(steps, "high")[1].any()  # a third of the log on the backup: excursions
+    # read on the backup scale over most of the log, one short visit to the main scale: a crossing was likely
+    # missed, and the backup stretches no crossing pins (open at the log's start or end) are uncertain
+    steps = np.zeros(100, np.int64)
+    steps[[20, 26]] = [1, -1]
+    wraps, unsure = two_level_wraps(steps, "low")
+    assert list(wraps[[10, 22, 50]]) == [-1, 0, -1]
+    assert unsure[:20].all() and unsure[26:].all() and not unsure[20:26].any()
 
 
 def test_a_track_narrower_than_40_px_is_refused_by_name(tmp_path, capsys):
