@@ -1,10 +1,11 @@
 #!/bin/bash
-# Issue #44's model run on a GPU: the bundled model (stage 3) trained on the grey families and the `domain` family
+# Issue #44's model run on a GPU: the bundled model (stage 7 since 2026-11-26) trained on the grey families and the `domain` family
 # (every printer's convention on its own), then scored on what it never saw and held to the trust tests.
 # usage: DATA=dir-with-foreign/scans/cases tools/gpu_stage.sh [STEPS]   (default 12000; DEV=cpu STEPS=4 for a dry run)
 #   TRAIN_S=470: the training's wall-clock box in this lease (a drawn task gets 15 minutes of device time); the run
 #     keeps a checkpoint every 50 steps in $OUT/stage.ckpt, which comes back when the box cuts the run
-#   RESUME=path: continue from such a checkpoint (carried), on the same schedule of STEPS steps
+#   RESUME=path: continue from such a checkpoint (carried), on the same schedule of STEPS steps; without it the run
+#     starts a fresh schedule from the bundled model's weights (stage 7's own checkpoint was not kept)
 #   SCORE=1: score and run the trust tests here once the run has finished (else do it on a CPU: close the
 #     checkpoint with `welltrace train synthetic --resume stage.ckpt --steps <its step> ...same flags...`, which
 #     trains no further and writes the model file, then eval-styles and tests/core/test_trust.py)
