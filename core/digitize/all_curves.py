@@ -145,7 +145,7 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
                 tr.position[ride] = np.nan
                 tr.observed[ride] = False
                 tr.confidence[ride] = 0.0
-            # only the maps say so: written, flagged (83 % of such columns were right on the held-out families)
+            # only the maps say so, or only the ink: written, flagged (``neighbour_rides``: mostly right)
             tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
 
 

@@ -116,6 +116,12 @@ def on_border(position: np.ndarray, spec: CurveSpec) -> np.ndarray:
         return (np.abs(position - spec.track_lo) <= BORDER_PX) | (np.abs(position - spec.track_hi) <= BORDER_PX)
 
 
+def inside_log(observed: np.ndarray, lo: int, hi: int) -> bool:
+    """Whether the stretch [lo, hi) lies inside the log: the curve was read before it and after it. A stretch open
+    at the log's start or end (a curve not yet begun, or ended) is not."""
+    return bool(observed[:lo].any() and observed[hi:].any())
+
+
 def _joined_side(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int,
                  side: int) -> bool:
     """Whether the trace comes to the stretch [a, b) (``side`` −1) or leaves it (+1) along the curve: within
@@ -198,8 +204,8 @@ def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
         # told from the ruling there either, and is NULL until it leaves
         if hi - lo <= RIDE_COLS or _joined_once(position, observed, line | border, lo, hi):
             continue
-        inside = observed[:lo].any() and observed[hi:].any()
-        (doubt if inside and observed[lo:hi].mean() >= SEEN_SHARE else no_reading)[lo:hi] = True
+        seen_most = inside_log(observed, lo, hi) and observed[lo:hi].mean() >= SEEN_SHARE
+        (doubt if seen_most else no_reading)[lo:hi] = True
     return no_reading, doubt
 
 

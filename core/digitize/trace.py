@@ -26,7 +26,7 @@ from core.io.calibration import Calibration, CurveSpec
 from .confidence import STEEP_CONFIDENCE, UNSURE_LEVEL_CONFIDENCE, capped, column_confidence
 from .grid import Grid
 from .path_search import viterbi_path
-from .riding import BORDER_PX, JOIN_COLS, grid_rides, on_border, on_grid_line
+from .riding import BORDER_PX, JOIN_COLS, grid_rides, inside_log, on_border, on_grid_line
 from .runs import distance_to_true, true_runs
 from .style_evidence import UnclaimedStyles
 from .wraps import main_scale_level, resolve_wraps, two_level_wraps
@@ -143,25 +143,15 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
         # ... but a stretch of it inside the log (the curve read before and after it) is mostly the curve crossing
         # or touching a line (85 % of such columns right on the held-out families and foreign prints, stage 7):
         # written, flagged. Open at the log's start or end it is a curve not yet begun or ended: NULL
-        doubt = _inside_stretches(again_lined, trace.observed)
+        doubt = np.zeros(again_lined.size, bool)
+        for a, b in zip(*true_runs(again_lined)):
+            doubt[a:b] = inside_log(trace.observed, a, b)
         gone = again_lined & ~doubt
         trace.position[gone] = np.nan
         trace.observed[gone] = False
         trace.confidence[gone] = 0.0
         trace.confidence = capped(trace.confidence, doubt, STEEP_CONFIDENCE)
     return trace
-
-
-def _inside_stretches(flags: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """The runs of ``flags`` with an observed column both before and after them."""
-    out = np.zeros(flags.size, bool)
-    seen = np.flatnonzero(observed)
-    if seen.size == 0:
-        return out
-    for lo, hi in zip(*true_runs(flags)):
-        if seen[0] < lo and seen[-1] >= hi:
-            out[lo:hi] = True
-    return out
 
 
 def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, params: TraceParams,
@@ -219,7 +209,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
     if level_unsure is not None:
         confidence = capped(confidence, level_unsure, UNSURE_LEVEL_CONFIDENCE)
-    confidence = capped(confidence, doubt, STEEP_CONFIDENCE)  # on a grid line, seen whole: written, flagged
+    confidence = capped(confidence, doubt, STEEP_CONFIDENCE)  # on a grid line, seen along most of it: flagged
     trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure)
     return trace, riding
 

@@ -225,6 +225,9 @@ def _reach(profile: np.ndarray, start: int, direction: int) -> int:
     return far
 
 
+MOSTLY_BACKUP = 0.5  # a curve read on its backup scale over more of the log than this has likely missed a crossing
+
+
 def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.ndarray]:
     """Wrap level per column when the print has one backup scale: main (0) or backup (+1 "high", −1 "low"),
     and the columns whose level is uncertain.
@@ -275,8 +278,6 @@ def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.
                 uncertain[a:b] = True
     return level, uncertain
 
-
-MOSTLY_BACKUP = 0.5  # a curve read on its backup scale over more of the log than this has likely missed a crossing
 
 
 def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:
