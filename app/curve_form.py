@@ -78,7 +78,7 @@ class CurveForm(QtWidgets.QGroupBox):
         self.clear_ink = QtWidgets.QPushButton("Clear")
         self.clear_ink.setToolTip("trace this curve by its line style alone")
         # where the print draws the backup scale in an ink of its own (read from the scale box): which ink the
-        # path lies on says which scale it reads (core/digitize/ink_levels.py)
+        # path lies on says which scale it reads (core/digitize/rules/ink_levels.py)
         self.backup_swatch = QtWidgets.QLabel()
         self.backup_swatch.setFixedSize(22, 16)
         self.backup_swatch.setToolTip("the ink of its backup scale: where the path lies on it, the backup scale is read")

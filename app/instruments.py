@@ -14,10 +14,10 @@ import pyqtgraph as pg
 from PySide6 import QtCore
 
 from core.common.vocabulary import GIB
+from core.model.precision import RESOLVED
 
 from .plot_axes import plain_axes
 
-MODES = ("fp32", "bf16", "fp16")
 # workspace: a step's transient beyond what it saves (core/engine/transient.py): predicted for CUDA and the CPU,
 # absent from a training step's measured terms
 TERMS = ("params", "grads", "optimizer", "activations", "workspace")
@@ -48,7 +48,7 @@ class BudgetBar(pg.PlotWidget):
         super().__init__(background="w")
         plain_axes(self)
         self.setLabel("left", "memory (GiB)")
-        self.getAxis("bottom").setTicks([[(i, m) for i, m in enumerate(MODES)]])
+        self.getAxis("bottom").setTicks([[(i, m) for i, m in enumerate(RESOLVED)]])
         self.values: dict[str, dict[str, float]] = {}  # mode -> term -> bytes
         self.measured: set[str] = set()
         # unlabelled: a label on the line sat on the bars' own labels wherever the ceiling crossed them;
@@ -71,7 +71,7 @@ class BudgetBar(pg.PlotWidget):
         for bar in self.bars.values():
             bar.setVisible(False)
             self.addItem(bar)
-        self.labels = [pg.TextItem("", color="k", anchor=(0.5, 1.0)) for _ in MODES]
+        self.labels = [pg.TextItem("", color="k", anchor=(0.5, 1.0)) for _ in RESOLVED]
         for lbl in self.labels:
             self.addItem(lbl, ignoreBounds=True)
 
@@ -97,7 +97,7 @@ class BudgetBar(pg.PlotWidget):
             return
         upper = max(ceil, top) if ceil <= 4 * top else top
         self.setYRange(0, upper * self.HEAD_ROOM, padding=0)
-        self.setXRange(-0.6, len(MODES) - 0.4, padding=0)  # room for the outer bars' labels
+        self.setXRange(-0.6, len(RESOLVED) - 0.4, padding=0)  # room for the outer bars' labels
         caption = (self.CAPTION if ceil <= upper * self.HEAD_ROOM else
                    f"dashed: fp32 footprint · ceiling {ceil:.2f} GiB: off scale")
         if caption != self._caption:  # a new axis title re-lays out the plot: only when it changes
@@ -119,15 +119,15 @@ class BudgetBar(pg.PlotWidget):
         return sum(self.values.get(mode, {}).values())
 
     def _redraw(self) -> None:
-        shown = [i for i, m in enumerate(MODES) if m in self.values]
+        shown = [i for i, m in enumerate(RESOLVED) if m in self.values]
         bottoms = np.zeros(len(shown))
         for term in TERMS:
-            heights = np.array([self.values[MODES[i]][term] / GIB for i in shown])
+            heights = np.array([self.values[RESOLVED[i]][term] / GIB for i in shown])
             self.bars[term].setOpts(x=shown, height=heights, y0=bottoms.copy())
             self.bars[term].setVisible(bool(shown))
             bottoms += heights
         tops = dict(zip(shown, bottoms))
-        for i, (mode, lbl) in enumerate(zip(MODES, self.labels)):
+        for i, (mode, lbl) in enumerate(zip(RESOLVED, self.labels)):
             if i not in tops:
                 lbl.setText("")
                 continue

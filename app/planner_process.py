@@ -43,11 +43,12 @@ def _start_planner() -> None:
 
 def predict_modes(preset_name: str, classes: int, width: int, height: int, batch: int, ceiling: int) -> dict:
     """Predicted terms of one step per precision mode, and the plan (in the planner process)."""
-    from core.engine.budget import MODES, Levers, plan, predict
+    from core.engine.budget import Levers, plan, predict
     from core.model.network import preset
+    from core.model.precision import RESOLVED
 
     cfg = preset(preset_name, classes)
-    out = {"terms": {m: predict(cfg, width, height, Levers(m), batch).as_dict() for m in MODES}}
+    out = {"terms": {m: predict(cfg, width, height, Levers(m), batch).as_dict() for m in RESOLVED}}
     out["plan"] = plan(cfg, width, height, ceiling, precision="bf16", batch=batch).as_dict()
     return out
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from core.common.errors import InputError
-from core.digitize.pipeline import result_from_las
+from core.digitize.output.las import result_from_las
 from core.io.calibration import Calibration
 from core.io.calibration_file import parse_proposed_tracks
-from core.io.project import digitized_path_for
-from core.io.scan import Scan, calib_path_for, display_pyramid, load_mask, load_scan, mask_path_for
+from core.io.file_names import calib_path_for, digitized_path_for, mask_path_for
+from core.io.scan import Scan, display_pyramid, load_mask, load_scan
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Swap two traced curves over a depth range: the user's fix for a crossing the tracer read wrong.
 
 The range is picked by dragging a band on the *Digitised curves* plots (or typed); the swap itself
-is ``core.digitize.crossings.swap_range`` on the result's values.
+is ``core.digitize.trace.crossings.swap_range`` on the result's values.
 """
 
 from __future__ import annotations

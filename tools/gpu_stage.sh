@@ -8,7 +8,7 @@
 #     starts a fresh schedule from the bundled model's weights (stage 7's own checkpoint was not kept)
 #   SCORE=1: score and run the trust tests here once the run has finished (else do it on a CPU: close the
 #     checkpoint with `welltrace train synthetic --resume stage.ckpt --steps <its step> ...same flags...`, which
-#     trains no further and writes the model file, then eval-styles and tests/core/test_trust.py)
+#     trains no further and writes the model file, then eval-styles and tests/core/digitize/rules/test_trust.py)
 # Measured 2026-11-26 on an H100 (docs/model-card.md, stage 6): 1,374 steps of 8 x 1,024 x 480 px in 470 s,
 # 8 workers, beside the CUDA test suite; the 12,000-step schedule takes about 9 such leases.
 # needs lasio and platformdirs importable (on the device tool: carried as wheels, PYTHONPATH set), and DATA holding
@@ -16,7 +16,7 @@
 #
 # A model is fit to bundle when, on ../shared/data/foreign (never trained on), hard r >= 0.95 with NULL <= 5 %,
 # log-scale r >= 0.95 and broken-curve NULL <= 10 % (issue #44), every set's confidently wrong share <= 3 %
-# (issue #43), the held-out families no worse than stage 3 (docs/model-card.md), and tests/core/test_trust.py passes.
+# (issue #43), the held-out families no worse than stage 3 (docs/model-card.md), and tests/core/digitize/rules/test_trust.py passes.
 STEPS=${1:-12000}; DEV=${DEV:-cuda}; DATA=${DATA:-../shared/data}; TRAIN_S=${TRAIN_S:-470}
 export PYTHONUNBUFFERED=1
 WT="python3 -m app.launch"
@@ -44,5 +44,5 @@ log "trust tests"
 cp resources/models/demo.safetensors $OUT/stage3.safetensors
 trap 'cp $OUT/stage3.safetensors resources/models/demo.safetensors' EXIT  # the bundled model back, whatever happens
 cp $OUT/stage.safetensors resources/models/demo.safetensors
-WELLTRACE_SHARED_DATA=$DATA timeout 600 python3 -m pytest -q -p no:cacheprovider tests/core/test_trust.py 2>&1 | tail -8 | tee -a $OUT/log.txt
+WELLTRACE_SHARED_DATA=$DATA timeout 600 python3 -m pytest -q -p no:cacheprovider tests/core/digitize/rules/test_trust.py 2>&1 | tail -8 | tee -a $OUT/log.txt
 log done

@@ -12,7 +12,7 @@ from typing import Callable
 from PySide6 import QtCore, QtWidgets
 
 from core.io.calibration import Calibration
-from core.io.scan import calib_path_for
+from core.io.file_names import calib_path_for
 
 from ..calibration_panel import CalibrationPanel
 from ..curve_plots import curve_colour
@@ -23,7 +23,7 @@ from .shell import Shell
 
 
 def _propose(image, axis, dpi=None, rgb=None, progress=None):
-    from core.digitize.calibration_proposal import propose
+    from core.digitize.calibrate.proposal import propose
 
     return propose(image, axis, dpi=dpi, progress=progress, rgb=rgb)
 

@@ -14,10 +14,8 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
-from core.digitize.batch import qc_path_for
-from core.digitize.frame import to_canonical
-from core.io.project import digitized_path_for
-from core.io.scan import calib_path_for, mask_path_for
+from core.digitize.page.frame import to_canonical
+from core.io.file_names import calib_path_for, digitized_path_for, mask_path_for, qc_path_for
 
 from ..curve_plots import CurvePlots, curve_colour
 from ..scan_loader import ScanBundle
@@ -29,24 +27,22 @@ from .scans import ScanController
 from .shell import Shell
 
 
-def _run_digitize(image, calib, model, mask=None, rgb=None, progress=None):
-    """Every log section of the calibration traced (the whole picture when it names none): the main pass placed
-    on the scan for viewing, with the other sections' results (LAS suffix, result) beside it."""
-    from core.digitize.pipeline import digitize_sections, in_scan_frame
+def _run_digitize(job, read, loaded, progress=None):
+    """The scan's job (``core/digitize/job/scan_job.py: digitize_scan``, as ``welltrace digitize`` runs it): every
+    log section traced (the whole picture when the calibration names none), its LAS files and QC pages written
+    together. Returns the main pass placed on the scan for viewing, the other sections' results (LAS suffix,
+    result) beside it, and the job's outcome."""
+    from core.digitize.job.pipeline import in_scan_frame
+    from core.digitize.job.scan_job import JobProgress, digitize_scan
 
-    parts = digitize_sections(image, calib, model=model, progress=progress, mask=mask, rgb=rgb)
-    result = in_scan_frame(parts, calib, image.shape)
-    result.others = [(suffix, res) for suffix, _, res in parts if suffix]
-    return result
+    def sink(event) -> None:
+        if progress is not None and isinstance(event, JobProgress):
+            progress(event.done, event.total)
 
-
-def _write_results(path: Path, result, calib, scan_name: str, model_name) -> None:
-    """The main pass to ``path``, each other section beside it (``NAME.repeat.las``…)."""
-    from core.digitize.pipeline import las_path_for, write_result
-
-    write_result(path, result, calib, scan_name, model_name)
-    for suffix, res in result.others:
-        write_result(las_path_for(path, suffix), res, calib, scan_name, model_name)
+    outcome = digitize_scan(job, read, sink, loaded)
+    result = in_scan_frame(outcome.parts, loaded.calib, loaded.scan.image.shape)
+    result.others = [(suffix, res) for suffix, _, res in outcome.parts if suffix]
+    return result, outcome
 
 
 def _parts_of(result, calib):
@@ -59,21 +55,23 @@ def _parts_of(result, calib):
 
 
 def write_qc_picture(path: Path, pixels, result, calib, scan_name: str, model_name) -> list[Path]:
-    from core.digitize.qc_picture import write_qc
+    from core.digitize.output.qc_picture import write_qc
 
     return write_qc(path, pixels, calib, _parts_of(result, calib), scan_name, model_name or "")
 
 
 def _digitize_all(scans, model, model_name, progress=None):
     """Digitise every given scan with its calibration, writing its digitised LAS and QC picture
-    (``core/digitize/batch.py``, as ``welltrace digitize FOLDER`` does); returns the LAS paths written and the
+    (``core/digitize/job/scan_job.py``, as ``welltrace digitize FOLDER`` does); returns the LAS paths written and the
     scans skipped with why (a bad file is skipped, never the end of the batch)."""
-    from core.digitize.batch import digitize_file, jobs_for
+    from core.digitize.job.folder import jobs_for
+    from core.digitize.job.scan_job import ReadOptions, digitize_file
 
     written, skipped = [], []
     jobs = jobs_for(list(scans))
+    read = ReadOptions(model=model, model_name=model_name)
     for i, job in enumerate(jobs):
-        outcome = digitize_file(job, model, model_name)
+        outcome = digitize_file(job, read)
         if outcome.failed:
             skipped.append((outcome.scan, outcome.error))
         else:
@@ -85,7 +83,7 @@ def _digitize_all(scans, model, model_name, progress=None):
 
 def _grid_segments(image, calib, axis):
     """The grid detected in the scan as line segments in its own pixel frame (for the overlay)."""
-    from core.digitize.grid import detect_grid, track_bands
+    from core.digitize.page.grid import detect_grid, track_bands
 
     canon = to_canonical(image, axis)
     bands = track_bands(calib, canon.shape[0]) if calib is not None and calib.curves else None
@@ -188,14 +186,19 @@ class DigitizingController(QtCore.QObject):
         reader = ("your labelled mask" if mask is not None else self.read_with or "the classical tracer")
         busy = f"digitising with {reader}…"
         if mask is None and model is not None:
-            from core.digitize.infer import WINDOW_PX, default_ceiling
+            from core.digitize.evidence.network import WINDOW_PX, default_ceiling
 
             # the memory it may use, said before it starts: a real scan read whole needed 16 GiB
             busy += (f" ({WINDOW_PX}-px windows along depth, at most "
                      f"{default_ceiling() / 1024**3:.1f} GiB: 90 % of the memory available now)")
         if self.calib.sections:
             busy += f"; {len(self.calib.sections)} log section(s), the rest of the scan is not read"
-        task = Task(_run_digitize, scan.image, self.calib, model, mask, scan.rgb, owner=self)
+        from core.digitize.job.scan_job import Loaded, ReadOptions, ScanJob
+
+        las = digitized_path_for(self.scans.path)
+        job = ScanJob(self.scans.path, calib_path_for(self.scans.path), las, qc=qc_path_for(las))
+        task = Task(_run_digitize, job, ReadOptions(model=model, model_name=self.read_with),
+                    Loaded(scan, self.calib, mask), owner=self)
         self.shell.start_task(task, self._digitized, busy, "digitising cancelled")
 
     def show_grid(self, on: bool) -> None:
@@ -211,9 +214,10 @@ class DigitizingController(QtCore.QObject):
         self.grid_task.failed.connect(self.shell.show_error)
         self.grid_task.start()
 
-    def _digitized(self, result):
+    def _digitized(self, done):
         if self.shell.closing:  # the window is closing: a late result touches nothing
             return
+        result, outcome = done
         self.result, self.exported = result, False
         done = f"digitised {len(result.values)} curves ({result.method})"
         if result.memory:
@@ -226,12 +230,6 @@ class DigitizingController(QtCore.QObject):
             self.shell.show_status(w, 10000)
         self.show_traces()
         self.plots.show_result(self.result, self.calib)
-        las = digitized_path_for(self.scans.path)
-        try:
-            _write_results(las, result, self.calib, self.scans.path.name, self.read_with)
-        except (OSError, InputError) as exc:
-            self.shell.show_error(f"{las}: cannot save: {exc}")
-        self.write_qc(qc_path_for(las), announce=False)
         self.digitized.emit()
 
     def show_traces(self):
@@ -296,8 +294,8 @@ class DigitizingController(QtCore.QObject):
 
     def swap_curves(self, a: str, b: str, top: float, bottom: float) -> bool:
         """Exchange two traced curves' values between two depths, replot and save the digitised LAS."""
-        from core.digitize.crossings import swap_range
-        from core.digitize.pipeline import write_result
+        from core.digitize.output.las import write_result
+        from core.digitize.trace.crossings import swap_range
 
         try:
             n = swap_range(self.result.values, a, b, self.result.depth, top, bottom)
@@ -323,7 +321,7 @@ class DigitizingController(QtCore.QObject):
         dlg.open()
 
     def export_las(self, path: Path, well: str = "", company: str = "") -> bool:
-        from core.digitize.pipeline import write_result
+        from core.digitize.output.las import write_result
 
         try:
             write_result(path, self.result, self.calib, self.scans.path.name, self.read_with,

@@ -12,7 +12,8 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from PySide6 import QtCore
 
-from core.io.scan import mask_path_for, save_gray_png
+from core.io.file_names import mask_path_for
+from core.io.scan import save_gray_png
 from core.labelling.mask_edit import MaskEditor
 
 from ..scan_loader import ScanBundle

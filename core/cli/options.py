@@ -10,7 +10,6 @@ import re
 from core.common.errors import UsageError
 
 DEVICES = ("auto", "cpu", "cuda")
-TRAIN_PRECISIONS = ("auto", "fp32", "bf16", "fp16")
 PRESETS = ("tiny", "demo", "full")
 MIN_TILE_PX = 64  # a window shorter than this along depth is narrower than the networks' stride allows
 

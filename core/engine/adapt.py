@@ -77,8 +77,8 @@ def _with_mask_truth(lg: LabelledLog) -> LabelledLog:
     """A calibrated scan with no truth LAS is measured against the trace of its own labelled mask."""
     if lg.calibration is None or lg.truth_path is not None or lg.truth is not None:
         return lg
-    from core.digitize.frame import from_canonical
-    from core.digitize.pipeline import digitize
+    from core.digitize.job.pipeline import digitize
+    from core.digitize.page.frame import from_canonical
 
     axis = lg.calibration.depth_axis
     res = digitize(from_canonical(lg.image, axis), lg.calibration, mask=from_canonical(lg.mask, axis),

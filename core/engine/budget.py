@@ -27,12 +27,11 @@ from core.common.vocabulary import GIB
 from core.model.autocast_rules import active_rules, autocast_rules, rules_for
 from core.model.footprint import fit_in_pixels, padded
 from core.model.network import NetConfig, build, stage_names
-from core.model.precision import Precision, resolve
+from core.model.precision import RESOLVED, Precision, resolve
 
 from .memory import SavedTensorMeter, read_peaks, reset_peaks
 from .transient import step_transient
 
-MODES = ("fp32", "bf16", "fp16")
 MIN_TILE = 256
 
 
@@ -97,7 +96,7 @@ def measure_step(cfg: NetConfig, width: int, height: int, levers: Levers, batch:
     torch.manual_seed(0)
     model = build(cfg).to(dev)
     model.set_checkpointing(levers.checkpointing)
-    prec = Precision(levers.precision, dev.type, "benchmark")
+    prec = Precision.pinned(levers.precision, dev.type, "benchmark")
     scaler = prec.make_scaler()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     loss_fn = loss_for(cfg.classes)
@@ -173,7 +172,7 @@ def measure_forward(cfg: NetConfig, width: int, height: int, levers: Levers, bat
     torch.manual_seed(0)
     model = build(cfg).to(dev)
     model.set_checkpointing(levers.checkpointing)
-    prec = Precision(levers.precision, dev.type, "probe")
+    prec = Precision.pinned(levers.precision, dev.type, "probe")
     x, y = _step_input(width, height, batch, dev)
     t0 = time.perf_counter()
     with SavedTensorMeter(model, stage_names(model)) as meter:
@@ -325,7 +324,7 @@ def plan(cfg: NetConfig, width: int, height: int, ceiling: int, precision: str =
             steps.append({"levers": f"tiling (no strip of at least {MIN_TILE} px fits)", "predicted_total": None,
                           "fits": False})
     spill = {}
-    for mode in MODES:
+    for mode in RESOLVED:
         spill[mode] = {"plain": spill_width(cfg, height, Levers(mode, False), ceiling, batch),
                        "checkpointing": spill_width(cfg, height, Levers(mode, True), ceiling, batch)}
     return Plan(width, height, ceiling, chosen[0] if chosen else None, chosen[1] if chosen else None, steps, spill)

@@ -17,9 +17,10 @@ import numpy as np
 import torch
 
 from core.common.errors import DataError, InputError
-from core.digitize.frame import to_canonical
+from core.digitize.page.frame import to_canonical
 from core.io.calibration import Calibration
-from core.io.scan import calib_path_for, is_scan_file, load_mask, load_scan, mask_path_for
+from core.io.file_names import calib_path_for, mask_path_for
+from core.io.scan import is_scan_file, load_mask, load_scan
 from core.model.network import image_to_input
 
 MIN_ACROSS = 32  # px across the tracks

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from core.digitize.all_curves import trace_all
-from core.digitize.grid import detect_grid, track_bands
-from core.digitize.infer import evidence_by_class, predict_canonical
-from core.digitize.metrics import compare_curve
-from core.digitize.trace import model_params, trace_to_values
+from core.digitize.evidence.network import evidence_by_class, predict_canonical
+from core.digitize.output.metrics import compare_curve
+from core.digitize.output.values import trace_to_values
+from core.digitize.page.grid import detect_grid, track_bands
+from core.digitize.rules.all_curves import trace_all
+from core.digitize.trace.params import model_params
 from core.model.network import image_to_input
 
 from .data import LabelledLog, collate

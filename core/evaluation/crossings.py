@@ -11,7 +11,7 @@ same-style groups the *separation*: where the curves are more than 8 px
 apart, the share of columns where their traces lie on two different curves
 (within 3 px each), whatever their names. r measures identity too, which at
 a meeting of two same-style curves the image often cannot give
-(``core/digitize/crossings.py``); separation measures what the tracer can.
+(``core/digitize/trace/crossings.py``); separation measures what the tracer can.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.digitize.metrics import CurveScores, compare_curve
-from core.digitize.pipeline import digitize
+from core.digitize.job.pipeline import digitize
+from core.digitize.output.metrics import CurveScores, compare_curve
 from core.synth import generate_log
 
 PAIRINGS: tuple[tuple[int, ...], ...] = ((1, 2), (1, 3), (2, 3), (1, 1), (2, 2), (3, 3), (1, 2, 3), (1, 1, 2))

@@ -11,8 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from core.digitize.metrics import compare_las, summarise
-from core.digitize.pipeline import digitize, write_result
+from core.digitize.job.pipeline import digitize
+from core.digitize.output.las import write_result
+from core.digitize.output.metrics import compare_las, summarise
 from core.io.calibration import Calibration
 from core.io.las_io import read_las
 from core.io.scan import load_scan

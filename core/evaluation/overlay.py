@@ -14,8 +14,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from core.digitize.qc_picture import NULL_COLOUR, hex_rgb, write_png
-from core.digitize.runs import true_runs
+from core.common.runs import true_runs
+from core.digitize.output.qc_picture import NULL_COLOUR, hex_rgb, write_png
 from core.model.model_io import CLASS_NAMES
 
 FADE = 0.35  # the print's ink is drawn at this share of its darkness

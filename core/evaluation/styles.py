@@ -18,8 +18,8 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from core.digitize.metrics import CurveScores, compare_curve, excursions
-from core.digitize.pipeline import digitize
+from core.digitize.job.pipeline import digitize
+from core.digitize.output.metrics import CurveScores, compare_curve, excursions
 from core.synth import generate_log
 from core.synth.styles import FAMILIES, GREY_FAMILIES
 
@@ -96,7 +96,7 @@ def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray,
     ``wrong``: the samples written with a value more than :data:`WRONG_SHARE` of the printed scale from the
     truth and *not* flagged low-confidence (``confidence`` below ``LOW_CONFIDENCE``): the confidently wrong
     numbers a petrophysicist cannot tell from good ones. ``low``: the samples written but flagged."""
-    from core.digitize.confidence import LOW_CONFIDENCE
+    from core.digitize.rules.confidence import LOW_CONFIDENCE
 
     pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(truth)
     m = compare_curve(spec.mnemonic, depth, pf, tf, 1.0)
@@ -165,8 +165,9 @@ def folder_cases(folder: str | Path) -> Iterator[CaseLog]:
     """The cases of a folder: each ``NAME.png`` (or another scan) with ``NAME.calib.json`` and
     ``NAME.truth.las`` beside it, in name order; a picture without both is not a case."""
     from core.io.calibration import Calibration
+    from core.io.file_names import calib_path_for
     from core.io.las_io import read_las
-    from core.io.scan import calib_path_for, is_scan_file, load_scan
+    from core.io.scan import is_scan_file, load_scan
 
     for scan in sorted(p for p in Path(folder).iterdir() if p.is_file() and is_scan_file(p)):
         stem = scan.name[: -len(scan.suffix)]

@@ -44,9 +44,9 @@ class CurveSpec:
     colour: str | None = None
     # the ink its backup scale is drawn in, where the print draws it in another (optional, "#rrggbb"; needs
     # ``colour`` and ``backup``): which of the two inks the curve lies on is which scale it reads
-    # (core/digitize/ink_levels.py)
+    # (core/digitize/rules/ink_levels.py)
     backup_colour: str | None = None
-    # read from the scan's scale box by a proposal (``core/digitize/scale_box.py``) and not yet confirmed by the
+    # read from the scan's scale box by a proposal (``core/digitize/calibrate/scale_box.py``) and not yet confirmed by the
     # user: ``digitize`` refuses such a curve unless told ``--accept-proposed``
     proposed: bool = False
 
@@ -58,6 +58,16 @@ class CurveSpec:
     @property
     def track_hi(self) -> float:
         return max(self.track)
+
+    def track_rows(self, end: int | None = None, start: int = 0) -> tuple[int, int]:
+        """The first and the last pixel across the amplitude axis (canonical rows) of the track, its ends rounded
+        outwards; with ``end``, within rows ``start`` to ``end - 1`` of a map, the last at least one past the first.
+        Every reader of a track's band of rows takes it from here."""
+        lo, hi = int(np.floor(self.track_lo)), int(np.ceil(self.track_hi))
+        if end is None:
+            return lo, hi
+        lo = int(np.clip(lo, start, end - 1))
+        return lo, int(np.clip(hi, lo + 1, end - 1))
 
     def shares_track_with(self, other: "CurveSpec") -> bool:
         """Whether the two curves' tracks overlap by more than a border (:data:`TRACK_BORDER_PX`)."""
@@ -300,7 +310,7 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: dict, path: str | None = None) -> "Calibration":
-        from .calibration_file import parse_calibration  # noqa: PLC0415 - it builds this class
+        from core.io.calibration_file import parse_calibration  # noqa: PLC0415 - it builds this class
 
         return parse_calibration(data, path)
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 
 from core.common.errors import CalibrationError
-
-from .calibration import (
+from core.io.calibration import (
     BACKUP_SIDES,
     CALIBRATION_VERSION,
     DEPTH_UNITS,
@@ -161,7 +160,7 @@ def _ink(c: dict, key: str, where: str, path: str | None) -> str | None:
     value = c.get(key)
     if value is None:
         return None
-    from .colour import parse_colour
+    from core.io.colour import parse_colour
 
     try:
         parse_colour(value)

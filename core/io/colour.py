@@ -1,16 +1,8 @@
-"""Ink colour as evidence: which pixels of a colour scan are printed in one curve's ink.
+"""Colour as vocabulary: ``"#rrggbb"`` parsed and written, CIELAB and ΔE, luma, the paper's colour, an ink
+sampled at a point (the eyedropper, :func:`sample_ink`), whether a picture has colour at all.
 
-A printed line is ink mixed with paper: thin and anti-aliased strokes, faded
-ink and a JPEG's smeared chroma all move a pixel along the straight line from
-the ink's colour to the paper's, not away from it. So a pixel is scored by two
-numbers in CIELAB (OpenCV's, L 0–100): how far along that line it lies from
-the paper towards the ink (its *coverage*), and how far off the line it lies
-(its *mismatch*, in ΔE units). A red curve crossing a blue one, or lying on a
-green grid line, is then told apart by the off-line distance, whatever the
-shared grey level says.
-
-Colour here is the ink colour a calibration names (``"colour": "#rrggbb"``),
-picked with the eyedropper (:func:`sample_ink`) or given by hand.
+Colour here is the ink colour a calibration names (``"colour": "#rrggbb"``), picked with the eyedropper or given
+by hand; how an ink becomes evidence of where a curve is, is ``core/digitize/evidence/colour.py``'s.
 """
 
 from __future__ import annotations
@@ -21,13 +13,8 @@ import cv2
 import numpy as np
 
 HEX = re.compile(r"^#[0-9a-fA-F]{6}$")
-SIGMA_DE = 18.0  # mismatch (ΔE) at which a pixel keeps e^-1 of its colour evidence
-FULL_COVERAGE = 0.6  # a pixel this far from paper towards the ink counts as fully inked (thin strokes blend)
 MIN_CONTRAST_DE = 12.0  # an ink closer than this to the paper cannot be told from it by colour
-DISTINCT_DE = 20.0
-CHROMA_LOSS_WEIGHT = 1.0 / 3.0
 NEUTRAL_CHROMA = 20.0  # an ink with less chroma (a*, b*) than this is black or grey
-GRID_INK_EVIDENCE = 0.2  # a grid whose pixels' median colour evidence reaches this is printed in the ink  # two inks closer than this are one colour to the tracer
 
 
 def parse_colour(text: str) -> tuple[int, int, int]:
@@ -76,42 +63,6 @@ def paper_colour(rgb: np.ndarray, sample: int = 200_000) -> np.ndarray:
     return np.median(s[light >= np.quantile(light, 0.9)], axis=0)
 
 
-def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE) -> np.ndarray:
-    """Per pixel in [0, 1]: printed in ``ink`` (r, g, b) on ``paper`` (default: estimated).
-
-    coverage × exp(−(mismatch / sigma)²), coverage saturating at :data:`FULL_COVERAGE`."""
-    paper = paper_colour(rgb) if paper is None else np.asarray(paper, np.float32)
-    lab = to_lab(rgb)
-    p, k = lab_of(paper), lab_of(ink)
-    d = p - k
-    dd = float(d @ d)
-    if dd < MIN_CONTRAST_DE**2:
-        return np.zeros(rgb.shape[:2], np.float32)
-    off = p - lab  # from the pixel back to paper
-    alpha = np.clip((off @ d) / dd, 0.0, 1.0)
-    resid = off - alpha[..., None] * d  # expected (paper − α·d) minus the pixel, negated
-    # a JPEG's 4:2:0 chroma and the scanner's blur share a thin line's colour with the paper beside it: its
-    # pixels are as dark as the ink mixture says but less saturated. That loss of chroma (towards the neutral
-    # axis) is expected and weighs a third; a shift of hue or lightness weighs in full.
-    expected_ab = p[1:] - alpha[..., None] * d[1:]
-    norm = np.linalg.norm(expected_ab, axis=-1, keepdims=True)
-    outward = np.where(norm > 1e-3, expected_ab / np.maximum(norm, 1e-3), 0.0)  # away from the neutral axis
-    loss = np.maximum(np.einsum("...c,...c->...", resid[..., 1:], outward), 0.0)  # expected − pixel, outwards
-    mismatch2 = np.einsum("...c,...c->...", resid, resid) - loss**2 * (1.0 - CHROMA_LOSS_WEIGHT**2)
-    coverage = np.minimum(alpha / FULL_COVERAGE, 1.0)
-    return (coverage * np.exp(-mismatch2 / sigma**2)).astype(np.float32)
-
-
-def combine(colour_ev: np.ndarray, style_ev: np.ndarray | None) -> np.ndarray:
-    """A curve's evidence from its ink colour and its line style: colour says which curve, the line
-    style (the model's class map or the classical ink) weighs it between one half and all of it, so a
-    curve the grey network barely sees in a light ink is still traced, and two curves of one colour in
-    different line styles are still told apart."""
-    if style_ev is None:
-        return colour_ev
-    return colour_ev * (0.5 + 0.5 * np.clip(style_ev, 0.0, 1.0))
-
-
 def sample_ink(rgb: np.ndarray, x: float, y: float, radius: int = 4) -> tuple[int, int, int] | None:
     """The eyedropper: the ink colour at pixel (``x``, ``y``) of a scan.
 
@@ -141,62 +92,9 @@ def has_colour(rgb: np.ndarray, spread: int = 24, share: float = 1e-3) -> bool:
     return float(((s.max(1) - s.min(1)) > spread).mean()) > share
 
 
-def curve_colour_evidence(rgb_canon: np.ndarray, calib, style_evidence: dict[int, np.ndarray], grid=None,
-                          threshold: float = 0.3, min_seen: float = 0.05) -> tuple[dict, list[str]]:
-    """Per curve with a ``colour`` in the calibration: (first row, evidence over its track's band, whether the
-    grid's damping applies: :func:`is_neutral`, :func:`grid_in_ink`, and for a curve whose backup scale is drawn
-    in an ink of its own (``backup_colour``) the two inks' evidence over the band, main then backup, else None),
-    and the warnings of the curves left to their line style.
-
-    Used only where it can tell curves apart: a curve whose ink is within :data:`DISTINCT_DE` of another
-    coloured curve's in an overlapping track stays with its line style (the joint tracer separates those),
-    and so does a curve whose ink matches in fewer than ``min_seen`` of its track's depth columns (the
-    colour is wrong, or the ink faded past recognition)."""
-    curves = calib.curves
-    inks = {i: [parse_colour(c.colour)] + ([parse_colour(c.backup_colour)] if c.backup_colour else [])
-            for i, c in enumerate(curves) if c.colour}
-    if not inks:
-        return {}, []
-    rows_total = rgb_canon.shape[0]
-    paper = paper_colour(rgb_canon)
-    out, warnings = {}, []
-    for i, own in inks.items():
-        spec = curves[i]
-        twins = [curves[j].mnemonic for j, other in inks.items() if j != i
-                 and spec.shares_track_with(curves[j])
-                 and any(delta_e(a, b) < DISTINCT_DE for a in own for b in other)]
-        if twins:
-            warnings.append(f"{spec.mnemonic}: its ink {spec.colour} is the colour of {', '.join(twins)} in the "
-                            "same track; told apart by line style and continuity")
-            continue
-        lo = int(np.clip(np.floor(spec.track_lo), 0, rows_total - 1))
-        hi = int(np.clip(np.ceil(spec.track_hi), lo + 1, rows_total - 1))
-        each = [colour_evidence(rgb_canon[lo : hi + 1], ink, paper) for ink in own]
-        cev = each[0] if len(each) == 1 else np.maximum(*each)
-        seen = float((cev.max(axis=0) >= threshold).mean())
-        if seen < min_seen:
-            warnings.append(f"{spec.mnemonic}: no ink in its track matches its colour {spec.colour} (seen in "
-                            f"{seen:.0%} of the depth columns); traced by line style")
-            continue
-        style = style_evidence.get(spec.klass, style_evidence.get(0))
-        damp = any(is_neutral(ink) for ink in own) or (grid is not None and grid_in_ink(cev, grid.map(slice(lo, hi + 1))))
-        out[i] = (lo, combine(cev, None if style is None else style[lo : hi + 1]), damp,
-                  tuple(each) if len(each) == 2 else None)
-    return out, warnings
-
-
 def is_neutral(ink) -> bool:
     """Black or grey ink: its colour evidence cannot tell it from a grey grid, so grid damping applies."""
     lab = lab_of(ink)
     return float(np.hypot(lab[1], lab[2])) < NEUTRAL_CHROMA
 
 
-def grid_in_ink(cev: np.ndarray, grid_map: np.ndarray) -> bool:
-    """Whether the track's grid is printed in a tint of the curve's ink (a light-blue grid under a blue
-    curve lies on the blue ink's line to paper): then its lines carry the curve's colour evidence and the
-    grid's damping applies. Otherwise it does not: a chromatic curve is told from a grid of another colour
-    by colour alone, and a straight stretch of it (a caliper in gauge) is no grid line; under the damping a
-    straight green caliper on the colour logs was 83 % NULL. The median over all grid pixels decides, so one
-    straight curve the grid reading took for a line does not."""
-    on = grid_map > 0.5
-    return bool(on.sum() > 0.002 * on.size and float(np.median(cev[on])) >= GRID_INK_EVIDENCE)

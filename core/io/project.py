@@ -16,15 +16,13 @@ from pathlib import Path
 from core.common.atomic import atomic_write_text, json_text
 from core.common.errors import DataError
 from core.common.vocabulary import CLASS_NAMES
+from core.io.file_names import calib_path_for, mask_path_for
+from core.io.scan import is_scan_file
 
-from .scan import calib_path_for, is_scan_file, mask_path_for
+from .file_names import digitized_path_for
 
 PROJECT_FILE = "project.json"
 PROJECT_VERSION = 1
-
-
-def digitized_path_for(scan: Path) -> Path:
-    return scan.with_name(scan.stem + ".digitized.las")
 
 
 @dataclass

@@ -24,6 +24,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from core.common.atomic import atomic_path
 from core.common.errors import ScanError, require_file
 
+from .file_names import OUTPUT_MARK
+
 #: Default bound on pixels per image (300 MP: a 12,800 × 23,000 scan passes).
 DEFAULT_MAX_PIXELS = 300_000_000
 MAX_PIXELS_ENV = "WELLTRACE_MAX_PIXELS"
@@ -134,7 +136,7 @@ COLOUR_MODES = ("RGB", "RGBA", "RGBX", "P", "PA", "CMYK", "YCbCr", "LAB", "HSV")
 def _pixels(img: Image.Image) -> tuple[np.ndarray, np.ndarray | None]:
     """The scan's grey pixels, and its colour pixels when it holds colour. A colour mode is composited on
     white (transparency) and converted once; its grey is the luma of those pixels, as Pillow gives it."""
-    from .colour import has_colour, luma
+    from core.io.colour import has_colour, luma
 
     mode = img.mode
     if mode in COLOUR_MODES:
@@ -162,7 +164,7 @@ def _read_with_tifffile(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
     High bit depths are scaled to 8 bits by their real range (all channels together, so hues hold)."""
     import tifffile
 
-    from .colour import has_colour, luma
+    from core.io.colour import has_colour, luma
 
     arr = tifffile.imread(path, key=0)
     if arr.dtype == np.bool_:
@@ -311,27 +313,6 @@ def save_gray_png(path: str | os.PathLike, image: np.ndarray) -> None:
     target = Path(path)
     with atomic_path(target) as tmp:
         Image.fromarray(image).save(tmp, format="PNG", optimize=False, compress_level=6)
-
-
-def mask_path_for(scan_path: str | os.PathLike) -> Path:
-    p = Path(scan_path)
-    return p.with_name(_stem(p) + ".mask.png")
-
-
-def calib_path_for(scan_path: str | os.PathLike) -> Path:
-    p = Path(scan_path)
-    return p.with_name(_stem(p) + ".calib.json")
-
-
-def _stem(p: Path) -> str:
-    name = p.name
-    for suffix in (".mask.png", ".calib.json", ".truth.las"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return p.stem
-
-
-OUTPUT_MARK = ".digitized."  # in the name of every file digitising writes (``project.digitized_path_for``)
 
 
 def is_scan_file(path: Path) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from core.digitize.runs import true_runs
+from core.common.runs import true_runs
 
 SNAP_PX = 4  # a click this close to a labelled pixel counts as on it
 MIN_LINE_PX = 40  # a straight segment shorter than this is no grid line

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from core.digitize.frame import from_canonical, to_canonical
+from core.digitize.page.frame import from_canonical, to_canonical
 
 
 def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
@@ -18,8 +18,8 @@ def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
     """A class mask (scan frame) from ``model``, or from the classical tracer when there is none."""
     canon = to_canonical(image, depth_axis)
     if model is not None:
-        from core.digitize.grid import clean_mask, detect_grid
-        from core.digitize.infer import predict_windows
+        from core.digitize.evidence.network import predict_windows
+        from core.digitize.page.grid import clean_mask, detect_grid
         from core.model.precision import resolve
 
         # the model may paint a printed grid line as curve: straight runs on the detected grid go. It reads the
@@ -27,7 +27,7 @@ def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
         mask = predict_windows(model, canon, resolve("auto", "cpu"), progress=progress).mask
         new = clean_mask(mask, detect_grid(canon))
     else:
-        from core.digitize.classical import mask as classical_mask
+        from core.digitize.evidence.classical import mask as classical_mask
 
         new = classical_mask(canon)
     return from_canonical(new, depth_axis)

@@ -126,7 +126,7 @@ class GroupNorm16(nn.GroupNorm):
             # channels-last input splits its sums by thread, so a scan read with 1 thread (a folder run's worker)
             # and with 2 (one scan alone) gave maps up to 0.03 apart on KGS, enough to move a wrap and write a GR
             # a whole scale off; the reductions give the same maps at 1 and 2 threads
-            # (tests/core/test_trust.py). That kernel also takes E[x²] − E[x]² in fp32: on inputs of mean 3 and
+            # (tests/core/digitize/rules/test_trust.py). That kernel also takes E[x²] − E[x]² in fp32: on inputs of mean 3 and
             # spread 0.05 its output was 1.6 off a float64 reference, the reductions' 1e-5. They cost time: 120
             # against 42 ms a 16 × 1,664 × 1,024 map (2-core EPYC), KGS evidence 55 → 78 s (docs/benchmarks.md)
             return _GroupNormByReduction.apply(x, self.weight, self.bias, self.num_groups, self.eps)

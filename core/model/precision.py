@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-MODES = ("auto", "fp32", "bf16", "fp16")
+MODES = ("auto", "fp32", "bf16", "fp16")  # every mode a user may ask for: the one list of them
+RESOLVED = tuple(m for m in MODES if m != "auto")  # what a request resolves to on a device
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -24,6 +25,14 @@ class Precision:
     device_type: str  # cpu | cuda
     reason: str
     warning: str | None = None
+
+    @classmethod
+    def pinned(cls, mode: str, device_type: str, reason: str) -> "Precision":
+        """Exactly ``mode`` on ``device_type``, as a benchmark or a probe measures it (no device's rule applied,
+        no warning); raises ValueError for a mode that is not a resolved one."""
+        if mode not in RESOLVED:
+            raise ValueError(f"unknown precision {mode!r}; choose one of {', '.join(RESOLVED)}")
+        return cls(mode, device_type, reason)
 
     @property
     def dtype(self) -> torch.dtype:

@@ -363,9 +363,9 @@ def _finish(name, seed, img8, mask, calib, depth, truth, widths, sources, applie
 
 
 def _order_same_style(specs: list[CurveSpec], truth: dict[str, np.ndarray]) -> None:
-    """Curves of one line style in one track are listed as the tracer names them (``core/digitize/crossings.py``):
+    """Curves of one line style in one track are listed as the tracer names them (``core/digitize/trace/crossings.py``):
     nearest the ``track[0]`` edge at the top of the log first (in place)."""
-    from core.digitize.crossings import same_style_groups
+    from core.digitize.trace.crossings import same_style_groups
 
     def dist(i):
         pos, _ = specs[i].position_of(truth[specs[i].mnemonic][:1])

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
-from core.digitize.runs import true_runs
+from core.common.runs import true_runs
 from core.io.calibration import Calibration, CurveSpec
 
 SHIFT = 4  # cv2 fixed-point bits: sub-pixel polyline vertices

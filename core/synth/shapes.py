@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.digitize.runs import true_runs
+from core.common.runs import true_runs
 
 LAS_DIR_ENV = "WELLTRACE_LAS_DIR"
 

@@ -5,7 +5,7 @@ import json
 import lasio
 import numpy as np
 
-from core.digitize.metrics import compare_curve
+from core.digitize.output.metrics import compare_curve
 from core.io.colour import delta_e, parse_colour
 from core.synth import generate_log, write_log
 

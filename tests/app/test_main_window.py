@@ -430,7 +430,7 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     import lasio
     from PIL import Image
 
-    from tests.core.test_log_sections import _calib, _scan
+    from tests.core.digitize.page.test_log_sections import _calib, _scan
 
     img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 500, 0), ("body", 2000, 1100.0),
                     ("header", 400, 0)])
@@ -451,8 +451,7 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     win.models.use_classical = True  # Run › Read with the classical tracer: fast, and the sections are under test
     win.digitizing.digitize()
     qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
-    from core.digitize.pipeline import las_path_for
-    from core.io.project import digitized_path_for
+    from core.io.file_names import digitized_path_for, las_path_for
 
     main_path = digitized_path_for(tmp_path / "two.png")
     main_las, repeat_las = lasio.read(main_path), lasio.read(las_path_for(main_path, "repeat"))

@@ -151,3 +151,20 @@ def test_tiny_ceiling_plans_levers_and_training_still_finishes(tmp_path):
     assert runs["tile"][0].plan.levers.tile is not None and runs["tile"][0].crop < 1024
     for _, losses in runs.values():
         assert len(losses) == 4 and all(loss == loss for loss in losses)
+
+
+def test_bench_measures_a_step_per_mode_and_names_the_machine(capsys):
+    """``welltrace bench`` on the tiny network: one timed step in fp32 and bf16, activations measured per mode."""
+    import json
+
+    from core.cli.main import main
+
+    assert main(["bench", "--preset", "tiny", "--width", "256", "--height", "64", "--precisions", "fp32,bf16",
+                 "--steps", "1", "--warmup", "0", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["machine"] and set(out["results"]) == {"fp32", "bf16"}
+    fp32, bf16 = out["results"]["fp32"], out["results"]["bf16"]
+    assert fp32["activations"] > 0 and fp32["step_time_median"] > 0
+    assert bf16["activation_ratio"] <= 0.52, bf16  # the whitepaper's bar: 16-bit halves the saved bytes
+    assert main(["bench", "--precisions", "fp8"]) == 2
+    assert "unknown mode fp8 (fp32, bf16, fp16)" in capsys.readouterr().err

@@ -18,7 +18,7 @@ import pytest
 from core.cli.main import main
 from core.common.atomic import atomic_write_text, outputs_together
 from core.common.errors import CalibrationError
-from core.digitize.batch import jobs_for, scans_in, up_to_date
+from core.digitize.job.folder import jobs_for, scans_in, up_to_date
 from core.io.calibration import Calibration
 from core.model.bundled import BUNDLED_MODEL
 
@@ -278,7 +278,7 @@ def test_a_cluster_that_loses_its_worker_mid_run_still_writes_every_scan(tmp_pat
 
 def test_a_scheduler_without_workers_is_refused_after_its_wait(tmp_path, capsys, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    import core.digitize.batch_run as batch_run
+    import core.digitize.job.workers as batch_run
 
     monkeypatch.setattr(batch_run, "WORKER_WAIT_S", 2.0)
     folder = _folder(tmp_path, 1)

@@ -304,3 +304,15 @@ def test_the_domain_family_draws_the_conventions_the_named_families_never_vary()
         n, _, stats, _ = cv2.connectedComponentsWithStats((lg.mask == klass).astype(np.uint8), connectivity=8)
         sizes[klass] = np.median(stats[1:, cv2.CC_STAT_AREA])
     assert sizes[3] < sizes[2]
+
+
+def test_the_headless_demo_digitises_its_logs_and_scores_them(tmp_path, capsys):
+    """``welltrace demo --quick``: synthesise, digitise with the bundled model and the classical tracer, score."""
+    from core.cli.main import main
+
+    assert main(["demo", str(tmp_path), "--quick"]) == 0
+    out = capsys.readouterr().out
+    assert len(list(tmp_path.glob("*.model.las"))) == 2 and len(list(tmp_path.glob("*.classical.las"))) == 2
+    model_line = next(line for line in out.splitlines() if line.startswith("model "))
+    assert float(model_line.split("median r ")[1].split()[0]) > 0.9, model_line
+    assert "activation budget of one training step" in out

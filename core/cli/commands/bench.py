@@ -36,14 +36,14 @@ def register(sub) -> None:
 def run(args) -> int:
     from core.engine.train import pick_device
     from core.model.network import preset
-    from core.model.precision import MODES
+    from core.model.precision import RESOLVED
 
     device = pick_device(args.device)
     cfg = preset(args.preset)
     modes = [m.strip() for m in args.precisions.split(",") if m.strip()]
-    bad = [m for m in modes if m not in MODES or m == "auto"]
+    bad = [m for m in modes if m not in RESOLVED]
     if bad:
-        raise InputError(None, f"--precisions: unknown mode {', '.join(bad)} (fp32, bf16, fp16)")
+        raise InputError(None, f"--precisions: unknown mode {', '.join(bad)} ({', '.join(RESOLVED)})")
     if device.type == "cuda":
         import torch
 

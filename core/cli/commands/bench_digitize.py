@@ -24,8 +24,10 @@ STAGES = ("read", "evidence", "grid", "trace", "write")
 
 
 def _run(args, model, precision, reference: bool, out_dir: Path) -> tuple[dict, list]:
-    from core.digitize.pipeline import digitize_sections, las_path_for, write_result
+    from core.digitize.job.pipeline import digitize_sections
+    from core.digitize.output.las import write_result
     from core.io.calibration import Calibration
+    from core.io.file_names import las_path_for
     from core.io.scan import load_scan
 
     t0 = time.perf_counter()

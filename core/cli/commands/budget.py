@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ..options import TRAIN_PRECISIONS, add_device, add_preset
+from core.model.precision import MODES
+
+from ..options import add_device, add_preset
 from ..tables import fmt_bytes
 
 NAME = "budget"
@@ -15,7 +17,7 @@ def register(sub) -> None:
     b = sub.add_parser(NAME, help="predict (and --measure) the memory of one training step and plan the levers")
     b.add_argument("--width", type=int, required=True, help="px along depth")
     b.add_argument("--height", type=int, required=True, help="px across the tracks")
-    b.add_argument("--precision", default="auto", choices=TRAIN_PRECISIONS)
+    b.add_argument("--precision", default="auto", choices=MODES)
     b.add_argument("--checkpointing", default="auto", choices=("auto", "on", "off"))
     b.add_argument("--tile", default="auto", help="auto, off or a strip length in px")
     b.add_argument("--ceiling", type=float, metavar="GIB", help="memory ceiling (default: the device's memory)")

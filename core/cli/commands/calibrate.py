@@ -29,9 +29,10 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from core.common.errors import InputError
-    from core.digitize.calibration_proposal import propose
+    from core.digitize.calibrate.proposal import propose_scan
     from core.io.calibration import Calibration
-    from core.io.scan import calib_path_for, load_scan
+    from core.io.file_names import calib_path_for
+    from core.io.scan import load_scan
 
     out = Path(args.out) if args.out else calib_path_for(args.scan)
     if out.exists() and not args.force:
@@ -40,8 +41,6 @@ def run(args) -> int:
 
     require_writable([out])  # before the proposal's work: a folder, a special file, a read-only folder
     scan = load_scan(args.scan)
-    axis = args.depth_axis or ("y" if scan.image.shape[0] >= scan.image.shape[1] else "x")
-    dpi = scan.info.dpi[1 if axis == "y" else 0] if scan.info.dpi else None
     from core.common.progress import progress_bar
 
     with progress_bar(100, "propose", unit="%") as bar:
@@ -49,7 +48,7 @@ def run(args) -> int:
             bar.n = done
             bar.refresh()
 
-        prop = propose(scan.image, axis, dpi=dpi, depth_unit=args.depth_unit, progress=advance, rgb=scan.rgb)
+        prop = propose_scan(scan, args.depth_axis, args.depth_unit, progress=advance)
     from core.common.atomic import atomic_write_text, json_text
 
     draft = prop.calibration_dict(args.depth_unit, args.step)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from core.common.errors import InputError
+from core.model.precision import MODES
 
 from ..options import MIN_TILE_PX, add_device, positive_number, scheduler_address, tile_px
 
@@ -28,7 +29,7 @@ def register(sub) -> None:
     d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
     d.add_argument("--mask-out", metavar="PNG", help="also write the class mask the curves were traced from (the "
                    "scan's size; 0 background, 1 solid, 2 dashed, 3 dotted)")
-    d.add_argument("--precision", default="model", choices=("model", "auto", "fp32", "bf16", "fp16"),
+    d.add_argument("--precision", default="model", choices=("model", *MODES),
                    help="inference precision (default: the one the model was trained in; fp32 for an fp16 model "
                    "on a CPU)")
     add_device(d)
@@ -77,8 +78,7 @@ def run(args) -> int:
     if not Path(args.scan[0]).exists():
         raise InputError(args.scan[0], "no such scan or folder")
     # the names a folder run and the app use, beside the scan: `calibrate --propose` has just written NAME.calib.json
-    from core.digitize.batch import digitized_las_for
-    from core.io.scan import calib_path_for
+    from core.io.file_names import calib_path_for, digitized_las_for
 
     if not args.calib:
         args.calib = str(calib_path_for(args.scan[0]))
@@ -100,8 +100,9 @@ def _digitize_many(args) -> int:
 
     from core.common.atomic import require_writable
     from core.common.progress import progress_bar
-    from core.digitize.batch import SUMMARY_NAME, ScanOutcome, jobs_for, scans_in, up_to_date, write_summary
-    from core.digitize.batch_run import RunOptions, run_cluster, run_local, thread_split
+    from core.digitize.job.folder import SUMMARY_NAME, jobs_for, scans_in, up_to_date, write_summary
+    from core.digitize.job.scan_job import ScanOutcome
+    from core.digitize.job.workers import RunOptions, run_cluster, run_local, thread_split
 
     one_scan = [flag for flag, given in (("--calib", args.calib), ("--from-mask", args.from_mask),
                                          ("--mask-out", args.mask_out), ("--qc", args.qc),
@@ -124,7 +125,8 @@ def _digitize_many(args) -> int:
             raise InputError(args.out, "with several scans --out is a folder for their LAS files")
         out_dir.mkdir(parents=True, exist_ok=True)
     scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
-    jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc)
+    jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc,
+                    accept_proposed=args.accept_proposed)
     summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
     require_writable([summary] + [j.las for j in jobs])
     model = Path(args.model) if args.model else None
@@ -133,8 +135,7 @@ def _digitize_many(args) -> int:
     workers, threads = thread_split(args.jobs or 1, args.threads)
     ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
     # on a cluster each task takes the threads asked for, else its worker's default (that machine's cores)
-    options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling,
-                         args.accept_proposed)
+    options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling)
     where = f"the Dask cluster at {args.scheduler}" if args.scheduler else \
         f"{workers} worker process(es) × {threads} thread(s)"
     print(f"{len(jobs)} scan(s): {len(todo)} to digitise on {where}, {len(jobs) - len(todo)} up to date",
@@ -172,70 +173,43 @@ def _refusing(stream, scheduler: str | None):
 
 def _digitize_one(args) -> int:
     from core.common.progress import progress_bar
-    from core.digitize.pipeline import digitize_sections, in_scan_frame, las_path_for, write_result
+    from core.digitize.job.scan_job import JobProgress, JobWarning, ReadOptions, ScanJob, digitize_scan
     from core.io.calibration import Calibration
-    from core.io.scan import load_scan, save_gray_png
 
     if sum(map(bool, (args.model, args.classical, args.from_mask))) != 1:
         raise InputError(None, "give exactly one of --model MODEL, --classical or --from-mask MASK.png")
-    scan = load_scan(args.scan)
-    calib = Calibration.load(args.calib)
-    if not calib.curves:
-        raise InputError(args.calib, "add at least one curve: the calibration names none (a proposal holds the "
-                         "curves its scale box prints, if any could be read; see docs/file-formats.md)")
-    calib.require_confirmed(args.calib, args.accept_proposed)
-    from core.common.atomic import require_writable
+    job = ScanJob(Path(args.scan), Path(args.calib), Path(args.out), qc=Path(args.qc) if args.qc else None,
+                  mask_out=Path(args.mask_out) if args.mask_out else None,
+                  from_mask=Path(args.from_mask) if args.from_mask else None,
+                  section=None if args.section is None else args.section - 1, well=args.well,
+                  accept_proposed=args.accept_proposed)
 
-    outputs = [args.out, args.mask_out, args.qc]
-    if args.section is None:  # each section's LAS beside the main one (OUT.repeat.las …)
-        outputs += [str(las_path_for(args.out, s)) for s in calib.section_files() if s]
-    require_writable(outputs)  # before the long work, not after it
-    mask = None
-    if args.from_mask:
-        from core.io.scan import load_mask
-
-        mask = load_mask(args.from_mask, scan.image.shape)
-    model, precision, device = _reader(args)
+    def read() -> ReadOptions:  # the model is loaded once the scan, calibration and outputs are known good
+        model, precision, device = _reader(args)
+        return ReadOptions(model=model, model_name=Path(args.model).name if args.model else None,
+                           precision=precision, device=device, tile=args.tile, whole_picture=args.whole_picture,
+                           reference=args.reference,
+                           memory_ceiling=None if args.max_memory is None else int(args.max_memory * 1024**3))
     import torch
 
     with progress_bar(1, "digitize", unit="window") as bar, torch.no_grad():
-        def prog(i, n):
-            bar.total = n
-            bar.n = i
-            bar.refresh()
-        tile = args.tile
-        ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3)
-        parts = digitize_sections(scan.image, calib, None if args.section is None else args.section - 1,
-                                  source=args.scan, mask=mask, rgb=scan.rgb, model=model, precision=precision,
-                                  device=device, tile=tile, progress=prog, whole_picture=args.whole_picture,
-                                  memory_ceiling=ceiling, reference=args.reference)
-    source = (Path(args.model).name if args.model else f"mask {Path(args.from_mask).name}" if args.from_mask
-              else None)
-    from core.common.atomic import outputs_together
+        def show(event) -> None:
+            if isinstance(event, JobProgress):
+                bar.total = event.total
+                bar.n = event.done
+                bar.refresh()
+            elif isinstance(event, JobWarning):
+                bar.write(f"warning: {event.text}", file=sys.stderr)
 
-    reports = []
-    with outputs_together():  # every LAS, the mask and the QC pages of this run land together or not at all
-        for suffix, sec, res in parts:
-            for w in res.warnings:
-                print(f"warning: {w}", file=sys.stderr)
-            out = args.out if args.section is not None else las_path_for(args.out, suffix)
-            write_result(out, res, calib, str(Path(args.scan).name), source,
-                         well={"WELL": args.well} if args.well else None)
-            reports.append(_wrote(out, sec, res, calib))
-        if args.mask_out:
-            save_gray_png(args.mask_out, in_scan_frame(parts, calib, scan.image.shape).mask)
-        pages = []
-        if args.qc:
-            from core.digitize.qc_picture import write_qc
-
-            pages = write_qc(args.qc, scan.rgb if scan.rgb is not None else scan.image, calib, parts,
-                             Path(args.scan).name, source or "")
-    for line in reports:
-        print(line)
+        outcome = digitize_scan(job, read, show)
+    calib = Calibration.load(args.calib)
+    for out, (_, sec, res) in zip(outcome.las, outcome.parts):
+        print(_wrote(out, sec, res, calib))
+    pages = outcome.qc_pages
     if pages:
-        print(f"wrote the QC picture: {pages[0]}" + (f" … {pages[-1].name} ({len(pages)} pages)"
+        print(f"wrote the QC picture: {pages[0]}" + (f" … {Path(pages[-1]).name} ({len(pages)} pages)"
                                                       if len(pages) > 1 else ""))
-    _report_memory(parts)
+    _report_memory(outcome.parts)
     return 0
 
 

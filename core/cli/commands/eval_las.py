@@ -19,7 +19,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.digitize.metrics import compare_las, summarise
+    from core.digitize.output.metrics import compare_las, summarise
     from core.io.calibration import Calibration
     from core.io.las_io import read_las
 

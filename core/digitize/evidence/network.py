@@ -1,0 +1,311 @@
+"""Inference over logs of any length: the network reads windows along depth, never the whole picture at once.
+
+A real scan is 20,000–90,000 px long. Read whole, its feature maps need ~0.6 GiB per megapixel (16 GiB for
+the 30-megapixel KGS scan); read in windows, the peak is one window's forward plus the maps kept, whatever
+the length (:func:`predict_windows`). The network was trained on 1,024-px crops, so a window of that
+length is also the context its GroupNorm statistics and its attention were fitted to.
+
+Stitching. Neighbouring windows overlap by twice the network's convolutional receptive radius
+(``core/model/footprint.py: receptive_radius``) plus a blend zone: each window's output is weighted zero
+within that radius of a cut edge, rises linearly across the blend zone, and the weights are normalised.
+So every output pixel comes from windows that saw all of its convolutional context, and for any layer
+with a finite reach the stitched maps equal the whole-picture maps (``tests/core/digitize/evidence/test_windowed_inference.py``).
+The network's GroupNorm statistics and bottleneck attention have no finite reach: there a window's
+maps differ from a whole-picture forward's, as a 1,024-px training crop's did.
+
+Maps are kept two bytes a class and pixel (``core/digitize/evidence/coded_map.py``), the class mask one byte a
+pixel, and only the classes the tracer reads. :func:`predict_canonical` keeps the whole-picture path (float
+maps) behind ``digitize --whole-picture``, to compare against.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import torch
+
+from core.common.sysmem import available_memory, proc_status
+from core.common.vocabulary import GIB
+from core.digitize.evidence.coded_map import CodedMap, encode
+from core.digitize.page.frame import from_canonical, to_canonical
+from core.model.footprint import inference_fit, predict_inference_peak, receptive_radius, window_for
+from core.model.network import NetConfig, image_to_input
+from core.model.precision import Precision
+from core.model.runtime import Runner, torch_runner
+
+WINDOW_PX = 1024  # the training crop along depth (``welltrace train --crop``): the context the network knows
+BLEND_PX = 64  # the zone across which one window hands over to the next
+# a first forward's resident rise beyond the tensors it holds (oneDNN's primitive cache and reordered weights,
+# the threads' buffers): 112-114 MiB at 640 and 1,664 px across in the NCHW layout; in channels-last it varies
+# from run to run, 66-171 MiB over four fresh runs at 640 px across (VmHWM, 2-core EPYC): the plan takes the most
+RUNTIME_OVERHEAD = 176 * 1024**2
+
+
+def strips(length: int, tile: int, overlap: int, align: int = 1) -> list[tuple[int, int]]:
+    """Start/stop of overlapping strips that cover ``length``. With ``align``, every start is a multiple of it
+    (the network's stride: a window then sees the same downsampling grid as the whole picture) and the last
+    strip runs to the end, up to ``align`` − 1 px longer than ``tile``."""
+    if tile >= length:
+        return [(0, length)]
+    overlap = min(overlap, tile // 2)
+    step = tile - overlap
+    last = (length - tile) // align * align
+    starts = list(range(0, last, step)) + [last]
+    out = [(s, s + tile) for s in sorted(set(starts))]
+    out[-1] = (out[-1][0], length)
+    return out
+
+
+def predict_canonical(
+    model,
+    img: np.ndarray,
+    precision: Precision,
+    device: torch.device | str = "cpu",
+    tile: int | None = None,
+    overlap: int = 128,
+    progress: Callable[[int, int], None] | None = None,
+) -> np.ndarray:
+    """Class probabilities (C, H, W) float32 for a canonical uint8 image (H across, W along depth), read by eager
+    PyTorch in its default layout: the reference the faster runtimes are compared with."""
+    run = torch_runner(model, precision, device, channels_last=False)
+    x_full = image_to_input(img)[None, None]
+    h, w = img.shape
+    classes = model.cfg.classes
+    if tile is None or tile >= w:
+        out = run(x_full)
+        if progress:
+            progress(1, 1)
+        return out
+    acc = np.zeros((classes, h, w), np.float32)
+    wsum = np.zeros(w, np.float32)
+    parts = strips(w, tile, overlap)
+    for i, (a, b) in enumerate(parts):
+        p = run(x_full[..., a:b])
+        ramp = np.ones(b - a, np.float32)
+        ov = min(overlap, (b - a) // 2)
+        if ov > 0:
+            edge = (np.arange(ov, dtype=np.float32) + 0.5) / ov
+            if a > 0:
+                ramp[:ov] = edge
+            if b < w:
+                ramp[-ov:] = edge[::-1]
+        acc[..., a:b] += p * ramp
+        wsum[a:b] += ramp
+        if progress:
+            progress(i + 1, len(parts))
+    return acc / np.maximum(wsum, 1e-6)
+
+
+@dataclass(frozen=True)
+class Windowing:
+    """Windows along depth: their length, and the zero-weight margin at each cut edge (the receptive radius
+    rounded up to the stride); neighbours overlap by two margins and the blend zone."""
+
+    length: int
+    margin: int
+    blend: int = BLEND_PX
+
+    @property
+    def overlap(self) -> int:
+        return 2 * self.margin + self.blend
+
+    @classmethod
+    def for_model(cls, cfg: NetConfig, length: int = WINDOW_PX) -> "Windowing":
+        margin = int(math.ceil(receptive_radius(cfg) / cfg.stride)) * cfg.stride
+        shortest = 2 * (2 * margin + BLEND_PX)  # a window is mostly its own, not its margins
+        length = max(shortest, int(math.ceil(length / cfg.stride)) * cfg.stride)
+        return cls(length, margin)
+
+    def weights(self, a: int, b: int, total: int) -> np.ndarray:
+        """Per column of the window [a, b) of a log ``total`` long: 0 within the margin of a cut edge, a linear
+        rise across the blend zone, 1 inside. The log's own ends are no cuts."""
+        n = b - a
+        w = np.ones(n, np.float32)
+        ramp = (np.arange(self.blend, dtype=np.float32) + 0.5) / self.blend
+        inner = min(self.margin + self.blend, n)
+        if a > 0:
+            w[: self.margin] = 0.0
+            w[self.margin : inner] = ramp[: max(0, inner - self.margin)]
+        if b < total:
+            w[n - self.margin :] = 0.0
+            w[n - inner : n - self.margin] = np.minimum(w[n - inner : n - self.margin],
+                                                        ramp[: max(0, inner - self.margin)][::-1])
+        return w
+
+
+@dataclass
+class WindowedEvidence:
+    """What the tracer and the mask need of a network's maps, in the canonical frame."""
+
+    maps: dict[int, CodedMap]  # class → probability map (0: a binary model's curve map)
+    mask: np.ndarray  # uint8 class per pixel (binary: 0/1)
+    windows: int
+    window: Windowing | None  # None: the whole picture in one forward
+
+
+@dataclass
+class MemoryPlan:
+    """The window a memory ceiling allows, and the peak resident memory predicted for reading the scan."""
+
+    window: Windowing
+    ceiling: int
+    resident: int  # the process before the network reads the scan (image, model, libraries)
+    maps: int  # the coded maps and the class mask kept for the whole scan
+    forward: int  # one window's forward at its peak (``core/model/footprint.py``)
+    stitching: int  # the float buffers of the windows not yet settled
+
+    @property
+    def predicted_peak(self) -> int:
+        return self.resident + self.maps + self.forward + self.stitching + RUNTIME_OVERHEAD
+
+    def as_dict(self) -> dict:
+        return {"window_px": self.window.length, "overlap_px": self.window.overlap, "ceiling": self.ceiling,
+                "resident": self.resident, "maps": self.maps, "forward": self.forward, "stitching": self.stitching,
+                "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
+
+
+class MemoryCeilingError(ValueError):
+    """Not even the shortest window fits under the ceiling."""
+
+
+def default_ceiling() -> int:
+    """What digitising may use unless told: the memory the machine has available now, less a tenth for the
+    rest of the system."""
+    return int(0.9 * available_memory())
+
+
+def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
+                ceiling: int | None = None, length: int | None = None, resident: int | None = None,
+                across: int | None = None) -> MemoryPlan:
+    """The longest window up to ``length`` (default the training crop) whose reading of a canonical image of
+    ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
+    method as the training budget. On CUDA the forward runs in device memory: the window is planned against
+    the host's ceiling for the maps only. Raises :class:`MemoryCeilingError` when no window fits."""
+    h, w = shape
+    band = across or h  # the rows the network reads (``evidence_band``); the maps cover every row
+    ceiling = default_ceiling() if ceiling is None else int(ceiling)
+    if device_type != "cuda":
+        inference_fit(cfg, precision_mode)  # its probes first: they load what the forward will use
+    resident = proc_status().get("VmRSS", 0) if resident is None else int(resident)
+    maps = (2 * len(kept_classes(cfg.classes)) + 1) * h * w
+    shortest = Windowing.for_model(cfg, 0)
+    want = Windowing.for_model(cfg, length or WINDOW_PX)
+
+    def stitching(win: Windowing) -> int:  # the settling buffer and one window's probabilities
+        return 2 * cfg.classes * band * (win.length + win.overlap) * 4
+
+    def forward(win: Windowing) -> int:
+        return 0 if device_type == "cuda" else predict_inference_peak(cfg, band, min(w, win.length), precision_mode)
+
+    room = ceiling - resident - maps - RUNTIME_OVERHEAD - stitching(want)
+    fits = 10**9 if device_type == "cuda" else window_for(cfg, band, room, precision_mode)
+    win = want if fits >= min(w, want.length) else Windowing.for_model(cfg, fits)
+    plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win))
+    if fits < min(w, shortest.length) or plan.predicted_peak > ceiling:
+        need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest)).predicted_peak
+        raise MemoryCeilingError(f"reading this scan needs at least {need / GIB:.2f} GiB (windows of "
+                                 f"{shortest.length} px along depth over {band} px across); the ceiling is "
+                                 f"{ceiling / GIB:.2f} GiB")
+    return plan
+
+
+def evidence_band(tracks: list[tuple[float, float]], rows: int, cfg: NetConfig) -> tuple[int, int]:
+    """The canonical rows the network needs to read for curves in ``tracks`` (their pixel ends across): from the
+    first track's edge to the last's, widened by the network's convolutional reach (its receptive radius,
+    rounded up to the stride) so every pixel of a track is read with all the context its convolutions see, and
+    starting on the stride so the band keeps the whole picture's downsampling grid. The depth column, lithology
+    and text columns beyond the tracks are not read (where they lie between two tracks they are: one band)."""
+    if not tracks:
+        return 0, rows
+    reach = Windowing.for_model(cfg, 0).margin
+    lo = max(0, int(math.floor(min(min(t) for t in tracks))) - reach) // cfg.stride * cfg.stride
+    hi = min(rows, int(math.ceil(max(max(t) for t in tracks))) + 1 + reach)
+    return lo, hi
+
+
+def kept_classes(classes: int) -> tuple[int, ...]:
+    """The map keys the tracer reads: a binary model's curve map, or the three curve classes."""
+    return (0,) if classes == 1 else (1, 2, 3)
+
+
+def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.device | str = "cpu",
+                    window: Windowing | None = None, progress: Callable[[int, int], None] | None = None,
+                    runner: Runner | None = None, rows: tuple[int, int] | None = None,
+                    cols: tuple[int, int] | None = None) -> WindowedEvidence:
+    """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring), each
+    window read by ``runner`` (``core/model/runtime.py``; default: PyTorch channels-last). ``rows``: the
+    band across that the network reads (:func:`evidence_band`), ``cols`` the stretch along depth (the log body of
+    a picture read whole: ``log_sections.picked_body``), read as if it were the whole picture; the maps are the
+    image's size, zero outside them."""
+    run = runner or torch_runner(model, precision, device)
+    h, w = img.shape
+    lo, hi = rows or (0, h)
+    classes = model.cfg.classes
+    window = window or Windowing.for_model(model.cfg)
+    keys = kept_classes(classes)
+    maps = {k: CodedMap.empty(h, w) for k in keys}
+    mask = np.zeros((h, w), np.uint8)
+    c0, c1 = cols or (0, w)
+    parts = [(a + c0, b + c0) for a, b in strips(c1 - c0, window.length, window.overlap, model.cfg.stride)]
+    acc = np.zeros((classes, hi - lo, 0), np.float32)
+    wsum = np.zeros(0, np.float32)
+    start = c0  # the column acc[..., 0] is
+
+    def settle(upto: int) -> None:  # columns [start, upto) take no more windows: code them
+        nonlocal acc, wsum, start
+        n = upto - start
+        if n <= 0:
+            return
+        probs = acc[..., :n] / np.maximum(wsum[:n], 1e-12)
+        for k in keys:
+            maps[k].codes[lo:hi, start:upto] = encode(probs[0 if classes == 1 else k])
+        mask[lo:hi, start:upto] = (probs[0] > 0.5) if classes == 1 else probs.argmax(0)
+        acc, wsum, start = acc[..., n:], wsum[n:], upto
+
+    for i, (a, b) in enumerate(parts):
+        settle(a)
+        if b - start > acc.shape[-1]:
+            grow = b - start - acc.shape[-1]
+            acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
+            wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
+        p = run(image_to_input(img[lo:hi, a:b])[None, None])
+        wt = window.weights(a - c0, b - c0, c1 - c0)
+        acc[..., a - start : b - start] += p * wt
+        wsum[a - start : b - start] += wt
+        del p
+        if progress:
+            progress(i + 1, len(parts))
+    settle(c1)
+    return WindowedEvidence(maps, mask, len(parts), window)
+
+
+def predict_scan(model, image: np.ndarray, depth_axis: str, precision: Precision, device="cpu",
+                 tile: int | None = None, progress=None) -> np.ndarray:
+    """Probabilities (C, rows, cols) in the scan's own pixel frame."""
+    probs = predict_canonical(model, to_canonical(image, depth_axis), precision, device, tile, progress=progress)
+    return np.stack([from_canonical(p, depth_axis) for p in probs])
+
+
+def coded_evidence(probs: np.ndarray) -> WindowedEvidence:
+    """Whole-picture probabilities (C, H, W) kept as the windowed path keeps its maps: the two paths then differ
+    by how the network read the scan, not by the maps' coding (the tracer's ties flip on a 1e-5 change)."""
+    maps = {k: CodedMap(encode(probs[0 if probs.shape[0] == 1 else k])) for k in kept_classes(probs.shape[0])}
+    return WindowedEvidence(maps, probs_to_mask(probs), 1, None)
+
+
+def evidence_by_class(probs: np.ndarray) -> dict[int, np.ndarray]:
+    """Tracing evidence from class probabilities: a binary model's curve map serves every class
+    (key 0); a multiclass model gives one map per curve class."""
+    if probs.shape[0] == 1:
+        return {0: probs[0]}
+    return {k: probs[k] for k in (1, 2, 3)}
+
+
+def probs_to_mask(probs: np.ndarray, threshold: float = 0.5) -> np.ndarray:
+    """Binary: 1 where p > threshold; multiclass: the argmax class."""
+    if probs.shape[0] == 1:
+        return (probs[0] > threshold).astype(np.uint8)
+    return probs.argmax(0).astype(np.uint8)

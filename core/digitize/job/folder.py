@@ -1,0 +1,102 @@
+"""A folder's scans as jobs: which scans, which are up to date, the summary table."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from core.common.atomic import atomic_write_text
+from core.common.errors import InputError
+from core.digitize.job.scan_job import ScanJob, ScanOutcome
+from core.io.file_names import calib_path_for, digitized_las_for, qc_path_for
+from core.io.scan import is_scan_file
+
+SUMMARY_NAME = "digitize-summary.csv"
+SUMMARY_FIELDS = ("scan", "status", "curves", "null_share", "low_confidence_share", "warnings", "seconds", "las",
+                  "error")
+
+
+def scans_in(paths: list[str | Path]) -> list[Path]:
+    """The scans named, a folder standing for every picture in it that has its calibration ``NAME.calib.json``
+    beside it (never its masks, nor the QC pictures of an earlier run), in a stable order; a path that is
+    neither is refused by name."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            pictures = sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q))
+            found = [q for q in pictures if calib_path_for(q).is_file()]
+            if not found:
+                why = (f"none of its {len(pictures)} picture(s) has a calibration NAME.calib.json beside it"
+                       if pictures else "the folder holds no scan (PNG, JPEG, BMP or TIFF)")
+                raise InputError(str(p), why)
+            out += found
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise InputError(str(p), "no such scan or folder")
+    unique: dict[Path, Path] = {}  # a scan named twice (itself and its folder) is digitised once
+    for p in out:
+        unique.setdefault(p.resolve(), p)
+    return list(unique.values())
+
+
+def jobs_for(scans: list[Path], out_dir: Path | None = None, qc: bool = True,
+             accept_proposed: bool = False) -> list[ScanJob]:
+    """One job per scan, its calibration ``NAME.calib.json`` beside it (a missing one fails that job only). Two
+    scans whose outputs would be one file (``dup.png`` and ``dup.tif``, or one name in two folders with
+    ``--out-dir``) are refused by name before any work: one result would silently replace the other."""
+    las = [digitized_las_for(s, out_dir) for s in scans]
+    jobs = [ScanJob(s, calib_path_for(s), out, qc_path_for(out) if qc else None, accept_proposed=accept_proposed)
+            for s, out in zip(scans, las)]
+    by_output: dict[Path, Path] = {}
+    for job in jobs:
+        other = by_output.setdefault(job.las.resolve(), job.scan)
+        if other != job.scan:
+            raise InputError(str(job.scan), f"writes {job.las.name}, as {other} does: rename one of the two scans "
+                             "(or digitise them apart)")
+    return jobs
+
+
+def outputs_of(job: ScanJob) -> list[Path]:
+    """The files a job writes, as far as they can be known before it runs: its LAS of each section the
+    calibration names, and its QC picture (one page or its first page)."""
+    from core.io.file_names import las_path_for, qc_page_paths
+
+    try:
+        from core.io.calibration import Calibration
+
+        suffixes = Calibration.load(job.calib).section_files() or [""]
+    except (InputError, OSError):
+        suffixes = [""]
+    out = [las_path_for(job.las, s) for s in suffixes]
+    if job.qc is not None:
+        out.append(job.qc if job.qc.exists() else qc_page_paths(job.qc, 2)[0])
+    return out
+
+
+def up_to_date(job: ScanJob, model: Path | None) -> bool:
+    """Whether every output of the job (``outputs_of``: each section's LAS, the QC picture) is newer than its
+    scan, its calibration and the model: digitising again would write the same files. A run killed after the
+    LAS but before the QC picture is not up to date."""
+    try:
+        made = min(p.stat().st_mtime for p in outputs_of(job))
+        inputs = [job.scan, job.calib] + ([model] if model else [])
+        return all(p.stat().st_mtime < made for p in inputs)
+    except OSError:
+        return False
+
+
+def summary_csv(outcomes: list[ScanOutcome]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, SUMMARY_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for o in outcomes:
+        writer.writerow(o.row())
+    return buf.getvalue()
+
+
+def write_summary(path: Path, outcomes: list[ScanOutcome]) -> None:
+    atomic_write_text(path, summary_csv(outcomes))
+

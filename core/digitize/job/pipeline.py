@@ -1,0 +1,236 @@
+"""Digitise a scan: evidence (model or classical) → traces → values on the LAS depth grid.
+
+Rotation happens at the boundary: the scan is handed to the network in the
+canonical frame, and masks come back in the scan's own frame.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Callable
+
+import numpy as np
+
+from core.common.errors import InputError
+from core.digitize.evidence.scan import colour_evidence, mask_evidence, model_evidence
+from core.digitize.output.result import DigitizeResult
+from core.digitize.output.values import trace_to_confidence, trace_to_values
+from core.digitize.page.frame import from_canonical, to_canonical
+from core.digitize.page.grid import detect_grid, track_bands
+from core.digitize.page.ink import ink_map
+from core.digitize.page.sections import null_outside_body, picture_body
+from core.digitize.rules.all_curves import trace_all
+from core.digitize.trace.params import Trace, TraceParams, model_params
+from core.io.calibration import Calibration, Section
+
+MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
+
+
+def digitize(
+    image: np.ndarray,
+    calib: Calibration,
+    *,
+    model=None,
+    precision=None,
+    device="cpu",
+    tile: int | None = None,
+    params: TraceParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
+    grid: bool = True,
+    mask: np.ndarray | None = None,
+    rgb: np.ndarray | None = None,
+    whole_picture: bool = False,
+    memory_ceiling: int | None = None,
+    reference: bool = False,
+) -> DigitizeResult:
+    """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
+
+    ``grid``: damp the evidence on the printed grid found in the image (``core/digitize/page/grid.py``); off only to
+    measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
+    to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
+    painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
+    calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask. A network reads the
+    scan in windows along depth (``core/digitize/evidence/network.py``) of ``tile`` px (default: the training crop, 1,024),
+    its maps kept two bytes a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
+    default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the
+    memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against. The network reads the band of
+    rows the calibrated tracks need (``core/digitize/evidence/network.py: evidence_band``) in PyTorch's channels-last layout
+    (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
+    releases, to compare against. ``precision``: the network's (default: the one it was trained in, as
+    ``welltrace digitize`` reads it, so the app, a folder's workers and the command write the same LAS)."""
+    canon = _checked_canonical(image, calib, source)
+    warnings, memory = [], {}
+    t0 = time.perf_counter()
+    grid = grid and mask is None  # the user's mask is followed as painted: no grid damping
+    ink, found, body = _ink_grid_body(canon, calib, grid, mask is None)
+    t_grid = time.perf_counter()
+    if mask is not None:
+        evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
+        method = "mask"
+        params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
+        if progress:
+            progress(1, 1)
+    elif model is not None:
+        # a picture read whole: the network reads its log body alone (the rest is written NULL below), as it
+        # reads a section's
+        evidence, mask_c, memory = model_evidence(model, canon, calib, precision, device, tile, progress,
+                                                  whole_picture, memory_ceiling, reference, warnings, source, body)
+        method = "model"
+    else:
+        from core.digitize.evidence.classical import evidence as classical_evidence
+
+        ev = classical_evidence(canon)
+        evidence = {0: ev}
+        mask_c = (ev > 0.4).astype(np.uint8)
+        method = "classical"
+        if progress:
+            progress(1, 1)
+    t1 = time.perf_counter()
+    by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
+    if method == "model":
+        params = model_params(params)
+    traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
+    if body:
+        warnings.append(null_outside_body(traces, body, calib))
+    if by_curve:
+        method += " + ink colour"
+    t2 = time.perf_counter()
+    depth = calib.depth_grid(calib.depth_length(image.shape))
+    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
+    warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
+    warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
+                 for name, v in values.items() if not np.isfinite(v).any()]
+    return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
+                          {"evidence_s": t1 - t_grid, "grid_s": t_grid - t0, "trace_s": t2 - t1}, warnings, memory,
+                          confidence=confidence)
+
+
+def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):
+    """The scan's darkness (a byte a pixel, for the pens' patterns: ``pen_pattern.py``; None for a user's mask),
+    its grid (``grid.py``; None without grid damping) and the stretch of log body a picture read whole has
+    (``log_sections.picture_body``), read once, before the evidence: the network reads that stretch alone."""
+    dark = ink_map(canon) if inked else None
+    found = detect_grid(canon, track_bands(calib, canon.shape[0]), dark=dark) if grid else None
+    ink = None if dark is None else np.multiply(dark, 255.0, out=dark).astype(np.uint8)
+    del dark
+    return ink, found, picture_body(ink, found, calib)
+
+
+def _checked_canonical(image: np.ndarray, calib: Calibration, source: str | None) -> np.ndarray:
+    """The scan in the canonical frame, once it is known to fit the calibration, its tracks wide enough to trace
+    and its picture not blank."""
+    calib.check_fits(image.shape, source)
+    for i, c in enumerate(calib.curves):
+        if c.track_width < MIN_TRACK_PX:
+            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
+                             f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
+                             "resolution, or check the track ends in the calibration)")
+    canon = to_canonical(image, calib.depth_axis)
+    # ink is what is well darker than the paper: a print in light colours may have no pixel darker than mid-grey.
+    # The paper is the bright level (90th percentile), not the median: a dense dark grid can cover more than half
+    # the page, and its grey then passed for the paper and the scan for blank
+    paper = float(np.percentile(canon[:: max(1, canon.shape[0] // 64), :: max(1, canon.shape[1] // 512)], 90))
+    if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
+        raise InputError(source, "the scan is blank: no ink to trace")
+    return canon
+
+
+def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set[int]) -> list[str]:
+    """Where curves of one line style in one track meet, which is which afterwards is uncertain
+    (``core/digitize/trace/crossings.py``): name the depths, so the user checks them and swaps where needed. Curves told
+    apart by their ink colour (``by_colour``) are not uncertain."""
+    from core.digitize.trace.crossings import meeting_columns, same_style_groups
+
+    out = []
+    for idx in same_style_groups(calib.curves, skip=by_colour):
+        cols = meeting_columns([traces[i] for i in idx])
+        if not cols:
+            continue
+        depths = calib.depth_at(np.asarray(cols, np.float64))
+        names = " and ".join(calib.curves[i].mnemonic for i in idx)
+        shown = ", ".join(f"{d:.1f}" for d in depths[:6]) + (" …" if len(cols) > 6 else "")
+        out.append(f"{names} share one line style in one track and meet at {len(cols)} place(s) ({shown} "
+                   f"{calib.depth_unit}): which is which after a meeting is uncertain; check there and fix with "
+                   "Swap curves over a range")
+    return out
+
+
+def _uncertain_levels(traces: list[Trace], calib: Calibration) -> list[str]:
+    """The depth ranges where a backup-scale curve's scale could not be told from the ink
+    (``core/digitize/trace/wraps.py: two_level_wraps``): flagged low-confidence, named here so the user checks them."""
+    from core.common.runs import true_runs
+
+    out = []
+    for tr in traces:
+        if tr.level_unsure is None or not tr.level_unsure.any():
+            continue
+        a, b = true_runs(tr.level_unsure)
+        spans = [calib.depth_at(np.array([x, y - 1], np.float64)) for x, y in zip(a, b)]
+        shown = ", ".join(f"{min(s):.1f}–{max(s):.1f}" for s in spans[:6]) + (" …" if len(spans) > 6 else "")
+        out.append(f"{tr.mnemonic}: main or backup scale uncertain over {shown} {calib.depth_unit} (a crossing of "
+                   "the track's edge was missed); flagged low-confidence: check the QC picture there")
+    return out
+
+
+def _cut(arr: np.ndarray | None, axis: str, start: int, stop: int) -> np.ndarray | None:
+    if arr is None:
+        return None
+    return arr[start:stop] if axis == "y" else arr[:, start:stop]
+
+
+def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,
+                      mask: np.ndarray | None = None, rgb: np.ndarray | None = None, **kwargs
+                      ) -> list[tuple[str, Section | None, DigitizeResult]]:
+    """:func:`digitize` over each log section of the calibration (``core/io/calibration.py: Section``): the scan
+    cut to the section's span along depth, traced with the section's picks; header, tail and the stretches
+    between sections are never read. Returns (LAS suffix, section, result) per section, ``only`` the given
+    index; a calibration without sections gives one part, the whole picture, as before."""
+    if only is not None and not 0 <= only < len(calib.sections):
+        raise InputError(source, f"there is no section {only + 1}: the calibration has "
+                         + (f"{len(calib.sections)}" if calib.sections else "none (the whole picture is one log)"))
+    if not calib.sections:
+        return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, **kwargs))]
+    length = calib.depth_length(image.shape)
+    names = calib.section_files()
+    out = []
+    for i in ([only] if only is not None else range(len(calib.sections))):
+        sec = calib.sections[i]
+        if sec.start >= length - 1:
+            raise InputError(source, f"sections[{i}].span starts at {sec.start} px, past the scan's {length} px "
+                             "along depth")
+        a, b = sec.start, min(sec.stop, length)
+        res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
+                       source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
+                       mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), **kwargs)
+        if sec.stop > length:  # said, not cut in silence: the calibration may belong to a longer scan
+            res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {length} px along depth: "
+                                f"read to the scan's end")
+        out.append((names[i], sec, res))
+    return out
+
+
+def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibration,
+                  shape: tuple[int, int]) -> DigitizeResult:
+    """The main part placed on the whole scan (for viewing): its traces padded with gaps outside its section,
+    every section's class mask in place; its depths and values as they are."""
+    _, sec, main = next((p for p in parts if p[0] == ""), parts[0])
+    if sec is None:
+        return main
+    length = calib.depth_length(shape)
+    full_mask = np.zeros(shape, np.uint8)
+    for _, s, res in parts:
+        _cut(full_mask, calib.depth_axis, s.start, min(s.stop, length))[...] = res.mask  # a view: written in place
+    b = min(sec.stop, length)
+
+    def pad(arr: np.ndarray, fill) -> np.ndarray:
+        out = np.full(length, fill, dtype=arr.dtype)
+        out[sec.start:b] = arr
+        return out
+
+    traces = [Trace(t.mnemonic, pad(t.position, np.nan), pad(t.wraps, 0), pad(t.confidence, 0),
+                    pad(t.observed, False)) for t in main.traces]
+    return DigitizeResult(main.depth, main.values, traces, full_mask, main.method, main.timings, main.warnings,
+                          main.memory, confidence=main.confidence)

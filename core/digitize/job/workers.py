@@ -1,0 +1,231 @@
+"""Running digitising jobs (``core/digitize/job/scan_job.py``) in parallel: worker processes on this machine, or the
+workers of a Dask distributed cluster. Both yield each :class:`ScanOutcome` as its scan finishes.
+
+Threads. The network's convolutions and OpenCV spread over threads; N workers each running every core's worth
+of threads would fight over the cores. So a thread budget (default: the machine's cores) is split among the
+workers: 2 workers on 4 cores run 2 threads each.
+
+The model is read once per worker, not once per scan. On this machine each worker process loads it from its
+path when it starts. On a cluster the scans and calibrations are read by the workers from their own file system
+(a path the workers see: a shared disk), while the model's bytes are sent once to every worker
+(``Client.scatter(broadcast=True)``) and each worker keeps the loaded network for the tasks that follow.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, digitize_file
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What every job of a batch shares: the model file (None: the classical tracer), precision, memory."""
+
+    model: str | None = None
+    precision: str = "model"
+    threads: int = 0  # per worker; 0: leave the worker's own default (a cluster worker knows its machine)
+    memory_ceiling: int | None = None  # bytes per worker; None: 90 % of what is available, split among workers
+
+
+def thread_split(jobs: int, threads: int | None = None) -> tuple[int, int]:
+    """(workers, threads per worker) for ``jobs`` workers within ``threads`` threads (default: every core)."""
+    total = max(1, threads or os.cpu_count() or 1)
+    workers = max(1, min(jobs, total))
+    return workers, max(1, total // workers)
+
+
+# -- one worker's state: the model loaded once, the threads set once ------------------------------------------
+
+_STATE: dict = {}  # key, model, precision, loads (how many times this process loaded a model)
+
+
+def loads_here() -> int:
+    """How many times this worker process has loaded a model (once, for a batch with one model)."""
+    return _STATE.get("loads", 0)
+
+
+def _set_threads(threads: int) -> None:
+    import cv2
+    import torch
+
+    torch.set_num_threads(threads)
+    cv2.setNumThreads(threads)
+
+
+def _load(options: RunOptions, model_path: str | None) -> tuple:
+    """(model, precision, model name) for ``model_path``, loaded on the first job of this process only."""
+    key = (model_path, options.precision, options.threads)
+    if _STATE.get("key") != key:
+        if options.threads:
+            _set_threads(options.threads)
+        model = precision = None
+        if model_path:
+            from core.model import precision as prec
+            from core.model.model_io import load_model
+
+            model, info = load_model(model_path)
+            precision = prec.for_inference(options.precision, info["precision"], "cpu")
+        _STATE.update(key=key, model=model, precision=precision, loads=_STATE.get("loads", 0) + 1)
+    return _STATE["model"], _STATE["precision"]
+
+
+def run_job(job: ScanJob, options: RunOptions, model_name: str | None, model_path: str | None = None) -> ScanOutcome:
+    """One job in a worker process (a module-level function: the pool and Dask pickle it by name)."""
+    try:
+        model, precision = _load(options, model_path or options.model)
+    except Exception as exc:  # a model that cannot be read fails each job with the reason, not the worker
+        return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be loaded: {exc}")
+    import torch
+
+    with torch.no_grad():
+        return digitize_file(job, ReadOptions(model=model, model_name=model_name, precision=precision,
+                                              memory_ceiling=options.memory_ceiling))
+
+
+PARENT_POLL_S = 0.5  # how often a worker looks whether the run that started it is still there
+
+
+def die_with_parent() -> None:
+    """A worker's initializer: end this process when the run that started it ends, however it ends (kill -9
+    included: the pool's own shutdown never runs then, and its workers finished the batch and lingered at
+    0.5 GB each). A daemon thread watches the parent's pid; once this process is handed to another parent,
+    it exits at once, its unfinished outputs never renamed into place (``outputs_together``)."""
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(3)
+
+    threading.Thread(target=watch, name="welltrace-parent-watch", daemon=True).start()
+
+
+def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterator[ScanOutcome]:
+    """The jobs over ``workers`` worker processes of this machine, each outcome as its scan finishes. Workers are
+    started fresh (``spawn``): a forked copy of a process whose math libraries already started threads can hang.
+    Each ends with the run (``die_with_parent``)."""
+    import multiprocessing
+
+    name = Path(options.model).name if options.model else None
+    ctx = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent) as pool:
+        futures = {pool.submit(run_job, job, options, name): job for job in jobs}
+        for fut in as_completed(futures):
+            yield _outcome_of(fut, futures[fut])
+
+
+def _outcome_of(fut, job: ScanJob) -> ScanOutcome:
+    try:
+        return fut.result()
+    except Exception as exc:  # the worker itself died (killed for memory, a crash in native code)
+        return ScanOutcome(job.scan.name, "failed", error=f"its worker stopped: {type(exc).__name__}: {exc}")
+
+
+# -- a Dask distributed cluster -------------------------------------------------------------------------------
+
+
+def _model_on_worker(data: bytes, digest: str) -> str:
+    """The model's bytes as a file on the worker (once per worker and model): ``load_model`` reads files."""
+    path = Path(tempfile.gettempdir()) / f"welltrace-model-{digest[:16]}.safetensors"
+    if not path.exists() or path.stat().st_size != len(data):
+        tmp = path.with_suffix(f".{os.getpid()}.part")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    return str(path)
+
+
+def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, model_data: bytes | None,
+                 digest: str | None) -> ScanOutcome:
+    path = _model_on_worker(model_data, digest) if model_data is not None else None
+    return run_job(job, options, model_name, path)
+
+
+WORKER_WAIT_S = 60  # how long a run waits for the cluster's first worker before it says there is none
+TASK_RETRIES = 2  # a scan's task run again this often when its worker dies under it (``Client.submit(retries=)``)
+RESUBMIT_PAUSE_S = 1.0  # the pause before a resubmission, times its number
+RESUBMITS = 4  # ... and resubmitted this often more when its inputs were lost with the workers (the model): on a
+# 2-core machine busy with other work a killed worker's replacement was lost once more before it took the task
+
+
+def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
+                worker_wait_s: float | None = None) -> Iterator[ScanOutcome]:
+    """The jobs as one task a scan on the Dask cluster at ``scheduler`` (``tcp://HOST:8786``), each outcome as
+    its task finishes. Needs the ``cluster`` extra (``pip install welltrace[cluster]``).
+
+    Faults: no worker within ``worker_wait_s`` (default ``WORKER_WAIT_S``) is a ``TimeoutError`` (the caller says so in one line). A task
+    whose worker dies is run again on another (``TASK_RETRIES``); when the model's scattered bytes were lost
+    with the workers that held them (a cluster of one worker, restarted by its nanny), they are scattered
+    again and the scan resubmitted, so one lost worker costs its scan's time, never the batch. Paths must be
+    ones the workers see (the caller makes them absolute)."""
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise RuntimeError("--scheduler needs Dask's distributed scheduler: pip install 'welltrace[cluster]'") from None
+    name = Path(options.model).name if options.model else None
+    worker_wait_s = WORKER_WAIT_S if worker_wait_s is None else worker_wait_s
+    with Client(scheduler, timeout="30s") as client:
+        try:
+            client.wait_for_workers(1, timeout=worker_wait_s)
+        except TimeoutError:
+            raise TimeoutError(f"no worker joined the scheduler within {worker_wait_s:g} s") from None
+        data = Path(options.model).read_bytes() if options.model else None
+        digest = hashlib.sha256(data).hexdigest() if data is not None else None
+
+        def scatter():
+            if data is None:
+                return None
+            [ref] = client.scatter([data], broadcast=True, hash=False)  # once to every worker
+            return ref
+
+        # every scattered copy is held until the run ends: a released one cancels the tasks still waiting on it
+        # ("cancelled for reason: already forgotten")
+        refs = [scatter()]
+
+        def submit(job: ScanJob):
+            return client.submit(run_dask_job, job, options, name, refs[-1], digest, pure=False,
+                                 retries=TASK_RETRIES)
+
+        pending = {submit(job): (job, 0) for job in jobs}
+        stream = dask_completed(list(pending))
+        for fut in stream:
+            job, tries = pending.pop(fut)
+            try:
+                outcome = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a scan's own failure is an outcome (``digitize_file`` never
+                # raises), so anything raised here is the cluster's: the worker died, or its inputs went with one
+                if tries >= RESUBMITS:
+                    yield ScanOutcome(job.scan.name, "failed", error=f"its worker stopped: {type(exc).__name__}: {exc}")
+                    continue
+                # the task lost its inputs with a worker ("lose scattered data, which can't be recovered"): scatter
+                # the model's bytes again after a pause that grows with each try (scattered at once they went to
+                # the dead worker still on the scheduler's books and were lost again with it), then resubmit.
+                # Decided by the result, not ``fut.status``, which can still read pending when the result raises
+                time.sleep(RESUBMIT_PAUSE_S * (tries + 1))
+                if data is not None and (fut.status == "cancelled" or not _held(client, refs[-1])):
+                    refs.append(scatter())
+                again = submit(job)
+                pending[again] = (job, tries + 1)
+                stream.add(again)
+                continue
+            yield outcome
+
+
+def _held(client, ref) -> bool:
+    """Whether a worker of the cluster still holds a scattered future's data (a future the scheduler has
+    forgotten with its worker raises when asked)."""
+    try:
+        return bool(client.who_has(ref).get(ref.key))
+    except Exception:  # noqa: BLE001 - distributed's CancelledError and the like: not held
+        return False

@@ -1,0 +1,300 @@
+"""The printed grid of a log, found from the image itself, and how much to distrust evidence on it.
+
+Both tracers (the network's class maps and the classical ink) see a grid line
+as a dark straight line, and a Viterbi path finds a straight line cheaper than
+a wiggling curve, so an undamped grid line wins long stretches of a trace.
+What tells a grid line from a curve is that it is *straight and long*:
+
+- an amplitude grid line or a track border runs along depth at one position
+  across the track, so in a canonical image (rows across, columns along
+  depth) its row is dark over a large share of the columns of any long
+  window: the 65th percentile of the row's darkness over a window of about
+  2,000 columns is high (the row is dark over more than 35 % of them), while
+  a curve that crosses the row leaves the percentile at paper level;
+- a depth line runs across a whole track, so its column is dark over most of
+  the track's rows: the 40th percentile over the track's rows (dark across
+  more than 60 % of the track).
+
+Each profile is taken relative to its neighbours (a top-hat: the percentile
+minus the lowest value within a few rows or columns) so a shaded band or a
+dark paper tone is not a line. The result is a grid-ness map in [0, 1]. The
+tracers multiply their evidence by ``1 − (1 − floor)·grid`` (``floor`` 0.15):
+damped, not removed, so a curve that crosses a grid line, or runs exactly on
+one for a stretch, still has evidence there and is traced through it. This
+is projection-profile grid suppression; the percentiles replace the
+threshold-then-count of a binary profile, so faint and dark grids need no
+threshold of their own, and windows along depth keep a slightly skewed scan
+(a line drifting a few pixels over the log) line-shaped within each window.
+
+Work in the canonical frame; ``detect_grid`` takes the uint8 image (or its
+darkness map) and optionally the tracks' row bands.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from core.digitize.page.ink import ink_map
+
+WINDOW_PX = 2048  # columns per along-depth window of the row profile
+ALONG_DARK_SHARE = 0.35  # a row dark over more than this share of a window is a grid line
+ACROSS_DARK_SHARE = 0.60  # a column dark over more than this share of a track is a depth line
+PROMINENCE = (0.06, 0.16)  # darkness above the neighbourhood: from "not a line" to "a line", linearly
+NEIGHBOURHOOD_PX = 5  # the top-hat's reach each side
+FLOOR = 0.15  # evidence on a certain grid line keeps this share
+FREE_SHARE_FULL = 0.25  # a track with at least this share of its rows off the along lines is damped in full
+
+
+@dataclass
+class Grid:
+    """Grid-ness in [0, 1] per pixel of a canonical image, from its two line families."""
+
+    along: np.ndarray  # (rows, windows): rows that are lines running along depth, per window
+    windows: np.ndarray  # (windows + 1,) column edges of the windows
+    across: np.ndarray  # (bands, cols): columns that are lines across each band
+    bands: list[tuple[int, int]]  # row ranges [lo, hi) the across profile was taken over
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.along.shape[0], int(self.windows[-1])
+
+    def map(self, rows: slice | None = None, cols: np.ndarray | None = None) -> np.ndarray:
+        """Grid-ness (rows × cols) float32; ``rows`` limits it to a band of rows (a track), ``cols`` to some
+        columns (indices; a tall track's whole band is 100 MB and more)."""
+        r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
+        return self._combined(self.along[r0:r1], r0, r1, cols)
+
+    def damping(self, rows: slice | None = None, floor: float = FLOOR, cols: np.ndarray | None = None) -> np.ndarray:
+        """The factor evidence is multiplied by: 1 off the grid, ``floor`` on a certain line.
+
+        Damping says where a curve is *not*, so it only tells rows apart when the track has rows off the
+        lines: where the along lines leave less than ``FREE_SHARE_FULL`` of a track's rows free (a
+        ruling of 2-px lines every 3-4 px), they are damped in proportion, down to not at all when no row
+        is free. Damping every row alike moves no path and only hides the curve from the observation
+        threshold: such a track read as NULL throughout, the network's clean mask of it notwithstanding.
+        ``cols``: some columns only (indices), as in :meth:`map`.
+        """
+        r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
+        return 1.0 - (1.0 - floor) * self._combined(self.ruled(rows), r0, r1, cols)
+
+    def ruled(self, rows: slice | None = None) -> np.ndarray:
+        """The along lines of a band of rows (a track), per window, counted in proportion where they leave less
+        than ``FREE_SHARE_FULL`` of the band's rows free (``damping``): there every row is on a line, which
+        tells no row from another."""
+        r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
+        along = self.along[r0:r1]
+        if along.size:
+            free = (along < 0.5).mean(axis=0)  # per window: share of the band's rows off every along line
+            along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
+        return along
+
+    def _combined(self, along: np.ndarray, r0: int, r1: int, cols: np.ndarray | None = None) -> np.ndarray:
+        """``along`` (the rows r0:r1, per window) spread over the columns (every one, or ``cols``), with the across
+        lines of each band."""
+        if cols is None:
+            out = np.repeat(along, np.diff(self.windows).astype(np.int64), axis=1)
+        else:
+            out = along[:, np.searchsorted(self.windows, cols, side="right") - 1]
+        for (lo, hi), prof in zip(self.bands, self.across):
+            a, b = max(lo, r0), min(hi, r1)
+            if a < b:
+                across = prof[None, :] if cols is None else prof[None, cols]
+                np.maximum(out[a - r0 : b - r0], across, out=out[a - r0 : b - r0])
+        return out
+
+    def across_columns(self, rows: slice, threshold: float = 0.5) -> np.ndarray:
+        """Per column, whether an across line (a depth line, a header box's edge) runs through the band of
+        ``rows``: there every row of the band is dark, so no row is told from another."""
+        r0, r1, _ = rows.indices(self.shape[0])
+        out = np.zeros(self.shape[1], bool)
+        for (lo, hi), prof in zip(self.bands, self.across):
+            if max(lo, r0) < min(hi, r1):
+                out |= prof >= threshold
+        return out
+
+    def line_rows(self, threshold: float = 0.5) -> np.ndarray:
+        """Rows that are along-depth lines in most windows (for overlays and tests)."""
+        return np.flatnonzero(np.median(self.along, axis=1) >= threshold)
+
+    def line_groups(self, threshold: float = 0.5) -> list[np.ndarray]:
+        """The rows of each along-depth line (:meth:`line_rows`, adjacent rows one line), across the image."""
+        rows = self.line_rows(threshold)
+        return np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1) if rows.size else []
+
+    def line_cols(self, threshold: float = 0.5) -> np.ndarray:
+        """Columns that are across lines in any band."""
+        if not len(self.across):
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(np.max(self.across, axis=0) >= threshold)
+
+
+def _prominence(profile: np.ndarray, axis: int) -> np.ndarray:
+    """Top-hat: the profile minus its minimum within ``NEIGHBOURHOOD_PX`` each side along ``axis``."""
+    k = 2 * NEIGHBOURHOOD_PX + 1
+    shape = (1, k) if axis == 1 else (k, 1)
+    base = cv2.erode(profile.astype(np.float32), np.ones(shape, np.uint8), borderType=cv2.BORDER_REPLICATE)
+    return profile - base
+
+
+def _lineness(prom: np.ndarray) -> np.ndarray:
+    a, b = PROMINENCE
+    return np.clip((prom - a) / (b - a), 0.0, 1.0).astype(np.float32)
+
+
+def _spread(g: np.ndarray, axis: int) -> np.ndarray:
+    """Widen by one pixel each side: the anti-aliased edges of a line belong to it."""
+    shape = (1, 3) if axis == 1 else (3, 1)
+    return cv2.dilate(g, np.ones(shape, np.uint8), borderType=cv2.BORDER_REPLICATE)
+
+
+def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | None = None,
+                dark: np.ndarray | None = None) -> Grid:
+    """Find the grid of a canonical image (uint8, rows across, columns along depth).
+
+    ``bands``: row ranges [lo, hi) of the tracks (the across profile is taken per track, where depth
+    lines run; without them, over the whole height). ``dark``: a darkness map to use instead of the
+    image's own (e.g. already computed by the classical tracer).
+    """
+    if dark is None:
+        if img is None:
+            raise ValueError("detect_grid needs an image or a darkness map")
+        dark = ink_map(img)  # darkness in [0, 1] relative to the local paper tone
+    h, w = dark.shape
+    n_win = max(1, int(round(w / WINDOW_PX)))
+    edges = np.linspace(0, w, n_win + 1).round().astype(np.int64)
+    q_along = 100.0 * (1.0 - ALONG_DARK_SHARE)
+    prof = np.stack([np.percentile(dark[:, a:b], q_along, axis=1) for a, b in zip(edges[:-1], edges[1:])], axis=1)
+    along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
+    if not bands:
+        bands = [(0, h)]
+    bands = [(int(max(0, lo)), int(min(h, hi))) for lo, hi in bands if min(h, hi) - max(0, lo) >= 3]
+    _release_still_curves(along, prof, dark, edges, bands)
+    q_across = 100.0 * (1.0 - ACROSS_DARK_SHARE)
+    across = []
+    for lo, hi in bands:
+        # the band's own border rows are lines along depth, dark in every column: leave them out
+        inner = dark[lo + 2 : hi - 2] if hi - lo > 8 else dark[lo:hi]
+        col = np.percentile(inner, q_across, axis=0).astype(np.float32)[None, :]
+        across.append(_spread(_lineness(_prominence(col, axis=1)), axis=1)[0])
+    across_arr = np.stack(across) if across else np.zeros((0, w), np.float32)
+    return Grid(along.astype(np.float32), edges, across_arr, bands)
+
+
+STILL_CURVE_ROWS = 6  # a band of along-line rows at least this wide may be a curve lying nearly still ...
+STILL_CURVE_FILL = 0.6  # ... and is one when its rows are dark this much less often than a ruled line's
+STILL_CURVE_WOBBLE_PX = 0.2  # ... or when its ink, smoothed along depth, wobbles this far about a straight line
+WOBBLE_SMOOTH_COLS = 15  # the smoothing: a line's pixel noise averages out, a curve's wobble does not
+WOBBLE_MARGIN_ROWS = 2  # rows either side of a line's band its wobble is measured over (a still curve's core
+#  rows may be all that the profile calls a line; its ink wobbles about them) ...
+WOBBLE_GUARD_ROWS = 4  # ... in the columns where the this many rows beyond are paper: the band's ink is alone there
+ALONE_DARK = 0.3  # a guard row darker than this holds other ink: a curve crossing the band, text
+TRACK_END_PX = 3  # bands this near a track's end are its border, never released
+
+
+def _release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray,
+                          bands: list[tuple[int, int]]) -> None:
+    """Take back the along-line rows that are a curve lying nearly still (in place).
+
+    A curve that hardly moves over a window (a cable tension, a caliper in gauge hole) darkens a few rows
+    in more than a third of the columns, as a ruled line does: on the KGS sonic log the tension curve was
+    damped as grid over 250-1050 ft and the tracer put it on the sonic's line. What tells them apart is
+    that a ruled line, or a bunch of them (a decade's 7-10 lines), is dark in nearly every column in every
+    row of its band, while a curve wanders across the band: each row is dark in a share of the columns
+    only. So in a band of ``STILL_CURVE_ROWS`` or more rows, where a row's mean darkness over the window is
+    below ``STILL_CURVE_FILL`` of its 65th percentile on average and its ink wanders about a straight line
+    (``_wobble``: a ruled line on a skewed scan drifts across a band too, but straight), it is released.
+
+    A curve lying *very* still (a resistivity varying by 5 % on a four-decade track: 2 px over the log) fills
+    its band as a line does; it is told by its wobble alone. Smoothed along depth over
+    ``WOBBLE_SMOOTH_COLS`` columns, a ruled line's centroid stays within 0.16 px RMS of straight on every
+    interior line of the shared scans (0.00-0.16 on iqa_01146, iqa_01135 and KGS, 1-bit included) and of the
+    foreign pages (0.02-0.06); such a curve wobbles 0.29 px and more. A track's border is never released:
+    a curve touching it makes it wobble too (0.26 px on iqa_01146)."""
+    from core.common.runs import true_runs
+
+    ends = np.array([e for band in bands for e in band], np.float64)
+    for w, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
+        starts, stops = true_runs(along[:, w] >= 0.5)
+        for lo, hi in zip(starts, stops):
+            if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
+                continue
+            smooth = _still_wobble(dark[:, a:b], along[:, w] >= 0.5, lo, hi)
+            if smooth > STILL_CURVE_WOBBLE_PX:
+                along[lo:hi, w] = 0.0
+                continue
+            if hi - lo < STILL_CURVE_ROWS:
+                continue
+            rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
+            p = prof[rows, w]
+            fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
+            inked = p > 0.05
+            if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
+                along[lo:hi, w] = 0.0
+
+
+WANDER_PX = 0.5  # a band's centroid this far (RMS) from straight wanders: 0.0-0.3 px on ruled bands, 0.8 px for the KGS tension curve
+
+
+def _still_wobble(dark: np.ndarray, lines: np.ndarray, lo: int, hi: int) -> float:
+    """The smoothed wobble (``_wobble``) of the ink about the along-line band [lo, hi) of one window's darkness
+    (rows × columns), over its rows and ``WOBBLE_MARGIN_ROWS`` more each side, in the columns where that ink is
+    alone: the ``WOBBLE_GUARD_ROWS`` rows beyond the margin that are on no line (``lines``) are paper. A curve
+    crossing a ruled line comes from afar and inks the guard rows; a curve lying still stays in its band."""
+    top, bot = max(0, lo - WOBBLE_MARGIN_ROWS), min(dark.shape[0], hi + WOBBLE_MARGIN_ROWS)
+    guard = np.r_[max(0, top - WOBBLE_GUARD_ROWS) : top, bot : min(dark.shape[0], bot + WOBBLE_GUARD_ROWS)]
+    guard = guard[~lines[guard]]
+    alone = dark[guard].max(axis=0) < ALONE_DARK if guard.size else np.ones(dark.shape[1], bool)
+    return _wobble(dark[top:bot][:, alone])[1]
+
+
+def _wobble(band: np.ndarray) -> tuple[float, float]:
+    """How far the ink of a band (rows × columns) wobbles about a straight line, RMS in rows, raw and smoothed
+    over ``WOBBLE_SMOOTH_COLS`` columns: the darkness centroid per inked column against a linear fit (a ruled
+    line on a skewed scan drifts across its band, but straight). (0, 0) when too few columns are inked."""
+    mass = band.sum(axis=0)
+    cols = np.flatnonzero(mass > 0.5 * np.median(mass[mass > 0])) if (mass > 0).any() else np.zeros(0, int)
+    if cols.size < max(16, 2 * WOBBLE_SMOOTH_COLS):
+        return 0.0, 0.0
+    centroid = (band[:, cols] * np.arange(band.shape[0])[:, None]).sum(axis=0) / mass[cols]
+    residual = centroid - np.polyval(np.polyfit(cols, centroid, 1), cols)
+    smooth = np.convolve(residual, np.ones(WOBBLE_SMOOTH_COLS) / WOBBLE_SMOOTH_COLS, mode="valid")
+    # the smoothed wobble as a robust spread (1.4826 × the median absolute value: an RMS for normal wobble): a
+    # curve crossing the band moves the centroid in a few columns, a curve lying in it in every column
+    return float(np.sqrt(np.mean(residual ** 2))), float(1.4826 * np.median(np.abs(smooth)))
+
+
+def track_bands(calib, rows: int) -> list[tuple[int, int]]:
+    """Distinct row bands [lo, hi) of a calibration's tracks, widened by two rows to take in their borders."""
+    seen = []
+    for c in calib.curves:
+        lo, hi = c.track_rows()
+        band = (lo - 2, hi + 3)
+        band = (max(0, band[0]), min(rows, band[1]))
+        if band not in seen:
+            seen.append(band)
+    return seen
+
+
+def clean_mask(mask: np.ndarray, grid: Grid, threshold: float = 0.5, min_run_px: int = 61) -> np.ndarray:
+    """A pre-fill mask with the grid's lines taken out, the curves' crossings of them kept.
+
+    What goes is the labelled pixels on a grid line that form a straight run along that line of at least
+    ``min_run_px``: a grid line painted as curve. Where a curve crosses such a line, its pixels on the
+    line are part of the run; they come back where the curve's pixels lie on both sides of the line
+    (a small closing across the line bridges them).
+    """
+    on_grid = grid.map() >= threshold
+    labelled = ((mask > 0) & on_grid).astype(np.uint8)
+    along = cv2.morphologyEx(labelled, cv2.MORPH_OPEN, np.ones((1, min_run_px), np.uint8))
+    across = cv2.morphologyEx(labelled, cv2.MORPH_OPEN, np.ones((min(min_run_px, max(3, mask.shape[0] // 3)), 1),
+                                                                  np.uint8))
+    kept = np.where((along > 0) | (across > 0), 0, mask).astype(np.uint8)
+    curve = (kept > 0).astype(np.uint8)
+    # a disc, not a bar across the line: a shallow crossing has its pixels on either side of the line
+    # in different columns
+    bridged = cv2.morphologyEx(curve, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (11, 11))) > 0
+    restore = ((along > 0) | (across > 0)) & bridged
+    return np.where(restore, mask, kept).astype(np.uint8)

@@ -1,0 +1,125 @@
+"""Where on a scan the log is: the stretches along depth where its track grid runs.
+
+A scanned well log is more than a log: a header (boxes, remarks, scales), the log body, a tail (tables of
+log variables, tool calibrations) and often a repeat pass with a header and depth numbers of its own. The
+body is where the track grid runs, so a section is a long stretch of depth along which most of the lines
+along depth (track borders and the tracks' own grid lines) are drawn. A header's boxes, the scale boxes
+above a log and a tail's tables share a few of those lines (a frame, a column rule) but not the grid: on
+KGS the track borders alone took in the 33-ft box of curve scales above the log, the grid lines did not.
+All positions are canonical: rows across, columns along depth.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.common.runs import true_runs
+
+BORDER_SHARE = 0.6  # a depth column is log body where this share of the lines along depth is drawn
+SMOOTH_PX = 61  # borders broken by a printed number or a scan's speck still run: a running mean this long
+BRIDGE_PX = 120  # gaps this short (a depth line's label, a splice mark) do not end a section
+CLEARLY_NOT_LOG = 0.3  # a picture read whole is cut to its body only where the share falls this low beyond it
+MIN_SECTION_PX = 600  # shorter stretches of border lines are boxes of a header or a table
+
+
+def _distinct(lines: list[float]) -> list[float]:
+    out: list[float] = []
+    for r in sorted(lines):
+        if not any(abs(r - o) <= 2.0 for o in out):
+            out.append(r)
+    return out
+
+
+def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
+    """Per depth column: the share of the given lines along depth drawn there, smoothed along depth. A line is
+    drawn where the darkest of the three rows about its centre reaches half its own usual darkness (its upper
+    quartile over the scan), so a faint grey grid counts as well as a black border. ``darkness``: in [0, 1], or
+    uint8 in [0, 255]."""
+    rows = darkness.shape[0]
+    scale = 255.0 if darkness.dtype == np.uint8 else 1.0  # the pipeline keeps its darkness a byte a pixel
+    borders = _distinct(lines)
+    if not borders:
+        return np.zeros(darkness.shape[1], np.float32)
+    drawn = np.zeros(darkness.shape[1], np.float32)
+    step = max(1, darkness.shape[1] // 20000)
+    for r in borders:
+        c = int(round(r))
+        v = darkness[max(0, c - 1) : min(rows, c + 2)].max(axis=0)
+        usual = float(np.percentile(v[::step], 75))
+        drawn += v >= max(0.05 * scale, 0.5 * usual)
+    share = drawn / len(borders)
+    k = np.ones(SMOOTH_PX, np.float32) / SMOOTH_PX
+    return np.convolve(share, k, mode="same")
+
+
+def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, int]]:
+    """[start, stop) columns of each stretch of log body, in order along depth; ``lines``: the rows of the lines
+    along depth the grid reading found (``track_finder.along_depth_lines``)."""
+    return _sections_of(border_presence(darkness, lines))
+
+
+def _sections_of(presence: np.ndarray) -> list[tuple[int, int]]:
+    """:func:`find_sections` from the share of lines drawn per column (``border_presence``)."""
+    a, b = true_runs(presence >= BORDER_SHARE)
+    spans: list[list[int]] = []
+    for s, e in zip(a.tolist(), b.tolist()):
+        if spans and s - spans[-1][1] <= BRIDGE_PX:
+            spans[-1][1] = e
+        else:
+            spans.append([s, e])
+    return [(s, e) for s, e in spans if e - s >= MIN_SECTION_PX]
+
+
+def picked_body(darkness: np.ndarray, lines: list[float], picks: list[float]) -> tuple[int, int] | None:
+    """[start, stop) columns of the stretch of log body that holds the depth picks (the middle of their range), on
+    a picture read whole (a calibration without sections); None where the whole picture is body, no body is found
+    or none holds the picks. Only that stretch has the picks' depths: above it lie the header and the scale boxes
+    (ruled boxes, printed scale lines: no log), below it a tail's tables or a repeat pass at depths of its own. On
+    the KGS sonic scan read whole, the same-style curves named in the header put DT on the tension line over the
+    whole log, and the repeat pass was written at 1,140-1,755 ft, depths it does not have. A stretch within
+    ``SMOOTH_PX`` of either end of the picture reaches that end (the running mean thins the borders' share there).
+    The lines come from the grid reading, the lines of most windows: where a header fills half of a picture its
+    ruled boxes are taken for lines, the body is not found, and the picture is read whole as before (KGS's first
+    4,100 px)."""
+    n = darkness.shape[1]
+    presence = border_presence(darkness, lines)
+    spans = [(0 if a <= SMOOTH_PX else a, n if b >= n - SMOOTH_PX else b) for a, b in _sections_of(presence)]
+    mid = (min(picks) + max(picks)) / 2.0 if picks else -1.0  # picks often sit on the body's first and last lines
+    holding = [(a, b) for a, b in spans if a <= mid < b]
+    if not holding:
+        return None
+    a, b = holding[0]
+    # a header, a tail and the paper between two passes lack most of the log's lines (KGS: a fifth of them in its
+    # header); a log whose share only sags under the bar, where a curve found as a line lies elsewhere, goes on
+    # (a synthetic 1-bit log lost its last 347 columns, 22 %, every value there right)
+    inner = presence[SMOOTH_PX : max(SMOOTH_PX, n - SMOOTH_PX)]  # the running mean's ends thin
+    if a > 0 and inner[: max(0, a - SMOOTH_PX)].min(initial=1.0) >= CLEARLY_NOT_LOG:
+        a = 0
+    if b < n and inner[max(0, b - SMOOTH_PX) :].min(initial=1.0) >= CLEARLY_NOT_LOG:
+        b = n
+    return None if (a, b) == (0, n) else (a, b)
+
+
+def picture_body(ink: np.ndarray | None, found, calib) -> tuple[int, int] | None:
+    """:func:`picked_body` of a picture being digitised, from its darkness (a byte a pixel) and its grid's lines
+    (``core/digitize/page/grid.py``); None where neither was read (a user's mask is traced as painted)."""
+    if ink is None or found is None:
+        return None
+    centres = [float(g.mean()) for g in found.line_groups(0.5)]
+    return picked_body(ink, centres, [p for p, _ in calib.depth_picks])
+
+
+def null_outside_body(traces: list, body: tuple[int, int], calib) -> str:
+    """No reading outside the log body (traces in place): a header's boxes, a tail's tables and a repeat pass at
+    depths it lacks. Returns the warning that says so."""
+    for tr in traces:
+        for part in (slice(0, body[0]), slice(body[1], None)):
+            tr.position[part] = np.nan
+            tr.observed[part] = False
+            tr.confidence[part] = 0.0
+            if tr.level_unsure is not None:
+                tr.level_unsure[part] = False  # no scale to be unsure of where nothing is read
+    a, b = calib.depth_at(np.array(body, float))
+    return (f"the log body with the depth picks runs over {min(a, b):.1f}–{max(a, b):.1f} {calib.depth_unit} of "
+            "this picture; the rest (a header, a tail, another pass) is no part of that log and is written NULL: "
+            "give the scan its sections (welltrace calibrate --propose) to read every pass at its own depths")

@@ -1,0 +1,1 @@
+"""What is read along a path, and how far it is trusted: the rules after the path (riding a line or a neighbour, unclaimed strokes, scales by ink, confidence), and the per-curve and per-scan drivers that apply them."""

@@ -1,0 +1,243 @@
+"""Every calibrated curve of a scan traced, each in the light of the others.
+
+One curve is traced by ``core/digitize/rules/curve.py``; the curves of a track are not independent. Curves of one line
+style sharing a track are traced jointly through their crossings (``core/digitize/trace/group.py``) and named by
+the calibration's order (``core/digitize/trace/crossings.py``); a curve whose style another wrapping curve of the track
+shares traces on what that curve's stroke leaves (``_remove_line``); a curve riding the stroke of a curve of
+another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
+that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
+across its row is flagged low-confidence (``confidence.cap_steep``, ``confidence.stroke_across``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from core.common.runs import distance_to_true, true_runs
+from core.digitize.evidence.style import style_evidence
+from core.digitize.page.grid import Grid
+from core.digitize.rules.confidence import STEEP_CONFIDENCE, cap_steep, capped, column_confidence, stroke_across
+from core.digitize.rules.curve import trace_curve
+from core.digitize.rules.ink_levels import levels_by_ink
+from core.digitize.rules.pen_pattern import unbroken_stroke
+from core.digitize.rules.riding import grid_rides, neighbour_rides, strength_along
+from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
+from core.digitize.trace.params import Trace, TraceParams
+from core.io.calibration import Calibration, CurveSpec
+
+
+def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None = None,
+              grid: Grid | None = None, by_curve: dict[int, tuple] | None = None,
+              ink: np.ndarray | None = None, body_start: int = 0) -> list[Trace]:
+    """One trace per calibration curve; ``evidence_by_class`` maps class → canonical map (0 = any curve).
+    ``ink``: the scan's darkness in the canonical frame (uint8), where a pen's pattern is checked
+    (``core/digitize/rules/pen_pattern.py``); None checks none.
+
+    ``body_start``: the first column of log body (``core/digitize/page/sections.py``), where same-style curves are
+    named.
+
+    ``by_curve`` maps a curve's index to its own evidence (first row, map of its track's band, whether the
+    grid damps it, and the main and backup scales' ink maps where the print draws them in two inks, else None):
+    a curve told apart by its ink colour (``core/io/colour.py``) follows that alone, outside any joint group.
+
+    Curves of one line style sharing one track (a multiclass model gives them one map) are traced
+    together, through their crossings (``core/digitize/trace/group.py``), and named by the calibration order
+    (``core/digitize/trace/crossings.py``). Every other curve follows its own class's map; where two of those share a
+    class and a track (one wraps), each one's stroke is explained away before the next is traced.
+
+    Class-blind evidence (the classical tracer's ink, key 0) is left alone: there every curve of a
+    track follows the strongest line. Explaining it away was tried and measured worse: on the demo
+    logs the classical median r fell from 0.578 to 0.104, since without line styles the second and
+    third lines land on the wrong curves, where the strongest line often correlates with them all.
+    """
+    from core.digitize.trace.crossings import order_at_top, same_style_groups
+
+    params = params or TraceParams()
+    by_curve = by_curve or {}
+    traces: list[Trace | None] = [None] * len(calib.curves)
+    for i, (offset, band, damp, inks) in by_curve.items():
+        spec = calib.curves[i]
+        # a damped colour map is ink a grey or same-tinted grid shares: on a grid line it is the grid's own
+        own_params = replace(params, observe_on_grid=False)
+        own_params = own_params if spec.klass == 1 else own_params.broken()
+        traces[i] = trace_curve(band, spec, own_params, grid if damp else None, row_offset=offset)
+        if inks is not None:  # its backup scale in an ink of its own: the ink under the path names the scale
+            levels_by_ink(traces[i], spec, *inks, offset, own_params.max_gap_px)
+    for idx in same_style_groups(calib.curves, skip=by_curve):
+        klass = calib.curves[idx[0]].klass
+        if klass in evidence_by_class:
+            ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
+            group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
+            order_at_top(group, [calib.curves[i] for i in idx], body_start)
+            for i, tr in zip(idx, group):
+                traces[i] = tr
+    # the rest follow their own class's map; where another curve of the same class shares the track (one of
+    # them wraps, so they are no joint group), each traced stroke is explained away before the next
+    explained: dict[int, np.ndarray] = {}
+    rest = [i for i in range(len(calib.curves)) if traces[i] is None]
+    for n, i in enumerate(rest):
+        spec = calib.curves[i]
+        own = spec.klass in evidence_by_class
+        ev = (style_evidence(evidence_by_class, spec, calib.curves, params.unclaimed_styles) if own
+              else evidence_by_class.get(0))
+        if ev is None:
+            raise ValueError(f"no evidence for class {spec.klass}")
+        own_params = params if spec.klass == 1 or not own else params.broken()
+        traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
+        later = [calib.curves[j] for j in rest[n + 1:]]
+        if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):
+            if spec.klass not in explained:
+                explained[spec.klass] = ev.astype(np.float32, copy=True)
+            _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
+    if params.ink_checks:
+        _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
+    _fill_hidden(traces, calib.curves, params)
+    positions = [tr.position for tr in traces]
+    for i, (tr, spec) in enumerate(zip(traces, calib.curves)):  # with every curve's place and scale final
+        tr.confidence = cap_steep(tr.confidence, spec.fraction_of(tr.position) + tr.wraps)
+        ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
+        if ev is not None and params.ink_checks:
+            tr.confidence = capped(tr.confidence, stroke_across(tr.position, ev, spec, params.threshold),
+                                   STEEP_CONFIDENCE)
+            if not spec.wrap:
+                lo, hi = spec.track_rows(ev.shape[0])
+                damping = (None if grid is None else
+                           lambda cols: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
+                shares = [j != i and o.shares_track_with(spec) and j not in by_curve
+                          for j, o in enumerate(calib.curves)]
+                doubt = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping)
+                tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
+    return traces
+
+
+def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,
+                          params: TraceParams, ink: np.ndarray | None = None) -> None:
+    """A curve riding the stroke of a curve of another line style in its track, where the maps see that
+    style more, or a dashed or dotted one on a solid curve's unbroken ink (``ink``: the canonical darkness;
+    ``core/digitize/rules/pen_pattern.py``), is written NULL there, or flagged where only the maps or only the ink
+    say so (in place; ``core/digitize/rules/riding.py: neighbour_rides``)."""
+    for i, (tr, spec) in enumerate(zip(traces, curves)):
+        if spec.klass not in evidence_by_class:
+            continue
+        own = None
+        for j, (other, ospec) in enumerate(zip(traces, curves)):
+            if j == i or ospec.klass == spec.klass or ospec.klass not in evidence_by_class \
+                    or not ospec.shares_track_with(spec):
+                continue
+            if own is None:
+                own = strength_along(evidence_by_class[spec.klass], tr.position)
+            theirs = strength_along(evidence_by_class[ospec.klass], tr.position)
+            unbroken = None
+            if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
+                def unbroken(lo, hi, pos=tr.position):
+                    return unbroken_stroke(pos, ink, lo, hi)
+            ride, doubt = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
+                                          (spec.track_lo, spec.track_hi), unbroken)
+            if ride.any():
+                tr.position[ride] = np.nan
+                tr.observed[ride] = False
+                tr.confidence[ride] = 0.0
+            # only the maps say so, or only the ink: written, flagged (``neighbour_rides``: mostly right)
+            tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
+
+
+def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
+    """A curve lost where it runs under a neighbour's stroke takes the neighbour's line there (in place).
+
+    Two curves of one track that read the same (a deep and a medium resistivity in a shale, a curve and its
+    repeat) are drawn one over the other: the map sees the top pen only, and the other curve came out NULL
+    over the whole stretch (log-decade prints: 44 % of a medium resistivity under its deep one). A NULL
+    stretch longer than a bridged gap whose ends lie within ``params.hidden_px`` of another curve of the
+    track, traced over the whole stretch, and that is seen apart from it within ``params.hidden_apart_cols``
+    either side, is that curve's line; a stretch whose ends are apart (the curve left the track, or the map
+    lost it on paper) stays NULL. Wrapping curves are left alone: their
+    positions are within one scale of many."""
+    for i, (tr, spec) in enumerate(zip(traces, curves)):
+        if spec.wrap:
+            continue
+        # the unseen stretches that went NULL: from the last column seen before to the first seen after
+        starts, stops = true_runs(~tr.observed)
+        for a, b in zip(starts.tolist(), stops.tolist()):
+            if a == 0 or b == tr.position.size or np.isfinite(tr.position[a:b]).all():
+                continue
+            for j, (other, ospec) in enumerate(zip(traces, curves)):
+                if j == i or ospec.wrap or not ospec.shares_track_with(spec):
+                    continue
+                beside = other.position[a - 1 : b + 1]
+                if not np.isfinite(beside).all():
+                    continue
+                if max(abs(tr.position[a - 1] - beside[0]), abs(tr.position[b] - beside[-1])) > params.hidden_px:
+                    continue
+                # ... and it joins the neighbour's line and leaves it again, seen apart from it on either side:
+                # a curve that was on that line all along (a dashed curve off scale lying on a solid neighbour
+                # the network calls dashed here and there) is no curve under it
+                w = params.hidden_apart_cols
+                before, after = slice(max(0, a - w), a), slice(b, min(tr.position.size, b + w))
+                if all((np.abs(tr.position[s] - other.position[s]) > 2 * params.hidden_px)[tr.observed[s]].any()
+                       for s in (before, after)):
+                    tr.position[a:b] = beside[1:-1]
+                    break
+
+
+def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params: TraceParams,
+                       grid: Grid | None = None) -> list[Trace]:
+    """The curves of one line style in one track (same ``track``, none wrapping), traced jointly."""
+    from core.digitize.trace.group import GroupParams, trace_group
+
+    rows_total, cols = evidence_full.shape
+    lo, hi = specs[0].track_rows(rows_total)
+    ev = evidence_full[lo : hi + 1].astype(np.float32)
+    damping = grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else None
+    gp = GroupParams(threshold=params.threshold, max_gap_px=params.max_gap_px)
+    pos, observed, conf = trace_group(ev, [s.klass for s in specs], gp, damping)
+    out = []
+    for k, s in enumerate(specs):
+        # a curve lost for a few columns is carried on at its last velocity: past the track's edge that is a
+        # curve gone off scale (KGS: DT carried to 192.5 on its 140-40 scale), no reading
+        seen = observed[k].copy()
+        p = np.where((pos[k] >= 0) & (pos[k] <= ev.shape[0] - 1), pos[k] + lo, np.nan)
+        riding, doubt = grid_rides(p, seen, s, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
+        seen &= ~riding
+        dist = distance_to_true(seen)
+        p = np.where((dist <= params.max_gap_px) & ~riding, p, np.nan)
+        confidence = capped(column_confidence(conf[k], seen, p, params.max_gap_px), doubt, STEEP_CONFIDENCE)
+        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), confidence, seen))
+    return out
+
+
+def _remove_line(ev: np.ndarray, trace: Trace, core_px: int, reach_px: int = 16, floor: float = 0.05) -> None:
+    """Zero a traced line's stroke in the evidence wherever it has a position (in place).
+
+    Per column the stroke spans the rows the path passes through on its way from the previous column
+    to the next (a steep swing covers many rows in one column), widened by ``core_px``; from there it
+    goes on outwards while the evidence stays above ``floor`` (at most ``reach_px`` more), so a thick or
+    blurred stroke goes whole and leaves no fringe for the next curve to follow a pen-width off.
+    Faint stretches count too; across a bridged gap there is nothing to remove.
+    """
+    cols = np.flatnonzero(np.isfinite(trace.position))
+    if cols.size == 0:
+        return
+    rows = ev.shape[0]
+    centre = np.clip(np.rint(trace.position[cols]).astype(np.int64), 0, rows - 1)
+    lo, hi = centre.copy(), centre.copy()
+    for shift in (1, -1):  # halfway towards each neighbouring column's position
+        nb = np.roll(centre, shift)
+        adjacent = np.abs(np.roll(cols, shift) - cols) == 1
+        half = np.where(adjacent, (nb + centre) // 2, centre)
+        lo, hi = np.minimum(lo, half), np.maximum(hi, half)
+    lo, hi = np.maximum(lo - core_px, 0), np.minimum(hi + core_px, rows - 1)
+    lengths = hi - lo + 1
+    starts = np.repeat(lo - np.cumsum(lengths) + lengths, lengths)
+    ev[starts + np.arange(lengths.sum()), np.repeat(cols, lengths)] = 0.0
+    for edge, direction in ((hi, 1), (lo, -1)):
+        alive = np.ones(cols.size, bool)
+        for k in range(1, reach_px + 1):
+            r = edge + direction * k
+            alive &= (r >= 0) & (r < rows)
+            rc = np.clip(r, 0, rows - 1)
+            alive &= ev[rc, cols] > floor
+            if not alive.any():
+                break
+            ev[rc[alive], cols[alive]] = 0.0

@@ -1,0 +1,115 @@
+"""How far each traced value can be trusted: a confidence per column and per LAS sample, in [0, 1].
+
+A NULL is honest; a faint but right reading is worth keeping. So a value the tracer is unsure of is written
+and flagged: its ``NAME_CONF`` curve in the LAS is below :data:`LOW_CONFIDENCE` there, the QC picture tints it
+amber, the folder summary counts it (``low_confidence_share``) and the accuracy figures count a wrong value
+that was flagged apart from a confidently wrong one (``core/evaluation/styles.py: score_curve``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from core.common.runs import distance_to_true
+
+if TYPE_CHECKING:
+    pass
+
+
+UNSURE_LEVEL_CONFIDENCE = 0.3  # a column whose scale (main or backup) is uncertain reads no surer than this
+
+
+CONFIDENT_EVIDENCE = 0.5  # a map's evidence at the path from which a column's reading is fully confident
+CONFIDENCE_COLS = 9  # columns a column's confidence is averaged over (a dash gap is no doubt)
+LOW_CONFIDENCE = 0.5  # below this a written value is flagged low-confidence (QC picture, summary, metrics)
+
+
+def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.ndarray,
+                      max_gap_px: int) -> np.ndarray:
+    """How far each column's reading can be trusted, in [0, 1] (0 where there is none).
+
+    From the evidence along the path: the (undamped) evidence at the path over ``CONFIDENT_EVIDENCE``,
+    averaged over ``CONFIDENCE_COLS`` columns with unseen columns counting 0, and in a bridged gap falling
+    linearly with the distance to the nearest observation (zero past ``max_gap_px``). A curve the map sees faintly (a thin pen under a
+    dark grid, p 0.12–0.3) or a stretch bridged across many dash gaps reads low; a clean stroke reads 1.
+    """
+    seen = np.where(observed, np.clip(np.asarray(strength, np.float64) / CONFIDENT_EVIDENCE, 0.0, 1.0), 0.0)
+    k = CONFIDENCE_COLS
+    smooth = np.convolve(np.pad(seen, k // 2, mode="edge"), np.ones(k) / k, mode="valid")
+    bridged = 1.0 - distance_to_true(observed) / (max_gap_px + 1.0)
+    out = np.where(observed, smooth, smooth * np.clip(bridged, 0.0, 1.0))
+    return np.where(np.isfinite(position), out, 0.0).astype(np.float32)
+
+
+STEEP_SHARE = 0.10  # a trace moving more than this share of its track in one column reads no surer than ...
+STEEP_CONFIDENCE = 0.4  # ... this (flagged: below LOW_CONFIDENCE)
+STROKE_EVIDENCE = 0.3  # a stroke across the track is seen this clearly (a depth line under a curve is seen faintly)
+STROKE_CHUNK = 4096  # columns of a band read at a time
+# columns either side of a stroke drawn across the row that its flag reaches. Measured (eval-styles, bundled model,
+# 4 logs a family; wrong / right values flagged, % of samples): random 3.14 / 12.3 with none, 2.58 / 13.5 with 1,
+# 2.22 / 14.9 with 2, 1.81 / 17.5 with 4 (the confidence window's half); two rows of registration either side
+# buy most of the wrong values for half the right ones flagged
+ACROSS_REACH_COLS = 2
+
+
+def capped(confidence: np.ndarray, where: np.ndarray, cap: float) -> np.ndarray:
+    """``confidence`` no higher than ``cap`` in the columns ``where`` is set (its dtype kept)."""
+    return np.where(where, np.minimum(confidence, cap), confidence).astype(confidence.dtype)
+
+
+def cap_steep(confidence: np.ndarray, fraction: np.ndarray) -> np.ndarray:
+    """``confidence`` capped at :data:`STEEP_CONFIDENCE` in the columns where the trace (``fraction``: its
+    unwrapped place across the track, NaN where NULL) moves more than :data:`STEEP_SHARE` of the track to a
+    neighbouring column.
+
+    A column is a row of the scan along depth: where the pen crosses a tenth of the track within one row (a
+    bed boundary drawn as a near-horizontal stroke, a drilling-rate log swinging across the whole track
+    several times a foot), half a row's registration moves the value by more than the 5 % of its scale a
+    reading is judged by, and a LAS sample between two such rows takes a value the print passes through
+    rather than one it holds. Such a value is written and flagged, not left NULL: the print does pass there."""
+    step = np.abs(np.diff(fraction))
+    steep = np.zeros(fraction.size, bool)
+    with np.errstate(invalid="ignore"):
+        big = step > STEEP_SHARE
+    steep[:-1] |= big
+    steep[1:] |= big
+    return capped(confidence, steep, STEEP_CONFIDENCE)
+
+
+def stroke_across(position: np.ndarray, evidence, spec, threshold: float) -> np.ndarray:
+    """Columns where the curve's own evidence runs on from the trace across more than :data:`STEEP_SHARE` of
+    its track within the column: a stroke drawn across the depth row, whose value at that row is any along
+    it (a bed boundary drawn as a near-horizontal stroke the trace meets end-on; a drilling-rate log swinging
+    across its whole track several times a foot). Seen clearly (:data:`STROKE_EVIDENCE`): a heavy depth line
+    under a curve is seen faintly. ``spec``: the curve's ``CurveSpec``; ``evidence``: a canonical map (or a
+    coded one) of the curve's class.
+
+    The flag reaches :data:`ACROSS_REACH_COLS` columns either side: between two strokes drawn across the track
+    a few rows apart the trace lies wherever the pen turned, often on the track's border (iqa_01146's ROP over
+    8,485-8,511 ft, swinging across its track and its backup scale a few times a foot, read 145-150 along the
+    border at confidence 1 in 25 of 58 samples; 14 with the flag spread two columns, 5 with four)."""
+    out = np.zeros(position.size, bool)
+    lo, hi = spec.track_rows()
+    for c0 in range(0, position.size, STROKE_CHUNK):  # a long scan's band in pieces: a few MB at a time
+        ok = np.flatnonzero(np.isfinite(position[c0 : c0 + STROKE_CHUNK])) + c0
+        if ok.size == 0:
+            continue
+        band = np.asarray(evidence[lo : hi + 1, ok], np.float32) >= max(threshold, STROKE_EVIDENCE)
+        rows = np.clip(np.rint(position[ok]).astype(np.int64) - lo, 0, band.shape[0] - 1)
+        idx = np.arange(band.shape[0], dtype=np.int32)[:, None]
+        # the run of inked rows through the trace's row: from the last paper row above it to the first below
+        above = np.where(~band & (idx <= rows[None, :]), idx, -1).max(axis=0)
+        below = np.where(~band & (idx >= rows[None, :]), idx, band.shape[0]).min(axis=0)
+        run = np.where(band[rows, np.arange(ok.size)], below - above - 1, 0)
+        out[ok] = run > STEEP_SHARE * spec.track_width
+    return distance_to_true(out) <= ACROSS_REACH_COLS
+
+
+def low_confidence_share(values: np.ndarray, confidence: np.ndarray | None) -> float:
+    """The share of a curve's samples written with a value but flagged low-confidence."""
+    if confidence is None or values.size == 0:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        return float(np.mean(np.isfinite(values) & (confidence < LOW_CONFIDENCE)))

@@ -1,0 +1,170 @@
+"""From an evidence map to one trace per calibration curve.
+
+Per curve, a Viterbi path over the track's columns of evidence (the curve
+class's probability, or classical ink; ``core/digitize/trace/path_search.py``),
+refined to sub-pixel by a probability-weighted centroid around the path.
+Stretches that ride a border or a grid line are no reading
+(``core/digitize/rules/riding.py``); on a wrapping curve the path only says where
+the curve is, not how it got there: the wrap count is then decided between
+observed columns from the ink at the track's edges (``core/digitize/trace/wraps.py``).
+Where there is no evidence the value is NULL, bridged over at most
+``max_gap_px`` along depth; each column's confidence is
+``core/digitize/rules/confidence.py``'s. The curves of a scan together:
+``core/digitize/rules/all_curves.py``.
+
+All maps are canonical: rows across the tracks, columns along depth.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.common.runs import distance_to_true, true_runs
+from core.digitize.page.grid import Grid
+from core.digitize.rules.confidence import STEEP_CONFIDENCE, UNSURE_LEVEL_CONFIDENCE, capped, column_confidence
+from core.digitize.rules.riding import BORDER_PX, JOIN_COLS, grid_rides, inside_log, on_border, on_grid_line
+from core.digitize.trace.params import Trace, TraceParams
+from core.digitize.trace.path_search import viterbi_path
+from core.digitize.trace.wraps import main_scale_level, resolve_wraps, two_level_wraps
+from core.io.calibration import CurveSpec
+
+
+def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams | None = None,
+                grid: Grid | None = None, row_offset: int = 0) -> Trace:
+    """Trace one curve through its track of a canonical evidence map (rows across, columns along depth).
+
+    With a ``grid``, the evidence on its lines is damped (``params.grid_floor``) so a straight grid line
+    never outranks a wiggling curve. Where the path does run on a grid line (a curve crossing one, or
+    lying on one for a stretch) and the undamped evidence there is strong, those columns count as
+    observed: always with ``params.observe_on_grid`` (a network's map), otherwise when real
+    observations flank them, so the stretch is traced, not left NULL.
+    ``row_offset``: the canonical row ``evidence_full``'s first row is (a map of one track's band).
+    """
+    params = params or TraceParams()
+    band_rows, cols = evidence_full.shape
+    rows_total = grid.shape[0] if grid is not None else band_rows + row_offset
+    lo, hi = spec.track_rows(min(rows_total, row_offset + band_rows), row_offset)
+    raw = evidence_full[lo - row_offset : hi - row_offset + 1].astype(np.float32)
+    ev = raw * grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else raw
+    trace, riding = _trace_band(raw, ev, lo, spec, params, grid)
+    if riding.any():
+        # the path rode a border or a grid line: where it did, take every line's evidence away (the borders and
+        # the grid's along lines, not only the one it rode) and trace again, so a faint curve beside heavy lines
+        # (a thin blue GR by the border of a North Dakota log) is followed where it is drawn, and a curve the
+        # map does not see there stays unseen rather than move to the next line
+        again = ev if ev is not raw else ev.copy()  # the first pass is done with its damped copy: reused
+        cols_r = np.flatnonzero(riding)
+        edge = int(np.ceil(BORDER_PX))
+        again[: edge + 1, cols_r] = 0.0
+        again[-edge - 1 :, cols_r] = 0.0
+        if grid is not None:
+            again[:, cols_r] *= 1.0 - grid.map(slice(lo, lo + ev.shape[0]), cols_r)
+        trace, _ = _trace_band(raw, again, lo, spec, params, grid)
+        # where the first pass rode a line, the second reads only off every line: on one again, however briefly,
+        # it found no curve there (the ROP of the North Dakota log went from the middle line to a thin one)
+        lined = on_border(trace.position, spec) | (on_grid_line(trace.position, grid, spec) if grid is not None
+                                                   else False)
+        near_ride = distance_to_true(riding) <= JOIN_COLS
+        again_lined = near_ride & lined
+        # ... but a stretch of it inside the log (the curve read before and after it) is mostly the curve crossing
+        # or touching a line (85 % of such columns right on the held-out families and foreign prints, stage 7):
+        # written, flagged. Open at the log's start or end it is a curve not yet begun or ended: NULL
+        doubt = np.zeros(again_lined.size, bool)
+        for a, b in zip(*true_runs(again_lined)):
+            doubt[a:b] = inside_log(trace.observed, a, b)
+        gone = again_lined & ~doubt
+        trace.position[gone] = np.nan
+        trace.observed[gone] = False
+        trace.confidence[gone] = 0.0
+        trace.confidence = capped(trace.confidence, doubt, STEEP_CONFIDENCE)
+    return trace
+
+
+def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, params: TraceParams,
+                grid: Grid | None) -> tuple[Trace, np.ndarray]:
+    """One pass of :func:`trace_curve` over a track's band (``raw``: its evidence, ``ev``: as traced):
+    the trace, and the columns where it rode a border or a grid line."""
+    cols = raw.shape[1]
+    path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
+    # sub-pixel refinement: probability-weighted centroid around the path
+    r = params.refine_radius
+    offsets = np.arange(-r, r + 1)
+    idx = path[None, :] + offsets[:, None]
+    valid = (idx >= 0) & (idx < ev.shape[0])
+    idxc = np.clip(idx, 0, ev.shape[0] - 1)
+    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
+    conf = ev[path, np.arange(cols)]
+    wsum = w.sum(0)
+    centroid = np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
+    pos = centroid + lo
+    strong_raw = raw[path, np.arange(cols)] >= params.threshold
+    if grid is None or params.observe_on_grid:
+        observed = strong_raw
+    else:
+        observed = _grid_supported(conf >= params.threshold, strong_raw, path, params.max_gap_px)
+    # stretches riding a border or a grid line are no reading (``core/digitize/rules/riding.py``): unseen, and
+    # NULL below, before the wrap count is decided from what is seen
+    riding, doubt = grid_rides(pos, observed, spec, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
+    observed &= ~riding
+    # the track's pixel direction: wrapping past track[1] adds one whole width
+    sign = 1 if spec.track[1] > spec.track[0] else -1
+    doubtful = riding
+    level_unsure = None
+    if spec.wrap:
+        lines = grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else None
+        returning = (-1 if spec.backup == "high" else 1 if spec.backup == "low" else 0) * sign
+        steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks, lines=lines,
+                                      returning=returning)
+        wrap_step, doubtful = steps * sign, doubtful | unsure
+        if spec.backup:
+            wraps, level_unsure = two_level_wraps(wrap_step, spec.backup)
+        else:
+            wraps = np.cumsum(wrap_step)
+            wraps = wraps - main_scale_level(wraps[observed])
+    else:
+        wraps = np.zeros(cols, np.int64)
+    # honest gaps: NaN where the nearest observed column is farther than max_gap_px, and where the trace is
+    # no reading. A depth line or a box edge is ink at every row of the track: "the curve" seen on it alone
+    # shows no curve is there (the GR of the North Dakota log read 10 ft above its start, bridged from the
+    # header box's lower edge), so it bridges nothing; a curve crossing one is bridged over it. (The wrap
+    # count above keeps it: a return across the track's edge at a depth line is seen there.)
+    seen = observed & ~grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else observed
+    dist = distance_to_true(seen)
+    pos = np.where((dist <= params.max_gap_px) & ~doubtful, pos, np.nan)
+    strength = raw[path, np.arange(cols)]
+    confidence = column_confidence(strength, observed, pos, params.max_gap_px)
+    if level_unsure is not None:
+        confidence = capped(confidence, level_unsure, UNSURE_LEVEL_CONFIDENCE)
+    confidence = capped(confidence, doubt, STEEP_CONFIDENCE)  # on a grid line, seen along most of it: flagged
+    trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure)
+    return trace, riding
+
+
+def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarray, max_gap: int,
+                    slope_px: float = 2.0, step_px: float = 4.0) -> np.ndarray:
+    """Observed columns, plus runs where the path lies on damped grid evidence that was strong before
+    damping, when a real observation lies within ``max_gap`` at both ends of the run and the path runs
+    on into the run without a jump (within ``step_px`` plus ``slope_px`` per column between): a curve
+    crossing or following a grid line. A run open at either end (a grid line where the curve is
+    absent), or one the path jumped onto (it left the curve for a grid line), is not."""
+    extra = strong_raw & ~observed
+    if not extra.any() or not observed.any():
+        return observed
+    a, b = true_runs(extra)  # runs [a, b)
+    obs = np.flatnonzero(observed)
+    i_before = np.searchsorted(obs, a) - 1
+    i_after = np.searchsorted(obs, b)
+    ok = (i_before >= 0) & (i_after < obs.size)
+    gap_before = a - obs[np.clip(i_before, 0, obs.size - 1)]
+    gap_after = obs[np.clip(i_after, 0, obs.size - 1)] - (b - 1)
+    ok &= (gap_before <= max_gap + 1) & (gap_after <= max_gap + 1)
+    p_before = path[obs[np.clip(i_before, 0, obs.size - 1)]]
+    p_after = path[obs[np.clip(i_after, 0, obs.size - 1)]]
+    ok &= np.abs(path[a] - p_before) <= step_px + slope_px * gap_before
+    ok &= np.abs(path[b - 1] - p_after) <= step_px + slope_px * gap_after
+    out = observed.copy()
+    for lo, hi in zip(a[ok], b[ok]):
+        out[lo:hi] = True
+    return out
+
+

@@ -1,0 +1,57 @@
+"""Every file name derived from a scan's: its calibration and mask beside it, the LAS files and QC pages digitising writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def las_path_for(out: str | Path, suffix: str) -> Path:
+    """``OUT.las`` for the main pass, ``OUT.repeat.las`` and the like for the other sections."""
+    out = Path(out)
+    return out if not suffix else out.with_name(f"{out.stem}.{suffix}{out.suffix or '.las'}")
+
+
+def digitized_path_for(scan: Path) -> Path:
+    return scan.with_name(scan.stem + ".digitized.las")
+
+
+def mask_path_for(scan_path: str | os.PathLike) -> Path:
+    p = Path(scan_path)
+    return p.with_name(_stem(p) + ".mask.png")
+
+
+def calib_path_for(scan_path: str | os.PathLike) -> Path:
+    p = Path(scan_path)
+    return p.with_name(_stem(p) + ".calib.json")
+
+
+def _stem(p: Path) -> str:
+    name = p.name
+    for suffix in (".mask.png", ".calib.json", ".truth.las"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return p.stem
+
+
+OUTPUT_MARK = ".digitized."  # in the name of every file digitising writes (``project.digitized_path_for``)
+
+
+def digitized_las_for(scan: Path, out_dir: Path | None = None) -> Path:
+    """``NAME.digitized.las`` beside the scan (what the app writes and looks for), or in ``out_dir``."""
+    las = digitized_path_for(scan)
+    return out_dir / las.name if out_dir else las
+
+
+def qc_path_for(las: Path) -> Path:
+    """The QC picture beside a LAS file: ``NAME.digitized.qc.png`` for ``NAME.digitized.las``."""
+    return las.with_name(f"{las.stem}.qc.png")
+
+
+def qc_page_paths(path: str | Path, pages: int) -> list[Path]:
+    """``PATH`` for a one-page picture; ``NAME-p01.png``, ``NAME-p02.png``… beside it for more."""
+    path = Path(path)
+    if pages <= 1:
+        return [path]
+    return [path.with_name(f"{path.stem}-p{i + 1:02d}{path.suffix or '.png'}") for i in range(pages)]
+

@@ -1,0 +1,1 @@
+"""Tests of core/digitize, room by room (the rooms of docs/development.md)."""

@@ -1,0 +1,192 @@
+"""The network reads a scan in windows along depth: exact stitching, compact maps, a memory plan that holds."""
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from core.digitize.evidence.coded_map import CodedMap, decode, encode, max_error
+from core.digitize.evidence.network import (
+    MemoryCeilingError,
+    Windowing,
+    plan_memory,
+    predict_canonical,
+    predict_windows,
+    strips,
+)
+from core.model.footprint import LiveTensorMeter, receptive_radius
+from core.model.network import build, preset
+from core.model.precision import resolve
+
+ROOT = Path(__file__).resolve().parents[4]
+
+
+class _NoNorm(nn.Module):
+    """A norm without statistics: a fresh copy of its input, as a norm's output is (the network's inference
+    SiLU runs in place on it)."""
+
+    def forward(self, x):
+        return x.clone()
+
+
+def _local_net(seed: int = 0):
+    """The tiny network with its two global parts taken out (GroupNorm statistics → none, the bottleneck
+    → its residual block): every output pixel then depends on its convolutional neighbourhood alone."""
+    torch.manual_seed(seed)
+    model = build(preset("tiny", classes=4))
+    for name, mod in list(model.named_modules()):
+        for child_name, child in list(mod.named_children()):
+            if isinstance(child, nn.GroupNorm):
+                setattr(mod, child_name, _NoNorm())
+    model.bottleneck = model.bottleneck.res
+    return model.eval()
+
+
+def _log_image(h: int, w: int, seed: int = 1) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    img = np.full((h, w), 235, np.uint8)
+    cols = np.arange(w)
+    for k in range(3):
+        rows = (h / 2 + h / 3 * np.sin(cols / (40 + 30 * k) + k)).astype(int)
+        for d in range(2):
+            img[np.clip(rows + d, 0, h - 1), cols] = 20
+    img[:, ::50] = 150
+    return np.clip(img.astype(int) + rng.integers(-10, 10, img.shape), 0, 255).astype(np.uint8)
+
+
+def test_windows_stitch_exactly_where_the_network_has_a_finite_reach():
+    model = _local_net()
+    img = _log_image(64, 2000)
+    p = resolve("fp32", "cpu")
+    whole = predict_canonical(model, img, p)
+    win = Windowing.for_model(model.cfg, 0)  # the shortest window: the most seams
+    assert win.margin >= receptive_radius(model.cfg)
+    got = predict_windows(model, img, p, window=win)
+    assert got.windows >= 3
+    for k in (1, 2, 3):
+        assert np.all(np.abs(got.maps[k][:, :] - whole[k]) <= max_error(whole[k]) + 1e-5)
+    agree = (got.mask == whole.argmax(0)).mean()
+    assert agree > 0.9999, agree
+
+
+def test_a_window_that_cuts_inside_the_reach_would_not_be_exact():
+    """The margin is what makes it exact: a window without one differs from the whole picture near its cuts."""
+    model = _local_net()
+    img = _log_image(64, 2000)
+    p = resolve("fp32", "cpu")
+    whole = predict_canonical(model, img, p)
+    bare = Windowing(length=512, margin=0, blend=2)
+    got = predict_windows(model, img, p, window=bare)
+    err = np.abs(got.maps[1][:, :] - whole[1]) - max_error(whole[1])
+    assert err.max() > 1e-3
+
+
+def test_windows_start_on_the_stride_and_cover_the_log():
+    for length in (700, 1000, 5001, 12345):
+        parts = strips(length, 704, 352, align=16)
+        assert parts[0][0] == 0 and parts[-1][1] == length
+        assert all(a % 16 == 0 for a, _ in parts)
+        assert all(b2 - a2 > 0 and a2 < b1 for (_, b1), (a2, b2) in zip(parts, parts[1:]))
+
+
+def test_coded_maps_are_within_half_a_step_of_the_probabilities():
+    p = np.concatenate([np.random.default_rng(0).random(100_000), [0.0, 1e-5, 1e-3, 0.3, 1.0]]).astype(np.float32)
+    back = decode(encode(p))
+    assert np.all(np.abs(back - p) <= max_error(p))
+    # fine where the tracer's −log p needs it: the 1e-3 floor is resolved to a few per cent
+    assert abs(decode(encode(np.float32(1e-3))) - 1e-3) < 1e-6
+    m = CodedMap(encode(p[:100].reshape(10, 10)))
+    assert m.shape == (10, 10) and m[2:4].dtype == np.float32 and m.astype(np.float32).shape == (10, 10)
+    assert m.nbytes == 200
+
+
+def test_the_live_tensor_meter_counts_what_is_alive_at_once():
+    with LiveTensorMeter() as meter:
+        a = torch.zeros(1000, dtype=torch.float32)  # 4,000 B
+        b = torch.zeros(500, dtype=torch.float32)  # 2,000 B
+        del a
+        c = torch.zeros(250, dtype=torch.float32)  # 1,000 B
+        v = c.view(25, 10)  # a view: no new storage
+        del b, c, v
+    assert meter.peak == 6000
+    assert meter.current == 0
+
+
+def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
+    cfg = preset("demo", classes=4)
+    gib = 1024**3
+    roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2)
+    assert roomy.window.length == 1024 and roomy.predicted_peak < 2 * gib
+    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2)
+    assert Windowing.for_model(cfg, 0).length <= tight.window.length < 1024
+    assert tight.predicted_peak <= 1.4 * gib
+    with pytest.raises(MemoryCeilingError, match="needs at least"):
+        plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2)
+    # the plan does not grow with the scan's length beyond its maps
+    long = plan_memory(cfg, (1664, 4 * 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2)
+    assert long.forward == roomy.forward and long.maps == 4 * roomy.maps
+
+
+def test_the_predicted_peak_is_the_measured_peak():
+    """Read a 640 × 6,000 log in windows in a fresh process: its peak resident memory (VmHWM) against the plan.
+
+    The plan guards a ceiling, so under-predicting is what must not happen (at most 5 %, the allocator's noise);
+    over-predicting costs only a shorter window (oneDNN's reordered copies differ by CPU: 2-12 % over on an AMD
+    EPYC, 13 % on an Intel Xeon with AVX512-BF16; run to run on one machine, see below)."""
+    code = textwrap.dedent("""
+        import json, sys, numpy as np, torch
+        sys.path.insert(0, %r)
+        from core.common.sysmem import proc_status
+        from core.digitize.evidence.network import plan_memory, predict_windows
+        from core.engine.memory import reset_peaks
+        from core.model.network import build, preset
+        from core.model.precision import resolve
+        torch.set_num_threads(2)
+        torch.manual_seed(0)
+        model = build(preset("demo", classes=4)).eval()
+        img = np.full((640, 6000), 230, np.uint8); img[300:303] = 20
+        reset_peaks(torch.device("cpu"), release_heap=True)
+        plan = plan_memory(model.cfg, img.shape, "fp32")
+        predict_windows(model, img, resolve("fp32", "cpu"), window=plan.window)
+        print(json.dumps({"predicted": plan.predicted_peak, "measured": proc_status()["VmHWM"]}))
+    """ % str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    if not got["measured"]:
+        pytest.skip("no /proc/self/status on this system")
+    assert got["measured"] <= 1.05 * got["predicted"], got  # the ceiling holds
+    # and the plan does not waste much of it. The same work peaks at 645-849 MiB from one fresh process to the
+    # next on the 2-core EPYC (744-849 alone, 645 twice at the end of the full suite; the first forward's runtime
+    # buffers come or do not), and the plan covers the highest: against the lowest it is 1.33 over, so the bound
+    # is 40 %, not the 15 % one machine's runs once allowed
+    assert got["predicted"] <= 1.40 * got["measured"], got
+
+
+BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"
+
+
+@pytest.mark.skipif(not BUNDLED.exists(), reason="no bundled demo model")
+def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
+    """The switch keeps today's path (one forward, the same coding of its maps): on a log one window long the two
+    paths write the same values (both in PyTorch's default layout: the fast path's channels-last differs in the
+    float summation order only, ``tests/core/digitize/evidence/test_fast_inference.py``)."""
+    from core.digitize.job.pipeline import digitize
+    from core.model.model_io import load_model
+    from core.synth import generate_log
+
+    model, _ = load_model(BUNDLED)
+    lg = generate_log(5, 1000, 384, "x")
+    p = resolve("fp32", "cpu")
+    windowed = digitize(lg.image, lg.calibration, model=model, precision=p, reference=True)
+    whole = digitize(lg.image, lg.calibration, model=model, precision=p, whole_picture=True)
+    assert windowed.memory["windows"] == 1 and not whole.memory
+    for name, v in whole.values.items():
+        w = windowed.values[name]
+        np.testing.assert_array_equal(v, w, err_msg=name)
