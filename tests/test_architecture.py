@@ -63,6 +63,7 @@ THROUGH = {
     "core.engine.run_notes": "core.engine.train",
     "core.engine.run_state": "core.engine.train",
     "core.engine.transient": "core.engine.budget",
+    "core.evaluation.calibration_eval": "core.cli.commands.eval_calibration",
     "core.evaluation.demo": "core.cli.commands.demo",
     "core.evaluation.overlay": "core.evaluation.styles",
     "core.io.calibration_file": "core.io.calibration",

@@ -12,6 +12,7 @@ from . import (
                calibrate,
                demo,
                digitize,
+               eval_calibration,
                eval_crossings,
                eval_las,
                eval_styles,
@@ -24,4 +25,4 @@ from . import (
 
 # in the order ``welltrace --help`` lists them
 COMMANDS = (gui, info, synth, demo, train, digitize, budget, bench, parity, eval_las, eval_styles, eval_crossings,
-            calibrate, bench_digitize, adapt)
+            calibrate, eval_calibration, bench_digitize, adapt)
