@@ -523,3 +523,40 @@ def test_a_scale_box_ending_on_an_inner_line_splits_the_track_there():
     assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1563.0)], lines) == [(614.0, 1563.0)]  # the box spans it all
     assert split_at_boxes([(614.0, 1563.0)], [(614.0, 1000.0)], lines) == [(614.0, 1563.0)]  # no line at its edge
     assert split_at_boxes([(5.0, 504.0), (614.0, 1563.0)], [(5.0, 504.0)], lines) == [(5.0, 504.0), (614.0, 1563.0)]
+
+
+def test_a_mud_logs_thousand_numbers_split_and_fit_in_a_fraction_of_a_second():
+    """A mud log's description read as numbers (1,245 of them, issue #59) among its depth labels: the pass splitter
+    fitted a line through every pair at every step back (n⁴; 50 minutes). The labels' line is found among them
+    at once, and the misreads split nothing."""
+    import time
+
+    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section, split_passes
+
+    rng = np.random.default_rng(59)
+    labels = [DepthNumber(4600 + 5.0 * (d - 7250), float(d), str(d)) for d in range(7250, 17800, 50)]
+    noise = [DepthNumber(float(p), float(v), str(v)) for p, v in zip(rng.uniform(4500, 57500, 1040),
+                                                                      rng.integers(0, 20000, 1040))]
+    numbers = sorted(labels + noise, key=lambda n: n.pixel)
+    t0 = time.perf_counter()
+    parts = split_passes(ProposedSection(4549, 57550), numbers, 100.0, "FT")
+    fit_section(parts[0], numbers, 100.0, "FT")
+    assert time.perf_counter() - t0 < 5.0
+    assert len(parts) == 1 and len(parts[0].picks) >= 0.95 * len(labels)
+    assert all(abs(px - (4600 + 5.0 * (d - 7250))) < 1.0 for px, d in parts[0].picks)
+
+
+def test_a_short_repeat_with_two_printed_depths_borrows_the_main_passs_scale():
+    """A repeat pass prints 10500 and 10600 only (two labels, 500 px apart at 5 px a foot): no three agree, but the
+    two lie on a line of the main pass's scale, so they are its picks; two numbers at another scale are not."""
+    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section
+
+    repeat = [DepthNumber(30218.0, 10500.0, "10500"), DepthNumber(30718.0, 10600.0, "10600")]
+    sec = ProposedSection(29932, 30930)
+    fit_section(sec, repeat, 100.0, "FT")
+    assert not sec.picks and "3 needed" in sec.refused
+    fit_section(sec, repeat, 100.0, "FT", borrowed=[1 / 5.0])
+    assert sec.picks == [(30218.0, 10500.0), (30718.0, 10600.0)] and sec.refused is None
+    off = ProposedSection(29932, 30930)
+    fit_section(off, [repeat[0], DepthNumber(30618.0, 10600.0, "10600")], 100.0, "FT", borrowed=[1 / 5.0])
+    assert not off.picks  # 100 ft in 400 px: not the main pass's 5 px a foot
