@@ -20,9 +20,10 @@ FIT_TOLERANCE_PX = 6.0  # a number this far (in pixels along depth) from the lin
 MIN_NUMBERS = 3  # numbers that must agree before picks are proposed
 SNAP_PX = 8.0  # a number is placed on the depth line it is printed on, when one lies this close
 SNAP_AGREE_PX = 2.5  # ... and moves by about what the scan's other numbers moved (snap_to_depth_lines)
-# the depth scales logs are printed at (1:240 is 5 in per 100 ft, 1:600 2 in, 1:1200 1 in): a proposed scale
+# the depth scales logs are printed at (1:240 is 5 in per 100 ft, 1:600 2 in, 1:1200 1 in; 1:12000, 0.1 in per
+# 100 ft, the compressed summary a cement-evaluation print adds: 4 of the archive's 36 scans): a proposed scale
 # must be one of them at the scan's resolution, within the stretch of paper and scanner
-STANDARD_SCALES = (200, 240, 500, 600, 1000, 1200)
+STANDARD_SCALES = (200, 240, 500, 600, 1000, 1200, 12000)
 SCALE_TOLERANCE = 0.06
 PX_PER_FT_BOUNDS = (0.2, 200.0)  # without a resolution: from 1:1200 at 20 dpi to 1:200 at 3,000 dpi
 MIN_SPREAD = 0.25  # the kept numbers span at least this share of their section's length
@@ -38,11 +39,13 @@ class DepthNumber:
     value: float
     text: str
     kept: bool = False
+    across: float | None = None  # where across it was read (the centre of its strip), when known
 
 
 @dataclass
 class ProposedSection:
-    """A stretch of log body (canonical columns [start, stop)) and what its printed depths gave."""
+    """A stretch of log body (canonical columns [start, stop)): its curve tracks and other columns across, and
+    what its printed depths gave."""
 
     start: int
     stop: int
@@ -50,10 +53,19 @@ class ProposedSection:
     picks: list[tuple[float, float]] = field(default_factory=list)
     rms_px: float | None = None
     refused: str | None = None  # why no picks were proposed for it
+    tracks: list[tuple[float, float]] = field(default_factory=list)  # its curve tracks, (lo, hi) across
+    # its other columns: {"kind": "depth" | "other", "cols": [lo, hi], and where measured "lines" inside, "ink" share}
+    columns: list[dict] = field(default_factory=list)
+
+    def with_span(self, start: int, stop: int) -> ProposedSection:
+        """A part of this stretch (a pass of its own): the same layout across, no depths yet."""
+        return ProposedSection(start, stop, tracks=list(self.tracks), columns=[dict(c) for c in self.columns])
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "span": [self.start, self.stop], "picks": [list(p) for p in self.picks],
-                "rms_px": self.rms_px, "refused": self.refused}
+                "rms_px": self.rms_px, "refused": self.refused,
+                "tracks": [[round(float(a), 1), round(float(b), 1)] for a, b in self.tracks],
+                "columns": [dict(c) for c in self.columns]}
 
 
 def fit_numbers(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX) -> float | None:
@@ -131,7 +143,7 @@ def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX,
     return float(a), float(b), float(np.sqrt(np.mean(resid_px ** 2)))
 
 
-def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
+def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> float | None:
     """Move each number onto the depth line (``depth_line_positions``) it is printed on (in place): a printed
     depth is centred on its line, and the line is a sharper mark than the box OCR draws around the digits.
 
@@ -139,9 +151,11 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
     the others (iqa_33-025-02289-0001: 3.5 px, every label). Where the nearest line lies otherwise (a grid's
     finer line, a curve's stroke taken for a line) or no line is near, the number moves by the others' median:
     on a synthetic log, 5700 and 5800 ft went 7 px either way onto finer lines, a 2.5-ft pick; on
-    iqa_33-023-01135-0001 four labels read 500 px apart to the pixel went +4.5, +4.5, +4.5 and −5 px."""
+    iqa_33-023-01135-0001 four labels read 500 px apart to the pixel went +4.5, +4.5, +4.5 and −5 px. Returns that
+    usual move (None where too few numbers snapped to say it): a section of the page without depth lines prints
+    its labels the same way."""
     if lines.size == 0 or not numbers:
-        return
+        return None
     pixels = np.array([n.pixel for n in numbers])
     nearest = lines[np.argmin(np.abs(lines[None, :] - pixels[:, None]), axis=1)]
     shift = nearest - pixels
@@ -151,6 +165,7 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
     for n, s, ok in zip(numbers, shift, snapped):
         agrees = ok and (usual is None or abs(s - usual) <= SNAP_AGREE_PX)
         n.pixel += float(s) if agrees else (usual or 0.0)
+    return usual
 
 
 def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -363,25 +378,38 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | 
                 passes.remove(min(p, q, key=lambda x: x.count))
                 changed = True
                 break
-    if len(passes) < 2:
-        return [sec]
-    cuts = [int(round((p.last.pixel + q.first.pixel) / 2)) for p, q in zip(passes, passes[1:])]
-    edges = [sec.start, *cuts, sec.stop]
-    return [ProposedSection(a, b) for a, b in zip(edges[:-1], edges[1:])]
+    # each pass spans a quarter of the part it would make at least (the test its picks must pass): a short run
+    # of misreads at a pass's end that happens to restart is no pass of its own
+    while len(passes) > 1:
+        cuts = [int(round((p.last.pixel + q.first.pixel) / 2)) for p, q in zip(passes, passes[1:])]
+        edges = [sec.start, *cuts, sec.stop]
+        short = [p for p, a, b in zip(passes, edges[:-1], edges[1:])
+                 if p.last.pixel - p.first.pixel < MIN_SPREAD * (b - a)]
+        if not short:
+            return [sec.with_span(a, b) for a, b in zip(edges[:-1], edges[1:])]
+        passes.remove(min(short, key=lambda x: x.count))
+    return [sec]
+
+
+def _px_per_unit(sec: ProposedSection) -> float:
+    (p0, d0), (p1, d1) = sec.picks[0], sec.picks[-1]
+    return abs((p1 - p0) / (d1 - d0)) if d1 != d0 else 0.0
 
 
 def name_sections(sections: list[ProposedSection]) -> None:
-    """The first section with depths is the main pass; a later one whose depths lie within a main pass's is a
-    repeat; any other is a log of its own (in place)."""
-    mains: list[tuple[float, float]] = []
+    """The first section with depths is the main pass; a later one whose depths lie within a main pass's, printed
+    at its scale, is a repeat; any other is a log of its own (another interval, or the same one at another scale:
+    a cement-evaluation print's 1:12,000 summary and 1:240 correlation log beside its 1:600 main log); in place."""
+    mains: list[tuple[float, float, float]] = []
     for sec in sections:
         if not sec.picks:
             continue
-        lo, hi = sec.picks[0][1], sec.picks[-1][1]
+        lo, hi, scale = sec.picks[0][1], sec.picks[-1][1], _px_per_unit(sec)
         if not mains:
             sec.kind = "main"
-            mains.append((lo, hi))
-        elif any(lo < m_hi and hi > m_lo for m_lo, m_hi in mains):
+            mains.append((lo, hi, scale))
+        elif any(lo < m_hi and hi > m_lo and abs(scale / m_scale - 1.0) <= SCALE_TOLERANCE
+                 for m_lo, m_hi, m_scale in mains if m_scale > 0):
             sec.kind = "repeat"
         else:
             sec.kind = "log"

@@ -1,21 +1,144 @@
-"""Printed depths read from a depth column with Tesseract: in windows along depth, upright or sideways.
+"""Printed depths read with Tesseract from a strip of the log body (a depth column, a track's edge): only where
+numbers can be, upright or sideways, two pictures at a time.
 
-Tesseract refuses pictures over 32,767 px on a side, and a third of the scans in one public set of well
-files are taller than that (up to 86,743 rows). The strip is read in windows of :data:`WINDOW_ROWS` that
-overlap by :data:`OVERLAP_ROWS` (over twice the tallest printed number), and a number read in two windows
-is kept once. Mud logs print their depths along the depth column, turned by 90° ("10000" running down the
-page): :func:`read_numbers` reads a window turned both ways as well when asked.
+Tesseract's time grows with the picture it is given, and a depth column is mostly paper: on a 58,000-row mud log
+the numbers fill a fifth of it. So the strip is looked at first (:func:`number_rows`): its ink's connected
+components the size of a printed digit (a curve, a rule, a border is far longer; a speck far smaller), grouped
+into numbers where they stand close, give the rows that can hold a number; only those rows, packed one after
+another with paper between them, are read (:func:`read_numbers`), and each number read is put back at its own
+row. How the digits of a group lie says how the numbers are printed: side by side across the strip (upright) or
+stacked along it (turned by 90°, as mud logs print their depths), and that way is read first.
+
+Tesseract refuses pictures over 32,767 px on a side: a packed strip is read in windows of :data:`WINDOW_ROWS`.
+Windows are read two at a time (``PARALLEL``: one Tesseract process each, one thread each: ``ocr.py``).
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import cv2
 import numpy as np
 
 WINDOW_ROWS = 8000  # well inside Tesseract's limit, and a window's OCR stays a few seconds
+PACKED_WINDOW_ROWS = 3000  # a packed strip is read in windows this long (before enlarging): a second or so each
 OVERLAP_ROWS = 400
 MAX_DIGITS = 5  # no well is deeper than 99,999 ft: longer runs of digits are glued neighbours (6780-6810)
 SAME_NUMBER_PX = 12.0  # a number read twice in overlapping windows lies this close to itself
 ORIENTATIONS = {"upright": 0, "sideways": (1, 3)}
+PARALLEL = 2  # Tesseract pictures read at once (the 2-core machine the proposal is timed on)
+
+DIGIT_IN = (0.04, 0.4)  # a printed digit's box, its long side, in inches (the archive's least: 8 px at 72 dpi, 0.11 in)
+DIGIT_ASPECT = 0.35  # ... its short side at least this share of its long side
+DIGIT_GAP_IN = 0.06  # digits of one number stand this close (glyph spacing); numbers stand farther apart
+PAD_IN = 0.05  # paper kept about a number's rows
+SPACER_PX = 12  # paper between two packed stretches (Tesseract reads them as separate lines) ...
+SPACER_DIGITS = 2.5  # ... and at least this many digits' height
+MAX_GROUP_IN = 0.8  # a group of digit-sized blobs longer than this along depth is text, not one number
+MAX_NUMBER_SHARE = 0.6  # numbers fill less of a strip than this (labels every 10 ft on a mud log: under half)
+READ_DIGIT_PX = 24.0  # digits this tall read best (Tesseract's own advice: a capital 20-30 px high) ...
+MAX_ZOOM = 4.0  # ... enlarged this much at most
+
+
+@dataclass
+class NumberRows:
+    """Where numbers can be in a strip (rows along depth), and how their digits lie."""
+
+    spans: list[tuple[int, int]]  # [a, b) rows, in order, apart
+    stacked: int = 0  # groups of two or more digits stacked along depth (sideways print)
+    side_by_side: int = 0  # groups of two or more digits side by side across (upright print)
+    digit_px: float = 0.0  # a digit's typical height, in pixels (the longer side of its box)
+
+    @property
+    def zoom(self) -> float:
+        """How much to enlarge the strip for Tesseract, whose digits read best :data:`READ_DIGIT_PX` tall (an 8-px
+        digit of an 80-dpi scan read 4700 as 470)."""
+        if self.digit_px <= 0:
+            return 1.0
+        return float(np.clip(READ_DIGIT_PX / self.digit_px, 1.0, MAX_ZOOM))
+
+    @property
+    def sideways(self) -> bool:
+        return self.stacked > self.side_by_side
+
+    @property
+    def rows(self) -> int:
+        return sum(b - a for a, b in self.spans)
+
+
+def _dpi(dpi: float | None) -> float:
+    return float(dpi) if dpi and dpi >= 50 else 100.0
+
+
+def number_rows(ink: np.ndarray, dpi: float | None) -> NumberRows:
+    """The rows of a strip (depth down its rows; ``ink`` boolean) that hold digit-sized blobs, grouped into
+    numbers: each group's rows padded by :data:`PAD_IN`, overlapping spans merged."""
+    d = _dpi(dpi)
+    lo, hi = max(3.0, DIGIT_IN[0] * d), DIGIT_IN[1] * d
+    n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    boxes = []
+    for x, y, w, h, area in stats[1:]:
+        # a digit's box is no sliver: a dash of a dashed curve, a tick or a rule's end is (a narrow 1 is lost, but
+        # its number's other digits stand)
+        if lo <= max(w, h) <= hi and min(w, h) >= DIGIT_ASPECT * max(w, h) and area >= 0.15 * w * h:
+            boxes.append((int(y), int(y + h), int(x), int(x + w)))
+    if not boxes:
+        return NumberRows([])
+    boxes.sort()
+    gap = DIGIT_GAP_IN * d
+    groups: list[list[tuple[int, int, int, int]]] = []
+    for box in boxes:
+        for g in groups[-4:]:  # a digit joins a group it stands close to (along or across)
+            y0, y1 = min(b[0] for b in g), max(b[1] for b in g)
+            x0, x1 = min(b[2] for b in g), max(b[3] for b in g)
+            if box[0] <= y1 + gap and box[1] >= y0 - gap and box[2] <= x1 + gap and box[3] >= x0 - gap:
+                g.append(box)
+                break
+        else:
+            groups.append([box])
+    out = NumberRows([], digit_px=float(np.median([max(b[1] - b[0], b[3] - b[2]) for g in groups if len(g) >= 2
+                                                     for b in g] or [0.0])))
+    pad = int(round(PAD_IN * d))
+    spans = []
+    for g in groups:
+        y0, y1 = min(b[0] for b in g), max(b[1] for b in g)
+        if y1 - y0 > MAX_GROUP_IN * d:
+            continue
+        if len(g) >= 2:
+            ys = sorted((b[0] + b[1]) / 2 for b in g)
+            xs = sorted((b[2] + b[3]) / 2 for b in g)
+            if ys[-1] - ys[0] > xs[-1] - xs[0]:
+                out.stacked += 1
+            else:
+                out.side_by_side += 1
+        spans.append((max(0, y0 - pad), min(ink.shape[0], y1 + pad)))
+    spans.sort()
+    for a, b in spans:
+        if out.spans and a <= out.spans[-1][1]:
+            out.spans[-1] = (out.spans[-1][0], max(out.spans[-1][1], b))
+        else:
+            out.spans.append((a, b))
+    if out.rows > MAX_NUMBER_SHARE * ink.shape[0]:
+        return NumberRows([])  # a texture, not numbers on paper: a curve broken into bits, a pattern, a fill
+    return out
+
+
+def _pack(strip: np.ndarray, spans: list[tuple[int, int]], spacer: int = SPACER_PX
+          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The strip's ``spans`` one after another with ``spacer`` rows of paper between, and as much paper either
+    side of the strip (Tesseract reads a number flush with the picture's edge short of its first digit: 10250
+    read 0250); returns the packed picture and, per span, its first packed row and its first row in the strip."""
+    paper = np.full((spacer, strip.shape[1]), 255, strip.dtype)
+    parts, starts, origins, at = [], [], [], 0
+    for a, b in spans:
+        parts += [strip[a:b], paper]
+        starts.append(at)
+        origins.append(a)
+        at += (b - a) + spacer
+    packed = np.concatenate(parts) if parts else strip[:0]
+    side = np.full((packed.shape[0], spacer), 255, strip.dtype)
+    return np.hstack([side, packed, side]), np.array(starts), np.array(origins)
 
 
 def _tesseract_numbers(img: np.ndarray) -> list[tuple[float, float, float, float, str]]:
@@ -32,11 +155,19 @@ def _tesseract_numbers(img: np.ndarray) -> list[tuple[float, float, float, float
     return out
 
 
-def _read_window(win: np.ndarray, turns: int) -> list[tuple[float, str]]:
-    """(centre row in ``win``, text) read with the window turned ``turns`` quarter turns anticlockwise."""
+def _read_window(win: np.ndarray, turns: int, zoom: float = 1.0) -> list[tuple[float, str]]:
+    """(centre row in ``win``, text) read with the window turned ``turns`` quarter turns anticlockwise, enlarged
+    ``zoom`` times."""
+    if zoom > 1.0:
+        big = cv2.resize(win, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_CUBIC)
+        return [(centre / zoom, text) for centre, text in _read_window(big, turns)]
     rows = win.shape[0]
     out = []
-    for left, top, width, height, text in _tesseract_numbers(np.rot90(win, turns) if turns else win):
+    try:
+        read = _tesseract_numbers(np.rot90(win, turns) if turns else win)
+    except (RuntimeError, OSError):  # Tesseract failing on one picture costs its numbers, not the proposal
+        return []
+    for left, top, width, height, text in read:
         if turns == 0:
             centre = top + height / 2.0
         elif turns == 1:  # np.rot90: the turned picture's column j is the window's row j
@@ -55,21 +186,88 @@ def windows(length: int, size: int = WINDOW_ROWS, overlap: int = OVERLAP_ROWS) -
     return [(s, s + size) for s in sorted(set(starts))]
 
 
-def read_numbers(strip_tall: np.ndarray, sideways: bool = False,
-                 progress=None) -> list[tuple[float, str]]:
+def _packed_windows(starts: np.ndarray, spans: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
+    """[a, b) packed rows per window: whole spans, at most ``size`` rows each; a span longer than that alone, in
+    overlapping windows of its own (Tesseract refuses a picture over 32,767 px on a side)."""
+    out: list[tuple[int, int]] = []
+    a: int | None = None
+    for s, (x, y) in zip(starts.tolist(), spans):
+        end = s + (y - x)
+        if end - s > size:
+            if a is not None:
+                out.append((a, s))
+                a = None
+            out += [(s + u, s + v) for u, v in windows(end - s, size, OVERLAP_ROWS)]
+            continue
+        if a is None:
+            a = s
+        elif end - a > size:
+            out.append((a, s))
+            a = s
+    if a is not None:
+        out.append((a, int(starts[-1]) + (spans[-1][1] - spans[-1][0])))
+    return out
+
+
+def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
+                 found: NumberRows | None = None) -> list[tuple[float, str]]:
     """(centre row, text) of every run of digits in a strip whose depth runs down its rows, any length.
 
-    ``sideways``: read the numbers printed turned by 90° either way instead of the upright ones."""
+    ``sideways``: read the numbers printed turned by 90° either way instead of the upright ones. ``found``: the
+    rows that can hold numbers (:func:`number_rows`): only those are read, packed; without it, the whole strip in
+    overlapping windows. ``progress(done, total)`` after each window."""
     turns = ORIENTATIONS["sideways"] if sideways else (ORIENTATIONS["upright"],)
-    found: list[tuple[float, str]] = []
-    parts = windows(strip_tall.shape[0])
-    for i, (a, b) in enumerate(parts):
-        for t in turns:
-            for centre, text in _read_window(strip_tall[a:b], t):
-                row = a + centre
+    if found is not None:
+        if not found.spans:
+            return []
+        # turned, the packed numbers stand in one line of text: apart by more than a digit's height, or Tesseract
+        # runs two into one (10500 and the 1 of 10550 read 0501)
+        packed, starts, origins = _pack(strip_tall, found.spans, max(SPACER_PX, int(round(SPACER_DIGITS * found.digit_px))))
+        parts = _packed_windows(starts, found.spans, PACKED_WINDOW_ROWS)
+
+        def to_row(p: float) -> float:
+            k = max(0, int(np.searchsorted(starts, p, side="right")) - 1)
+            return float(origins[k] + (p - starts[k]))
+    else:
+        packed = strip_tall
+        parts = windows(strip_tall.shape[0])
+
+        def to_row(p: float) -> float:
+            return p
+
+    found_numbers: list[tuple[float, str]] = []
+    overlapping = found is None and len(parts) > 1
+    zoom = found.zoom if found is not None else 1.0
+    pool = ThreadPoolExecutor(max_workers=PARALLEL)
+    try:
+        if len(turns) > 1 and len(parts) > 1:
+            # a number printed turned reads as a number one way only (the other way, 10600 reads 00901): the first
+            # window read both ways says which, and the rest is read that way alone
+            trial = [pool.submit(_read_window, np.ascontiguousarray(packed[parts[0][0] : parts[0][1]]), t, zoom)
+                     for t in turns]
+            readings = [f.result() for f in trial]
+            best = max(range(len(turns)), key=lambda k: sum(_label_like(text) for _, text in readings[k]))
+            for centre, text in readings[best]:
+                found_numbers.append((to_row(parts[0][0] + centre), text))
+            if progress:
+                progress(1, len(parts))
+            jobs, done0 = [(a, b, turns[best]) for a, b in parts[1:]], 1
+        else:
+            jobs, done0 = [(a, b, t) for a, b in parts for t in turns], 0
+        futures = [pool.submit(_read_window, np.ascontiguousarray(packed[a:b]), t, zoom) for a, b, t in jobs]
+        for done, ((a, _, _), fut) in enumerate(zip(jobs, futures), done0 + 1):
+            for centre, text in fut.result():
+                row = to_row(a + centre)
                 # in an overlap the same number is read by both windows: keep the first reading
-                if not any(text == k and abs(row - r) <= SAME_NUMBER_PX for r, k in found):
-                    found.append((row, text))
-        if progress:
-            progress(i + 1, len(parts))
-    return sorted(found)
+                if not (overlapping and any(text == k and abs(row - r) <= SAME_NUMBER_PX for r, k in found_numbers)):
+                    found_numbers.append((row, text))
+            if progress:
+                progress(done, len(jobs) + done0)  # may raise (the app's Cancel): the windows not begun are dropped
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return sorted(found_numbers)
+
+
+def _label_like(text: str) -> bool:
+    """Whether a reading looks like a depth label: two digits or more, no leading zero, a round number."""
+    return len(text) >= 2 and text[0] != "0" and int(text) % 5 == 0
