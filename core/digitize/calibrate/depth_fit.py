@@ -293,6 +293,8 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     if fit is not None and len(kept) >= MIN_NUMBERS:
         reasons = _reasons(kept, fit[1], dpi, unit, length)
         if not reasons:
+            if unit == "FT":
+                kept += _complete_leading_digits([n for n in mine if not n.kept], fit, tolerance)
             sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
             sec.rms_px = fit[2]
             sec.refused = None
@@ -316,6 +318,31 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     sec.refused = "; ".join(reasons)
     for n in mine:
         n.kept = False
+
+
+LAST_DIGITS = 1000  # a label read short of its leading digits keeps its last three (10250 read 250 or 40250)
+
+
+def _complete_leading_digits(rest: list[DepthNumber], fit: tuple[float, float, float], tolerance_px: float
+                             ) -> list[DepthNumber]:
+    """The numbers of ``rest`` (three digits or more read) whose last three digits are those of the depth the
+    section's line gives at their row, within its tolerance: labels whose leading digits were lost or misread (a
+    line beside them took their first strokes: 8600 read 3600 on a cement log; 10250 read 0250 on a mud log).
+    Each is given the line's leading digits (its text stays as read) and kept, in place: at its row it agrees with
+    the line to the tolerance, so it moves no depth by more than that; it extends the picks to where the labels
+    were read short."""
+    a, b, _ = fit
+    tolerance_ft = abs(b) * tolerance_px
+    out = []
+    for n in rest:
+        if len(n.text) < 3:
+            continue
+        at = a + b * n.pixel
+        whole = n.value + round((at - n.value) / LAST_DIGITS) * LAST_DIGITS
+        if whole != n.value and abs(whole - at) <= tolerance_ft and int(round(whole)) % LABEL_STEP_FT == 0:
+            n.value, n.kept = float(whole), True
+            out.append(n)
+    return out
 
 
 @dataclass
@@ -378,6 +405,13 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | 
                 passes.remove(min(p, q, key=lambda x: x.count))
                 changed = True
                 break
+    # a restart whose labels are the pass before's depths but for their leading digits is that pass read wrong
+    # where a line beside its labels took their first strokes (8600 read 3600, 9700 read 4700 on a cement log)
+    while len(passes) > 1:
+        misread = [q for p, q in zip(passes, passes[1:]) if _leading_digits_misread(p, q, tolerance)]
+        if not misread:
+            break
+        passes.remove(misread[0])
     # each pass spans a quarter of the part it would make at least (the test its picks must pass): a short run
     # of misreads at a pass's end that happens to restart is no pass of its own
     while len(passes) > 1:
@@ -394,6 +428,19 @@ def split_passes(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | 
 def _px_per_unit(sec: ProposedSection) -> float:
     (p0, d0), (p1, d1) = sec.picks[0], sec.picks[-1]
     return abs((p1 - p0) / (d1 - d0)) if d1 != d0 else 0.0
+
+
+def _leading_digits_misread(p: _Pass, q: _Pass, tolerance_px: float) -> bool:
+    """Whether most of ``q``'s labels end in the last three digits of the depth ``p``'s line gives at their rows:
+    ``p`` run on, its leading digits misread."""
+    px = np.array([n.pixel for n in p.members])
+    if np.ptp(px) == 0:
+        return False
+    b, a = np.polyfit(px, [n.value for n in p.members], 1)
+    tolerance_ft = abs(b) * tolerance_px
+    off = np.array([n.value - (a + b * n.pixel) for n in q.members])
+    wrapped = (off + 500.0) % 1000.0 - 500.0
+    return bool(np.mean(np.abs(wrapped) <= tolerance_ft) >= 0.5) and bool(np.all(np.abs(off) > tolerance_ft))
 
 
 def name_sections(sections: list[ProposedSection]) -> None:

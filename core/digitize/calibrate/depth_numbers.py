@@ -16,7 +16,7 @@ Windows are read two at a time (``PARALLEL``: one Tesseract process each, one th
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -49,6 +49,7 @@ class NumberRows:
     stacked: int = 0  # groups of two or more digits stacked along depth (sideways print)
     side_by_side: int = 0  # groups of two or more digits side by side across (upright print)
     digit_px: float = 0.0  # a digit's typical height, in pixels (the longer side of its box)
+    groups: list[tuple[int, int]] = field(default_factory=list)  # [y0, y1) of each number's glyphs, in order
 
     @property
     def zoom(self) -> float:
@@ -113,6 +114,8 @@ def number_rows(ink: np.ndarray, dpi: float | None) -> NumberRows:
             else:
                 out.side_by_side += 1
         spans.append((max(0, y0 - pad), min(ink.shape[0], y1 + pad)))
+        if len(g) >= 2:
+            out.groups.append((y0, y1))
     spans.sort()
     for a, b in spans:
         if out.spans and a <= out.spans[-1][1]:
@@ -121,7 +124,23 @@ def number_rows(ink: np.ndarray, dpi: float | None) -> NumberRows:
             out.spans.append((a, b))
     if out.rows > MAX_NUMBER_SHARE * ink.shape[0]:
         return NumberRows([])  # a texture, not numbers on paper: a curve broken into bits, a pattern, a fill
+    out.groups.sort()
     return out
+
+
+def _on_glyphs(row: float, groups: list[tuple[int, int]], reach: float) -> float:
+    """A number's row, Tesseract's box centre, moved to the centre of the glyphs it stands on (their connected
+    components: to the pixel, where a box drawn by Tesseract on an enlarged picture wanders by one or two), where
+    a group lies within ``reach``."""
+    if not groups:
+        return row
+    k = int(np.searchsorted([a for a, _ in groups], row))
+    best = None
+    for a, b in groups[max(0, k - 2) : k + 2]:
+        centre = (a + b) / 2.0
+        if a - reach <= row <= b + reach and (best is None or abs(centre - row) < abs(best - row)):
+            best = centre
+    return row if best is None else best
 
 
 def _pack(strip: np.ndarray, spans: list[tuple[int, int]], spacer: int = SPACER_PX
@@ -235,6 +254,10 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
         def to_row(p: float) -> float:
             return p
 
+    def place(packed_row: float) -> float:
+        row = to_row(packed_row)
+        return row if found is None else _on_glyphs(row, found.groups, found.digit_px)
+
     found_numbers: list[tuple[float, str]] = []
     overlapping = found is None and len(parts) > 1
     zoom = found.zoom if found is not None else 1.0
@@ -248,7 +271,7 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
             readings = [f.result() for f in trial]
             best = max(range(len(turns)), key=lambda k: sum(_label_like(text) for _, text in readings[k]))
             for centre, text in readings[best]:
-                found_numbers.append((to_row(parts[0][0] + centre), text))
+                found_numbers.append((place(parts[0][0] + centre), text))
             if progress:
                 progress(1, len(parts))
             jobs, done0 = [(a, b, turns[best]) for a, b in parts[1:]], 1
@@ -257,7 +280,7 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
         futures = [pool.submit(_read_window, np.ascontiguousarray(packed[a:b]), t, zoom) for a, b, t in jobs]
         for done, ((a, _, _), fut) in enumerate(zip(jobs, futures), done0 + 1):
             for centre, text in fut.result():
-                row = to_row(a + centre)
+                row = place(a + centre)
                 # in an overlap the same number is read by both windows: keep the first reading
                 if not (overlapping and any(text == k and abs(row - r) <= SAME_NUMBER_PX for r, k in found_numbers)):
                     found_numbers.append((row, text))

@@ -104,12 +104,15 @@ class Proposal:
 
 MIN_DPI, MAX_DPI = 50.0, 2400.0  # a resolution tag outside these is no scanner's (a TIFF that says 1 dpi)
 PAGE_WIDTH_IN = 8.5  # a log's page across, for sizes where the file gives no resolution
+DEPTH_LINES_ALONG = 0.5  # depth lines lie (within two of their spacings) along this share of a body at least
 DEPTH_COLUMN_IN = 1.0  # a column narrower than this, with a line inside at most, may print the depths ...
 DEPTH_COLUMN_SHARE = 0.6  # ... or than this share of the section's typical track (the archive's depth columns:
 #   0.1-0.4 of it; its description and photo columns, its well-bore plots 0.5 and more, over an inch)
 DEPTH_COLUMN_INK = 0.3  # ... where ink covers less than this share of it (numbers on paper, not a fill)
 LINE_STRIP_IN = 0.3  # straight ink this long (a rule, a border, a curve lying still) is no digit
 MIN_TRACK_PX = 8  # a track narrower than this holds no readable number
+TRACK_READING_MPX = 12.0  # megapixels (as enlarged for Tesseract) read inside tracks at most over a scan: about 4 s
+#   of Tesseract on the 2-core EPYC (0.3 s a megapixel); a mud log's two tracks hold 53
 
 
 def ocr_available() -> str | None:
@@ -141,7 +144,17 @@ def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]],
     if cols.size == 0:
         return np.zeros(0)
     groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
-    return np.array([g.mean() for g in groups])
+    centres = np.array([g.mean() for g in groups])
+    # depth lines rule the body along its length; lines across in a stretch of it only are the edges of an image or
+    # of a box (a compressed summary log has no depth lines, only the tops of its image columns)
+    if centres.size >= 2:
+        reach = 2.0 * float(np.median(np.diff(centres)))
+        near = np.zeros(dark.shape[1], bool)
+        for c in centres:
+            near[max(0, int(c - reach)) : int(c + reach) + 1] = True
+        if near.mean() < DEPTH_LINES_ALONG:
+            return np.zeros(0)
+    return centres
 
 
 def _sane_dpi(dpi: float | None) -> float | None:
@@ -338,7 +351,10 @@ def _strips(sec: ProposedSection, canon: np.ndarray, darkness: np.ndarray, dpi: 
             spans.append((lo, hi, c))
     reach = max(5, int(round(LINE_STRIP_IN * d)))
     for lo, hi, c in spans:
-        a, b = int(np.ceil(lo)) + 3, int(np.floor(hi)) - 2
+        # the whole column, its border lines too (they are straight, and whitened below): a column cut clear of
+        # its borders cuts the digits of a mud log's sideways depths (14 px across), and their cut edges line up
+        # into a straight run that is whitened with the rules (7250 read 725)
+        a, b = max(0, int(np.floor(lo)) - 1), min(canon.shape[0], int(np.ceil(hi)) + 2)
         if b - a < 3:
             continue
         ink = np.ascontiguousarray((darkness[a:b, sec.start : sec.stop] > 0.5).T)  # depth down the rows
@@ -357,10 +373,12 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
                  depth_unit: str, report) -> None:
     """The printed depths of every section, read where they can be, and the sections split and fitted to them (in
     place). Each section reads its depth columns the way their digits lie (upright or turned), then the other
-    way, and, where neither gives a depth scale, the numbers printed inside its tracks. Its numbers go onto the
-    depth lines they label; a section without depth lines (a compressed summary log) moves them as the page's
-    other sections' moved (a print sets its labels one way: on their line, or just above it). A section left
-    without three agreeing labels then borrows the scale of a section that has picks, for two printed depths."""
+    way, and, where neither gives a depth scale, the numbers printed inside its tracks, the narrowest track
+    first and track by track until they do (:data:`TRACK_READING_MPX` at most, over the whole scan: a mud log's
+    tracks hold 50 megapixels of curves and text to read, minutes). Its numbers go onto the depth lines they
+    label; a section without depth lines (a compressed summary log) moves them as the page's other sections'
+    moved (a print sets its labels one way: on their line, or just above it). A section left without three
+    agreeing labels then borrows the scale of a section that has picks, for two printed depths."""
     from core.digitize.calibrate.depth_numbers import read_numbers
 
     n = len(prop.sections)
@@ -369,6 +387,7 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
     report(0.02)
     order = sorted(range(n), key=lambda k: lines[k].size == 0)  # sections with depth lines first
     moves: list[float] = []
+    budget = [TRACK_READING_MPX]
     done: dict[int, tuple[list[DepthNumber], list[ProposedSection]]] = {}
     for j, k in enumerate(order):
         sec = prop.sections[k]
@@ -376,19 +395,19 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
         first: tuple[list[DepthNumber], list[ProposedSection]] | None = None
         columns = _strips(sec, canon, darkness, size_dpi, inside_tracks=False)
         report(lo)
-        sideways = sum(s.rows.stacked for s in columns) > sum(s.rows.side_by_side for s in columns)
-        tries = [(columns, sideways), (columns, not sideways), (None, False), (None, True)]
-        in_tracks: list[_Strip] | None = None
-        for i, (strips, turned) in enumerate(tries):
-            if strips is None:
-                if in_tracks is None:
-                    in_tracks = _strips(sec, canon, darkness, size_dpi, inside_tracks=True)
-                strips = in_tracks
-            if not strips:
-                continue
-            share = (lo + (hi - lo) * i / len(tries), lo + (hi - lo) * (i + 1) / len(tries))
-            found, move = _read_strips(sec, strips, turned, lines[k], read_numbers,
-                                       lambda x: report(share[0] + (share[1] - share[0]) * x))
+        tries = _tries(sec, columns, lambda: _strips(sec, canon, darkness, size_dpi, inside_tracks=True), budget)
+        read: dict[tuple[int, bool], list[DepthNumber]] = {}  # (strip, turned) → its numbers, read once
+        for i, (strips, turned, inside) in enumerate(tries):
+            share = (lo + (hi - lo) * (1 - 0.5 ** i), lo + (hi - lo) * (1 - 0.5 ** (i + 1)))  # however many tries
+            for m, strip in enumerate(strips):
+                if (id(strip), turned) not in read:
+                    def step(a: int, b: int, m: int = m) -> None:
+                        report(share[0] + (share[1] - share[0]) * (m + a / max(1, b)) / len(strips))
+
+                    read[id(strip), turned] = _read_strip(sec, strip, turned, read_numbers, step)
+            found = sorted((DepthNumber(x.pixel, x.value, x.text, across=x.across)
+                            for strip in strips for x in read[id(strip), turned]), key=lambda x: x.pixel)
+            move = snap_to_depth_lines(found, lines[k])
             if lines[k].size == 0 and moves:
                 for x in found:
                     x.pixel += float(np.median(moves))
@@ -406,13 +425,16 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
                     for c in part.columns:
                         if tuple(c["cols"]) in printed:
                             c["kind"] = "depth"
-                if i >= 2:
+                if inside:
                     prop.messages.append(f"section {k + 1}: no depth column prints the depths: read inside the tracks"
                                          + (", turned" if turned else ""))
                 elif turned:
                     prop.messages.append(f"section {k + 1}: the depths are printed turned along the depth column: "
                                          "read sideways")
                 break
+        if budget[0] <= 0 and not (first and any(p.picks for p in first[1])):
+            prop.messages.append(f"section {k + 1}: the numbers inside its tracks were not all read (more than "
+                                 f"{TRACK_READING_MPX:g} megapixels of the scan's tracks to read)")
         if first is None:
             part = sec.with_span(sec.start, sec.stop)
             part.refused = "no number is printed where depths are (no depth column, none inside the tracks)"
@@ -429,6 +451,27 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
     prop.numbers, prop.sections = numbers, sections
 
 
+def _tries(sec: ProposedSection, columns: list[_Strip], in_tracks, budget: list[float]):
+    """The readings a section tries in turn, each (strips, turned, inside the tracks): its depth columns the way
+    their digits lie, then the other way; then its tracks, the narrowest first, adding one at a time, the way their
+    digits lie, while the scan's budget of megapixels read inside tracks lasts (``budget``, spent in place)."""
+    if columns:
+        sideways = sum(s.rows.stacked for s in columns) > sum(s.rows.side_by_side for s in columns)
+        yield columns, sideways, False
+        yield columns, not sideways, False
+    tracks = sorted(in_tracks(), key=lambda s: s.hi - s.lo)
+    if not tracks:
+        return
+    turned = sum(s.rows.stacked for s in tracks) > sum(s.rows.side_by_side for s in tracks)
+    for m, strip in enumerate(tracks):
+        cost = strip.rows.rows * strip.grey.shape[1] * strip.rows.zoom ** 2 / 1e6
+        if cost > budget[0]:
+            budget[0] = 0.0
+            return
+        budget[0] -= cost
+        yield tracks[: m + 1], turned, True
+
+
 def _scales(sections: list[ProposedSection]) -> list[float]:
     """The px per unit of the sections with picks (from their first and last pick)."""
     out = []
@@ -440,19 +483,10 @@ def _scales(sections: list[ProposedSection]) -> list[float]:
     return out
 
 
-def _read_strips(sec: ProposedSection, strips: list[_Strip], turned: bool, depth_lines: np.ndarray, read_numbers,
-                 report) -> tuple[list[DepthNumber], float | None]:
-    """Every number read in the strips (upright or ``turned``), placed at its row along depth and snapped to the
-    depth line it labels; and how far the snap moved them as a rule (None where it could not say)."""
-    out: list[DepthNumber] = []
-    for j, s in enumerate(strips):
-        def step(i: int, n: int, j: int = j) -> None:
-            report((j + i / max(1, n)) / len(strips))
-
-        for centre, text in read_numbers(s.grey, turned, step, found=s.rows):
-            out.append(DepthNumber(sec.start + centre, float(text), text, across=(s.lo + s.hi) / 2.0))
-    out.sort(key=lambda x: x.pixel)
-    return out, snap_to_depth_lines(out, depth_lines)
+def _read_strip(sec: ProposedSection, strip: _Strip, turned: bool, read_numbers, progress) -> list[DepthNumber]:
+    """Every number read in a strip (upright or ``turned``), placed at its row along depth."""
+    return [DepthNumber(sec.start + centre, float(text), text, across=(strip.lo + strip.hi) / 2.0)
+            for centre, text in read_numbers(strip.grey, turned, progress, found=strip.rows)]
 
 
 def _report(prop: Proposal, length: int) -> None:
