@@ -293,8 +293,9 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     if fit is not None and len(kept) >= MIN_NUMBERS:
         reasons = _reasons(kept, fit[1], dpi, unit, length)
         if not reasons:
-            if unit == "FT":
-                kept += _complete_leading_digits([n for n in mine if not n.kept], fit, tolerance)
+            if unit == "FT":  # as near the line as its own labels lie: a completed label never moves a depth
+                near = min(FIT_TOLERANCE_PX, max(1.0, 2.0 * fit[2]))
+                kept += _complete_leading_digits([n for n in mine if not n.kept], fit, near)
             sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
             sec.rms_px = fit[2]
             sec.refused = None
@@ -326,11 +327,11 @@ LAST_DIGITS = 1000  # a label read short of its leading digits keeps its last th
 def _complete_leading_digits(rest: list[DepthNumber], fit: tuple[float, float, float], tolerance_px: float
                              ) -> list[DepthNumber]:
     """The numbers of ``rest`` (three digits or more read) whose last three digits are those of the depth the
-    section's line gives at their row, within its tolerance: labels whose leading digits were lost or misread (a
+    section's line gives at their row, within ``tolerance_px`` (as near as its own labels lie): labels whose leading digits were lost or misread (a
     line beside them took their first strokes: 8600 read 3600 on a cement log; 10250 read 0250 on a mud log).
     Each is given the line's leading digits (its text stays as read) and kept, in place: at its row it agrees with
-    the line to the tolerance, so it moves no depth by more than that; it extends the picks to where the labels
-    were read short."""
+    the line as closely as the labels read whole do, so it moves no depth more than they do; it extends the picks to
+    where the labels were read short."""
     a, b, _ = fit
     tolerance_ft = abs(b) * tolerance_px
     out = []

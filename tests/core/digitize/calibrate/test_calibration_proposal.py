@@ -447,7 +447,9 @@ def test_a_straight_run_of_misreads_is_no_pass():
     """iqa_33-025-02289-0001 prints 100 … 10400 ft every 100 ft (500 px); its OCR read 1000-1900 as 4000-4900
     (a 1 read as 4) and 10000-10400 as 40000-40400, each run on a straight line of its own. Neither is a pass: the
     first sits among numbers of the log's own line (200, 300 above it), the second begins beyond the log's end.
-    One section, its picks on the log's line, the misreads rejected."""
+    One section, its picks on the log's line; each misread keeps its last three digits, which are those of the
+    depth the line gives at its row, so it is completed from the line (issue #59: 4300 read for 1300, 800 for
+    9800) and the picks run to the log's end, where they were read short."""
     from core.digitize.calibrate.depth_fit import ProposedSection, fit_section, split_passes
 
     def at(depth: int, text: str) -> DepthNumber:
@@ -460,8 +462,10 @@ def test_a_straight_run_of_misreads_is_no_pass():
     parts = split_passes(ProposedSection(31301, 83614), numbers)
     assert [(p.start, p.stop) for p in parts] == [(31301, 83614)]
     fit_section(parts[0], numbers, 100.0, "FT")
-    assert [v for _, v in parts[0].picks] == [200.0, 300.0, 700.0] + [float(d) for d in range(2000, 9800, 100)]
+    assert [v for _, v in parts[0].picks] == [200.0, 300.0, 700.0] + [float(d) for d in range(1000, 10500, 100)]
     assert all(abs(px - (31162 + 5.0 * v)) < 0.5 for px, v in parts[0].picks)
+    assert {n.text for n in numbers if n.kept and n.text != f"{n.value:.0f}"} == {
+        *(str(d + 3000) for d in range(1000, 2000, 100)), "800", "900", *(str(d + 30000) for d in range(10000, 10500, 100))}
     # a real repeat after it still splits: 9000-9700 logged again past the main pass's end, the grid running on
     repeat = [DepthNumber(83000 + 5.0 * (d - 9000), float(d), str(d)) for d in range(9000, 9800, 100)]
     main = [at(d, str(d)) for d in range(2000, 9800, 100)]
