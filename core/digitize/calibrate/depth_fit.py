@@ -293,9 +293,13 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     if fit is not None and len(kept) >= MIN_NUMBERS:
         reasons = _reasons(kept, fit[1], dpi, unit, length)
         if not reasons:
+            _drop_local_outliers(kept)
+            kept = [n for n in kept if n.kept]
             if unit == "FT":  # as near the line as its own labels lie: a completed label never moves a depth
                 near = min(FIT_TOLERANCE_PX, max(1.0, 2.0 * fit[2]))
                 kept += _complete_leading_digits([n for n in mine if not n.kept], fit, near)
+                _drop_local_outliers(kept)
+                kept = [n for n in kept if n.kept]
             sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
             sec.rms_px = fit[2]
             sec.refused = None
@@ -319,6 +323,33 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     sec.refused = "; ".join(reasons)
     for n in mine:
         n.kept = False
+
+
+LOCAL_PX = 3.0  # a label this far (px) from the line through its neighbours is no label (a note's number)
+
+
+def _drop_local_outliers(kept: list[DepthNumber]) -> None:
+    """Unkeep, in place, the labels that lie off the line through their two neighbours (the next two at either
+    end) by more than :data:`LOCAL_PX`, the worst first, while three stay: the fit's tolerance grows with a long
+    log's length (its scale may drift, 24 px at most), and a printed note's round number (1280, a casing shoe's
+    depth, printed in the depth column) within it made a pick 9 ft off; a drift bends the line between
+    neighbours by a fraction of a pixel."""
+    while True:
+        ks = sorted((n for n in kept if n.kept), key=lambda n: n.pixel)
+        if len(ks) <= MIN_NUMBERS:
+            return
+        worst, miss = None, LOCAL_PX
+        for i, n in enumerate(ks):
+            j, k = (i - 1, i + 1) if 0 < i < len(ks) - 1 else ((i + 1, i + 2) if i == 0 else (i - 2, i - 1))
+            a, b = ks[j], ks[k]
+            if b.value == a.value:
+                continue
+            at = a.pixel + (n.value - a.value) * (b.pixel - a.pixel) / (b.value - a.value)
+            if abs(at - n.pixel) > miss:
+                worst, miss = n, abs(at - n.pixel)
+        if worst is None:
+            return
+        worst.kept = False
 
 
 LAST_DIGITS = 1000  # a label read short of its leading digits keeps its last three (10250 read 250 or 40250)

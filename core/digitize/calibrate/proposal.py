@@ -109,7 +109,8 @@ DEPTH_COLUMN_IN = 1.0  # a column narrower than this, with a line inside at most
 DEPTH_COLUMN_SHARE = 0.6  # ... or than this share of the section's typical track (the archive's depth columns:
 #   0.1-0.4 of it; its description and photo columns, its well-bore plots 0.5 and more, over an inch)
 DEPTH_COLUMN_INK = 0.3  # ... where ink covers less than this share of it (numbers on paper, not a fill)
-LINE_STRIP_IN = 0.3  # straight ink this long (a rule, a border, a curve lying still) is no digit
+LINE_STRIP_IN = 0.3  # straight ink this long (a rule, a border, a curve lying still) is no digit ...
+FAINT_INK = 0.2  # ... and is whitened before reading, down to this darkness (grey borders)
 MIN_TRACK_PX = 8  # a track narrower than this holds no readable number
 TRACK_READING_MPX = 12.0  # megapixels (as enlarged for Tesseract) read inside tracks at most over a scan: about 4 s
 #   of Tesseract on the 2-core EPYC (0.3 s a megapixel); a mud log's two tracks hold 53
@@ -357,14 +358,18 @@ def _strips(sec: ProposedSection, canon: np.ndarray, darkness: np.ndarray, dpi: 
         a, b = max(0, int(np.floor(lo)) - 1), min(canon.shape[0], int(np.ceil(hi)) + 2)
         if b - a < 3:
             continue
-        ink = np.ascontiguousarray((darkness[a:b, sec.start : sec.stop] > 0.5).T)  # depth down the rows
-        # straight ink a digit is not part of: rules across, borders and curves along
-        straight = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((1, reach), np.uint8)) | \
-            cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((reach, 1), np.uint8))
+        part = np.ascontiguousarray(darkness[a:b, sec.start : sec.stop].T)  # depth down the rows
+        ink = part > 0.5
+        # straight ink a digit is not part of: rules across, borders and curves along (grey ones too)
+        faint = (part > FAINT_INK).astype(np.uint8)
+        straight = cv2.morphologyEx(faint, cv2.MORPH_OPEN, np.ones((1, reach), np.uint8)) | \
+            cv2.morphologyEx(faint, cv2.MORPH_OPEN, np.ones((reach, 1), np.uint8))
         rows = number_rows(ink & (straight == 0), dpi)
         if rows.spans:
             grey = np.ascontiguousarray(canon[a:b, sec.start : sec.stop].T)
-            grey[straight > 0] = 255  # a rule or a curve beside a number glues to it (|1300 read 300)
+            # a rule or a curve beside a number glues to it (|1300 read 300), a grey border beside it draws
+            # Tesseract's eye (a packed column of 4500 … 4800 between two grey borders read as 4700 alone)
+            grey[straight > 0] = 255
             out.append(_Strip(lo, hi, grey, rows, c))
     return out
 
