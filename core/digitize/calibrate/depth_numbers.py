@@ -36,6 +36,7 @@ PAD_IN = 0.05  # paper kept about a number's rows
 SPACER_PX = 12  # paper between two packed stretches (Tesseract reads them as separate lines) ...
 SPACER_DIGITS = 2.5  # ... and at least this many digits' height
 MAX_GROUP_IN = 0.8  # a group of digit-sized blobs longer than this along depth is text, not one number
+KEEP_DIGITS = 1.2  # paper kept about a number's digits before reading: a digit's height and a little more
 MAX_NUMBER_SHARE = 0.6  # numbers fill less of a strip than this (labels every 10 ft on a mud log: under half)
 READ_DIGIT_PX = 24.0  # digits this tall read best (Tesseract's own advice: a capital 20-30 px high) ...
 MAX_ZOOM = 4.0  # ... enlarged this much at most
@@ -50,6 +51,7 @@ class NumberRows:
     side_by_side: int = 0  # groups of two or more digits side by side across (upright print)
     digit_px: float = 0.0  # a digit's typical height, in pixels (the longer side of its box)
     groups: list[tuple[int, int]] = field(default_factory=list)  # [y0, y1) of each number's glyphs, in order
+    boxes: list[tuple[int, int, int, int]] = field(default_factory=list)  # (y0, y1, x0, x1) of every group
 
     @property
     def zoom(self) -> float:
@@ -72,17 +74,27 @@ def _dpi(dpi: float | None) -> float:
     return float(dpi) if dpi and dpi >= 50 else 100.0
 
 
+def _digit_height(box: tuple[int, int, int, int]) -> int:
+    """A blob's digit height: its long side where it is one digit, its short side where it is a run of touching
+    digits (a low-resolution print's 4500 in one blob)."""
+    h, w = box[1] - box[0], box[3] - box[2]
+    return max(h, w) if min(h, w) >= DIGIT_ASPECT * max(h, w) else min(h, w)
+
+
 def number_rows(ink: np.ndarray, dpi: float | None) -> NumberRows:
     """The rows of a strip (depth down its rows; ``ink`` boolean) that hold digit-sized blobs, grouped into
-    numbers: each group's rows padded by :data:`PAD_IN`, overlapping spans merged."""
+    numbers: each group's rows padded by :data:`PAD_IN`, overlapping spans merged. A blob is a digit (its box no
+    sliver: a dash of a dashed curve, a tick or a rule's end is one; a narrow 1 is lost, its number's other
+    digits stand) or a run of digits that touch (as long as a number, as high as a digit)."""
     d = _dpi(dpi)
     lo, hi = max(3.0, DIGIT_IN[0] * d), DIGIT_IN[1] * d
     n, _, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
     boxes = []
     for x, y, w, h, area in stats[1:]:
-        # a digit's box is no sliver: a dash of a dashed curve, a tick or a rule's end is (a narrow 1 is lost, but
-        # its number's other digits stand)
-        if lo <= max(w, h) <= hi and min(w, h) >= DIGIT_ASPECT * max(w, h) and area >= 0.15 * w * h:
+        short, long_ = min(w, h), max(w, h)
+        digit = lo <= long_ <= hi and short >= DIGIT_ASPECT * long_
+        run = lo <= short <= hi and long_ <= MAX_GROUP_IN * d and short < DIGIT_ASPECT * long_
+        if (digit or run) and area >= 0.15 * w * h:
             boxes.append((int(y), int(y + h), int(x), int(x + w)))
     if not boxes:
         return NumberRows([])
@@ -98,24 +110,33 @@ def number_rows(ink: np.ndarray, dpi: float | None) -> NumberRows:
                 break
         else:
             groups.append([box])
-    out = NumberRows([], digit_px=float(np.median([max(b[1] - b[0], b[3] - b[2]) for g in groups if len(g) >= 2
-                                                     for b in g] or [0.0])))
+    # a group is a number when it holds two digits or more, or one run of them
+    numbers = [g for g in groups if len(g) >= 2 or _digit_height(g[0]) != max(g[0][1] - g[0][0], g[0][3] - g[0][2])]
+    out = NumberRows([], digit_px=float(np.median([_digit_height(b) for g in numbers for b in g] or [0.0])))
     pad = int(round(PAD_IN * d))
     spans = []
+    # how the digits lie, by the groups of several digits; by runs of touching digits only where there are none (a
+    # curve cut by a grid into bits is a run along depth, a low-resolution print's numbers runs across)
+    multi, single = [0, 0], [0, 0]
     for g in groups:
         y0, y1 = min(b[0] for b in g), max(b[1] for b in g)
+        x0, x1 = min(b[2] for b in g), max(b[3] for b in g)
         if y1 - y0 > MAX_GROUP_IN * d:
             continue
-        if len(g) >= 2:
+        if len(g) >= 2:  # digits stacked along depth or side by side across
             ys = sorted((b[0] + b[1]) / 2 for b in g)
             xs = sorted((b[2] + b[3]) / 2 for b in g)
-            if ys[-1] - ys[0] > xs[-1] - xs[0]:
-                out.stacked += 1
-            else:
-                out.side_by_side += 1
-        spans.append((max(0, y0 - pad), min(ink.shape[0], y1 + pad)))
-        if len(g) >= 2:
+            along = ys[-1] - ys[0] > xs[-1] - xs[0]
+        else:  # one run of digits: it lies the way it is long
+            along = y1 - y0 > x1 - x0
+        if g in numbers:
+            votes = multi if len(g) >= 2 else single
+            votes[0] += along
+            votes[1] += not along
             out.groups.append((y0, y1))
+        spans.append((max(0, y0 - pad), min(ink.shape[0], y1 + pad)))
+        out.boxes.append((y0, y1, x0, x1))
+    out.stacked, out.side_by_side = multi if sum(multi) else single
     spans.sort()
     for a, b in spans:
         if out.spans and a <= out.spans[-1][1]:
@@ -126,6 +147,19 @@ def number_rows(ink: np.ndarray, dpi: float | None) -> NumberRows:
         return NumberRows([])  # a texture, not numbers on paper: a curve broken into bits, a pattern, a fill
     out.groups.sort()
     return out
+
+
+def only_numbers(grey: np.ndarray, found: NumberRows) -> np.ndarray:
+    """The strip with everything but its numbers whitened: paper outside each group of digits' box (padded by
+    :data:`KEEP_DIGITS` digits, for a narrow leading 1 not taken for a digit: 10500 read 500 with half a digit):
+    a curve, a dashed line or a border beside a number draws Tesseract's eye off it (a packed column of 5000 …
+    5550 beside a dashed curve read 000, 0, 002)."""
+    keep = np.zeros(grey.shape, bool)
+    pad = max(2, int(round(KEEP_DIGITS * found.digit_px)))
+    for y0, y1, x0, x1 in found.boxes:
+        keep[max(0, y0 - pad) : y1 + pad, max(0, x0 - pad) : x1 + pad] = True
+    paper = np.uint8(np.percentile(grey[keep], 90)) if keep.any() else np.uint8(255)  # no pale box about each
+    return np.where(keep, grey, paper).astype(grey.dtype)
 
 
 def _on_glyphs(row: float, groups: list[tuple[int, int]], reach: float) -> float:
@@ -145,26 +179,32 @@ def _on_glyphs(row: float, groups: list[tuple[int, int]], reach: float) -> float
 
 def _pack(strip: np.ndarray, spans: list[tuple[int, int]], spacer: int = SPACER_PX
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The strip's ``spans`` one after another with ``spacer`` rows of paper between, and as much paper either
-    side of the strip (Tesseract reads a number flush with the picture's edge short of its first digit: 10250
+    """The strip's ``spans`` one after another with ``spacer`` rows of paper before each and after the last, and as
+    much paper either side of the strip (Tesseract reads a number flush with the picture's edge short of its first digit: 10250
     read 0250); returns the packed picture and, per span, its first packed row and its first row in the strip."""
-    paper = np.full((spacer, strip.shape[1]), 255, strip.dtype)
-    parts, starts, origins, at = [], [], [], 0
+    tone = np.uint8(np.percentile(strip, 90)) if strip.size else np.uint8(255)
+    paper = np.full((spacer, strip.shape[1]), tone, strip.dtype)
+    parts, starts, origins, at = [paper], [], [], spacer  # paper above the first too (its number was not read)
     for a, b in spans:
         parts += [strip[a:b], paper]
         starts.append(at)
         origins.append(a)
         at += (b - a) + spacer
     packed = np.concatenate(parts) if parts else strip[:0]
-    side = np.full((packed.shape[0], spacer), 255, strip.dtype)
+    side = np.full((packed.shape[0], spacer), tone, strip.dtype)
     return np.hstack([side, packed, side]), np.array(starts), np.array(origins)
 
 
-def _tesseract_numbers(img: np.ndarray) -> list[tuple[float, float, float, float, str]]:
-    """(left, top, width, height, text) of every run of digits Tesseract reads in ``img``."""
+PSM_SPARSE, PSM_BLOCK = 11, 6  # Tesseract's page layouts: text anywhere (a whole strip); one block of lines (packed)
+
+
+def _tesseract_numbers(img: np.ndarray, psm: int = PSM_SPARSE) -> list[tuple[float, float, float, float, str]]:
+    """(left, top, width, height, text) of every run of digits Tesseract reads in ``img``, laid out as ``psm``
+    says: a packed strip is one block of lines (one number a line, or one line of numbers turned), which its
+    "sparse text" layout read with numbers left out (5000 and 5400 of 5000 … 5550 packed; none so as a block)."""
     from core.digitize.calibrate.ocr import image_to_data
 
-    data = image_to_data(img, config="--psm 11 -c tessedit_char_whitelist=0123456789")
+    data = image_to_data(img, config=f"--psm {psm} -c tessedit_char_whitelist=0123456789")
     out = []
     for text, left, top, width, height in zip(data["text"], data["left"], data["top"], data["width"],
                                               data["height"]):
@@ -174,16 +214,16 @@ def _tesseract_numbers(img: np.ndarray) -> list[tuple[float, float, float, float
     return out
 
 
-def _read_window(win: np.ndarray, turns: int, zoom: float = 1.0) -> list[tuple[float, str]]:
+def _read_window(win: np.ndarray, turns: int, zoom: float = 1.0, psm: int = PSM_SPARSE) -> list[tuple[float, str]]:
     """(centre row in ``win``, text) read with the window turned ``turns`` quarter turns anticlockwise, enlarged
-    ``zoom`` times."""
+    ``zoom`` times, in Tesseract's layout ``psm``."""
     if zoom > 1.0:
         big = cv2.resize(win, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_CUBIC)
-        return [(centre / zoom, text) for centre, text in _read_window(big, turns)]
+        return [(centre / zoom, text) for centre, text in _read_window(big, turns, 1.0, psm)]
     rows = win.shape[0]
     out = []
     try:
-        read = _tesseract_numbers(np.rot90(win, turns) if turns else win)
+        read = _tesseract_numbers(np.ascontiguousarray(np.rot90(win, turns)) if turns else win, psm)
     except (RuntimeError, OSError):  # Tesseract failing on one picture costs its numbers, not the proposal
         return []
     for left, top, width, height, text in read:
@@ -205,13 +245,16 @@ def windows(length: int, size: int = WINDOW_ROWS, overlap: int = OVERLAP_ROWS) -
     return [(s, s + size) for s in sorted(set(starts))]
 
 
-def _packed_windows(starts: np.ndarray, spans: list[tuple[int, int]], size: int) -> list[tuple[int, int]]:
-    """[a, b) packed rows per window: whole spans, at most ``size`` rows each; a span longer than that alone, in
-    overlapping windows of its own (Tesseract refuses a picture over 32,767 px on a side)."""
+def _packed_windows(starts: np.ndarray, spans: list[tuple[int, int]], size: int, spacer: int = 0
+                    ) -> list[tuple[int, int]]:
+    """[a, b) packed rows per window: whole spans with the paper before each (a number flush with the picture's top
+    edge is not read), at most ``size`` rows each; a span longer than that alone, in overlapping windows of its own
+    (Tesseract refuses a picture over 32,767 px on a side)."""
     out: list[tuple[int, int]] = []
     a: int | None = None
     for s, (x, y) in zip(starts.tolist(), spans):
         end = s + (y - x)
+        s = max(0, s - spacer)
         if end - s > size:
             if a is not None:
                 out.append((a, s))
@@ -224,7 +267,7 @@ def _packed_windows(starts: np.ndarray, spans: list[tuple[int, int]], size: int)
             out.append((a, s))
             a = s
     if a is not None:
-        out.append((a, int(starts[-1]) + (spans[-1][1] - spans[-1][0])))
+        out.append((a, int(starts[-1]) + (spans[-1][1] - spans[-1][0]) + spacer))
     return out
 
 
@@ -241,8 +284,9 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
             return []
         # turned, the packed numbers stand in one line of text: apart by more than a digit's height, or Tesseract
         # runs two into one (10500 and the 1 of 10550 read 0501)
-        packed, starts, origins = _pack(strip_tall, found.spans, max(SPACER_PX, int(round(SPACER_DIGITS * found.digit_px))))
-        parts = _packed_windows(starts, found.spans, PACKED_WINDOW_ROWS)
+        spacer = max(SPACER_PX, int(round(SPACER_DIGITS * found.digit_px)))
+        packed, starts, origins = _pack(strip_tall, found.spans, spacer)
+        parts = _packed_windows(starts, found.spans, PACKED_WINDOW_ROWS, spacer)
 
         def to_row(p: float) -> float:
             k = max(0, int(np.searchsorted(starts, p, side="right")) - 1)
@@ -261,12 +305,13 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
     found_numbers: list[tuple[float, str]] = []
     overlapping = found is None and len(parts) > 1
     zoom = found.zoom if found is not None else 1.0
+    psm = PSM_SPARSE if found is None else PSM_BLOCK
     pool = ThreadPoolExecutor(max_workers=PARALLEL)
     try:
-        if len(turns) > 1 and len(parts) > 1:
+        if len(turns) > 1 and parts:
             # a number printed turned reads as a number one way only (the other way, 10600 reads 00901): the first
             # window read both ways says which, and the rest is read that way alone
-            trial = [pool.submit(_read_window, np.ascontiguousarray(packed[parts[0][0] : parts[0][1]]), t, zoom)
+            trial = [pool.submit(_read_window, np.ascontiguousarray(packed[parts[0][0] : parts[0][1]]), t, zoom, psm)
                      for t in turns]
             readings = [f.result() for f in trial]
             best = max(range(len(turns)), key=lambda k: sum(_label_like(text) for _, text in readings[k]))
@@ -277,7 +322,7 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
             jobs, done0 = [(a, b, turns[best]) for a, b in parts[1:]], 1
         else:
             jobs, done0 = [(a, b, t) for a, b in parts for t in turns], 0
-        futures = [pool.submit(_read_window, np.ascontiguousarray(packed[a:b]), t, zoom) for a, b, t in jobs]
+        futures = [pool.submit(_read_window, np.ascontiguousarray(packed[a:b]), t, zoom, psm) for a, b, t in jobs]
         for done, ((a, _, _), fut) in enumerate(zip(jobs, futures), done0 + 1):
             for centre, text in fut.result():
                 row = place(a + centre)

@@ -111,6 +111,7 @@ DEPTH_COLUMN_SHARE = 0.6  # ... or than this share of the section's typical trac
 DEPTH_COLUMN_INK = 0.3  # ... where ink covers less than this share of it (numbers on paper, not a fill)
 LINE_STRIP_IN = 0.3  # straight ink this long (a rule, a border, a curve lying still) is no digit ...
 FAINT_INK = 0.2  # ... and is whitened before reading, down to this darkness (grey borders)
+DIGIT_INK = 0.3  # a digit's pixels: an 80-dpi print's 7-px digits, half grey at their edges, break apart at 0.5
 MIN_TRACK_PX = 8  # a track narrower than this holds no readable number
 TRACK_READING_MPX = 12.0  # megapixels (as enlarged for Tesseract) read inside tracks at most over a scan: about 4 s
 #   of Tesseract on the 2-core EPYC (0.3 s a megapixel); a mud log's two tracks hold 53
@@ -334,7 +335,7 @@ def _strips(sec: ProposedSection, canon: np.ndarray, darkness: np.ndarray, dpi: 
     digit-sized ink (``depth_numbers.number_rows``)."""
     import cv2
 
-    from core.digitize.calibrate.depth_numbers import number_rows
+    from core.digitize.calibrate.depth_numbers import number_rows, only_numbers
 
     d = dpi or 100.0
     out = []
@@ -359,7 +360,7 @@ def _strips(sec: ProposedSection, canon: np.ndarray, darkness: np.ndarray, dpi: 
         if b - a < 3:
             continue
         part = np.ascontiguousarray(darkness[a:b, sec.start : sec.stop].T)  # depth down the rows
-        ink = part > 0.5
+        ink = part > DIGIT_INK
         # straight ink a digit is not part of: rules across, borders and curves along (grey ones too)
         faint = (part > FAINT_INK).astype(np.uint8)
         straight = cv2.morphologyEx(faint, cv2.MORPH_OPEN, np.ones((1, reach), np.uint8)) | \
@@ -370,7 +371,7 @@ def _strips(sec: ProposedSection, canon: np.ndarray, darkness: np.ndarray, dpi: 
             # a rule or a curve beside a number glues to it (|1300 read 300), a grey border beside it draws
             # Tesseract's eye (a packed column of 4500 … 4800 between two grey borders read as 4700 alone)
             grey[straight > 0] = 255
-            out.append(_Strip(lo, hi, grey, rows, c))
+            out.append(_Strip(lo, hi, only_numbers(grey, rows), rows, c))
     return out
 
 
@@ -402,16 +403,18 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
         report(lo)
         tries = _tries(sec, columns, lambda: _strips(sec, canon, darkness, size_dpi, inside_tracks=True), budget)
         read: dict[tuple[int, bool], list[DepthNumber]] = {}  # (strip, turned) → its numbers, read once
-        for i, (strips, turned, inside) in enumerate(tries):
+        for i, (strips, turns, inside) in enumerate(tries):
             share = (lo + (hi - lo) * (1 - 0.5 ** i), lo + (hi - lo) * (1 - 0.5 ** (i + 1)))  # however many tries
-            for m, strip in enumerate(strips):
+            for m, (strip, turned) in enumerate(zip(strips, turns)):
                 if (id(strip), turned) not in read:
                     def step(a: int, b: int, m: int = m) -> None:
                         report(share[0] + (share[1] - share[0]) * (m + a / max(1, b)) / len(strips))
 
                     read[id(strip), turned] = _read_strip(sec, strip, turned, read_numbers, step)
             found = sorted((DepthNumber(x.pixel, x.value, x.text, across=x.across)
-                            for strip in strips for x in read[id(strip), turned]), key=lambda x: x.pixel)
+                            for strip, turned in zip(strips, turns) for x in read[id(strip), turned]),
+                           key=lambda x: x.pixel)
+            turned = any(turns)
             move = snap_to_depth_lines(found, lines[k])
             if lines[k].size == 0 and moves:
                 for x in found:
@@ -457,24 +460,23 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
 
 
 def _tries(sec: ProposedSection, columns: list[_Strip], in_tracks, budget: list[float]):
-    """The readings a section tries in turn, each (strips, turned, inside the tracks): its depth columns the way
-    their digits lie, then the other way; then its tracks, the narrowest first, adding one at a time, the way their
-    digits lie, while the scan's budget of megapixels read inside tracks lasts (``budget``, spent in place)."""
+    """The readings a section tries in turn, each (strips, turned or not for each, inside the tracks): its depth
+    columns the way their digits lie, then the other way; then its tracks, the narrowest first, adding one at a
+    time, each the way its own digits lie (a curve cut by the grid into bits lies along depth in every track; the
+    numbers lie one way in the track that prints them), while the scan's budget of megapixels read inside tracks
+    lasts (``budget``, spent in place)."""
     if columns:
         sideways = sum(s.rows.stacked for s in columns) > sum(s.rows.side_by_side for s in columns)
-        yield columns, sideways, False
-        yield columns, not sideways, False
+        yield columns, [sideways] * len(columns), False
+        yield columns, [not sideways] * len(columns), False
     tracks = sorted(in_tracks(), key=lambda s: s.hi - s.lo)
-    if not tracks:
-        return
-    turned = sum(s.rows.stacked for s in tracks) > sum(s.rows.side_by_side for s in tracks)
     for m, strip in enumerate(tracks):
         cost = strip.rows.rows * strip.grey.shape[1] * strip.rows.zoom ** 2 / 1e6
         if cost > budget[0]:
             budget[0] = 0.0
             return
         budget[0] -= cost
-        yield tracks[: m + 1], turned, True
+        yield tracks[: m + 1], [s.rows.sideways for s in tracks[: m + 1]], True
 
 
 def _scales(sections: list[ProposedSection]) -> list[float]:
