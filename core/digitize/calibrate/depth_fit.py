@@ -248,16 +248,18 @@ def _reasons(kept: list[DepthNumber], b: float, dpi: float | None, unit: str, le
     return reasons
 
 
-def _borrowed_line(labels: list[DepthNumber], slopes: list[float]) -> list[DepthNumber]:
-    """The most labels (two at least) that one line of a borrowed slope holds within :data:`FIT_TOLERANCE_PX`:
-    a short repeat pass prints two or three depths, and the main pass's scale says whether they agree."""
+def _borrowed_line(labels: list[DepthNumber], slopes: list[float]) -> tuple[list[DepthNumber], float]:
+    """The most labels (two at least) that one line of a borrowed slope holds within :data:`FIT_TOLERANCE_PX`,
+    and that slope (depth per pixel): a short repeat pass prints two or three depths, and the main pass's scale
+    says whether they agree."""
     best: list[DepthNumber] = []
+    slope = 0.0
     for b in slopes:
         for anchor in labels:
             on = [n for n in labels if abs(n.pixel - anchor.pixel - (n.value - anchor.value) / b) <= FIT_TOLERANCE_PX]
             if len({n.value for n in on}) == len(on) and len(on) > len(best):
-                best = on
-    return best if len(best) >= 2 else []
+                best, slope = on, b
+    return (best, slope) if len(best) >= 2 else ([], 0.0)
 
 
 def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | None, unit: str,
@@ -278,9 +280,9 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     fit = fit_line(labels, tolerance, _plausible_slope(dpi, unit)) if len(labels) >= 2 else None
     kept = [n for n in labels if n.kept] if fit is not None else []
     if len(kept) < MIN_NUMBERS and borrowed:
-        pair = _borrowed_line(labels, borrowed)
-        if len(pair) >= 2:
-            b, a = np.polyfit([n.pixel for n in pair], [n.value for n in pair], 1)
+        pair, b = _borrowed_line(labels, borrowed)
+        if len(pair) >= 2:  # the borrowed slope, through the labels' mean: two labels alone set no scale
+            a = float(np.mean([n.value - b * n.pixel for n in pair]))
             if not _reasons(pair, b, dpi, unit, length):
                 chosen = {id(n) for n in pair}
                 for n in mine:
@@ -329,24 +331,27 @@ LOCAL_PX = 3.0  # a label this far (px) from the line through its neighbours is 
 
 
 def _drop_local_outliers(kept: list[DepthNumber]) -> None:
-    """Unkeep, in place, the labels that lie off the line through their two neighbours (the next two at either
-    end) by more than :data:`LOCAL_PX`, the worst first, while three stay: the fit's tolerance grows with a long
-    log's length (its scale may drift, 24 px at most), and a printed note's round number (1280, a casing shoe's
-    depth, printed in the depth column) within it made a pick 9 ft off; a drift bends the line between
-    neighbours by a fraction of a pixel."""
+    """Unkeep, in place, the labels that lie off the line through their neighbours (two either side, three from
+    the one side at an end; least squares) by more than :data:`LOCAL_PX`, the worst first, while three stay: the
+    fit's tolerance grows with a long log's length (its scale may drift, 24 px at most), and a printed note's
+    round number (1280, a casing shoe's depth, printed in the depth column) within it made a pick 9 ft off; a
+    drift bends the line between neighbours by a fraction of a pixel."""
     while True:
         ks = sorted((n for n in kept if n.kept), key=lambda n: n.pixel)
         if len(ks) <= MIN_NUMBERS:
             return
         worst, miss = None, LOCAL_PX
         for i, n in enumerate(ks):
-            j, k = (i - 1, i + 1) if 0 < i < len(ks) - 1 else ((i + 1, i + 2) if i == 0 else (i - 2, i - 1))
-            a, b = ks[j], ks[k]
-            if b.value == a.value:
+            near = [ks[j] for j in range(max(0, i - 2), min(len(ks), i + 3)) if j != i]
+            if len(near) < 3:
+                near = ks[i + 1 : i + 4] if i == 0 else ks[max(0, i - 3) : i]
+            values = np.array([x.value for x in near])
+            if len(near) < 2 or np.ptp(values) == 0:
                 continue
-            at = a.pixel + (n.value - a.value) * (b.pixel - a.pixel) / (b.value - a.value)
-            if abs(at - n.pixel) > miss:
-                worst, miss = n, abs(at - n.pixel)
+            slope, at0 = np.polyfit(values, [x.pixel for x in near], 1)
+            off = abs(at0 + slope * n.value - n.pixel)
+            if off > miss:
+                worst, miss = n, off
         if worst is None:
             return
         worst.kept = False
