@@ -22,6 +22,7 @@ import torch
 
 from core.common.errors import InputError
 from core.common.events import DoneEvent, ErrorEvent, EvalEvent, Event, StepEvent, WarningEvent
+from core.common.sysmem import proc_status
 from core.model import precision as prec
 from core.model.model_io import load_model, save_checkpoint, save_model
 from core.model.network import build, preset, stage_names
@@ -34,7 +35,7 @@ from .faults import Faults
 from .health import FailureWatch, grad_health
 from .loader import BatchLoader
 from .losses import loss_for
-from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes
+from .memory import SavedTensorMeter, read_peaks, reset_peaks, state_bytes, workers_resident
 from .run_notes import opening_events
 from .run_state import restore, run_state
 
@@ -66,9 +67,9 @@ class Trainer:
         if cfg.stage not in ("binary", "multiclass"):
             raise InputError(None, f"--stage must be binary or multiclass, not {cfg.stage!r}")
         try:
-            self.device = pick_device(cfg.device)
-            if self.device.type == "cuda" and world.distributed:
-                self.device = torch.device("cuda", world.local_rank)
+            # the ranks of a process group train where it was formed: each on its own GPU under NCCL, on the CPU
+            # under Gloo (a rank that asked for cuda:1 on a one-GPU machine failed in resolve)
+            self.device = world.device() or pick_device(cfg.device)
             self.precision = prec.resolve(cfg.precision, self.device)
         except ValueError as exc:
             raise InputError(None, str(exc)) from None
@@ -256,7 +257,11 @@ class Trainer:
             self.scheduler.step()
         memory = {**state_bytes(self.model, self.optimizer), "activations": activations["total"],
                   "activations_by_dtype": activations["by_dtype"], "activations_by_stage": activations["by_stage"],
-                  "input_shape": list(batches[0][0].shape), **read_peaks(self.device)}
+                  "input_shape": list(batches[0][0].shape), **read_peaks(self.device),
+                  # the process's resident size on every device (on CUDA the host side of the run) and its data
+                  # workers': the app's gauge shows the training's memory from these, not the app's own
+                  **({} if self.device.type == "cpu" else {"rss": proc_status().get("VmRSS", 0)}),
+                  **workers_resident()}
         ev = StepEvent(step=self.step + 1, loss=loss_total, lr=lr, precision=self.precision.mode, loss_scale=scale,
                        skipped=bool(skipped), grad=health, memory=memory, wall_time=time.perf_counter() - t0,
                        epoch=self.step // self.steps_per_epoch, data_wait_s=self.loader.wait_s)
