@@ -26,7 +26,7 @@ from .window.actions import build_actions
 from .window.adapting import AdaptController
 from .window.calibrating import CalibrationController
 from .window.digitizing import DigitizingController
-from .window.docks import build_docks, keep_scan_view_usable
+from .window.docks import build_docks, give_training_room, keep_scan_view_usable
 from .window.labelling import LabellingController
 from .window.models import ModelController
 from .window.scans import ScanController, user_demo_project
@@ -286,6 +286,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.memory_gauge = MemoryGauge(self)
         for w in (self.cursor_label, self.progress, self.memory_gauge):
             self.statusBar().addPermanentWidget(w)
+        # while a run goes on, the gauge shows the training process's memory as the child reports it
+        self.training.memory_reported.connect(self.memory_gauge.training_report)
+        self.training.run_started.connect(self.memory_gauge.training_started)
+        self.training.run_ended.connect(self.memory_gauge.training_ended)
 
     def _step_size(self) -> tuple[int, int] | None:
         """(along depth, across) of the scan on show in the network's frame: what one training step reads."""
@@ -300,10 +304,12 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.training.run.running
 
     def show_training(self) -> None:
+        opening = not self.training.isVisible()
         self.training.show()
         self.training.raise_()
         self.training.refresh_budget()
-        QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the dock has taken its place
+        # once the dock has taken its place: half the height on opening, else the scan kept usable
+        QtCore.QTimer.singleShot(0, (lambda: give_training_room(self)) if opening else self.keep_scan_view_usable)
 
     # -- the view -------------------------------------------------------------------
     def fit_tracks(self) -> None:

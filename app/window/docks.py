@@ -34,6 +34,20 @@ def keep_scan_view_usable(win) -> None:
         win.resizeDocks([bottom], [int(0.4 * shared)], vertical)
 
 
+TRAINING_SHARE = 0.5  # of the height the scan and the training dock share, the dock's when it opens
+
+
+def give_training_room(win) -> None:
+    """The training dock, just opened, at half the height it shares with the scan: Qt gave it its size hint (the
+    scan a 112-px strip at 1280 × 720) and the scan's rescue then left the instruments a 90-px strip, too short
+    for their titles and keys."""
+    dock = win.training
+    if dock.isFloating() or not dock.isVisible():
+        return
+    shared = win.centralWidget().height() + dock.height()
+    win.resizeDocks([dock], [int(TRAINING_SHARE * shared)], QtCore.Qt.Orientation.Vertical)
+
+
 def build_docks(win):
     """The window's docks: the project list on the left, calibration and digitised curves tabbed on the right,
     training below (hidden until asked for); returns (calibration dock, curves dock, training dock)."""

@@ -205,13 +205,13 @@ def workers_resident() -> dict[str, int]:
 
 
 def training_memory(device: torch.device | str) -> dict:
-    """The training process's memory now, for the app's live gauge: its resident size and peak (``rss``,
+    """The training process's memory now, for the app's live gauge: its process id, resident size and peak (``rss``,
     ``rss_peak``) and its workers' (``workers_rss``), with the machine's memory (``total``); on CUDA also the
     allocator's ``cuda_allocated``, ``cuda_reserved`` and ``cuda_peak`` (the peak since the step began) and the
     card's memory (``cuda_total``). ``device`` says which the run trains on."""
     dev = torch.device(device)
     status = proc_status()
-    out = {"device": dev.type, "rss": status.get("VmRSS", 0), "rss_peak": status.get("VmHWM", 0),
+    out = {"device": dev.type, "pid": os.getpid(), "rss": status.get("VmRSS", 0), "rss_peak": status.get("VmHWM", 0),
            "total": total_memory(), **workers_resident()}
     if dev.type == "cuda" and torch.cuda.is_initialized():
         index = dev.index if dev.index is not None else torch.cuda.current_device()
