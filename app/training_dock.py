@@ -299,7 +299,8 @@ class TrainingDock(QtWidgets.QDockWidget):
             self._drain()
             self.flush_instruments()
         if self.plan_task is not None and self.plan_task.isRunning():
-            self.plan_task.wait(60000)
+            self.plan_task.abandon()  # a prediction nobody will read: its thread ends with the process
+            self.plan_task.wait(1000)
 
     def _show_prediction(self, res: dict) -> None:
         self.predicted = {m: int(sum(t.values())) for m, t in res["terms"].items()}

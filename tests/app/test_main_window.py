@@ -355,7 +355,9 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
         win.paint_stroke([(r, c) for r, c in zip(rows[::4], col[::4]) if np.isfinite(c)])
     assert set(np.unique(win.labelling.editor.mask)) == {0} | {s.klass for s in log.calibration.curves}
     assert win.models.load(BUNDLED_MODEL)  # a model is loaded: the Run-menu choice decides what is traced
-    assert win.actions_["from_mask"].isChecked()
+    assert not win.actions_["from_mask"].isChecked()  # off by default (issue 62): the user ticks it
+    win.actions_["from_mask"].trigger()
+    assert win.actions_["from_mask"].isChecked() and win.digitizing.trace_labels
     win.actions_["digitize"].trigger()  # as the toolbar button does: triggered(checked=False) must not override it
     qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
     assert win.digitizing.result.method == "mask"
