@@ -387,7 +387,8 @@ class TrainingDock(QtWidgets.QDockWidget):
                 if not ev.skipped:  # a skipped step's loss overflowed; the scale trace marks it
                     self.loss.add("train", ev.step, ev.loss)
                 device = "cuda" if "cuda_peak" in ev.memory else "cpu"
-                self._report_memory({"device": device, **{k: v for k, v in ev.memory.items() if isinstance(v, int)}})
+                self._report_memory({"device": device, **{k: v for k, v in ev.memory.items()
+                                                          if isinstance(v, (int, float)) and not isinstance(v, bool)}})
             elif kind == "budget":
                 mode = ev.plan.get("precision")
                 self.run_mode = mode

@@ -308,3 +308,22 @@ def test_the_offer_of_a_new_model_reads_whole_at_1280_by_720(qtbot):
         assert w.sizeHint().width() <= w.width() + 1 or w.wordWrap() and w.heightForWidth(w.width()) <= w.height() + 1
     box.done(0)
 
+
+
+# -- item 9: the README's first command brings what a proposal needs ----------------------------------------------
+
+def test_the_first_command_installs_ocr_and_the_system_line_names_tesseract():
+    """`pip install -e .` left pytesseract out and a first proposal said "reading printed depths needs
+    pytesseract": the install brings it, and the README's system-packages line brings the Tesseract program.
+    (Checked on a fresh virtual environment with the README's two commands: a KGS proposal read its 17 depths.)"""
+    import re
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert any(re.match(r"pytesseract\b", dep) for dep in project["dependencies"])
+    readme = (ROOT / "README.md").read_text()
+    first_block = readme.split("```bash", 1)[1].split("```", 1)[0]
+    install = next(line for line in first_block.splitlines() if "pip install -e" in line)
+    assert "pip install -e . " in install + " "  # no extra needed for the app and its OCR
+    debian = next(line for line in readme.splitlines() if line.startswith("| Debian / Ubuntu"))
+    assert "tesseract-ocr" in debian
