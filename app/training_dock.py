@@ -9,6 +9,8 @@ the panel, never a dead app.
 
 from __future__ import annotations
 
+import time
+
 from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
@@ -464,14 +466,10 @@ class StepTiming:
         self.validation_s: float | None = None  # the last validation's seconds
 
     def step(self, ev) -> None:
-        import time
-
         if self.eval_every and ev.step % self.eval_every == 0:
             self.waiting_since = time.monotonic()
 
     def validated(self, ev) -> None:
-        import time
-
         if self.waiting_since is not None:
             self.validation_s = time.monotonic() - self.waiting_since
         self.waiting_since = None
