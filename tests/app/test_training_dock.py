@@ -260,3 +260,29 @@ def test_the_wheel_scrolls_the_settings_and_leaves_an_unfocused_field_alone(trai
     qtbot.waitUntil(stage.hasFocus, timeout=2000)
     QtWidgets.QApplication.sendEvent(stage, wheel)
     assert stage.currentText() != before  # a focused box takes the wheel, as Qt's do
+
+
+def test_the_gauge_reads_a_gpu_run_from_the_childs_reports(qtbot):
+    """On a GPU the gauge shows the child's CUDA allocated / reserved / peak (from its reports, never the app's
+    own CUDA memory, zero while a child trains) against the ceiling, red near it; back to the app's own RAM once
+    the run has ended. (No GPU here: the reports are what a CUDA child sends, core.engine.memory.training_memory.)"""
+    from app.memory_gauge import MemoryGauge
+
+    gib = 1024**3
+    gauge = MemoryGauge()
+    qtbot.addWidget(gauge)
+    gauge.training_started()
+    sample = {"device": "cuda", "pid": 4242, "rss": 3 * gib, "cuda_allocated": 20 * gib, "cuda_reserved": 24 * gib,
+              "cuda_peak": 30 * gib, "cuda_total": 80 * gib, "total": 128 * gib}
+    gauge.training_report(sample, predicted=29 * gib, ceiling=80 * gib)
+    assert gauge.text() == "training GPU 20.00 / reserved 24.00 / peak 30.00 · predicted 29.00 of 80.0 GiB"
+    assert "pid 4242" in gauge.toolTip() and gauge.styleSheet() == ""
+    gauge.training_report({"device": "cuda", "cuda_allocated": 60 * gib, "cuda_peak": 75 * gib}, 29 * gib, 80 * gib)
+    assert "peak 75.00" in gauge.text() and "b00020" in gauge.styleSheet()  # 75 of 80 GiB: near the ceiling
+    gauge.training_report({"device": "cuda", "cuda_allocated": 10 * gib, "cuda_peak": 12 * gib}, 29 * gib, 80 * gib)
+    assert "peak 75.00" in gauge.text()  # the run's peak, not the step's
+    gauge.training_ended()
+    assert gauge.text().startswith("RAM ") and gauge.styleSheet() == ""
+    gauge.show_history()
+    assert gauge.dialog.isVisible()
+    gauge.dialog.close()
