@@ -62,12 +62,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
 
         self.view, self.overview, self.steps = ScanView(), OverviewStrip(), StepsBar()
-        # the readout under the cursor (pixel, depth, each curve's value) on a line of its own under the scan: in
-        # the status bar it took the room of the messages (a digitise's outcome was squeezed out by it)
-        self.cursor_label = QtWidgets.QLabel("")
-        self.cursor_label.setObjectName("cursor_readout")
-        self.cursor_label.setStyleSheet("color: #333333; padding: 0 4px")
-        self.cursor_label.setFixedHeight(self.cursor_label.fontMetrics().lineSpacing() + 4)
+        self.cursor_label = self.steps.readout  # the readout under the cursor, beside the next step's hint
         self.setCentralWidget(self._central())
 
         # the controllers, each over the ones it reads
@@ -301,7 +296,6 @@ class MainWindow(QtWidgets.QMainWindow):
         row.addWidget(self.overview)
         row.addWidget(self.view, 1)
         outer.addLayout(row, 1)
-        outer.addWidget(self.cursor_label)
         return central
 
     def _status_widgets(self) -> None:
