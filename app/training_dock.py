@@ -34,10 +34,15 @@ class WheelNeedsFocus(QtCore.QObject):
     wheel passed over the stage box and silently changed the run's stage. Unfocused, the wheel scrolls the form."""
 
     def eventFilter(self, obj, ev):  # noqa: N802 - Qt's name
-        if ev.type() == QtCore.QEvent.Type.Wheel and not obj.hasFocus():
-            ev.ignore()  # not accepted: Qt passes it on to the parents, the scroll area among them
-            return True
-        return False
+        if ev.type() != QtCore.QEvent.Type.Wheel or obj.hasFocus():
+            return False
+        area = obj.parentWidget()
+        while area is not None and not isinstance(area, QtWidgets.QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            QtWidgets.QApplication.sendEvent(area.viewport(), ev)  # the form scrolls under the wheel
+        ev.accept()
+        return True
 
 
 class TrainingDock(QtWidgets.QDockWidget):

@@ -244,6 +244,7 @@ def test_the_wheel_scrolls_the_settings_and_leaves_an_unfocused_field_alone(trai
 
     d = trained_win.training
     stage = d.stage
+    stage.setCurrentText("binary")  # a wheel turned down over it would take the next item, multiclass
     before = stage.currentText()
     scroll = d.settings_scroll.verticalScrollBar()
     scroll.setValue(0)
