@@ -171,7 +171,7 @@ class BudgetBar(TitledPlot):
         head = 1.0 / (1.0 - min(0.6, self.LABEL_PX / view_px))
         self.setYRange(0, upper * head, padding=0)
         self.setXRange(-0.6, len(RESOLVED) - 0.4, padding=0)  # room for the outer bars' labels
-        self._key_terms(ceiling=self.CEILING_KEY if ceil <= upper * head else f"ceiling {ceil:.2f} GiB, off scale")
+        self._key_terms(ceiling=self.CEILING_KEY if ceil <= upper * head else f"ceiling {ceil:.1f} GiB, above")
 
     def set_terms(self, mode: str, terms: dict[str, float], measured: bool) -> None:
         self.set_modes({mode: terms}, measured)
