@@ -1,6 +1,7 @@
 """Property-based fuzzing of what a user types: any JSON value in any field of a calibration, and any text in
 the digitize command's numeric options, ends in a valid result or the project's one-line error, never in
-another exception (issue 46). Seeded (``derandomize``), with a fixed example budget: about 10 s on 2 cores."""
+another exception (issue 46). Derandomised by the suite's Hypothesis profile (tests/conftest.py), with a fixed
+example budget: about 10 s on 2 cores; examples that once failed are pinned (``@example``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.cli.main import build_parser
@@ -62,8 +63,17 @@ def _use(cal: Calibration) -> None:
         assert math.isfinite(c.value_range)
 
 
-@settings(max_examples=CALIBRATION_EXAMPLES, deadline=None, derandomize=True, database=None)
+@settings(max_examples=CALIBRATION_EXAMPLES)
 @given(field=st.sampled_from(FIELDS), value=json_values)
+# drawn once in CI on a fresh clone (issue 62 item 11): a track past the 700 px image, refused by a message that
+# named no file; it names the calibration now, the file to fix
+@example(field=("curves", 0, "track", 1), value=1000)
+@example(field=("curves", 1, "track"), value=[400, 5000])
+@example(field=("curves", 0, "track"), value=[-3, 200])
+# picks that reach beyond any well over the image, or more samples over it than over the picks (issue 63)
+@example(field=("depth_picks",), value=[[0, 0], [1, 99000]])
+@example(field=("depth_picks",), value=[[0, 0.0], [16, 0.0001]])
+@example(field=("curves", 1, "log"), value="false")
 def test_any_json_value_in_any_calibration_field_is_valid_or_one_line(field, value):
     data = copy.deepcopy(VALID)
     _set(data, field, value)
@@ -74,7 +84,7 @@ def test_any_json_value_in_any_calibration_field_is_valid_or_one_line(field, val
         assert "\n" not in exc.one_line() and exc.one_line().startswith("fuzz.calib.json: ")
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@settings(max_examples=100)
 @given(value=json_values)
 def test_any_json_document_is_a_calibration_or_one_line(value):
     try:
@@ -88,7 +98,7 @@ option_text = st.one_of(st.text(max_size=8), st.sampled_from(["nan", "inf", "-in
                                                               "1e-300", " 3", "٣", "0x10", "1_000"]))
 
 
-@settings(max_examples=OPTION_EXAMPLES, deadline=None, derandomize=True, database=None)
+@settings(max_examples=OPTION_EXAMPLES)
 @given(option=st.sampled_from(NUMERIC_OPTIONS), text=option_text)
 def test_any_text_in_a_numeric_digitize_option_parses_or_is_one_line(option, text):
     parser = build_parser()
