@@ -203,7 +203,9 @@ def _calib(**changes) -> dict:
 
 @pytest.mark.parametrize("changes, words", [
     ({"step": 1e300}, "fewer than three samples"),
-    ({"step": 1e-300}, "samples over the picked depths"),
+    ({"step": 1e-300}, "finer than any log can be read at"),
+    ({"step": 2.5e-7}, "finer than any log can be read at"),
+    ({"step": 1e-4, "depth_picks": [[0, 0.0], [899, 99000.0]]}, "samples over the picked depths"),
     ({"step": 10 ** 400}, "expected a finite number"),
     ({"depth_picks": [[0, 1780.0], [1e308, 1849.0]]}, "outside any scan"),
     ({"depth_picks": [[0, 1e6], [899, 1849.0]]}, "deeper than any well"),

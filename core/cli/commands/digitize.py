@@ -99,6 +99,7 @@ def _digitize_many(args) -> int:
     import time
 
     from core.common.atomic import require_writable
+    from core.common.output_paths import refuse_clobbering
     from core.common.progress import progress_bar
     from core.digitize.job.folder import SUMMARY_NAME, jobs_for, scans_in, up_to_date, write_summary
     from core.digitize.job.scan_job import ScanOutcome
@@ -125,11 +126,15 @@ def _digitize_many(args) -> int:
             raise InputError(args.out, "with several scans --out is a folder for their LAS files")
         out_dir.mkdir(parents=True, exist_ok=True)
     scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
+    model = Path(args.model).absolute() if args.model else None
     jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc,
-                    accept_proposed=args.accept_proposed)
+                    accept_proposed=args.accept_proposed, model=model)
     summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
+    # the summary is no scan, calibration, model or LAS of the run (--summary S replaced a scan, exit 0)
+    refuse_clobbering([("--summary", summary)], [("the model", model)] + [
+        (f"{what} {j.scan.name}", path) for j in jobs
+        for what, path in (("the scan", j.scan), ("the calibration of", j.calib), ("the LAS of", j.las))])
     require_writable([summary] + [j.las for j in jobs])
-    model = Path(args.model) if args.model else None
     todo = [j for j in jobs if args.force or not up_to_date(j, model)]
     outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
     workers, threads = thread_split(args.jobs or 1, args.threads)
@@ -182,7 +187,7 @@ def _digitize_one(args) -> int:
                   mask_out=Path(args.mask_out) if args.mask_out else None,
                   from_mask=Path(args.from_mask) if args.from_mask else None,
                   section=None if args.section is None else args.section - 1, well=args.well,
-                  accept_proposed=args.accept_proposed)
+                  accept_proposed=args.accept_proposed, model=Path(args.model) if args.model else None)
 
     def read() -> ReadOptions:  # the model is loaded once the scan, calibration and outputs are known good
         model, precision, device = _reader(args)
