@@ -13,8 +13,10 @@ path when it starts. On a cluster the scans and calibrations are read by the wor
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
+import shutil
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -135,19 +137,49 @@ def _outcome_of(fut, job: ScanJob) -> ScanOutcome:
 # -- a Dask distributed cluster -------------------------------------------------------------------------------
 
 
+_MODEL_FILES: dict[str, Path] = {}  # this worker's model files, by the SHA-256 of their bytes
+
+
+def _sha256_of(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
 def _model_on_worker(data: bytes, digest: str) -> str:
-    """The model's bytes as a file on the worker (once per worker and model): ``load_model`` reads files."""
-    path = Path(tempfile.gettempdir()) / f"welltrace-model-{digest[:16]}.safetensors"
-    if not path.exists() or path.stat().st_size != len(data):
-        tmp = path.with_suffix(f".{os.getpid()}.part")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+    """The model's bytes as a file on the worker (once per worker and model): ``load_model`` reads files.
+
+    The file is this process's own: in a folder only its user can enter (``mkdtemp``, mode 0700), written
+    atomically, and used again only while its bytes still hash to ``digest``. A shared name in the temporary
+    folder, reused when its size was right, let another user plant a zeroed model of that size: it was read
+    (exit 0, three curves all NULL) with the provenance still naming the bundled model. Bytes that do not hash
+    to the digest the client sent are refused."""
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError("the model's bytes arrived damaged: their SHA-256 is not the one the client sent")
+    path = _MODEL_FILES.get(digest)
+    if path is not None and _sha256_of(path) == digest:
+        return str(path)
+    folder = Path(tempfile.mkdtemp(prefix="welltrace-models-"))  # 0700: nobody else may write in it
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / f"{digest[:16]}.safetensors"
+    tmp = folder / f".{digest[:16]}.part"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+    _MODEL_FILES[digest] = path
     return str(path)
 
 
 def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, model_data: bytes | None,
                  digest: str | None) -> ScanOutcome:
-    path = _model_on_worker(model_data, digest) if model_data is not None else None
+    try:
+        path = _model_on_worker(model_data, digest) if model_data is not None else None
+    except (OSError, ValueError) as exc:  # no room for it, or damaged on the way: this scan fails, with why
+        return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be kept on the worker: {exc}")
     return run_job(job, options, model_name, path)
 
 
