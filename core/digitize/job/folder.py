@@ -42,6 +42,18 @@ def scans_in(paths: list[str | Path]) -> list[Path]:
     return list(unique.values())
 
 
+def pictures_skipped(paths: list[str | Path]) -> list[Path]:
+    """The pictures of the folders among ``paths`` that a folder run leaves out: those without a calibration
+    ``NAME.calib.json`` beside them (masks and QC pictures are no scans and not counted). Said, by name: a run
+    that skipped them in silence looked like one that digitised the whole folder."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q) and not calib_path_for(q).is_file())
+    return out
+
+
 def jobs_for(scans: list[Path], out_dir: Path | None = None, qc: bool = True,
              accept_proposed: bool = False, model: Path | None = None) -> list[ScanJob]:
     """One job per scan, its calibration ``NAME.calib.json`` beside it (a missing one fails that job only). Two

@@ -96,7 +96,9 @@ class JobWritten(Event):
 @dataclass
 class ScanOutcome:
     scan: str
-    status: str  # "written", "up to date" (skipped) or "failed"
+    # "written", "up to date" (skipped), "failed", "skipped" (a picture with no calibration) or "not run" (the run
+    # stopped before it: interrupted, or its cluster lost)
+    status: str
     curves: list[str] = field(default_factory=list)
     null_share: dict[str, float] = field(default_factory=dict)  # per curve, over every section written
     low_confidence_share: dict[str, float] = field(default_factory=dict)  # per curve: written but flagged unsure
