@@ -242,16 +242,15 @@ def test_a_cluster_whose_last_worker_leaves_is_refused_after_its_wait_with_a_sum
     import core.digitize.job.workers as workers
 
     monkeypatch.setattr(workers, "WORKER_WAIT_S", 3.0)
-    folder = _copy(scans, tmp_path / "f", 4)
+    folder = _copy(scans, tmp_path / "f")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=50) as cluster:
 
-        def retire_when_one_is_written():
+        def retire_when_one_is_written():  # the cluster scaled to no worker: none comes back
             deadline = time.time() + 120
             while time.time() < deadline and not list(folder.glob("*.digitized.las")):
                 time.sleep(0.05)
-            with distributed.Client(cluster.scheduler_address) as client:
-                client.retire_workers(close_workers=True)
+            cluster.scale(0)
 
         thread = threading.Thread(target=retire_when_one_is_written, daemon=True)
         thread.start()

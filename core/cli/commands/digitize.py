@@ -109,7 +109,15 @@ def _digitize_many(args) -> int:
     from core.common.atomic import require_writable
     from core.common.output_paths import refuse_clobbering
     from core.common.progress import progress_bar
-    from core.digitize.job.folder import SUMMARY_NAME, jobs_for, pictures_skipped, scans_in, up_to_date, write_summary
+    from core.digitize.job.folder import (
+        SUMMARY_NAME,
+        jobs_for,
+        pictures_skipped,
+        scans_in,
+        up_to_date,
+        write_summary,
+        written_since,
+    )
     from core.digitize.job.scan_job import ScanOutcome
     from core.digitize.job.workers import RunOptions, run_cluster, run_local, thread_split
 
@@ -156,6 +164,7 @@ def _digitize_many(args) -> int:
           file=sys.stderr)
     t0 = time.perf_counter()
     stopped: BaseException | None = None
+    started = time.time()
     with progress_bar(len(todo), "digitize", unit="scan") as bar:
         stream = run_cluster(todo, options, args.scheduler) if args.scheduler else run_local(todo, options, workers)
         try:
@@ -168,8 +177,14 @@ def _digitize_many(args) -> int:
             stopped = exc
     done_names = {o.scan for o in outcomes}
     why = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "the cluster stopped"
-    outcomes += [ScanOutcome(j.scan.name, "not run", error=f"{why} before it") for j in todo
-                 if j.scan.name not in done_names]
+    for j in todo:
+        if j.scan.name in done_names:
+            continue
+        if written_since(j, started):  # its files landed, its result was lost with its worker
+            outcomes.append(ScanOutcome(j.scan.name, "written", las=[str(j.las)],
+                                        warnings=[f"{why} before its result came back; its files are complete"]))
+        else:
+            outcomes.append(ScanOutcome(j.scan.name, "not run", error=f"{why} before it"))
     order = {j.scan.name: i for i, j in enumerate(jobs)}
     outcomes.sort(key=lambda o: order.get(o.scan, len(order)))
     outcomes += [ScanOutcome(p.name, "skipped", error="no calibration NAME.calib.json beside it") for p in skipped]

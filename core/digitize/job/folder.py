@@ -105,6 +105,19 @@ def up_to_date(job: ScanJob, model: Path | None) -> bool:
         return False
 
 
+def written_since(job: ScanJob, since: float) -> bool:
+    """Whether every output of the job was written at or after ``since`` (a time.time()) and none is pending: a
+    scan whose result was lost with its worker (the cluster stopped) but whose files landed."""
+    from core.common.atomic import journal_path_for, pending_outputs
+
+    if pending_outputs(journal_path_for(job.las)):
+        return False
+    try:
+        return min(p.stat().st_mtime for p in outputs_of(job)) >= since
+    except OSError:
+        return False
+
+
 def summary_csv(outcomes: list[ScanOutcome]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, SUMMARY_FIELDS, lineterminator="\n")

@@ -273,10 +273,13 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
 
         pending = {submit(job): (job, 0) for job in jobs}
         stream = dask_completed(list(pending))
-        for fut in _watched(stream, client, worker_wait_s):
+        watch = _Watch(client, worker_wait_s)
+        for fut in watch.completed(stream):
             job, tries = pending.pop(fut)
             try:
-                outcome = fut.result()
+                outcome = watch.result(fut)
+            except ClusterLost:
+                raise
             except Exception as exc:  # noqa: BLE001 - a scan's own failure is an outcome (``digitize_file`` never
                 # raises), so anything raised here is the cluster's: the worker died, or its inputs went with one
                 if tries >= RESUBMITS:
@@ -299,22 +302,43 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
 WATCH_POLL_S = 0.25  # how often a cluster run looks whether a task finished, and whether a worker is left
 
 
-def _watched(stream, client, worker_wait_s: float):
-    """The futures of ``stream`` (``distributed.as_completed``) as they finish, while the cluster can still run
-    them: once no worker is left (the last one died or was retired) and none joins within ``worker_wait_s``, a
-    ``TimeoutError`` (the tasks would wait forever); a scheduler gone raises what asking it raises (``OSError``)."""
-    alone_since = None
-    while not stream.is_empty():
-        if stream.has_ready():
-            yield from stream.next_batch(block=False)
-            continue
-        if client.nthreads():  # a call to the scheduler: raises when it is gone
-            alone_since = None
-        else:
-            alone_since = alone_since or time.monotonic()
-            if time.monotonic() - alone_since > worker_wait_s:
-                raise TimeoutError(f"the cluster has had no worker for {worker_wait_s:g} s (the last one stopped)")
-        time.sleep(WATCH_POLL_S)
+class ClusterLost(TimeoutError):
+    """The cluster has had no worker for longer than a run waits: its tasks would wait forever."""
+
+
+class _Watch:
+    """Waiting on a cluster's tasks while it can still run them: once no worker is left (the last one died or was
+    retired) and none joins within ``worker_wait_s``, :class:`ClusterLost`; a scheduler gone raises what asking it
+    raises (``OSError``). Without it a run whose last worker left waited forever."""
+
+    def __init__(self, client, worker_wait_s: float):
+        self.client, self.wait_s, self.alone_since = client, worker_wait_s, None
+
+    def check(self) -> None:
+        if self.client.nthreads():  # a call to the scheduler
+            self.alone_since = None
+            return
+        self.alone_since = self.alone_since or time.monotonic()
+        if time.monotonic() - self.alone_since > self.wait_s:
+            raise ClusterLost(f"the cluster has had no worker for {self.wait_s:g} s (the last one stopped)")
+
+    def completed(self, stream):
+        """The futures of ``stream`` (``distributed.as_completed``) as they finish."""
+        while not stream.is_empty():
+            if stream.has_ready():
+                yield from stream.next_batch(block=False)
+                continue
+            self.check()
+            time.sleep(WATCH_POLL_S)
+
+    def result(self, fut):
+        """A finished future's result. It may be lost again before it is read (its worker left with the result
+        it held): then it waits for a worker to compute it again, as long as one may come."""
+        while True:
+            try:
+                return fut.result(timeout=4 * WATCH_POLL_S)
+            except TimeoutError:
+                self.check()
 
 
 def _held(client, ref) -> bool:
