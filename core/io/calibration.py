@@ -292,7 +292,7 @@ class Calibration:
         section)."""
         from core.io.calibration_file import MAX_DEPTH, MAX_SAMPLES  # noqa: PLC0415 - the schema's bounds
 
-        picture = f"the scan {scan}" if scan else "the image"
+        picture = f"the scan {os.path.basename(scan)}" if scan else "the image"
         picture += f" ({where})" if where else ""
         amp = self.amplitude_length(shape)
         for i, c in enumerate(self.curves):

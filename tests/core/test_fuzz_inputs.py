@@ -112,3 +112,51 @@ def test_any_text_in_a_numeric_digitize_option_parses_or_is_one_line(option, tex
         assert math.isfinite(value) and value > 0
     if option == "--tile":
         assert value >= 64
+
+
+# the numeric options of the training, budget and adaptation commands (issue 63): each parses to a value its run
+# can use, or is refused in one line naming it
+RUN_OPTIONS = {
+    ("train", "--lr"): lambda v: math.isfinite(v) and v > 0,
+    ("train", "--ceiling-gib"): lambda v: math.isfinite(v) and v > 0,
+    ("train", "--steps"): lambda v: v >= 1,
+    ("train", "--epochs"): lambda v: v >= 1,
+    ("train", "--batch"): lambda v: v >= 1,
+    ("train", "--crop"): lambda v: v >= 0,
+    ("train", "--workers"): lambda v: v >= 0,
+    ("train", "--eval-every"): lambda v: v >= 0,
+    ("train", "--freeze-encoder"): lambda v: 0 <= v <= 1,
+    ("train", "--tile"): lambda v: v in ("auto", "off") or int(v) >= 64,
+    ("budget", "--ceiling"): lambda v: math.isfinite(v) and v > 0,
+    ("budget", "--batch"): lambda v: v >= 1,
+    ("budget", "--width"): lambda v: v >= 16,
+    ("budget", "--tile"): lambda v: v in ("auto", "off") or int(v) >= 64,
+    ("adapt", "--minutes"): lambda v: math.isfinite(v) and v > 0,
+    ("adapt", "--holdout"): lambda v: v >= 1,
+    ("adapt", "--freeze-encoder"): lambda v: 0 <= v <= 1,
+}
+BASE = {"train": ["train", "synthetic", "--out", "m.safetensors"], "budget": ["budget", "--width", "640",
+                                                                             "--height", "128"],
+        "adapt": ["adapt", "folder", "--model", "m.safetensors", "--out", "a.safetensors"]}
+DEST = {"--batch": "effective_batch", "--crop": "crop_along", "--ceiling-gib": "ceiling_gib"}
+
+
+@settings(max_examples=OPTION_EXAMPLES)
+@given(option=st.sampled_from(sorted(RUN_OPTIONS)), text=option_text)
+@example(option=("budget", "--ceiling"), text="nan")
+@example(option=("train", "--lr"), text="-1")
+@example(option=("train", "--epochs"), text="0")
+@example(option=("adapt", "--minutes"), text="nan")
+def test_any_text_in_a_numeric_run_option_parses_to_a_usable_value_or_is_one_line(option, text):
+    command, flag = option
+    parser = build_parser()
+    try:
+        args = parser.parse_args([*BASE[command], f"{flag}={text}"])
+    except UsageError as exc:
+        assert "\n" not in exc.one_line() and flag in exc.one_line()
+        return
+    if command == "budget" and flag == "--batch":
+        value = args.batch
+    else:
+        value = getattr(args, DEST.get(flag, flag.lstrip("-").replace("-", "_")))
+    assert RUN_OPTIONS[option](value), (option, text, value)
