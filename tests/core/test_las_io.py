@@ -167,5 +167,6 @@ def test_a_truncated_las_is_refused_not_read_as_a_shorter_log(tmp_path):
             read_las(tmp_path / "cut.las")
         assert "cut.las" in ei.value.one_line() and "\n" not in ei.value.one_line()
     (tmp_path / "cut.las").write_text(text[:cut])
-    with pytest.raises(LasError, match="data run from 1000 to 1064, its header from STRT 1000 to STOP 1500.5: the file is truncated"):
+    with pytest.raises(LasError, match="data run from 1000 to 1064, its header from STRT 1000 to STOP 1500.5: the "
+                                       "file is truncated"):
         read_las(tmp_path / "cut.las")

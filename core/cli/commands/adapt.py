@@ -22,7 +22,8 @@ def register(sub) -> None:
     a.add_argument("--minutes", type=positive_number, default=10.0, help="wall-clock budget (default 10)")
     add_device(a)
     a.add_argument("--events", metavar="FILE", help="write the events as JSON lines")
-    a.add_argument("--holdout", type=whole_number(1), help="scans held out to measure on (default: a third, at least one)")
+    a.add_argument("--holdout", type=whole_number(1),
+                   help="scans held out to measure on (default: a third, at least one)")
     a.add_argument("--freeze-encoder", type=share, default=0.5, metavar="SHARE",
                    help="share of the steps that train the decoder only, the encoder frozen (default 0.5; 0: none)")
     a.add_argument("--seed", type=int, default=0)

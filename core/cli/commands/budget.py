@@ -20,7 +20,8 @@ def register(sub) -> None:
     b.add_argument("--precision", default="auto", choices=MODES)
     b.add_argument("--checkpointing", default="auto", choices=("auto", "on", "off"))
     b.add_argument("--tile", default="auto", type=tile_choice, help="auto, off or a strip length in px")
-    b.add_argument("--ceiling", type=positive_number, metavar="GIB", help="memory ceiling (default: the device's memory)")
+    b.add_argument("--ceiling", type=positive_number, metavar="GIB",
+                   help="memory ceiling (default: the device's memory)")
     b.add_argument("--batch", type=whole_number(1), default=1)
     add_preset(b)
     add_device(b)

@@ -57,11 +57,13 @@ def register(sub) -> None:
                    "from the scale box as they were read (refused until confirmed otherwise: a misread scale is a "
                    "whole curve wrong)")
     d.add_argument("--well", type=header_text, help="well name for the LAS header")
-    d.add_argument("--section", type=whole_number(1), metavar="N", help="trace only the calibration's section N (1-based) and "
+    d.add_argument("--section", type=whole_number(1), metavar="N",
+                   help="trace only the calibration's section N (1-based) and "
                    "write it to --out (default: every section: the main pass to OUT.las, a repeat pass to "
                    "OUT.repeat.las, any other to OUT.sectionN.las)")
     many = d.add_argument_group("several scans or a folder")
-    many.add_argument("--jobs", type=whole_number(1), metavar="N", help="worker processes (default 1); the threads are shared "
+    many.add_argument("--jobs", type=whole_number(1), metavar="N",
+                      help="worker processes (default 1); the threads are shared "
                       "among them")
     many.add_argument("--threads", type=whole_number(1), metavar="N", help="threads in all (default: every core); with "
                       "--scheduler, threads per task (default: the worker machine's own)")
@@ -152,7 +154,8 @@ def _digitize_many(args) -> int:
     outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
     skipped = pictures_skipped(args.scan)
     if skipped:
-        shown = ", ".join(p.name for p in skipped[:10]) + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else "")
+        shown = ", ".join(p.name for p in skipped[:10])
+        shown += f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
         print(f"skipped {len(skipped)} picture(s) with no NAME.calib.json beside them: {shown}", file=sys.stderr)
     workers, threads = thread_split(args.jobs or 1, args.threads)
     ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)

@@ -42,13 +42,15 @@ def register(sub) -> None:
     t.add_argument("--lr", type=positive_number, default=2e-3)
     t.add_argument("--stream-size", type=size_wxh, default=(1600, 384), metavar="WxH",
                    help="synthetic stream logs: WIDTHxHEIGHT (canonical frame)")
-    t.add_argument("--effective-batch", "--batch", dest="effective_batch", type=whole_number(1), default=16, metavar="N",
+    t.add_argument("--effective-batch", "--batch", dest="effective_batch", type=whole_number(1), default=16,
+                   metavar="N",
                    help="multiclass: logs per optimizer step (default 16)")
     t.add_argument("--crop-along", "--crop", dest="crop_along", type=whole_number(0), default=1024, metavar="PX",
                    help="random crop along depth in px (0: whole logs)")
     t.add_argument("--compile", action="store_true", help="torch.compile the network: the first step compiles "
                    "(about a minute on a CPU, cached for later runs), the steps after run fused kernels")
-    t.add_argument("--workers", type=whole_number(0), default=2, metavar="N", help="worker processes that make the batches "
+    t.add_argument("--workers", type=whole_number(0), default=2, metavar="N",
+                   help="worker processes that make the batches "
                    "ahead of the steps (default 2; 0: in the training process); a step event's data_wait_s says how "
                    "long a step waited for them")
     add_device(t)

@@ -125,7 +125,9 @@ def _checked_canonical(image: np.ndarray, calib: Calibration, source: str | None
     calib.check_fits(image.shape, source)  # names the calibration: the file to fix
     for i, c in enumerate(calib.curves):
         if c.track_width < MIN_TRACK_PX:
-            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
+            # the calibration's track (or the scan's resolution): the calibration is named, the file to check
+            raise InputError(calib.source or source, f"curves[{i}] ({c.mnemonic}): its track is "
+                             f"{c.track_width:.0f} px wide; "
                              f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
                              "resolution, or check the track ends in the calibration)")
     canon = to_canonical(image, calib.depth_axis)
