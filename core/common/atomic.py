@@ -179,6 +179,13 @@ class _Run:
                 raise InputError(str(target), "written twice by one run: one output would replace the other")
         self.renames.append((tmp, target))
 
+    def remove(self, path: Path) -> None:
+        from .output_paths import same_file  # noqa: PLC0415
+
+        if any(same_file(path, protected) for _, protected in self.protected):
+            return  # named like an earlier run's output, but an input of this run (a scan "log-p01.png"): kept
+        self.removals.append(path)
+
 
 def _same(a: Path, b: Path) -> bool:
     try:
@@ -193,7 +200,7 @@ def stage_removal(path: str | os.PathLike) -> None:
     run = _STAGED.get()
     if run is None:
         raise RuntimeError("stage_removal is for a run's outputs, inside outputs_together")
-    run.removals.append(Path(path))
+    run.remove(Path(path))
 
 
 def journal_path_for(main_output: str | os.PathLike) -> Path:
@@ -299,12 +306,16 @@ def outputs_together(journal: str | os.PathLike | None = None, inputs=()) -> Ite
     finally:
         _STAGED.reset(token)
     if journal is not None and (run.renames or run.removals):
-        record = {"renames": [[str(t), str(g)] for t, g in run.renames], "removals": [str(p) for p in run.removals]}
+        # absolute: the run that completes it may start in another folder
+        record = {"renames": [[os.path.abspath(t), os.path.abspath(g)] for t, g in run.renames],
+                  "removals": [os.path.abspath(p) for p in run.removals]}
         try:
             atomic_write_text(journal, json.dumps(record))
             _sync_folders([Path(journal)])
         except BaseException:
             _discard(run.renames)
+            with contextlib.suppress(FileNotFoundError):  # written just before: it would remove without renaming
+                os.unlink(journal)
             raise
     for k, (tmp, target) in enumerate(run.renames):
         try:

@@ -327,3 +327,31 @@ def test_a_full_disk_names_the_file_it_could_not_write(tmp_path, capsys):
     assert _one_line(run.stderr).startswith(f"welltrace: {out}: File too large")
     assert out.read_text() == "an earlier run's LAS"
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_scan_named_like_a_qc_page_is_never_removed_as_a_stale_page(synth_scan, tmp_path):
+    """``--qc log.png`` writes ``log-p01.png``… for a long log; a one-page run removes an earlier run's pages, but
+    never the run's own scan that happens to bear such a name."""
+    scan, calib, _ = _copy_scan(synth_scan, tmp_path)
+    page_named = tmp_path / "log-p01.png"
+    scan.rename(page_named)
+    before = _md5(page_named)
+    assert main(["digitize", str(page_named), "--calib", str(calib), "--classical", "--out", str(tmp_path / "o.las"),
+                 "--qc", str(tmp_path / "log.png")]) == 0
+    assert _md5(page_named) == before and (tmp_path / "log.png").exists()
+
+
+def test_a_journal_names_absolute_paths(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    journal = journal_path_for(Path("x.las"))
+    with outputs_together(journal):
+        atomic_write_text("x.las", "las")
+        # the record as it stood before the renames: written, then removed after the last
+        assert not journal.exists()
+    assert Path("x.las").read_text() == "las" and not journal.exists()
+    record = {"renames": [[str(tmp_path / ".x.las.abcdefgh.tmp"), str(tmp_path / "x.las")]], "removals": []}
+    (tmp_path / ".x.las.abcdefgh.tmp").write_text("new")
+    journal.write_text(json.dumps(record))
+    monkeypatch.chdir("/")
+    assert finish_outputs(tmp_path / journal.name) == [tmp_path / "x.las"]
+    assert (tmp_path / "x.las").read_text() == "new"
