@@ -132,10 +132,10 @@ class Trainer:
         self.tile = int(cfg.tile) if str(cfg.tile).isdigit() else None
         self.crop = self.tile or cfg.crop_along
         self.plan = None
-        # planned under the ceiling when a lever is left to the plan, or a ceiling is given: a step that does not
-        # fit under it is refused before the first step (--ceiling-gib 0.00001 trained without a word)
-        if cfg.checkpointing == "auto" or cfg.tile == "auto" or cfg.ceiling_gib:
+        if cfg.checkpointing == "auto" or cfg.tile == "auto":
             plan_run(self)
+        elif cfg.ceiling_gib:  # levers set by hand: a ceiling no lever can meet is refused before the first step
+            plan_run(self, feasible_only=True)  # (--ceiling-gib 0.00001 trained without a word)
         self.loss_fn = loss_for(classes)
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
         self.total_steps = self._total_steps()
