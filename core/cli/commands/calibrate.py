@@ -29,12 +29,15 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from core.common.errors import InputError
+    from core.common.output_paths import refuse_clobbering
     from core.digitize.calibrate.proposal import propose_scan
     from core.io.calibration import Calibration
     from core.io.file_names import calib_path_for
     from core.io.scan import load_scan
 
     out = Path(args.out) if args.out else calib_path_for(args.scan)
+    # the draft is never written over the scan (--force --out SCAN replaced it, even when no calibration came)
+    refuse_clobbering([("--out", out)], [("the scan", Path(args.scan))])
     if out.exists() and not args.force:
         raise InputError(out, "a calibration is already there; give --force to replace it, or --out for another file")
     from core.common.atomic import require_writable
