@@ -211,6 +211,7 @@ def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
     proposed = c.get("proposed", False)
     if not isinstance(proposed, bool):
         raise CalibrationError(path, f"{where}proposed: must be true or false, got {proposed!r}")
+    changes = _scale_changes(c.get("scale_changes", []), log, f"{where}scale_changes", path)
     return CurveSpec(
         mnemonic=mnem,
         unit=unit_c,
@@ -225,4 +226,30 @@ def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
         colour=colour,
         backup_colour=backup_colour,
         proposed=proposed,
+        scale_changes=changes,
     )
+
+
+def _scale_changes(raw, log: bool, where: str, path: str | None) -> list[tuple[float, tuple[float, float]]]:
+    """A curve's ``scale_changes``: ``[{"from_depth": D, "scale": [a, b]}, ...]``, each depth a finite depth and
+    each scale two different ends (positive on a log track), no two at one depth; in order of depth."""
+    if not isinstance(raw, list):
+        raise CalibrationError(path, f"{where}: expected a list of {{from_depth, scale}}")
+    out = []
+    for k, ch in enumerate(raw):
+        at = f"{where}[{k}]"
+        if not isinstance(ch, dict):
+            raise CalibrationError(path, f"{at}: expected an object {{from_depth, scale}}")
+        depth = _num(_require(ch, "from_depth", f"{at}.", path), f"{at}.from_depth", path)
+        if abs(depth) >= MAX_DEPTH:
+            raise CalibrationError(path, f"{at}.from_depth: {depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})")
+        ends = _pair(_require(ch, "scale", f"{at}.", path), f"{at}.scale", path)
+        if ends[0] == ends[1]:
+            raise CalibrationError(path, f"{at}.scale: both ends are {ends[0]:g}")
+        if log and (ends[0] <= 0 or ends[1] <= 0):
+            raise CalibrationError(path, f"{at}.scale: a log track needs positive ends, got {list(ends)}")
+        out.append((depth, ends))
+    depths = sorted(d for d, _ in out)
+    if any(b == a for a, b in zip(depths, depths[1:])):
+        raise CalibrationError(path, f"{where}: two changes at one depth")
+    return sorted(out)

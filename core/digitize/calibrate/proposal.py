@@ -72,9 +72,11 @@ class Proposal:
 
     def _file_dict(self, picks, depth_unit: str, step: float) -> dict:
         """The fields a calibration file and a refusal's draft share: these picks, the curves, the tracks."""
+        from core.digitize.calibrate.scale_box import changes_by_depth
+
         return {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
                 "depth_picks": [[round(p, 2), v] for p, v in picks], "step": step,
-                "curves": [dict(c) for c in self.curves],
+                "curves": changes_by_depth(self.curves, [(s.start, s.stop, s.picks) for s in self.sections], picks),
                 "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
 
     def draft_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:

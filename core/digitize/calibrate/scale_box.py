@@ -393,6 +393,36 @@ def _known(r: ScaleRow, rows: list[ScaleRow]) -> bool:
     return any(_mnemonics(o) == names and _same(o.left, r.left) and _same(o.right, r.right) for o in rows)
 
 
+def changes_by_depth(curves: list[dict], spans: list[tuple[int, int, list[tuple[float, float]]]],
+                     picks: list[tuple[float, float]]) -> list[dict]:
+    """The curves as a calibration writes them: each scale change printed at a pixel (``from_pixel``, as the
+    proposal reads it) at the depth the picks give there (``from_depth``, as the calibration contract holds it):
+    the picks of the section whose ``spans`` (start, stop, picks) hold the pixel, else ``picks``. Without picks (a
+    draft) a change has no depth yet and is left out; the proposal's messages name it."""
+    out = []
+    for c in curves:
+        c = dict(c)
+        changes = c.pop("scale_changes", [])
+        written = []
+        for ch in changes:
+            pixel = ch["from_pixel"]
+            here = next((p for a, b, p in spans if a <= pixel < b and len(p) >= 2), picks)
+            if len(here) >= 2:
+                written.append({"from_depth": round(_depth_at(here, pixel), 2), "scale": list(ch["scale"])})
+        if written:
+            c["scale_changes"] = written
+        out.append(c)
+    return out
+
+
+def _depth_at(picks: list[tuple[float, float]], pixel: float) -> float:
+    """The depth at a pixel through picks: piecewise linear, extrapolated at the ends (as a calibration reads)."""
+    p = np.asarray(sorted(picks), np.float64)
+    k = int(np.clip(np.searchsorted(p[:, 0], pixel, side="right") - 1, 0, len(p) - 2))
+    (x0, d0), (x1, d1) = p[k], p[k + 1]
+    return float(d0 + (pixel - x0) * (d1 - d0) / (x1 - x0))
+
+
 def describe(curves: list[dict]) -> str:
     style = {1: "solid", 2: "dashed", 3: "dotted"}
     return ", ".join(f"{c['mnemonic']} {c['scale'][0]:g}–{c['scale'][1]:g}"

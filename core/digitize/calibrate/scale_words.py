@@ -33,6 +33,7 @@ from core.digitize.calibrate.curve_names import (
 # 250 dpi, so a region is scaled by 250 / dpi (at most 3x: a 70-dpi print's 6-px digits read no better beyond)
 READ_DPI = 250.0
 MAX_UPSCALE = 4.0
+STRIP_PX = 40.0  # a number read again alone is enlarged to about this height (Tesseract drops a lone 0 at some sizes)
 READ_PX = 32.0  # Tesseract reads a line of text best about this tall
 INK_LEVEL = 170  # a pixel darker than this (in its darkest channel: yellow ink is dark in blue) is ink
 WALL_IN = 0.3  # a rule down the rows this long is a wall (a title's letters can stand 0.2 in tall)
@@ -119,7 +120,10 @@ class Entry:
 
 def number(text: str) -> float | None:
     """A printed scale end: ``150``, ``-7.5``, ``0.2``, ``10,000``; None for anything else."""
-    t = text.strip().strip("|/{}[]()!`").replace("−", "-").replace("–", "-").replace("—", "-")
+    t = text.strip()
+    if t.startswith("(") and t.endswith(")"):
+        t = t[1:-1]  # "(100)"; an unmatched bracket ("10)") is a misread, no number
+    t = t.strip("|/{}[]!`").replace("−", "-").replace("–", "-").replace("—", "-")
     t = t.rstrip(".,:;")
     if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+", t):
         t = t.replace(",", "")
@@ -185,7 +189,11 @@ def _clean(ink: np.ndarray, dpi: float, rules: tuple[np.ndarray, np.ndarray], rg
     # stroke of it (``|0`` reads as ``D``); a shorter rule touching a letter keeps the letter's pixels
     n = max(8, int(round(dpi)))
     long_walls = cv2.morphologyEx(rules[1].astype(np.uint8), cv2.MORPH_OPEN, np.ones((n, 1), np.uint8)) > 0
-    out[long_walls] = 255
+    # a coloured pixel on a black or grey wall is a word printed over it (a mud log's ends sit on its decade
+    # lines): it stays
+    coloured = np.zeros_like(long_walls) if rgb is None else (
+        rgb.max(axis=2).astype(np.int16) - rgb.min(axis=2) >= COLOURED)
+    out[long_walls & ~coloured] = 255
     # the row of a rule that touches a letter stays: at 70-80 dpi a name printed a pixel under its pen sample loses
     # its letters' tops with the rule's antialiased edge, and Tesseract reads "Gamma Ray" as "G@---=-+-"
     letters = ((ink < INK_LEVEL) & ~ruled).astype(np.uint8)
@@ -450,32 +458,39 @@ def lines_in_cells(words: list[Word], walls: list[tuple[float, int, int]], width
 
 def read_strips(strips: list[np.ndarray], scale: float, digits: bool = True) -> list[str]:
     """The text of each small picture (ink dark on paper), all read in one Tesseract call: stacked one under
-    another with paper between, read as a block, each line of text given back to the strip it lies in."""
+    another with paper between, read as a block, each line of text given back to the strip it lies in. Each is
+    stacked twice, at about :data:`STRIP_PX` tall and half as large again, and the first reading that is a number
+    (with ``digits``) or text is kept: Tesseract drops a lone 0 at one size and reads it at another."""
     from core.digitize.calibrate.ocr import image_to_data
 
     if not strips:
         return []
+    base = float(np.clip(STRIP_PX / max(1.0, float(np.median([s.shape[0] for s in strips]))), 1.0, 5.0))
     parts, spans, y = [], [], 0
-    width = int(max(s.shape[1] for s in strips) * scale) + 40
+    width = int(max(s.shape[1] for s in strips) * base * 1.5) + 40
     for s in strips:
-        big = cv2.resize(s, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC) if scale != 1 else s
-        gap = max(12, big.shape[0] // 2)
-        part = np.full((big.shape[0] + 2 * gap, width), 255, np.uint8)
-        part[gap : gap + big.shape[0], 20 : 20 + big.shape[1]] = big
-        parts.append(part)
-        spans.append((y, y + part.shape[0]))
-        y += part.shape[0]
-    mosaic = np.concatenate(parts, axis=0)
+        for size in (base, 1.5 * base):
+            big = cv2.resize(s, None, fx=size, fy=size, interpolation=cv2.INTER_CUBIC)
+            gap = max(12, big.shape[0] // 2)
+            part = np.full((big.shape[0] + 2 * gap, width), 255, np.uint8)
+            part[gap : gap + big.shape[0], 20 : 20 + big.shape[1]] = big
+            parts.append(part)
+            spans.append((y, y + part.shape[0]))
+            y += part.shape[0]
     config = "--psm 6" + (" -c tessedit_char_whitelist=0123456789.-" if digits else "")
-    data = image_to_data(mosaic, config=config)
-    out = [""] * len(strips)
+    data = image_to_data(np.concatenate(parts, axis=0), config=config)
+    read = [""] * len(parts)
+    starts = np.array([a for a, _ in spans])
     for i, text in enumerate(data["text"]):
-        if not text.strip():
-            continue
-        yc = data["top"][i] + data["height"][i] / 2
-        k = next((k for k, (a, b) in enumerate(spans) if a <= yc < b), None)
-        if k is not None:
-            out[k] = (out[k] + " " + text.strip()).strip()
+        if text.strip():
+            k = int(np.searchsorted(starts, data["top"][i] + data["height"][i] / 2, side="right") - 1)
+            if k >= 0:
+                read[k] = (read[k] + " " + text.strip()).strip()
+    out = []
+    for k in range(len(strips)):
+        first, second = read[2 * k], read[2 * k + 1]
+        good = [t for t in (first, second) if (number(t.replace(" ", "")) is not None if digits else t)]
+        out.append(good[0] if good else first)
     return out
 
 
@@ -608,7 +623,69 @@ def ends_of(line: Line) -> tuple[float, float, list[Word]] | None:
             return None
         if toks[-1].x0 - toks[-2].x1 < APART * h and not toks[-2].text.endswith(")"):
             return None
+    fitted = _ends_by_spacing(toks, line.cell, line.height)
+    if fitted is not None:
+        left, right = fitted
     return left, right, toks[1:-1]
+
+
+def _nice(value: float) -> float | None:
+    """A value a print labels a track's end with (1, 2, 2.5, 5 times a power of ten, or a whole number of them),
+    when ``value`` is within 4 % of one; None otherwise."""
+    if value <= 0 or not np.isfinite(value):
+        return None
+    power = 10.0 ** np.floor(np.log10(value))
+    for m in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 7.5, 8.0, 10.0):
+        if abs(value - m * power) <= 0.04 * m * power:
+            return float(round(m * power, 10))
+    return None
+
+
+def _ends_by_spacing(toks: list[Word], cell: tuple[float, float], h: float) -> tuple[float, float] | None:
+    """The track's ends where a line of three or more numbers is a scale's ticks (decades ``1 10 100 1000``, or
+    steps ``0 50 100``) and an end is not printed at its wall (a log track's ``10 100 1000`` over 5-5000, or a first
+    ``1`` lost against the border): the ticks' places fix the scale, the wall's place gives the end, kept only when
+    it is a value a print would label (:func:`_nice`). None where the numbers are no such series."""
+    nums = [(w, number(w.text)) for w in toks if number(w.text) is not None]
+    if len(nums) < 3 or len(nums) != len(toks):
+        return None
+    values = np.array([v for _, v in nums])
+    width = cell[1] - cell[0]
+    if width <= 0:
+        return None
+    at_left = nums[0][0].x0 - cell[0] <= 1.5 * h
+    at_right = cell[1] - nums[-1][0].x1 <= 1.5 * h
+    if at_left and at_right:
+        return None  # both ends printed at their walls: nothing to fix
+    ratios = values[1:] / np.where(values[:-1] == 0, np.nan, values[:-1])
+    log = bool(np.all(values > 0) and np.allclose(ratios, ratios[0], rtol=0.02) and ratios[0] >= 2)
+    steps = np.diff(values)
+    linear = bool(np.allclose(steps, steps[0], rtol=0.02) and steps[0] != 0)
+    if not (log or linear):
+        return None
+    # each tick's place: its number is centred on its line (a decade's, a step's); an end against its wall
+    # stands for the wall
+    places = []
+    for k, (w, _) in enumerate(nums):
+        if k == 0 and at_left:
+            places.append(cell[0])
+        elif k == len(nums) - 1 and at_right:
+            places.append(cell[1])
+        else:
+            places.append(0.5 * (w.x0 + w.x1))
+    t = (np.array(places) - cell[0]) / width
+    y = np.log10(values) if log else values
+    slope, offset = np.polyfit(t, y, 1)
+    if np.max(np.abs(offset + slope * t - y)) > (0.08 if log else 0.04 * abs(values[-1] - values[0])):
+        return None  # the ticks are not evenly placed: no scale to extend
+    ends = [offset, offset + slope]
+    if log:
+        ends = [10.0 ** e for e in ends]
+    left = nums[0][1] if at_left else _nice(ends[0]) if log or ends[0] > 0 else (0.0 if abs(ends[0]) < 0.04 * abs(slope) else None)
+    right = nums[-1][1] if at_right else _nice(ends[1])
+    if left is None or right is None:
+        return None
+    return float(left), float(right)
 
 
 def _ruled_between(across: np.ndarray | None, cell: tuple[float, float], top: float, bottom: float) -> bool:
@@ -645,12 +722,34 @@ def _name_lines(lines: list[Line], k: int, across: np.ndarray | None = None) -> 
     return out
 
 
+_SCALE_SAID = re.compile(r"^(?P<name>[A-Za-z][A-Za-z ]*?)\s+Scale\s*:?\s*(?P<a>-?\d+(?:\.\d+)?)\s*-\s*"
+                         r"(?P<b>-?\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z/%]+)?\s*$", re.IGNORECASE)
+
+
+def _scale_said(line: Line) -> Entry | None:
+    """A scale written out in the log body (``Gas Scale: 0-100 units``, ``ROP Scale: 0-5 min/ft``) as an entry."""
+    m = _SCALE_SAID.match(line.text.strip())
+    if m is None:
+        return None
+    name, left, right = m.group("name").strip(), float(m.group("a")), float(m.group("b"))
+    mnemonic = mnemonic_for(name)
+    if mnemonic is None or left == right:
+        return None
+    inks = [w.ink for w in line.words if w.ink is not None]
+    return Entry(name, mnemonic, unit_for(m.group("unit") or ""), left, right, line.cell, line.y0, line.y1,
+                 0.5 * (line.y0 + line.y1), inks[0] if inks else None)
+
+
 def entries(lines: list[Line], across: np.ndarray | None = None) -> list[Entry]:
     """Every line whose first and last words are numbers, as an entry: named by the words between the numbers
     when they name a curve, else by the lines above it in its cell; a line of bare ends right under another
     entry's (no name between) continues that entry (its backup scale)."""
     out: list[Entry] = []
     for k, line in enumerate(lines):
+        said = _scale_said(line)
+        if said is not None:
+            out.append(said)
+            continue
         ends = ends_of(line)
         if ends is None:
             continue
@@ -687,6 +786,10 @@ def entries(lines: list[Line], across: np.ndarray | None = None) -> list[Entry]:
             continue
         name, name_unit, mnem = split_name(name_text)
         if not names_a_curve(name, unit or name_unit) and mnem is None:
+            if not re.search("[A-Za-z]{2}", mid_text) and len(above) == 1:
+                # bare ends under one line that names nothing legible: ends still, for a legend to name by order
+                out.append(Entry("", None, unit, left, right, line.cell, line.y0, line.y1,
+                                 0.5 * (line.y0 + line.y1), None))
             continue
         # a sector's number in the name (``Acoustic Impedance #4``) says more than a small print's bracket, misread
         mnemonic = (mnemonic_for(name) if re.search(r"#\s*\d", name) or known_name(name) else None) or mnem \
