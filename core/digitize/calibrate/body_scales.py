@@ -62,17 +62,15 @@ class _TrackRows:
 
 
 def _pen_of(reading: sw.Reading, item: sw.LegendItem, box_rgb: np.ndarray | None) -> tuple[int, str | None]:
-    """The line style and ink of a legend item's pen sample."""
+    """The line style and ink of a legend item's pen sample: the most inked row of the ink beside its name."""
     h = item.y1 - item.y0
     a, b = max(0, int(item.y0 - 0.3 * h)), min(reading.across.shape[0], int(item.y1 + 0.3 * h) + 1)
     c, d = item.pen
-    crop = np.where(reading.across[a:b, c:d], 0, 255).astype(np.uint8)
-    crop = cv2.copyMakeBorder(crop, 0, 0, 3, 3, cv2.BORDER_CONSTANT, value=255)
-    rows = (0, crop.shape[0])
+    ink = reading.ink if reading.ink is not None else np.where(reading.across, 0, 255).astype(np.uint8)
+    crop = cv2.copyMakeBorder(np.ascontiguousarray(ink[a:b, c:d]), 0, 0, 3, 3, cv2.BORDER_CONSTANT, value=255)
     rgb = None if box_rgb is None else cv2.copyMakeBorder(np.ascontiguousarray(box_rgb[a:b, c:d]), 0, 0, 3, 3,
                                                          cv2.BORDER_CONSTANT, value=(255, 255, 255))
-    thin = cv2.morphologyEx(255 - crop, cv2.MORPH_OPEN, np.ones((1, 2), np.uint8))
-    heavy = int(np.argmax((thin > 0).sum(axis=1)))
+    heavy = int(np.argmax((crop < 128).sum(axis=1)))
     rows = (max(0, heavy - 1), min(crop.shape[0], heavy + 2))
     return _style(crop, rows), _colour(rgb, crop, rows)
 
@@ -308,7 +306,7 @@ INK_SAME_DE = 35.0  # a number printed in the ink of a legend's name (ΔE) is th
 
 def _read_turned(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[float, float]],
                  span: tuple[int, int], dpi: float, box, section: int) -> BodyReading:
-    """A mud log printed to be read sideways (iqa_33-023-01135-0006's kind): the legend's names and the body's
+    """A mud log printed to be read sideways (six of the labelled archive's 36 scans): the legend's names and the body's
     ends are turned, and a track's curves' ends are printed staggered across the track's top, each in its curve's
     ink. Each legend curve takes the numbers of its ink in its track: the one nearest the left border is the left
     end, the one nearest the right border the right end."""

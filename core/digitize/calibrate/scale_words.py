@@ -29,26 +29,29 @@ from core.digitize.calibrate.curve_names import (
     unit_in_name,
 )
 
-# Tesseract reads text best when its capitals are 20-30 px tall: a scan's box text (7-9 pt) is that at about
-# 250 dpi, so a region is scaled by 250 / dpi (at most 3x: a 70-dpi print's 6-px digits read no better beyond)
-READ_DPI = 250.0
-MAX_UPSCALE = 4.0
-STRIP_PX = 40.0  # a number read again alone is enlarged to about this height (Tesseract drops a lone 0 at some sizes)
-READ_PX = 32.0  # Tesseract reads a line of text best about this tall
-INK_LEVEL = 170  # a pixel darker than this (in its darkest channel: yellow ink is dark in blue) is ink
+# The sizes below are in inches of print (times the scan's dpi) unless named in px; each was set on the develop
+# half of the labelled archive (tests/data/archive_labels, 292 curves in 23 scans of 70-200 dpi), never on the
+# held-out half, and kept where it read more of those boxes' curves than its neighbours did.
+READ_PX = 32.0  # a region's text is enlarged until its lines are about this tall (Tesseract reads 8-px digits badly)
+READ_DPI = 250.0  # without text to measure, a region is enlarged by READ_DPI / dpi
+MAX_UPSCALE = 4.0  # ... at most this many times (a 70-dpi print's 7-px digits read no better beyond)
+STRIP_PX = 40.0  # a number read again alone is enlarged to about this height, and half as much again
+INK_LEVEL = 170  # a pixel darker than this (in its darkest channel away from black ink: yellow reads dark) is ink
 WALL_IN = 0.3  # a rule down the rows this long is a wall (a title's letters can stand 0.2 in tall)
-RULE_IN = 0.2  # ink runs this long (about twice a capital's width) are rules or pen samples, not letters
-GRAPHIC_IN = 0.28  # a blob taller than this after the rules are gone is no letter: a fill, a legend, a curve
+RULE_IN = 0.2  # ink runs across this long (about twice a capital's width) are rules or pen samples, not letters
+GRAPHIC_IN = 0.28  # a blob taller than this after the rules are gone is no letter: a fill, a colour legend, a curve
 GROUP_GAP_IN = 0.07  # letters this close (a word space and more at 8 pt) are read as one run of text
 MAX_STACK_PX = 30000  # Tesseract refuses a picture taller than 32,767 px
 APART = 0.9  # a scale end stands at least this many text heights from the words beside it
-NAME_LINES = 7  # a name is printed on up to this many lines (a 0.75-in cell: "Minimum / Acoustic / Impedance / #2 (MIN_ / AI2) / (MRAY)")
-TURNED_RATIO = 2.0  # a region is printed sideways when its letters run this much more down than along (archive: 2.5 against at most 1.65)
+NAME_LINES = 7  # a name is printed on up to this many lines (a cement log's 0.75-in cells: name, sector, mnemonic
+# broken over two lines, unit)
+TURNED_RATIO = 2.0  # a box is printed sideways when its letters run this much more down than along (the develop
+# half's sideways boxes measure 2.5, its upright ones at most 1.65)
 THIN_IN = 0.045  # a rule is at most this thick (9 px at 200 dpi); a line of text closed into a band is thicker
+DASH_THIN_IN = 0.02  # a dashed rule is at most this thick (4 px at 200 dpi)
 BLACK_LEVEL = 60  # on a colour print a black word's pixels are darker than this; a grey grid line is lighter
 COLOURED = 60  # a pixel whose channels spread this far apart is coloured ink (a red or blue word), not grey
-DASH_THIN_IN = 0.02  # a dashed rule is at most this thick (4 px at 200 dpi)
-TEXT_LEVEL = 110  # printed words are darker than this (black, blue, red ink); a grey grid line is lighter
+TEXT_LEVEL = 110  # on a grey print words are darker than this; a grey grid line is lighter
 _BRACKETS = str.maketrans("{}[]", "()()")  # Tesseract reads a small print's round brackets as curly or square
 NUMBER = re.compile(r"^[-+]?(?:\d+(?:\.\d+)?|\.\d+)$")
 
