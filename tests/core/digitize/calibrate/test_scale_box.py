@@ -172,3 +172,30 @@ def test_the_labelled_boxes_curves_are_read(shared_data):
 def test_split_json_names_the_boxes_used_here_as_developed_on():
     split = json.loads((LABELS / "split.json").read_text())
     assert all(name[:12] in split["develop"] for name, _ in ARCHIVE_BOXES)
+
+
+def test_a_legend_s_curves_take_their_ends_from_the_body_and_changes_land_on_their_curves():
+    """A mud log's legend names TG, C1 and C2 in a track; the body prints ``0 TG (units) 100`` and one row of bare
+    ends ``1 … 1000``: TG takes its own, C1 and C2 the bare ones. A change printed for TG further down lands on TG
+    (and not on another track's TG); one no curve takes is dropped and said."""
+    from core.digitize.calibrate import body_scales as bs
+
+    track = (700.0, 980.0)
+    across = np.zeros((100, 1000), bool)
+    across[10:12, 900:960] = True  # every legend item's pen sample, solid
+    reading = sw.Reading([], [], np.full((100, 1000), 255, np.uint8), 1.0, across, [],
+                         np.where(across, 0, 255).astype(np.uint8))
+    legend = [sw.LegendItem(n, "UNITS", n, (700.0, 980.0), 5.0, 15.0, None, (900, 960)) for n in ("TG", "C1", "C2")]
+    entries = [sw.Entry("TG", "TG", "UNITS", 0, 100, track, 0, 10, 5),
+               sw.Entry("", None, "", 1, 1000, track, 20, 30, 25)]
+    rows = bs._name_ends(entries, legend, reading, None, track, 3000, 0)
+    assert {(r.mnemonic, r.left, r.right, r.row) for r in rows} == {
+        ("TG", 0, 100, 3005), ("C1", 1, 1000, 3025), ("C2", 1, 1000, 3025)}
+    curves = curves_from_rows(rows + [ScaleRow((10.0, 300.0), "TG", "UNITS", 0, 50, 1, 0, mnemonic="TG")],
+                              keep_names=True)
+    changes = [bs.ScaleChange(["TG"], track, 7500.0, 0, 300), bs.ScaleChange(["ROP"], track, 9000.0, 0, 5)]
+    bs.attach_changes(curves, changes)
+    by = {(c["mnemonic"], c["track"][0]): c for c in curves}
+    assert by[("TG2", 700.0)]["scale_changes"] == [{"from_pixel": 7500.0, "scale": [0, 300]}]  # numbered: a second TG
+    assert "scale_changes" not in by[("TG", 10.0)] and [c.kept for c in changes] == [True, False]
+    assert bs._peaks(np.array([0.1, 0.9, 0.8, 0.2, 0.7, 0.3]), 0.5, 2) == [1, 4]  # one match a row apart kept
