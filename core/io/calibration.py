@@ -49,6 +49,9 @@ class CurveSpec:
     # read from the scan's scale box by a proposal (``core/digitize/calibrate/scale_box.py``) and not yet confirmed by the
     # user: ``digitize`` refuses such a curve unless told ``--accept-proposed``
     proposed: bool = False
+    # the scale printed anew partway down the log (a mud log's gas scale changed while drilling): (from_depth,
+    # (s0, s1)) in order of depth; from that depth on, down the page, the track reads the new ends (optional)
+    scale_changes: list[tuple[float, tuple[float, float]]] = field(default_factory=list)
 
     # -- pixel ↔ value -------------------------------------------------
     @property
@@ -86,13 +89,30 @@ class CurveSpec:
         """Value of a trace at pixel ``pos`` having wrapped ``wraps`` whole track widths."""
         return self.value_of_fraction(self.fraction_of(pos) + np.asarray(wraps, dtype=np.float64))
 
-    def value_of_fraction(self, t) -> np.ndarray:
-        """Value at unwrapped fraction ``t`` of the track (linear, or s0·(s1/s0)^t on a log track)."""
+    def value_of_fraction(self, t, scale=None) -> np.ndarray:
+        """Value at unwrapped fraction ``t`` of the track (linear, or s0·(s1/s0)^t on a log track); ``scale``: the
+        ends to read it on (:meth:`scales_at`, one pair per value), else the curve's ``scale``."""
         t = np.asarray(t, dtype=np.float64)
-        s0, s1 = self.scale
+        if scale is None:
+            s0, s1 = self.scale
+        else:
+            ends = np.asarray(scale, dtype=np.float64)
+            s0, s1 = ends[..., 0], ends[..., 1]
         if self.log:
             return s0 * np.power(s1 / s0, t)
         return s0 + t * (s1 - s0)
+
+    def scales_at(self, depths, down_is_deeper: bool = True) -> np.ndarray:
+        """The ends (s0, s1) the track reads at each depth, one row per depth: ``scale``, or the last of
+        ``scale_changes`` whose ``from_depth`` lies above the depth on the page (at or below it in depth when
+        depth increases down the page, ``down_is_deeper``; at or above it in depth when it decreases)."""
+        d = np.asarray(depths, dtype=np.float64)
+        out = np.empty(d.shape + (2,))
+        out[...] = self.scale
+        for from_depth, ends in sorted(self.scale_changes, reverse=not down_is_deeper):
+            past = d >= from_depth if down_is_deeper else d <= from_depth
+            out[past] = ends
+        return out
 
     def unwrapped_fraction(self, value) -> np.ndarray:
         v = np.asarray(value, dtype=np.float64)
@@ -138,6 +158,9 @@ class CurveSpec:
             d["backup_colour"] = self.backup_colour
         if self.proposed:
             d["proposed"] = True
+        if self.scale_changes:
+            d["scale_changes"] = [{"from_depth": float(depth), "scale": [float(a), float(b)]}
+                                  for depth, (a, b) in self.scale_changes]
         return d
 
 

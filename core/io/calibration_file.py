@@ -141,6 +141,22 @@ class _Strict(BaseModel):
     model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
 
 
+class ScaleChangeFields(_Strict):
+    """One entry of a curve's ``scale_changes``: from this depth down the curve reads on this scale (a new box
+    printed partway down the log: a mud log's gas scale widened)."""
+
+    from_depth: Number
+    scale: Pair
+
+    @model_validator(mode="after")
+    def _ends(self):
+        if abs(self.from_depth) >= MAX_DEPTH:
+            raise _fail(f"{self.from_depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})", "from_depth")
+        if self.scale[0] == self.scale[1]:
+            raise _fail(f"both ends are {self.scale[0]:g}", "scale")
+        return self
+
+
 class CurveFields(_Strict):
     """One entry of ``curves``."""
 
@@ -157,6 +173,7 @@ class CurveFields(_Strict):
     unit: Text = ""
     description: Text = ""
     proposed: Flag = False
+    scale_changes: Annotated[list[ScaleChangeFields], BeforeValidator(_list_of("{from_depth, scale}"))] = []
 
     @field_validator("mnemonic", mode="before")
     @classmethod
@@ -218,13 +235,20 @@ class CurveFields(_Strict):
         if self.backup_colour is not None and (self.backup is None or self.colour is None):
             raise _fail("the backup scale's ink needs a backup scale (\"backup\") and the curve's own ink "
                         "(\"colour\")", "backup_colour")
+        for k, change in enumerate(self.scale_changes):
+            if self.log and min(change.scale) <= 0:
+                raise _fail(f"a log track needs positive ends, got {list(change.scale)}", f"scale_changes[{k}].scale")
+        depths = sorted(c.from_depth for c in self.scale_changes)
+        if any(b == a for a, b in zip(depths, depths[1:])):
+            raise _fail("two changes at one depth", "scale_changes")
         return self
 
     def spec(self) -> CurveSpec:
         return CurveSpec(mnemonic=self.mnemonic, unit=self.unit, description=self.description, klass=self.klass,
                          track=self.track, scale=self.scale, log=self.log, wrap=self.wrap, backup=self.backup,
                          plot_colour=self.color if isinstance(self.color, str) else None, colour=self.colour,
-                         backup_colour=self.backup_colour, proposed=self.proposed)
+                         backup_colour=self.backup_colour, proposed=self.proposed,
+                         scale_changes=sorted((c.from_depth, tuple(c.scale)) for c in self.scale_changes))
 
 
 class SectionFields(_Strict):

@@ -99,6 +99,18 @@ def test_backup_side_round_trips_and_places_the_value(tmp_path):
          "curves[0].backup_colour: the backup scale's ink needs a backup scale"),
         (lambda d: d["curves"][0].update(backup="high", backup_colour="#ff0000"),
          "curves[0].backup_colour: the backup scale's ink needs a backup scale"),
+        (lambda d: d["curves"][0].update(scale_changes={"from_depth": 1200}), "curves[0].scale_changes: expected a list"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"scale": [0, 300]}]),
+         "curves[0].scale_changes[0].from_depth: missing"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [5, 5]}]),
+         "curves[0].scale_changes[0].scale: both ends are 5"),
+        (lambda d: d["curves"][1].update(scale_changes=[{"from_depth": 1200, "scale": [0, 100]}]),
+         "curves[1].scale_changes[0].scale: a log track needs positive ends"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1e9, "scale": [0, 300]}]),
+         "curves[0].scale_changes[0].from_depth: 1e+09 is deeper than any well"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [0, 300]},
+                                                        {"from_depth": 1200, "scale": [0, 600]}]),
+         "curves[0].scale_changes: two changes at one depth"),
     ],
 )
 def test_invalid_calibration_names_the_field(tmp_path, edit, field):
@@ -293,3 +305,16 @@ def test_a_track_outside_the_picture_names_the_calibration_and_the_scan(tmp_path
     part = cal.section_calibration(0) if cal.sections else Calibration.from_dict(GOOD, "y.calib.json")
     with pytest.raises(CalibrationError, match="y.calib.json"):
         part.check_fits((18000, 800))
+
+
+def test_scale_changes_round_trip_in_depth_order_and_a_file_without_them_stays_valid(tmp_path):
+    data = json.loads(json.dumps(GOOD))
+    data["curves"][0]["scale_changes"] = [{"from_depth": 1500, "scale": [0, 600]}, {"from_depth": 1200, "scale": [0, 300]}]
+    cal = Calibration.load(_write(tmp_path, data))
+    assert cal.curves[0].scale_changes == [(1200.0, (0.0, 300.0)), (1500.0, (0.0, 600.0))]
+    written = cal.as_dict()["curves"]
+    assert written[0]["scale_changes"] == [{"from_depth": 1200.0, "scale": [0.0, 300.0]},
+                                           {"from_depth": 1500.0, "scale": [0.0, 600.0]}]
+    assert "scale_changes" not in written[1]
+    assert Calibration.from_dict(json.loads(json.dumps(cal.as_dict()))).curves[0].scale_changes == cal.curves[0].scale_changes
+    assert Calibration.load(_write(tmp_path, GOOD)).curves[0].scale_changes == []
