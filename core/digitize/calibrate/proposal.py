@@ -64,9 +64,11 @@ class Proposal:
 
     def _file_dict(self, picks, depth_unit: str, step: float) -> dict:
         """The fields a calibration file and a refusal's draft share: these picks, the curves, the tracks."""
+        from core.digitize.calibrate.scale_box import changes_by_depth
+
         return {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
                 "depth_picks": [[round(p, 2), v] for p, v in picks], "step": step,
-                "curves": [dict(c) for c in self.curves],
+                "curves": changes_by_depth(self.curves, [(s.start, s.stop, s.picks) for s in self.sections], picks),
                 "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
 
     def draft_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
@@ -293,17 +295,18 @@ def _lay_out(canon: np.ndarray, darkness: np.ndarray, spans: list[tuple[tuple[in
 
 def _read_box(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: float | None,
               rgb: np.ndarray | None) -> None:
-    """The curves of the scale box above the first section (``core/digitize/calibrate/scale_box.py``; ``rgb``: the
-    scan's colour pixels, in its own frame, for the pens' inks), and that section's tracks split where a box ends
-    on a line inside one (``tracks.split_at_boxes``); in place."""
-    from core.digitize.calibrate.scale_box import box_columns, read_scale_box
+    """The curves of the scale boxes above the sections and the scales printed in the log body
+    (``core/digitize/calibrate/scale_box.py: read_scales``, each section's box read against its own tracks;
+    ``rgb``: the scan's colour pixels, in its own frame, for the pens' inks), and the first section's tracks split
+    where a box ends on a line inside one (``tracks.split_at_boxes``); in place."""
+    from core.digitize.calibrate.scale_box import read_scales
 
     first = prop.sections[0]
-    a, b = box_columns(first.start, dpi)
-    # upright, as the box is read: a tall scan's rows are already depth down, a wide one's columns are turned
-    box_rgb = None if rgb is None else rgb[a:b] if prop.depth_axis == "y" else rgb[:, a:b].swapaxes(0, 1)
-    prop.curves, said = read_scale_box(canon, first.tracks, first.start, dpi, box_rgb)
-    prop.messages.append(said)
+    # upright, as the boxes are read: a tall scan's rows are already depth down, a wide one's columns are turned
+    upright_rgb = None if rgb is None else rgb if prop.depth_axis == "y" else rgb.swapaxes(0, 1)
+    prop.curves, said = read_scales(canon.T, upright_rgb, first.tracks, [(s.start, s.stop) for s in prop.sections],
+                                    dpi, section_tracks=[s.tracks for s in prop.sections])
+    prop.messages += said
     lines = [r for r, _ in along_depth_lines(canon[:, first.start : first.stop],
                                              darkness[:, first.start : first.stop])]
     split = split_at_boxes(first.tracks, [tuple(c["track"]) for c in prop.curves], lines)
