@@ -235,6 +235,9 @@ def propose_scan(scan, depth_axis: str | None = None, depth_unit: str = "FT", pr
     return propose(image, axis, dpi=dpi, depth_unit=depth_unit, progress=progress, rgb=scan.rgb)
 
 
+HEADER_EDGE_IN = 1.0  # a stretch found in its own lines that starts this near the page's top edge is the header's
+#   tables (a cement log's header printed sideways, its rules a grid): the archive's 49 labelled log bodies start
+#   7.6 in and more below the top, every one under its header
 HEARTBEAT_S = 0.5  # a step that reports nothing itself is waited for in beats this long, each reported
 
 
@@ -264,11 +267,15 @@ def _lay_out(canon: np.ndarray, darkness: np.ndarray, spans: list[tuple[tuple[in
     between separators (``tracks.py``). A stretch is a section where it holds a curve track: gridded (a header's
     ruled table, a tail's listing are boxes with a rule or two inside) or, between framing lines, an image; one
     found in its own lines only (``find_all_sections``'s later rounds, where the page's main layout did not
-    outvote it) where it holds a gridded track. A picture with no body found is one section, read whole."""
+    outvote it) where it holds a gridded track and does not start at the page's top edge
+    (:data:`HEADER_EDGE_IN`). A picture with no body found is one section, read whole."""
     from core.digitize.calibrate.columns import GRID_LINES, body_columns
 
     sections, fallback = [], []
     for k, ((a, b), later) in enumerate(spans or [((0, canon.shape[1]), False)]):
+        if later and a < HEADER_EDGE_IN * (dpi or 100.0):
+            report(k + 1, max(1, len(spans)))
+            continue  # found in its own lines only, at the page's top edge: the header's ruled tables
         found, cols = body_columns(darkness, a, b, dpi) if spans else (None, [])
         if later and not any(c.kind == "track" and len(c.inner) >= GRID_LINES for c in cols):
             report(k + 1, max(1, len(spans)))
@@ -278,7 +285,7 @@ def _lay_out(canon: np.ndarray, darkness: np.ndarray, spans: list[tuple[tuple[in
             sec.tracks = [(c.lo, c.hi) for c in cols if c.kind == "track"]
             sec.columns = [{"kind": "other", "cols": [round(c.lo, 1), round(c.hi, 1)], "lines": len(c.inner),
                             "ink": round(c.ink, 3)} for c in cols if c.kind != "track"]
-            holds = True
+            sec.framed = holds = True
         else:
             lines = (along_depth_lines(canon[:, a:b], darkness[:, a:b]) if spans else picture_lines) or picture_lines
             tracks, separators = propose_tracks(canon[:, a:b], darkness[:, a:b], lines)
@@ -298,7 +305,9 @@ def _read_box(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: floa
     """The curves of the scale boxes above the sections and the scales printed in the log body
     (``core/digitize/calibrate/scale_box.py: read_scales``, each section's box read against its own tracks;
     ``rgb``: the scan's colour pixels, in its own frame, for the pens' inks), and the first section's tracks split
-    where a box ends on a line inside one (``tracks.split_at_boxes``); in place."""
+    where a box ends on a line inside one (``tracks.split_at_boxes``) unless its framing lines parted them
+    already (a box's cells over the sectors of a cement log's image track end on its sector lines: the framed
+    tracks were right, the split ones not); in place."""
     from core.digitize.calibrate.scale_box import read_scales
 
     first = prop.sections[0]
@@ -307,6 +316,8 @@ def _read_box(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: floa
     prop.curves, said = read_scales(canon.T, upright_rgb, first.tracks, [(s.start, s.stop) for s in prop.sections],
                                     dpi, section_tracks=[s.tracks for s in prop.sections])
     prop.messages += said
+    if first.framed:  # its tracks are already parted by the lines that run on into its box
+        return
     lines = [r for r, _ in along_depth_lines(canon[:, first.start : first.stop],
                                              darkness[:, first.start : first.stop])]
     split = split_at_boxes(first.tracks, [tuple(c["track"]) for c in prop.curves], lines)
