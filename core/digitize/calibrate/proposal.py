@@ -184,9 +184,9 @@ def propose(image: np.ndarray, depth_axis: str | None = None, ocr: bool = True, 
     canon = to_canonical(image, axis)
     prop = Proposal(axis)
     report(0.0)
-    darkness = ink_map(canon)
+    darkness = _beating(lambda: ink_map(canon), lambda: report(0.0))
     report(0.04)
-    picture_lines = along_depth_lines(canon, darkness)
+    picture_lines = _beating(lambda: along_depth_lines(canon, darkness), lambda: report(0.04))
     report(0.08)
     def lines_of(a: int, b: int) -> list[float]:
         return [r for r, _ in along_depth_lines(canon[:, a:b], darkness[:, a:b])]
@@ -241,10 +241,11 @@ HEADER_EDGE_IN = 1.0  # a stretch found in its own lines that starts this near t
 HEARTBEAT_S = 0.5  # a step that reports nothing itself is waited for in beats this long, each reported
 
 
-def _beating(work, beat) -> None:
-    """``work()`` run in a thread while this one calls ``beat()`` every :data:`HEARTBEAT_S` until it is done: a
-    step that says nothing of its progress (the scale box's reading) still lets a caller cancel from ``beat``
-    within a beat. A cancel leaves the step to end on its own (its Tesseract calls, a second or two)."""
+def _beating(work, beat):
+    """``work()``'s result, run in a thread while this one calls ``beat()`` every :data:`HEARTBEAT_S` until it is
+    done: a step that says nothing of its progress (the ink map and the lines of a 66,000-row scan, 1-4 s each; the
+    scale box's reading) still lets a caller cancel from ``beat`` within a beat. A cancel leaves the step to end on
+    its own (a second or two)."""
     from concurrent.futures import ThreadPoolExecutor, wait
 
     pool = ThreadPoolExecutor(max_workers=1)
@@ -252,7 +253,7 @@ def _beating(work, beat) -> None:
         future = pool.submit(work)
         while not wait([future], timeout=HEARTBEAT_S).done:
             beat()
-        future.result()
+        return future.result()
     finally:
         pool.shutdown(wait=False)
 
@@ -402,9 +403,11 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
     from core.digitize.calibrate.depth_numbers import read_numbers
 
     n = len(prop.sections)
-    lines = [depth_line_positions(canon[:, s.start : s.stop], s.tracks, darkness[:, s.start : s.stop]) + s.start
-             for s in prop.sections]
-    report(0.02)
+    lines = []
+    for k, s in enumerate(prop.sections):  # each reported: a 66,000-row page's three bodies take a second or two
+        lines.append(depth_line_positions(canon[:, s.start : s.stop], s.tracks, darkness[:, s.start : s.stop])
+                     + s.start)
+        report(0.02 * (k + 1) / n)
     order = sorted(range(n), key=lambda k: lines[k].size == 0)  # sections with depth lines first
     moves: list[float] = []
     budget = [TRACK_READING_MPX]
