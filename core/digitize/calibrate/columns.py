@@ -245,6 +245,9 @@ class Column:
 MIN_COLUMN_PX = 6  # two framing lines closer than this are one double line, not a column between them
 MIN_TRACK_IN = 0.7  # no curve track is narrower (the archive's narrowest: 0.74 in; its depth columns up to 0.88 in)
 GRID_LINES = 4  # a column this wide with this many lines inside is a gridded track ...
+FILL_INK = 0.25  # ... and its ink covers less than this share of it: a lithology column's patterns are ruled into
+#   lines too, and fill it (0.29-0.36 over the develop half's gridded lithology columns; its 64 gridded curve tracks
+#   0.01-0.22, a curve and its grid on paper)
 BUSY_SHARE = 0.5  # ... unless six strokes or more cross it along this share of the body: text blocks or a plot
 #   (the mud logs' well-bore column, 0.83-0.94; curve tracks 0-0.34) or an image (VDL, radii: 0.88-1.0) ...
 IMAGE_INK = 0.15  # ... which is an image track where its ink covers this share of it (images 0.18-0.46, text 0.08-0.12)
@@ -295,7 +298,7 @@ def classify(col: Column, dpi: float | None) -> str:
     if col.busy >= BUSY_SHARE:
         return "track" if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED else "other"
     if len(col.inner) >= GRID_LINES:
-        return "track"
+        return "track" if col.ink < FILL_INK else "other"
     return "track" if col.inked >= OPEN_INKED and col.ink >= OPEN_INK else "other"
 
 
