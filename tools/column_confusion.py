@@ -1,7 +1,7 @@
 """How the column classifier scores every labelled column of the archive: curve track or not, a confusion table.
 
     python3 tools/column_confusion.py tests/data/archive_labels ../shared/data/archive [--split develop]
-        [--only NAME ...] [--cache DIR] [--verbose]
+        [--only NAME ...] [--cache DIR] [--verbose] [--export FILE]
 
 For each labelled scan of the split, each stretch of log body the proposal finds (``find_all_sections``, as
 ``propose`` finds them) is read once for its lines along depth, with how far each runs on into the header's and
@@ -33,7 +33,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.digitize.calibrate.columns import (  # noqa: E402
-    BodyLine, BodyLines, Column, classify, columns_of, mark_frames, measure, section_lines)
+    BodyLine,
+    BodyLines,
+    Column,
+    classify,
+    columns_of,
+    mark_frames,
+    measure,
+    section_lines,
+)
 
 TOLERANCE_PX = 5.0
 CACHE_VERSION = 1
@@ -170,6 +178,43 @@ def score(labels_dir: Path, scans_dir: Path, split: str, only: list[str] | None,
     return {"table": table, "kinds": kinds, "scans": scans, "scans_right": scans_right, "rows": rows_out}
 
 
+def export(labels_dir: Path, scans_dir: Path, split: str, cache: Path) -> dict:
+    """What the classifier and the framing rule read of every labelled section of the split, for a test that
+    replays them without the scans: each body's lines (centre, strength, darkness, up, down) with its labelled
+    tracks and other columns, and each labelled column measured between its labelled borders."""
+    from core.evaluation.archive_labels import load_folder, load_split
+
+    half = {w: name for name, wells in load_split(labels_dir).items() for w in wells}
+    out = {"source": f"tools/column_confusion.py --export, the {split} half of {labels_dir.name}",
+           "bodies": [], "columns": []}
+    for lab in load_folder(labels_dir):
+        if split != "all" and half.get(lab.well) != split:
+            continue
+        meta = _read_bodies(scans_dir / lab.scan, cache)
+        for s_i, sec in enumerate(lab.sections):
+            b_i = _matching_body(meta["bodies"], sec.rows)
+            if b_i is None:
+                continue
+            body = meta["bodies"][b_i]
+            out["bodies"].append({
+                "scan": lab.stem, "section": s_i, "dpi": meta["dpi"], "boxed": body["boxed"],
+                "lines": [[round(ln["centre"], 2), round(ln["strength"], 4), round(ln["darkness"], 4),
+                           round(ln["up"], 4), round(ln["down"], 4)] for ln in body["lines"]],
+                "tracks": [list(t) for t in sec.tracks], "other": [list(o["cols"]) for o in sec.other_columns]})
+            lines = [BodyLine(**{**ln, "rows": tuple(ln["rows"])}) for ln in body["lines"]]
+            ink = body["ink"].astype(np.float32)
+            labelled = [("track", t, "track") for t in sec.tracks] + \
+                       [("other", o["cols"], o["kind"]) for o in sec.other_columns]
+            for truth, (lo, hi), kind in labelled:
+                col = Column(float(lo), float(hi), [ln for ln in lines if lo + TOLERANCE_PX < ln.centre < hi - TOLERANCE_PX])
+                measure(col, ink)
+                out["columns"].append({"scan": lab.stem, "truth": truth, "kind": kind, "cols": [lo, hi],
+                                       "lines": len(col.inner), "ink": round(col.ink, 4),
+                                       "inked": round(col.inked, 4), "busy": round(col.busy, 4),
+                                       "dpi": meta["dpi"]})
+    return out
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("labels", type=Path)
@@ -178,7 +223,12 @@ def main() -> int:
     p.add_argument("--only", nargs="+")
     p.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "welltrace" / "columns")
     p.add_argument("--verbose", action="store_true", help="one line per labelled column, with its measures")
+    p.add_argument("--export", type=Path, metavar="FILE",
+                   help="write what the classifier and the framing rule read of every labelled section (JSON)")
     a = p.parse_args()
+    if a.export:
+        a.export.write_text(json.dumps(export(a.labels, a.scans, a.split, a.cache), separators=(",", ":")) + "\n")
+        return 0
     out = score(a.labels, a.scans, a.split, a.only, a.cache, a.verbose)
     for line in out["rows"]:
         print(line)
