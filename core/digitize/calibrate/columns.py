@@ -28,8 +28,6 @@ LOCAL_IN = 0.25  # ... within this far across either side of the line (the box c
 FRAME_WEIGHT = 0.4  # ... and weighs at least this share of the median of the lines that do
 SNAP_ROWS = 4  # a border's box rule is looked for this far across from the line's centre
 RULE_SHARE = 0.5  # a column along depth dark over this share of those rows is a rule across (a box's edge)
-BOTH_SHARE = 0.6  # a line drawn along this share of both the header's and the footer's first box rows ...
-HEAVIER = 1.25  # ... frames a column where it is this many times as heavy as any other line of that column
 
 
 @dataclass
@@ -199,30 +197,10 @@ def mark_frames(found: BodyLines) -> BodyLines:
         least = FRAME_WEIGHT * float(np.median(running))
         for ln in lines:
             ln.frame = ln.runs_on and ln.strength >= least
-    ordered = sorted(lines, key=lambda ln: ln.centre)
-    _frame_heavy_borders(ordered)
     # the outermost lines frame the body anyway: only a framing line inside it says how its columns are parted
+    ordered = sorted(lines, key=lambda ln: ln.centre)
     found.framed = found.boxed and any(ln.frame for ln in ordered[1:-1])
     return found
-
-
-def _frame_heavy_borders(ordered: list[BodyLine]) -> None:
-    """Mark as framing the lines that run on into both boxes part of the way (:data:`BOTH_SHARE`) and outweigh
-    every other line of the column they stand in (:data:`HEAVIER`); in place. A border may reach a box's first row
-    broken by the box's own print (01135-0002's border between its two resistivity tracks runs along 0.76 of the
-    header's row and 0.61 of the footer's, 1.5 times its column's next heaviest line); a grid line that does as much
-    is no heavier than its neighbours. Of the 981 lines inside the framed columns of the archive's develop half, 15
-    run on along 0.6 of both rows: that border, and 14 lines of the cement logs' image grids (02310, 02311; up to
-    0.87 and 0.73), each as heavy as the heaviest other line of its column."""
-    frames = [i for i, ln in enumerate(ordered) if ln.frame or i in (0, len(ordered) - 1)]
-    for a, b in zip(frames, frames[1:]):
-        inner = ordered[a + 1 : b]
-        for ln in inner:
-            if min(ln.up, ln.down) < BOTH_SHARE:
-                continue
-            others = [o.strength for o in inner if o is not ln]
-            if not others or ln.strength >= HEAVIER * max(others):
-                ln.frame = True
 
 
 @dataclass

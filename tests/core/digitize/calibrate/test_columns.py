@@ -117,24 +117,6 @@ def test_a_body_with_no_box_beside_it_says_so_and_a_double_line_makes_no_column(
     assert [(c.lo, c.hi) for c in columns_of(double)] == [(23.0, 270.0)]
 
 
-def test_a_border_the_boxs_print_breaks_frames_where_it_outweighs_its_columns_grid():
-    """A border that runs on into both boxes part of the way (not the :data:`FRAME_SHARE` a framing line needs)
-    frames a column where it outweighs every other line of that column; grid lines that run on as far, each as heavy
-    as its neighbours, do not (the cement logs' image grids)."""
-    from core.digitize.calibrate.columns import BodyLine, BodyLines, mark_frames
-
-    def body(middle_strength: float) -> list[float]:
-        lines = [BodyLine(20.0, 5.0, 1.0, up=1.0, down=1.0)]
-        lines += [BodyLine(20.0 + 50 * k, 1.0 if k % 3 else 2.0, 1.0, up=0.35, down=0.4) for k in range(1, 20)]
-        lines += [BodyLine(1020.0, 5.0, 1.0, up=1.0, down=1.0)]
-        lines[10] = BodyLine(520.0, middle_strength, 1.0, up=0.76, down=0.61)
-        found = mark_frames(BodyLines(lines, boxed=True))
-        return [ln.centre for ln in found.lines if ln.frame]
-
-    assert body(3.0) == [20.0, 520.0, 1020.0]
-    assert body(2.0) == [20.0, 1020.0]  # no heavier than the column's heavy grid lines: one of them
-
-
 def test_a_gridded_column_its_ink_fills_is_no_curve_track():
     """Lithology patterns are ruled into lines the grid reading finds, and fill their column; a curve track's grid
     holds a curve on paper."""
@@ -170,17 +152,19 @@ def test_every_labelled_column_of_the_archives_develop_half_is_told_track_or_not
     assert table[("other", "other")] >= 94 and table[("other", "track")] <= 1, table
 
 
-def test_the_framing_lines_of_the_archives_develop_half_part_every_labelled_track():
+def test_the_framing_lines_of_the_archives_develop_half_part_its_labelled_tracks():
     """Each labelled section's lines (how far each runs on into the boxes, how heavy) framed as
-    :func:`mark_frames` does: every labelled curve track is a column within 5 px (97 of 97; 95 before a heavy
-    border that runs on part of the way framed a column: 01135-0002's two resistivity tracks were one)."""
+    :func:`mark_frames` does: every labelled curve track is a column within 5 px but 01135-0002's two resistivity
+    tracks, whose shared border runs on along 0.76 of the header's first box row and 0.61 of the footer's (a heavy
+    grid line of the held-out 02079's density track runs on as far: no share tells them apart)."""
     from core.digitize.calibrate.columns import BodyLine, BodyLines, mark_frames
 
-    parted, labelled = 0, 0
+    missed, labelled = [], 0
     for b in _develop()["bodies"]:
         lines = [BodyLine(c, s, d, up=u, down=w) for c, s, d, u, w in b["lines"]]
         cols = columns_of(mark_frames(BodyLines(lines, boxed=b["boxed"])))
         for lo, hi in b["tracks"]:
             labelled += 1
-            parted += any(abs(c.lo - lo) <= 5 and abs(c.hi - hi) <= 5 for c in cols)
-    assert labelled == 97 and parted == 97, (parted, labelled)
+            if not any(abs(c.lo - lo) <= 5 and abs(c.hi - hi) <= 5 for c in cols):
+                missed.append((b["scan"], lo, hi))
+    assert labelled == 97 and missed == [("33-023-01135-0002", 670, 1170), ("33-023-01135-0002", 1170, 1670)], missed
