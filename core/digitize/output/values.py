@@ -10,12 +10,15 @@ from core.io.calibration import Calibration, CurveSpec
 OFF_SCALE_PX = 1.5  # how far past its track's end a curve without a backup scale may read (a pen's half width)
 
 
-def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: np.ndarray) -> np.ndarray:
-    """Curve values at LAS depths: unwrapped track fraction interpolated along depth. A curve without a backup
-    scale never reads past its printed scale: a position beyond the track's end is NULL."""
+def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: np.ndarray,
+                    passes_off: frozenset[str] = frozenset()) -> np.ndarray:
+    """Curve values at LAS depths: unwrapped track fraction interpolated along depth, with the values' passes
+    (``core/digitize/rules/passes.py``; ``passes_off`` switches them off by name): ``off_scale``, a curve without a
+    backup scale never reads past its printed scale (a position beyond the track's end is NULL), and
+    ``far_from_column``, a depth sample takes a value only where a traced column lies within one pixel."""
     cols = trace.position.size
     position = trace.position
-    if not spec.wrap:
+    if not spec.wrap and "off_scale" not in passes_off:
         margin = OFF_SCALE_PX / max(spec.track_width, 1.0)
         with np.errstate(invalid="ignore"):
             f = spec.fraction_of(position)
@@ -29,8 +32,7 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
         return out
     col = np.arange(cols)
     ti = np.interp(px, col[ok], t[ok])
-    # a depth sample takes a value only if an observed (or bridged) column lies within one pixel
-    near = np.interp(px, col, ok.astype(np.float64)) > 0.5
+    near = np.interp(px, col, ok.astype(np.float64)) > 0.5 if "far_from_column" not in passes_off else True
     return spec.value_of_fraction(np.where(inside & near, ti, np.nan))
 
 

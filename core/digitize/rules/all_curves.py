@@ -18,11 +18,12 @@ import numpy as np
 from core.common.runs import distance_to_true, true_runs
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
-from core.digitize.rules.confidence import STEEP_CONFIDENCE, cap_steep, capped, column_confidence, stroke_across
-from core.digitize.rules.curve import trace_curve
+from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns, stroke_across
+from core.digitize.rules.curve import _rides, trace_curve
 from core.digitize.rules.ink_levels import levels_by_ink
+from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
-from core.digitize.rules.riding import grid_rides, neighbour_rides, strength_along
+from core.digitize.rules.riding import neighbour_rides, strength_along
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
 from core.digitize.trace.params import Trace, TraceParams
 from core.io.calibration import Calibration, CurveSpec
@@ -91,24 +92,28 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
-    if params.ink_checks:
+    if params.ink_checks and (params.runs("neighbour_ride") or params.runs("neighbour_doubt")):
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
-    _fill_hidden(traces, calib.curves, params)
+    if params.runs("hidden_fill"):
+        _fill_hidden(traces, calib.curves, params)
     positions = [tr.position for tr in traces]
     for i, (tr, spec) in enumerate(zip(traces, calib.curves)):  # with every curve's place and scale final
-        tr.confidence = cap_steep(tr.confidence, spec.fraction_of(tr.position) + tr.wraps)
+        if params.runs("steep"):
+            doubt(tr, steep_columns(spec.fraction_of(tr.position) + tr.wraps), "steep")
         ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
         if ev is not None and params.ink_checks:
-            tr.confidence = capped(tr.confidence, stroke_across(tr.position, ev, spec, params.threshold),
-                                   STEEP_CONFIDENCE)
-            if not spec.wrap:
+            if params.runs("stroke_across"):
+                doubt(tr, stroke_across(tr.position, ev, spec, params.threshold), "stroke_across")
+            if not spec.wrap and params.runs("unclaimed_stroke"):
                 lo, hi = spec.track_rows(ev.shape[0])
                 damping = (None if grid is None else
                            lambda cols: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
                 shares = [j != i and o.shares_track_with(spec) and j not in by_curve
                           for j, o in enumerate(calib.curves)]
-                doubt = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping)
-                tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
+                doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping),
+                      "unclaimed_stroke")
+    for tr in traces:
+        tr.confidence = capped_by_flags(tr.confidence, tr.flags)
     return traces
 
 
@@ -133,14 +138,13 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
             if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
                 def unbroken(lo, hi, pos=tr.position):
                     return unbroken_stroke(pos, ink, lo, hi)
-            ride, doubt = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
-                                          (spec.track_lo, spec.track_hi), unbroken)
-            if ride.any():
-                tr.position[ride] = np.nan
-                tr.observed[ride] = False
-                tr.confidence[ride] = 0.0
-            # only the maps say so, or only the ink: written, flagged (``neighbour_rides``: mostly right)
-            tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
+            ride, doubted = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
+                                            (spec.track_lo, spec.track_hi), unbroken)
+            if params.runs("neighbour_ride"):
+                no_reading(tr, ride, "neighbour_ride")
+            if params.runs("neighbour_doubt"):
+                # only the maps say so, or only the ink: written, doubted (``neighbour_rides``: mostly right)
+                doubt(tr, doubted, "neighbour_doubt")
 
 
 def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
@@ -178,6 +182,7 @@ def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TracePara
                 if all((np.abs(tr.position[s] - other.position[s]) > 2 * params.hidden_px)[tr.observed[s]].any()
                        for s in (before, after)):
                     tr.position[a:b] = beside[1:-1]
+                    tr.flags[a:b] |= BIT["hidden_fill"]
                     break
 
 
@@ -198,12 +203,21 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
         # curve gone off scale (KGS: DT carried to 192.5 on its 140-40 scale), no reading
         seen = observed[k].copy()
         p = np.where((pos[k] >= 0) & (pos[k] <= ev.shape[0] - 1), pos[k] + lo, np.nan)
-        riding, doubt = grid_rides(p, seen, s, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
+        flags = np.zeros(cols, np.uint32)
+        riding, line_doubt = _rides(p, seen, s, grid, params, flags)  # border_ride, grid_ride
         seen &= ~riding
-        dist = distance_to_true(seen)
-        p = np.where((dist <= params.max_gap_px) & ~riding, p, np.nan)
-        confidence = capped(column_confidence(conf[k], seen, p, params.max_gap_px), doubt, STEEP_CONFIDENCE)
-        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), confidence, seen))
+        gone = riding.copy()
+        if params.runs("gap"):
+            far = distance_to_true(seen) > params.max_gap_px
+            gone |= far
+            flags[far & ~riding] |= BIT["gap"]
+        p = np.where(gone, np.nan, p)
+        tr = Trace(s.mnemonic, p, np.zeros(cols, np.int64), column_confidence(conf[k], seen, p, params.max_gap_px),
+                   seen, flags=flags)
+        tr.signals = {"strength": conf[k].astype(np.float32)}
+        if params.runs("grid_line_seen"):
+            doubt(tr, line_doubt, "grid_line_seen")
+        out.append(tr)
     return out
 
 

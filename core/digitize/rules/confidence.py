@@ -59,23 +59,35 @@ def capped(confidence: np.ndarray, where: np.ndarray, cap: float) -> np.ndarray:
     return np.where(where, np.minimum(confidence, cap), confidence).astype(confidence.dtype)
 
 
-def cap_steep(confidence: np.ndarray, fraction: np.ndarray) -> np.ndarray:
-    """``confidence`` capped at :data:`STEEP_CONFIDENCE` in the columns where the trace (``fraction``: its
-    unwrapped place across the track, NaN where NULL) moves more than :data:`STEEP_SHARE` of the track to a
-    neighbouring column.
+def steep_columns(fraction: np.ndarray) -> np.ndarray:
+    """The columns where the trace (``fraction``: its unwrapped place across the track, NaN where NULL) moves more
+    than :data:`STEEP_SHARE` of the track to a neighbouring column: the pass ``steep``.
 
     A column is a row of the scan along depth: where the pen crosses a tenth of the track within one row (a
     bed boundary drawn as a near-horizontal stroke, a drilling-rate log swinging across the whole track
     several times a foot), half a row's registration moves the value by more than the 5 % of its scale a
     reading is judged by, and a LAS sample between two such rows takes a value the print passes through
-    rather than one it holds. Such a value is written and flagged, not left NULL: the print does pass there."""
+    rather than one it holds. Such a value is written and doubted, not left NULL: the print does pass there."""
     step = np.abs(np.diff(fraction))
     steep = np.zeros(fraction.size, bool)
     with np.errstate(invalid="ignore"):
         big = step > STEEP_SHARE
     steep[:-1] |= big
     steep[1:] |= big
-    return capped(confidence, steep, STEEP_CONFIDENCE)
+    return steep
+
+
+def capped_by_flags(confidence: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """The confidence of the rules before it was calibrated (d36c861): the evidence's (:func:`column_confidence`) no
+    higher than :data:`UNSURE_LEVEL_CONFIDENCE` where the scale is uncertain and :data:`STEEP_CONFIDENCE` where any
+    other pass doubts the value. What a tracer without a fitted calibrator writes (the classical tracer's ink, a
+    hand-painted mask), and the *before* of ``docs/accuracy.md``'s tables."""
+    from core.digitize.rules.passes import BIT, DOUBTS
+
+    level = BIT["backup_level"] | BIT["ink_level"]
+    other = sum(BIT[n] for n in DOUBTS) & ~level
+    out = capped(confidence, (flags & level) != 0, UNSURE_LEVEL_CONFIDENCE)
+    return capped(out, (flags & other) != 0, STEEP_CONFIDENCE)
 
 
 def stroke_across(position: np.ndarray, evidence, spec, threshold: float) -> np.ndarray:

@@ -17,6 +17,15 @@ class Trace:
     confidence: np.ndarray  # per column: how far the reading can be trusted, in [0, 1] (``column_confidence``)
     observed: np.ndarray  # per column: evidence above the threshold
     level_unsure: np.ndarray | None = None  # per column of a backup-scale curve: whether its scale is uncertain
+    # per column: a bit for every pass that took the value away, doubted it or filled it there
+    # (``core/digitize/rules/passes.py``)
+    flags: np.ndarray | None = None
+    # per column: what the calibrated confidence is computed from (``core/digitize/rules/confidence.py``)
+    signals: dict[str, np.ndarray] | None = None
+
+    def __post_init__(self):
+        if self.flags is None:
+            self.flags = np.zeros(np.shape(self.position)[0], np.uint32)
 
 
 @dataclass
@@ -52,8 +61,14 @@ class TraceParams:
     # stroke are NULL (``core/digitize/rules/riding.py``) and a wrap counts only where the trace is seen at both edges
     # (``core/digitize/trace/wraps.py``); off for a hand-painted mask, which is followed as painted
     ink_checks: bool = True
+    # the passes after the path switched off, by name (``core/digitize/rules/passes.py``): to measure what each buys
+    passes_off: frozenset[str] = frozenset()
     hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
     hidden_apart_cols: int = 48  # ... when it is seen apart from the neighbour within this many columns either side
+
+    def runs(self, name: str) -> bool:
+        """Whether the pass ``name`` runs (it is not in ``passes_off``)."""
+        return name not in self.passes_off
 
     def broken(self) -> "TraceParams":
         """These params for a dashed or dotted curve: its gaps are expected (``broken_eps``) and a steep stretch

@@ -413,8 +413,8 @@ def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_flagged_not_dropp
     North Dakota ROP on the middle line: ``test_no_value_before_a_curve_starts_or_along_the_middle_grid_line``)
     it stays NULL."""
     from core.digitize.page.grid import detect_grid
-    from core.digitize.rules.confidence import LOW_CONFIDENCE
     from core.digitize.rules.curve import trace_curve
+    from core.digitize.rules.passes import flagged
     from core.digitize.trace.params import model_params
 
     rows, cols = 121, 600
@@ -434,7 +434,7 @@ def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_flagged_not_dropp
     tr = trace_curve(ev, spec, model_params(), grid)
     crossing = slice(350, 362)
     assert np.allclose(tr.position[crossing], 60.0, atol=1.5)
-    assert (tr.confidence[crossing] < LOW_CONFIDENCE).all()
+    assert flagged(tr.flags[crossing], "line_beside_ride").all()
     assert not (np.abs(tr.position - 110.0) <= 4).any()  # the border ride is no reading
 
 
@@ -465,13 +465,13 @@ def test_a_value_on_a_stroke_steeper_than_a_row_can_place_is_flagged():
     """Where the trace crosses more than a tenth of its track within one row, half a row of registration moves
     the value past the 5 % a reading is judged by: written, flagged low-confidence. A gentle slope and a wrap
     across the track's edge (continuous on its scales) are not."""
-    from core.digitize.rules.confidence import LOW_CONFIDENCE, cap_steep
+    from core.digitize.rules.confidence import steep_columns
 
     fraction = np.concatenate([np.linspace(0.2, 0.6, 40), [0.9, 0.9, 0.9], np.linspace(0.9, 1.3, 20)])  # a step
     fraction[50] = np.nan  # a NULL column: no move to it or from it
-    conf = cap_steep(np.ones(fraction.size, np.float32), fraction)
-    assert (conf[[39, 40]] < LOW_CONFIDENCE).all()  # either side of the step
-    assert (conf[:39] == 1).all() and (conf[41:] == 1).all()  # 1 % of the track a row, and 2 % past the edge
+    steep = steep_columns(fraction)
+    assert steep[[39, 40]].all()  # either side of the step
+    assert not steep[:39].any() and not steep[41:].any()  # 1 % of the track a row, and 2 % past the edge
 
 
 def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
