@@ -78,6 +78,19 @@ class FamilyScore(CurveScores):
                 out += np.asarray(c["bins"], np.float64)
         return out
 
+    def at(self, threshold: float) -> tuple[float, float]:
+        """(confidently wrong, yield) in % of every curve's samples, were values flagged below ``threshold`` (a tenth:
+        the reliability bins' edges) instead of ``LOW_CONFIDENCE``: what another line between sure and unsure
+        would give."""
+        k = int(round(threshold * CONFIDENCE_BINS))
+        if not np.isclose(k, threshold * CONFIDENCE_BINS):
+            raise ValueError(f"a threshold on the reliability bins is a tenth, not {threshold}")
+        rel = self.reliability[k:]
+        n = sum(c["samples"] for c in self.curves)
+        if not n:
+            return float("nan"), float("nan")
+        return 100.0 * (rel[:, 0].sum() - rel[:, 1].sum()) / n, 100.0 * rel[:, 1].sum() / n
+
     @property
     def calibration_error(self) -> float:
         """The expected calibration error: per tenth of confidence, the share of its written samples that are right

@@ -15,7 +15,7 @@ import numpy as np
 from core.common.errors import InputError
 from core.digitize.evidence.scan import colour_evidence, mask_evidence, model_evidence
 from core.digitize.output.result import DigitizeResult
-from core.digitize.output.values import trace_to_confidence, trace_to_values
+from core.digitize.output.values import sample_flags, trace_to_confidence, trace_to_values
 from core.digitize.page.frame import from_canonical, to_canonical
 from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
@@ -126,12 +126,14 @@ def digitize(
     values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth, params.passes_off)
               for tr, spec in zip(traces, calib.curves)}
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
+    flags = {tr.mnemonic: sample_flags(tr, spec, calib, values[tr.mnemonic], depth, params.passes_off)
+             for tr, spec in zip(traces, calib.curves)}
     warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t_grid, "grid_s": t_grid - t0, "trace_s": t2 - t1}, warnings, memory,
-                          confidence=confidence)
+                          confidence=confidence, flags=flags)
 
 
 def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):

@@ -37,13 +37,34 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
 
 
 def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:
-    """Each LAS sample's confidence in [0, 1] (``column_confidence``; the least of the two columns it lies
-    between), NaN where the value is NULL."""
+    """Each LAS sample's confidence in [0, 1]: its nearest column's (``Trace.confidence``: the probability the value is
+    within 5 % of its scale, ``core/digitize/rules/confidence_model.py``), NaN where the value is NULL. The nearest
+    column is the one the calibrator was fitted with (``core/evaluation/confidence_fit.py``)."""
     cols = trace.confidence.size
-    px = np.clip(calib.pixel_at(depths), 0, max(cols - 1, 0))
-    conf = np.asarray(trace.confidence, np.float64)
-    lo = np.floor(px).astype(np.int64)
-    hi = np.minimum(lo + 1, cols - 1)
-    out = np.minimum(conf[lo], conf[hi])
+    col = np.clip(np.rint(calib.pixel_at(depths)), 0, max(cols - 1, 0)).astype(np.int64)
+    out = np.asarray(trace.confidence, np.float64)[col]
     return np.where(np.isfinite(values), np.round(out, 3), np.nan)
 
+
+def sample_flags(trace, spec: CurveSpec, calib: Calibration, values: np.ndarray, depths: np.ndarray,
+                 passes_off: frozenset[str] = frozenset()) -> np.ndarray:
+    """Each LAS sample's passes (``core/digitize/rules/passes.py``): its nearest column's (``Trace.flags``), and the
+    values' own, ``off_scale`` and ``far_from_column``, where they made the sample NULL: what the warnings and the QC
+    picture say of it."""
+    from core.digitize.rules.passes import BIT, PASSES, Effect
+
+    cols = trace.flags.size
+    col = np.clip(np.rint(calib.pixel_at(depths)), 0, max(cols - 1, 0)).astype(np.int64)
+    flags = np.asarray(trace.flags)[col].copy()
+    null = ~np.isfinite(values)
+    pos = trace.position[col]
+    if not spec.wrap and "off_scale" not in passes_off:
+        margin = OFF_SCALE_PX / max(spec.track_width, 1.0)
+        with np.errstate(invalid="ignore"):
+            f = spec.fraction_of(pos)
+            off = np.isfinite(pos) & ~((f >= -margin) & (f <= 1.0 + margin))
+        flags[null & off] |= BIT["off_scale"]
+    nulling = sum(BIT[p.name] for p in PASSES if p.effect is Effect.NULL)
+    if "far_from_column" not in passes_off:
+        flags[null & ((flags & nulling) == 0)] |= BIT["far_from_column"]
+    return flags

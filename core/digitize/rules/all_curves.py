@@ -19,11 +19,13 @@ from core.common.runs import distance_to_true, true_runs
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns, stroke_across
+from core.digitize.rules.confidence_model import bundled_confidence
 from core.digitize.rules.curve import _rides, trace_curve
 from core.digitize.rules.ink_levels import levels_by_ink
 from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
 from core.digitize.rules.riding import neighbour_rides, strength_along
+from core.digitize.rules.signals import scan_signals
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
 from core.digitize.trace.params import Trace, TraceParams
 from core.io.calibration import Calibration, CurveSpec
@@ -58,6 +60,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     params = params or TraceParams()
     by_curve = by_curve or {}
     traces: list[Trace | None] = [None] * len(calib.curves)
+    identity: dict[int, np.ndarray] = {}  # a same-style group's curves: the margin of their naming per column
     for i, (offset, band, damp, inks) in by_curve.items():
         spec = calib.curves[i]
         # a damped colour map is ink a grey or same-tinted grid shares: on a grid line it is the grid's own
@@ -72,8 +75,10 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
             group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
             order_at_top(group, [calib.curves[i] for i in idx], body_start)
-            for i, tr in zip(idx, group):
+            margins = _settled(group, [calib.curves[i] for i in idx], params, body_start)
+            for i, tr, m in zip(idx, group, margins):
                 traces[i] = tr
+                identity[i] = m
     # the rest follow their own class's map; where another curve of the same class shares the track (one of
     # them wraps, so they are no joint group), each traced stroke is explained away before the next
     explained: dict[int, np.ndarray] = {}
@@ -112,9 +117,51 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
                           for j, o in enumerate(calib.curves)]
                 doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping),
                       "unclaimed_stroke")
-    for tr in traces:
-        tr.confidence = capped_by_flags(tr.confidence, tr.flags)
+    scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)
+    model = bundled_confidence() if params.calibrated else None
+    for tr, spec in zip(traces, calib.curves):
+        if model is None:
+            tr.confidence = capped_by_flags(tr.confidence, tr.flags)
+        else:
+            p = model.predict(tr.signals, spec.klass, spec.log, spec.wrap)
+            tr.confidence = np.where(np.isfinite(tr.position), p, 0.0).astype(np.float32)
     return traces
+
+
+_PER_COLUMN = ("position", "observed", "confidence", "flags")
+# the share of the log's columns (every curve of a same-style group seen and apart) at which the curves lie in the
+# calibration's order, under which the naming is doubted: at 0.5 it is a coin's; three times in four is the least
+# that a one-pixel shift or bf16 maps did not turn on KGS ... (measured below, docs/accuracy.md)
+ORDER_SURE_SHARE = 0.75
+
+
+def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, start: int) -> list[np.ndarray]:
+    """The pass ``identity``: which trace of a same-style group each curve reads, decided over every stretch between
+    the places it could change, and named by the calibration's order over the whole log
+    (``core/digitize/trace/crossings.py``: ``settle_identities``, ``order_over_log``; the traces' columns exchanged
+    in place), and each curve's margin per column. A column is doubted where the naming of its stretch won by
+    less than ``IDENTITY_NATS``, or where the curves lie in the calibration's order at under
+    ``ORDER_SURE_SHARE`` of the log's columns (the naming itself could go either way). Switched off, the joint
+    tracer's naming at the log's top stands (the margins are still measured)."""
+    from core.digitize.trace.crossings import IDENTITY_NATS, order_over_log, settle_identities
+
+    pos = np.stack([t.position for t in group])
+    take, margin = settle_identities(pos, specs[0].track_width)
+    cols = np.arange(pos.shape[1])
+    if params.runs("identity"):
+        old = {n: np.stack([getattr(t, n) for t in group]) for n in _PER_COLUMN}
+        old["strength"] = np.stack([t.signals["strength"] for t in group])
+        pos = old["position"][take.T, cols]
+        seen = np.stack([old["observed"][take[:, k], cols] if s.klass == 1 else np.isfinite(pos[k])
+                         for k, s in enumerate(specs)])
+        naming, share = order_over_log(pos, seen, specs, start)
+        for k, t in enumerate(group):
+            src = take[:, naming[k]]
+            for n in _PER_COLUMN:
+                setattr(t, n, old[n][src, cols].copy())
+            t.signals = {"strength": old["strength"][src, cols].copy()}
+            doubt(t, (margin < IDENTITY_NATS) | (share < ORDER_SURE_SHARE), "identity")
+    return [margin.copy() for _ in group]
 
 
 def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,

@@ -18,12 +18,21 @@ if TYPE_CHECKING:
     pass
 
 
-UNSURE_LEVEL_CONFIDENCE = 0.3  # a column whose scale (main or backup) is uncertain reads no surer than this
+# the capped confidence (``capped_by_flags``: the classical tracer's, a painted mask's): a column whose scale (main or
+# backup) is uncertain reads no surer than this
+UNSURE_LEVEL_CONFIDENCE = 0.3
 
 
 CONFIDENT_EVIDENCE = 0.5  # a map's evidence at the path from which a column's reading is fully confident
 CONFIDENCE_COLS = 9  # columns a column's confidence is averaged over (a dash gap is no doubt)
-LOW_CONFIDENCE = 0.5  # below this a written value is flagged low-confidence (QC picture, summary, metrics)
+# below this a written value is flagged low-confidence (QC picture, summary, metrics). A network's confidence is the
+# calibrated probability that the value is within 5 % of its scale (``confidence_model.py``): at 0.9 one flagged
+# value in ten or more is wrong. Chosen on the held-out families (evaluation seed, both shape draws) against 0.5,
+# where the probability is as calibrated but a confident value may be wrong one time in two: confidently wrong
+# 2.5-5.7 % at 0.5, 0.7-3.3 % at 0.9, where the rules' capped confidence of d36c861 read 0.7-2.1 % at 0.5, with
+# the yield (confident and right) 6-9 points higher than theirs (docs/accuracy.md). A reader of the LAS draws the
+# line where they need it: the CONF curve is the probability
+LOW_CONFIDENCE = 0.9
 
 
 def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.ndarray,

@@ -101,17 +101,8 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     the trace, and the columns where it rode a border or a grid line."""
     cols = raw.shape[1]
     path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
-    # sub-pixel refinement: probability-weighted centroid around the path
-    r = params.refine_radius
-    offsets = np.arange(-r, r + 1)
-    idx = path[None, :] + offsets[:, None]
-    valid = (idx >= 0) & (idx < ev.shape[0])
-    idxc = np.clip(idx, 0, ev.shape[0] - 1)
-    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
+    pos = _refined(ev, path, params) + lo
     conf = ev[path, np.arange(cols)]
-    wsum = w.sum(0)
-    centroid = np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
-    pos = centroid + lo
     strong_raw = raw[path, np.arange(cols)] >= params.threshold
     if grid is None or params.observe_on_grid:
         observed = strong_raw
@@ -157,11 +148,74 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
     trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure, flags)
     trace.signals = {"strength": strength.astype(np.float32)}
+    if spec.wrap:
+        trace.signals.update(level_anchors(wraps, unsure))
     if level_unsure is not None and params.runs("backup_level"):  # main or backup scale uncertain: doubted
         doubt(trace, level_unsure, "backup_level")
     if params.runs("grid_line_seen"):  # on a grid line, seen along most of it: doubted
         doubt(trace, line_doubt, "grid_line_seen")
     return trace, riding
+
+
+def level_anchors(wraps: np.ndarray, unresolved: np.ndarray) -> dict[str, np.ndarray]:
+    """What pins the scale of each column of a wrapping curve: the stretch it lies in, between two changes of its
+    level or unresolved moves (a move neither direct nor a crossing the edges show, ``trace/wraps.py``), is
+    ``level_pinned`` (1) where a crossing taken bounds it on one side at least, and ``level_open`` (1) where an
+    unresolved move bounds it: a crossing may have been missed there, and the level on one side of it is off by a
+    scale. A stretch bounded by the log's ends alone is neither: its scale is the rule's guess (the main scale,
+    ``two_level_wraps``), which the picture cannot check."""
+    cols = wraps.size
+    change = np.flatnonzero(np.diff(wraps) != 0) + 1
+    starts, _ = true_runs(unresolved)
+    _, stops = true_runs(unresolved)
+    events = sorted([(int(c), 1) for c in change] + [(int(c), 2) for c in starts] + [(int(c), 2) for c in stops])
+    pinned = np.zeros(cols, np.float32)
+    open_ = np.zeros(cols, np.float32)
+    edges = [(0, 0)] + events + [(cols, 0)]
+    for (a, ka), (b, kb) in zip(edges[:-1], edges[1:]):
+        pinned[a:b] = float(ka == 1 or kb == 1)
+        open_[a:b] = float(ka == 2 or kb == 2)
+    return {"level_pinned": pinned, "level_open": open_}
+
+
+STROKE_CAP_SHARE = 0.1  # a run of inked rows through the path is centred up to this share of the track either side
+
+
+def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams) -> np.ndarray:
+    """Sub-pixel rows of the path: the probability-weighted centroid around it (``refine_radius`` rows either side),
+    widened to the whole run of rows the stroke inks in the column where the path crosses a steep stroke
+    (``params.refine_runs``): a pen crossing many rows within one column is there at the column's middle, at the
+    run's centre; the path's own row on it is any (where the Viterbi entered it), and moved by a pixel's shift of
+    the scan or a change in the maps' last bits."""
+    rows, cols = ev.shape
+    r = params.refine_radius
+    lo, hi = path - r, path + r
+    if params.refine_runs:
+        inked = ev >= params.threshold
+        cap = max(r, int(STROKE_CAP_SHARE * rows))
+        col = np.arange(cols)
+        on = inked[path, col]
+        for direction in (-1, 1):
+            edge = path.copy()
+            alive = on.copy()
+            for k in range(1, cap + 1):
+                nxt = path + direction * k
+                alive &= (nxt >= 0) & (nxt < rows)
+                alive &= inked[np.clip(nxt, 0, rows - 1), col]
+                if not alive.any():
+                    break
+                edge = np.where(alive, nxt, edge)
+            if direction < 0:
+                lo = np.minimum(lo, edge)
+            else:
+                hi = np.maximum(hi, edge)
+    width = int((hi - lo).max()) + 1
+    idx = lo[None, :] + np.arange(width)[:, None]
+    valid = (idx >= 0) & (idx < rows) & (idx <= hi[None, :])
+    idxc = np.clip(idx, 0, rows - 1)
+    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
+    wsum = w.sum(0)
+    return np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
 
 
 def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,

@@ -38,6 +38,7 @@ class TraceParams:
     threshold: float = 0.3  # evidence that counts as seeing the curve
     max_gap_px: int = 16  # gaps (dash gaps, crossings) bridged along depth
     refine_radius: int = 3
+    refine_runs: bool = True  # centre the path on the whole run of rows a steep stroke inks (``rules/curve._refined``)
     wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap
     wrap_ink_gap_px: int = 16  # a direct move leaves no longer run of rows without ink than this ...
     wrap_ink_gap_share: float = 0.25  # ... and a longer one than this share of the track is a wrap
@@ -61,6 +62,10 @@ class TraceParams:
     # stroke are NULL (``core/digitize/rules/riding.py``) and a wrap counts only where the trace is seen at both edges
     # (``core/digitize/trace/wraps.py``); off for a hand-painted mask, which is followed as painted
     ink_checks: bool = True
+    # the confidence written: the calibrated probability of a fitted model (``core/digitize/rules/confidence_model.py``:
+    # a network's maps, which it was fitted on), or the evidence's capped by the doubts (``confidence.capped_by_flags``:
+    # the classical tracer's ink, a painted mask)
+    calibrated: bool = False
     # the passes after the path switched off, by name (``core/digitize/rules/passes.py``): to measure what each buys
     passes_off: frozenset[str] = frozenset()
     hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
@@ -95,5 +100,5 @@ def model_params(params: TraceParams | None = None) -> TraceParams:
     seen (``TraceParams.observe_on_grid``). Digitising and training-time validation both trace with these,
     so the figures a run is chosen by are the figures the LAS files get."""
     return replace(params or TraceParams(), observe_on_grid=True, unclaimed_styles=MODEL_UNCLAIMED_STYLES,
-                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX)
+                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX, calibrated=True)
 
