@@ -129,38 +129,29 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
 
 
 _PER_COLUMN = ("position", "observed", "confidence", "flags")
-# the share of the log's columns (every curve of a same-style group seen and apart) at which the curves lie in the
-# calibration's order, under which the naming is doubted: at 0.5 it is a coin's; three times in four is the least
-# that a one-pixel shift or bf16 maps did not turn on KGS ... (measured below, docs/accuracy.md)
-ORDER_SURE_SHARE = 0.75
 
 
 def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, start: int) -> list[np.ndarray]:
     """The pass ``identity``: which trace of a same-style group each curve reads, decided over every stretch between
-    the places it could change, and named by the calibration's order over the whole log
-    (``core/digitize/trace/crossings.py``: ``settle_identities``, ``order_over_log``; the traces' columns exchanged
-    in place), and each curve's margin per column. A column is doubted where the naming of its stretch won by
-    less than ``IDENTITY_NATS``, or where the curves lie in the calibration's order at under
-    ``ORDER_SURE_SHARE`` of the log's columns (the naming itself could go either way). Switched off, the joint
-    tracer's naming at the log's top stands (the margins are still measured)."""
-    from core.digitize.trace.crossings import IDENTITY_NATS, order_over_log, settle_identities
+    the places it could change (``core/digitize/trace/crossings.py: settle_identities``; the traces' columns
+    exchanged in place), the curves then named where the log starts to be sure (``order_at_top``), and each curve's
+    margin per column; a column named by a margin under ``IDENTITY_NATS`` is doubted. Switched off, the joint
+    tracer's naming stands (the margins are still measured)."""
+    from core.digitize.trace.crossings import IDENTITY_NATS, order_at_top, settle_identities
 
     pos = np.stack([t.position for t in group])
-    take, margin = settle_identities(pos, specs[0].track_width)
-    cols = np.arange(pos.shape[1])
+    take, margin = settle_identities(pos, specs[0].track_width, np.stack([t.observed for t in group]))
     if params.runs("identity"):
+        cols = np.arange(pos.shape[1])
         old = {n: np.stack([getattr(t, n) for t in group]) for n in _PER_COLUMN}
-        old["strength"] = np.stack([t.signals["strength"] for t in group])
-        pos = old["position"][take.T, cols]
-        seen = np.stack([old["observed"][take[:, k], cols] if s.klass == 1 else np.isfinite(pos[k])
-                         for k, s in enumerate(specs)])
-        naming, share = order_over_log(pos, seen, specs, start)
+        strength = np.stack([t.signals["strength"] for t in group])
         for k, t in enumerate(group):
-            src = take[:, naming[k]]
-            for n in _PER_COLUMN:
-                setattr(t, n, old[n][src, cols].copy())
-            t.signals = {"strength": old["strength"][src, cols].copy()}
-            doubt(t, (margin < IDENTITY_NATS) | (share < ORDER_SURE_SHARE), "identity")
+            for n, v in old.items():
+                setattr(t, n, v[take[:, k], cols].copy())
+            t.signals = {"strength": strength[take[:, k], cols].copy()}
+        order_at_top(group, specs, start)  # the settled traces named (whole traces exchanged; signals with them)
+        for t in group:
+            doubt(t, margin < IDENTITY_NATS, "identity")
     return [margin.copy() for _ in group]
 
 

@@ -32,7 +32,7 @@ from core.common.runs import true_runs
 MEET_PX = 3.0  # traces this close (px across) are meeting: their strokes merge
 JOIN = 24  # meetings fewer columns apart than this are one place to check
 
-_FIELDS = ("position", "wraps", "confidence", "observed")
+_FIELDS = ("position", "wraps", "confidence", "observed", "flags", "signals")
 
 
 def meetings(p: np.ndarray, q: np.ndarray, meet_px: float = MEET_PX) -> list[tuple[int, int]]:
@@ -83,7 +83,8 @@ def order_at_top(traces: list, specs: list, start: int = 0) -> None:
     col = int(long_enough[0]) if long_enough.size else int(np.flatnonzero(traced)[0])
     sign = 1.0 if specs[0].track[1] >= specs[0].track[0] else -1.0
     order = np.argsort(sign * pos[:, col], kind="stable")  # nearest track[0] first
-    data = [{n: getattr(traces[k], n).copy() for n in _FIELDS} for k in order]
+    data = [{n: None if getattr(traces[k], n) is None else getattr(traces[k], n).copy() for n in _FIELDS}
+            for k in order]
     for t, d in zip(traces, data):
         for n, v in d.items():
             setattr(t, n, v)
@@ -137,15 +138,16 @@ def swap_range(values: dict[str, np.ndarray], a: str, b: str, depth: np.ndarray,
 # for two feet under a depth label, was taken up on the sonic's stroke, and the two read each other's lines for 400
 # ft. Here the traces are cut where identities could change (a meeting, a trace lost, a jump), and each stretch
 # between is given to the curves by what each curve is over the whole log: where it was before (its level and
-# slope carried over the cut) and how it moves (its smoothness: a tension curve's line against a sonic's swings).
-# Each curve's moves are modelled as a random walk with Laplace steps of the curve's own scale; the assignment of
-# stretches that is likeliest under that model wins, and the log-likelihood it wins by (in nats) is the decision's
-# margin: small where two curves are alike and met, so a swap could not be told from a bounce.
+# drift carried over the cut) and how it moves (its smoothness: a tension curve's line against a sonic's swings). Each curve's
+# moves are modelled as a random walk with Laplace steps of the curve's own scale; the assignment of stretches that
+# is likeliest under that model wins where it beats the joint tracer's own by odds of 19:1 (the tracer saw the ink
+# at the meeting, its momentum through a crossing), and the log-likelihood the naming of a column wins by (in nats)
+# is that decision's margin: small where two curves are alike and met, so a swap could not be told from a bounce.
 
 JUMP_SHARE = 0.05  # a move this large (a share of the track) between two neighbouring readings may be a change of curve
 NOISE_PX = 0.5  # the refined position's own noise (a pen's centroid), added to every step's scale
 MIN_SCALE_PX = 0.15  # the smallest step scale a curve is given (a ruler-straight line still moves a little)
-SLOPE_COLS = 8  # columns over which a curve's slope at a cut is taken
+SLOPE_BASE = 16  # readings apart between which a curve's drift at a cut is read (over twice as many readings)
 IDENTITY_NATS = float(np.log(19.0))  # a margin below this (odds under 19:1) leaves which curve is which in doubt
 
 
@@ -180,20 +182,21 @@ def _laplace_nll(d, g, scale):
 
 class _Stretches:
     """The traces of a group cut into stretches, with what the naming needs of each: per stretch and trace its
-    first and last reading, the slope there, and the steps inside it."""
+    first and last reading, and the steps inside it."""
 
-    def __init__(self, pos: np.ndarray, width: float):
+    def __init__(self, pos: np.ndarray, width: float, seen: np.ndarray | None = None):
+        self.cuts = _cuts(pos, width)
+        pos = pos if seen is None else np.where(seen, pos, np.nan)  # only where read: a carried place says nothing
         self.pos = pos
         k_n, cols = pos.shape
-        self.cuts = _cuts(pos, width)
         self.bounds = np.concatenate([[0], self.cuts, [cols]])
         self.n = self.bounds.size - 1
         self.seg_of = np.searchsorted(self.cuts, np.arange(cols), side="right")
         self.first = np.full((self.n, k_n), -1, np.int64)
         self.last = np.full((self.n, k_n), -1, np.int64)
         self.steps = []  # per trace: (stretch, move, columns moved over) of each step inside a stretch
-        self.slope_in = np.zeros((k_n, cols))  # rows per column arriving at a column (the readings before it)
-        self.slope_out = np.zeros((k_n, cols))  # ... and leaving it (the readings after it)
+        self.slope_in = np.zeros((k_n, cols))  # per column read: the trace's drift arriving there (rows per column) ...
+        self.slope_out = np.zeros((k_n, cols))  # ... and leaving it
         for k in range(k_n):
             c = np.flatnonzero(np.isfinite(pos[k]))
             seg = self.seg_of[c]
@@ -203,11 +206,18 @@ class _Stretches:
                 self.first[seg[starts], k], self.last[seg[stops], k] = c[starts], c[stops]
             same = seg[1:] == seg[:-1]
             self.steps.append((seg[1:][same], np.diff(pos[k, c])[same], np.diff(c)[same].astype(np.float64)))
-            for i in range(c.size):
-                lo = max(0, i - SLOPE_COLS)
-                self.slope_in[k, c[i]] = (pos[k, c[i]] - pos[k, c[lo]]) / (c[i] - c[lo]) if i > lo else 0.0
-                hi = min(c.size - 1, i + SLOPE_COLS)
-                self.slope_out[k, c[i]] = (pos[k, c[hi]] - pos[k, c[i]]) / (c[hi] - c[i]) if hi > i else 0.0
+            if c.size > 2 * SLOPE_BASE:
+                # the drift at each reading: the median of the slopes between readings SLOPE_BASE apart among the last
+                # 2·SLOPE_BASE (a Theil-Sen slope: a few unsteady readings move it little, a pen's whole-pixel steps
+                # average out over the base)
+                p = pos[k, c]
+                base = (p[SLOPE_BASE:] - p[:-SLOPE_BASE]) / (c[SLOPE_BASE:] - c[:-SLOPE_BASE])  # at reading i+base
+                win = np.lib.stride_tricks.sliding_window_view(base, SLOPE_BASE)
+                med = np.median(win, axis=1)  # at readings 2·base−1 ... end: the drift arriving there
+                arrive = np.concatenate([np.full(2 * SLOPE_BASE - 1, med[0]), med])
+                leave = np.concatenate([med, np.full(2 * SLOPE_BASE - 1, med[-1])])
+                self.slope_in[k, c] = arrive
+                self.slope_out[k, c] = leave
 
     def character(self, scales: np.ndarray) -> np.ndarray:
         """(stretches, curve, trace): the trace's steps inside each stretch under the curve's step scale, in nats."""
@@ -218,19 +228,16 @@ class _Stretches:
                 out[:, j, k] = np.bincount(seg, _laplace_nll(d, g, scales[j]), minlength=self.n)
         return out
 
-    def carry(self, c_from, k_from, c_to, k_to, scale, forward: bool) -> np.ndarray:
+    def carry(self, c_from, k_from, c_to, k_to, scale) -> np.ndarray:
         """A curve read trace ``k_from`` last at column ``c_from`` and trace ``k_to`` next at ``c_to``: the move
-        between under its step scale, its slope carried (from the earlier reading's side), in nats; 0 where either
-        reading is missing (−1)."""
+        between, less its drift (``slope_in`` before it, ``slope_out`` after, the mean of the two), under its step
+        scale, in nats; 0 where either reading is missing (−1). A median slope, not the last few steps': the KGS
+        tension, unsteady for a few readings before it was lost, pointed at the sonic's stroke 55 columns on."""
         ok = (c_from >= 0) & (c_to >= 0)
         cf, ct = np.maximum(c_from, 0), np.maximum(c_to, 0)
-        g = np.maximum(np.abs(ct - cf), 1)
-        if forward:
-            pred = self.pos[k_from, cf] + self.slope_in[k_from, cf] * np.minimum(g, SLOPE_COLS)
-            d = self.pos[k_to, ct] - pred
-        else:
-            pred = self.pos[k_to, ct] - self.slope_out[k_to, ct] * np.minimum(g, SLOPE_COLS)
-            d = pred - self.pos[k_from, cf]
+        g = np.maximum(np.abs(ct - cf), 1).astype(np.float64)
+        drift = 0.5 * (self.slope_in[k_from, cf] + self.slope_out[k_to, ct])
+        d = self.pos[k_to, ct] - self.pos[k_from, cf] - drift * (ct - cf)
         return np.where(ok, _laplace_nll(np.nan_to_num(d), g, scale), 0.0)
 
 
@@ -254,7 +261,10 @@ def _chain(st: _Stretches, perms: np.ndarray, seg_cost: np.ndarray, scales: np.n
             cf = mem_c[:, None, :].repeat(n_p, 1)
             kt = perms[None, :, :].repeat(n_p, 0)
             ct = begin[s][kt]
-            cost = st.carry(cf, kf, ct, kt, scales[None, None, :], forward).sum(2)
+            cost = st.carry(cf, kf, ct, kt, scales[None, None, :]).sum(2)
+            # the joint tracer saw the ink at each cut (its own continuity, through a crossing): a change of its
+            # naming there is taken where the whole log says so at odds of 19:1 or more
+            cost = cost + IDENTITY_NATS * (np.arange(n_p)[:, None] != np.arange(n_p)[None, :])
             tot = acc[prev][:, None] + cost
             best = np.argmin(tot, axis=0)
             acc[s] = tot[best, np.arange(n_p)] + seg_cost[s]
@@ -266,12 +276,14 @@ def _chain(st: _Stretches, perms: np.ndarray, seg_cost: np.ndarray, scales: np.n
     return acc
 
 
-def settle_identities(pos: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+def settle_identities(pos: np.ndarray, width: float, seen: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Which trace each curve of a same-style group reads over each stretch between the places its naming could
     change (the comment above), and the margin of each column's naming.
 
     ``pos``: (K, columns) the traces' rows, as named at the log's top (:func:`order_at_top`), NaN where lost;
-    ``width``: the track's width in rows. Returns ``take`` (columns, K): the trace curve k reads at each column, and
+    ``width``: the track's width in rows; ``seen``: (K, columns) where each trace was read, not carried across a gap
+    at its last speed (a carried stretch is the tracer's guess: no evidence of how its curve moves, and never a
+    curve's last place). Returns ``take`` (columns, K): the trace curve k reads at each column, and
     ``margin`` (columns,): in nats, how much likelier the likeliest naming of the whole log is than the likeliest
     one that names that column otherwise (a min-marginal: forward and backward over the stretches)."""
     k_n, cols = pos.shape
@@ -279,7 +291,7 @@ def settle_identities(pos: np.ndarray, width: float) -> tuple[np.ndarray, np.nda
     margin = np.full(cols, np.inf)
     if k_n < 2 or cols < 2 or not np.isfinite(pos).any():
         return take, margin
-    st = _Stretches(pos, width)
+    st = _Stretches(pos, width, seen)
     perms = np.asarray(list(itertools.permutations(range(k_n))), np.int64)  # perms[0]: as named at the top
     scales = np.array([_step_scale(d, g) for _, d, g in st.steps])
     # each curve's step scale is read off the stretches it is given, so a naming wrong over most of the log is
@@ -317,25 +329,3 @@ def _settle(st: _Stretches, perms: np.ndarray, scales: np.ndarray) -> tuple[floa
                                                        for k in range(k_n)])) for j in range(k_n)])
     return float(total[-1].min()), best, total
 
-
-def order_over_log(pos: np.ndarray, seen: np.ndarray, specs: list, start: int = 0) -> tuple[np.ndarray, float]:
-    """The naming of a group's traces (``pos``: (K, columns), settled: each trace one curve throughout) by the naming
-    rule read over the whole log, not at one place: the permutation under which the curves lie in calibration
-    order from the ``track[0]`` side at the most columns where every trace is seen (``seen``) and apart, and the
-    share of those columns that agree with it (1: always in that order; 0.5: as often one way as the other, where
-    no naming is better than a coin). ``start``: the log body's first column (``order_at_top``)."""
-    k_n = pos.shape[0]
-    traced = np.isfinite(pos).all(0)
-    sure = seen.all(0) & traced
-    sure[:start] = False
-    for i in range(k_n):
-        for j in range(i + 1, k_n):
-            sure &= np.abs(np.where(traced, pos[i] - pos[j], 0.0)) > MEET_PX
-    perms = list(itertools.permutations(range(k_n)))
-    if not sure.any():
-        return np.arange(k_n), 0.5
-    sign = 1.0 if specs[0].track[1] >= specs[0].track[0] else -1.0
-    rank = np.argsort(np.argsort(sign * pos[:, sure], axis=0, kind="stable"), axis=0)  # (trace, column): 0 nearest
-    agree = [float(np.mean(np.all(rank[list(q)] == np.arange(k_n)[:, None], axis=0))) for q in perms]
-    best = int(np.argmax(agree))
-    return np.asarray(perms[best]), agree[best]
