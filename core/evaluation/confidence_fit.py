@@ -140,7 +140,7 @@ def network_samples(model_path: str | Path, cache_folder: str | Path | None = No
     model, _ = load_model(model_path)
     cache = EvidenceCache(cache_folder, model_path) if cache_folder else None
     with torch.no_grad():
-        return collect(model, family_sets(), TraceParams(), cache, progress)
+        return collect(model, family_sets(), TraceParams(calibrated=False), cache, progress)  # signals, no calibrator
 
 
 def fit_for(model_path: str | Path, samples: Samples) -> ConfidenceModel:

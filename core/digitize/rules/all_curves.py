@@ -6,7 +6,8 @@ the calibration's order (``core/digitize/trace/crossings.py``); a curve whose st
 shares traces on what that curve's stroke leaves (``_remove_line``); a curve riding the stroke of a curve of
 another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
 that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
-across its row is flagged low-confidence (``confidence.cap_steep``, ``confidence.stroke_across``).
+steeper than a row can place is doubted (``confidence.steep_columns``); then each column's confidence is calibrated
+(``confidence_model.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from core.common.runs import distance_to_true, true_runs
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
-from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns, stroke_across
+from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns
 from core.digitize.rules.confidence_model import bundled_confidence
 from core.digitize.rules.curve import _rides, trace_curve
 from core.digitize.rules.ink_levels import levels_by_ink
@@ -97,7 +98,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
-    if params.ink_checks and (params.runs("neighbour_ride") or params.runs("neighbour_doubt")):
+    if params.ink_checks and params.runs("neighbour_ride"):
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
     if params.runs("hidden_fill"):
         _fill_hidden(traces, calib.curves, params)
@@ -107,8 +108,6 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             doubt(tr, steep_columns(spec.fraction_of(tr.position) + tr.wraps), "steep")
         ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
         if ev is not None and params.ink_checks:
-            if params.runs("stroke_across"):
-                doubt(tr, stroke_across(tr.position, ev, spec, params.threshold), "stroke_across")
             if not spec.wrap and params.runs("unclaimed_stroke"):
                 lo, hi = spec.track_rows(ev.shape[0])
                 damping = (None if grid is None else
@@ -176,13 +175,10 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
             if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
                 def unbroken(lo, hi, pos=tr.position):
                     return unbroken_stroke(pos, ink, lo, hi)
-            ride, doubted = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
-                                            (spec.track_lo, spec.track_hi), unbroken)
-            if params.runs("neighbour_ride"):
-                no_reading(tr, ride, "neighbour_ride")
-            if params.runs("neighbour_doubt"):
-                # only the maps say so, or only the ink: written, doubted (``neighbour_rides``: mostly right)
-                doubt(tr, doubted, "neighbour_doubt")
+            # where only the maps say so, or only the ink, the stretch is written (``neighbour_rides``: mostly right)
+            ride, _ = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
+                                      (spec.track_lo, spec.track_hi), unbroken)
+            no_reading(tr, ride, "neighbour_ride")
 
 
 def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
@@ -242,7 +238,7 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
         seen = observed[k].copy()
         p = np.where((pos[k] >= 0) & (pos[k] <= ev.shape[0] - 1), pos[k] + lo, np.nan)
         flags = np.zeros(cols, np.uint32)
-        riding, line_doubt = _rides(p, seen, s, grid, params, flags)  # border_ride, grid_ride
+        riding = _rides(p, seen, s, grid, params, flags)  # border_ride, grid_ride
         seen &= ~riding
         gone = riding.copy()
         if params.runs("gap"):
@@ -253,8 +249,6 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
         tr = Trace(s.mnemonic, p, np.zeros(cols, np.int64), column_confidence(conf[k], seen, p, params.max_gap_px),
                    seen, flags=flags)
         tr.signals = {"strength": conf[k].astype(np.float32)}
-        if params.runs("grid_line_seen"):
-            doubt(tr, line_doubt, "grid_line_seen")
         out.append(tr)
     return out
 

@@ -25,8 +25,7 @@ FORMAT = "welltrace-confidence/1"
 BUNDLED_CONFIDENCE = Path(__file__).resolve().parents[3] / "resources" / "models" / "confidence.json"
 
 # the flags of the doubting passes the model reads, each a 0/1 column of the design
-PASS_FLAGS = ("grid_line_seen", "backup_level", "line_beside_ride", "ink_level", "neighbour_doubt", "hidden_fill",
-              "identity", "steep", "stroke_across", "unclaimed_stroke")
+PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
 
 
 def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> tuple[np.ndarray, list[str]]:

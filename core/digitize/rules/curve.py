@@ -41,7 +41,7 @@ from core.io.calibration import CurveSpec
 def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams | None = None,
                 grid: Grid | None = None, row_offset: int = 0) -> Trace:
     """Trace one curve through its track of a canonical evidence map (rows across, columns along depth), with the
-    per-curve passes of ``core/digitize/rules/passes.py`` (``border_ride`` to ``line_beside_ride``, in that order).
+    per-curve passes of ``core/digitize/rules/passes.py`` (``border_ride`` to ``second_pass``, in that order).
 
     With a ``grid``, the evidence on its lines is damped (``params.grid_floor``) so a straight grid line
     never outranks a wiggling curve. Where the path does run on a grid line (a curve crossing one, or
@@ -64,7 +64,7 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
 
 def _second_pass(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, params: TraceParams, grid: Grid | None,
                  riding: np.ndarray) -> Trace:
-    """The pass ``second_pass`` (and ``line_beside_ride``): the path rode a border or a grid line; where it did, every
+    """The pass ``second_pass``: the path rode a border or a grid line; where it did, every
     line's evidence is taken away (the borders and the grid's along lines, not only the one it rode) and the
     band traced again, so a faint curve beside heavy lines (a thin blue GR by the border of a North Dakota log)
     is followed where it is drawn, and a curve the map does not see there stays unseen rather than move to the
@@ -85,13 +85,12 @@ def _second_pass(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, para
     again_lined = near_ride & lined
     # ... but a stretch of it inside the log (the curve read before and after it) is mostly the curve crossing
     # or touching a line (85 % of such columns right on the held-out families and foreign prints, stage 7):
-    # written, doubted. Open at the log's start or end it is a curve not yet begun or ended: NULL
+    # written (a flag of its own was measured and bought nothing the calibrated confidence does not: docs/accuracy.md,
+    # *What each pass buys*). Open at the log's start or end it is a curve not yet begun or ended: NULL
     inside = np.zeros(again_lined.size, bool)
     for a, b in zip(*true_runs(again_lined)):
         inside[a:b] = inside_log(trace.observed, a, b)
     no_reading(trace, again_lined & ~inside, "second_pass")
-    if params.runs("line_beside_ride"):
-        doubt(trace, inside, "line_beside_ride")
     return trace
 
 
@@ -109,9 +108,9 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     else:
         observed = _grid_supported(conf >= params.threshold, strong_raw, path, params.max_gap_px)
     flags = np.zeros(cols, np.uint32)
-    # border_ride, grid_ride, grid_line_seen: stretches riding a border or a grid line are no reading
+    # border_ride, grid_ride: stretches riding a border or a grid line are no reading
     # (``core/digitize/rules/riding.py``): unseen, and NULL below, before the wrap count is decided from what is seen
-    riding, line_doubt = _rides(pos, observed, spec, grid, params, flags)
+    riding = _rides(pos, observed, spec, grid, params, flags)
     observed &= ~riding
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
@@ -152,8 +151,6 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
         trace.signals.update(level_anchors(wraps, unsure))
     if level_unsure is not None and params.runs("backup_level"):  # main or backup scale uncertain: doubted
         doubt(trace, level_unsure, "backup_level")
-    if params.runs("grid_line_seen"):  # on a grid line, seen along most of it: doubted
-        doubt(trace, line_doubt, "grid_line_seen")
     return trace, riding
 
 
@@ -219,23 +216,21 @@ def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams) -> np.ndarra
 
 
 def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,
-           flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The passes ``border_ride`` and ``grid_ride`` (their bits set in ``flags``): the columns they name no reading,
-    and those ``grid_line_seen`` doubts."""
+           flags: np.ndarray) -> np.ndarray:
+    """The passes ``border_ride`` and ``grid_ride`` (their bits set in ``flags``): the columns they name no reading.
+    A stretch on a grid line inside the log that the trace saw along most of it is written (``line_rides``)."""
     riding = np.zeros(pos.size, bool)
-    line_doubt = np.zeros(pos.size, bool)
     if not params.ink_checks:  # a hand-painted mask is followed as painted
-        return riding, line_doubt
+        return riding
     if params.runs("border_ride"):
         border = border_rides(pos, observed, spec)
         riding |= border
         flags[border] |= BIT["border_ride"]
-    if grid is not None and (params.runs("grid_ride") or params.runs("grid_line_seen")):
-        on_line, line_doubt = line_rides(pos, observed, spec, grid)
-        if params.runs("grid_ride"):
-            riding |= on_line
-            flags[on_line] |= BIT["grid_ride"]
-    return riding, line_doubt
+    if grid is not None and params.runs("grid_ride"):
+        on_line, _ = line_rides(pos, observed, spec, grid)
+        riding |= on_line
+        flags[on_line] |= BIT["grid_ride"]
+    return riding
 
 
 def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarray, max_gap: int,

@@ -43,10 +43,8 @@ class Pass:
 PASSES: tuple[Pass, ...] = (
     Pass("border_ride", "curve", Effect.NULL, "the path's positions and where it was seen; the track's ends",
          "rides the track's border"),
-    Pass("grid_ride", "curve", Effect.NULL, "the path, where it was seen; the printed grid's lines along depth",
-         "rides a grid line"),
-    Pass("grid_line_seen", "curve", Effect.DOUBT, "as grid_ride: a stretch on a line inside the log, seen along "
-         "most of it", "lies along a grid line"),
+    Pass("grid_ride", "curve", Effect.NULL, "the path, where it was seen; the printed grid's lines along depth (a "
+         "stretch on a line inside the log, seen along most of it, is written: rules/riding.py)", "rides a grid line"),
     Pass("unresolved_wrap", "curve", Effect.NULL, "a wrapping curve's moves across its track and the ink at its "
          "edges (trace/wraps.py)", "crosses its track by a way the ink does not show"),
     Pass("gap", "curve", Effect.NULL, "where the path was seen, and the grid's lines across depth",
@@ -54,23 +52,19 @@ PASSES: tuple[Pass, ...] = (
     Pass("backup_level", "curve", Effect.DOUBT, "a backup-scale curve's crossings of its track's edges "
          "(trace/wraps.py: two_level_wraps)", "main or backup scale uncertain"),
     Pass("second_pass", "curve", Effect.NULL, "where the path rode a line: the path traced again off every line; "
-         "what it still reads on a line there, open at the log's start or end", "on a line beside a ride"),
-    Pass("line_beside_ride", "curve", Effect.DOUBT, "as second_pass: what it reads on a line there, inside the log",
+         "what it still reads on a line there, open at the log's start or end (inside the log it is written)",
          "on a line beside a ride"),
     Pass("ink_level", "curve", Effect.DOUBT, "the ink colour under the path of a curve whose backup scale has an "
          "ink of its own (rules/ink_levels.py)", "main or backup scale uncertain between its inks"),
     Pass("neighbour_ride", "scan", Effect.NULL, "every curve of the track, each style's map along the trace and "
-         "the pen's pattern in the ink (rules/riding.py, rules/pen_pattern.py)", "rides another curve's stroke"),
-    Pass("neighbour_doubt", "scan", Effect.DOUBT, "as neighbour_ride: a stroke only the maps or only the ink give "
-         "to the other curve", "lies along another curve's stroke"),
+         "the pen's pattern in the ink (rules/riding.py, rules/pen_pattern.py; a stroke only the maps or only the ink "
+         "give to the other curve is written)", "rides another curve's stroke"),
     Pass("hidden_fill", "scan", Effect.FILL, "every curve of the track: a NULL stretch whose ends lie on a "
          "neighbour's line", "hidden under another curve's stroke"),
     Pass("identity", "scan", Effect.DOUBT, "the curves of one line style in one track, over each stretch between "
          "their meetings (trace/crossings.py: settle_identities)", "which curve is which after a meeting is "
          "uncertain"),
     Pass("steep", "scan", Effect.DOUBT, "the trace's move from column to column", "drawn steeper than a row places"),
-    Pass("stroke_across", "scan", Effect.DOUBT, "the curve's own map across the track at the trace",
-         "drawn across its row"),
     Pass("unclaimed_stroke", "scan", Effect.DOUBT, "every curve of the track and its style's map "
          "(rules/unclaimed.py)", "beside a neighbour while a stroke of its own style goes untraced"),
     Pass("outside_body", "picture", Effect.NULL, "the picture's log body (page/sections.py)", "outside the log body"),

@@ -64,8 +64,9 @@ class TraceParams:
     ink_checks: bool = True
     # the confidence written: the calibrated probability of a fitted model (``core/digitize/rules/confidence_model.py``:
     # a network's maps, which it was fitted on), or the evidence's capped by the doubts (``confidence.capped_by_flags``:
-    # the classical tracer's ink, a painted mask)
-    calibrated: bool = False
+    # the classical tracer's ink, a painted mask); None: by the evidence (``model_params`` calibrates a network's),
+    # False for the fit itself (``core/evaluation/confidence_fit.py``)
+    calibrated: bool | None = None
     # the passes after the path switched off, by name (``core/digitize/rules/passes.py``): to measure what each buys
     passes_off: frozenset[str] = frozenset()
     hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
@@ -100,5 +101,6 @@ def model_params(params: TraceParams | None = None) -> TraceParams:
     seen (``TraceParams.observe_on_grid``). Digitising and training-time validation both trace with these,
     so the figures a run is chosen by are the figures the LAS files get."""
     return replace(params or TraceParams(), observe_on_grid=True, unclaimed_styles=MODEL_UNCLAIMED_STYLES,
-                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX, calibrated=True)
+                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX,
+                   calibrated=True if params is None or params.calibrated is None else params.calibrated)
 

@@ -23,8 +23,7 @@ from core.io.calibration import CurveSpec
 def _signals(n: int, rng) -> dict[str, np.ndarray]:
     names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
-             "identity_margin", "grid_line_seen", "backup_level", "line_beside_ride", "ink_level", "neighbour_doubt",
-             "hidden_fill", "identity", "steep", "stroke_across", "unclaimed_stroke")
+             "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
     return {k: rng.random(n).astype(np.float32) for k in names}
 
 
@@ -80,7 +79,7 @@ def test_the_shipped_model_reads_what_the_tracer_gives_and_trusts_a_clean_readin
                  slope=np.full(1, 0.002))
     faint = {**clean, "strength": np.full(1, 0.05), "support": np.full(1, 0.1), "rival": np.full(1, 0.8),
              "run_strength": np.full(1, 0.1), "curve_strength": np.full(1, 0.1), "curve_null": np.full(1, 0.5),
-             "unclaimed_stroke": np.ones(1), "neighbour_doubt": np.ones(1)}
+             "unclaimed_stroke": np.ones(1)}
     p_clean, p_faint = m.predict(clean, 1, False, False)[0], m.predict(faint, 1, False, False)[0]
     assert p_clean > 0.95 and p_faint < 0.6 and p_clean > p_faint
 

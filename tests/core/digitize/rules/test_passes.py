@@ -88,7 +88,7 @@ def test_a_digitised_result_names_each_samples_passes():
         null = ~np.isfinite(res.values[spec.mnemonic])
         nulling = sum(BIT[p.name] for p in PASSES if p.effect is Effect.NULL)
         assert ((f[null] & nulling) != 0).all()  # every NULL sample says which pass made it so
-    off = digitize(lg.image, lg.calibration, params=TraceParams(passes_off=frozenset({"steep", "stroke_across"})))
+    off = digitize(lg.image, lg.calibration, params=TraceParams(passes_off=frozenset({"steep", "unclaimed_stroke"})))
     for spec in lg.calibration.curves:
-        assert not (off.flags[spec.mnemonic] & (BIT["steep"] | BIT["stroke_across"])).any()
+        assert not (off.flags[spec.mnemonic] & (BIT["steep"] | BIT["unclaimed_stroke"])).any()
         assert np.array_equal(np.isfinite(off.values[spec.mnemonic]), np.isfinite(res.values[spec.mnemonic]))
