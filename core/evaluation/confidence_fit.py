@@ -9,7 +9,8 @@ as a user's; the foreign prints (``../shared/data/foreign``) check it and are ne
 The fit is scikit-learn's: a logistic regression on the standardised design (``C`` :data:`REGULARISATION`, its
 classes weighted as they come), then an isotonic regression of the share right on the regression's score, so the
 number written is the share of values right at that score on the fitted prints, whatever the regression's own
-curve. :func:`leave_one_family_out` measures the fit on each family with the others alone: how it carries to a
+curve. A value a decision flag names (a wrapping curve's scale, which curve is which: the tracer says it could not
+tell) is no surer than the share of such values right in the fit. :func:`leave_one_family_out` measures the fit on each family with the others alone: how it carries to a
 print style it was not fitted on.
 """
 
@@ -22,7 +23,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from core.digitize.rules.confidence_model import ConfidenceModel, design
+from core.digitize.rules.confidence_model import DECISION_FLAGS, ConfidenceModel, design
 from core.evaluation.styles import WRONG_SHARE, CaseLog, family_logs, family_set_name
 
 FIT_FAMILIES = ("log_decades", "dotted_fax", "dense", "random")  # held out from the bundled network's training
@@ -30,6 +31,8 @@ FIT_SEED = 515151  # neither the evaluation's seed (styles.EVAL_SEED) nor any tr
 FIT_COUNT = 10  # logs a family
 FIT_SIZE = (1600, 480)
 REGULARISATION = 1.0  # the logistic regression's C on standardised features: scikit-learn's default
+# a decision flag raised on fewer fitted values than this has no share of its own: a coin's (the tracer could not tell)
+MIN_FLAGGED = 30
 
 
 @dataclass
@@ -112,10 +115,17 @@ def fit(samples: Samples, about: dict | None = None) -> ConfidenceModel:
     knots_x, knots_y = np.asarray(iso.X_thresholds_, np.float64), np.asarray(iso.y_thresholds_, np.float64)
     if knots_x.size < 2:  # every sample alike: a flat map
         knots_x, knots_y = np.array([score.min() - 1.0, score.max() + 1.0]), np.full(2, y.mean())
+    caps, flagged = {}, {}
+    for name in DECISION_FLAGS:
+        if name in samples.features:
+            on = x[:, samples.features.index(name)] > 0.5
+            flagged[name] = int(on.sum())
+            caps[name] = float(y[on].mean()) if on.sum() >= MIN_FLAGGED else 0.5
     info = {"samples": int(y.size), "right": float(y.mean()), "groups": sorted(set(samples.group.tolist())),
+            "decision_flagged": flagged,
             "fitted_with": "scikit-learn LogisticRegression(C=%g) + IsotonicRegression" % REGULARISATION}
     return ConfidenceModel(samples.features, mean, scale, lr.coef_[0].astype(np.float64), float(lr.intercept_[0]),
-                           knots_x, knots_y, {**info, **(about or {})})
+                           knots_x, knots_y, {**info, **(about or {})}, caps)
 
 
 def leave_one_family_out(samples: Samples) -> dict[str, np.ndarray]:

@@ -119,7 +119,9 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)
     model = bundled_confidence() if params.calibrated else None
     for tr, spec in zip(traces, calib.curves):
-        if model is None:
+        if not params.ink_checks:  # a painted mask, followed as painted: the user's labels are as sure as they are
+            tr.confidence = capped_by_flags(np.isfinite(tr.position).astype(np.float32), tr.flags)
+        elif model is None:
             tr.confidence = capped_by_flags(tr.confidence, tr.flags)
         else:
             p = model.predict(tr.signals, spec.klass, spec.log, spec.wrap)

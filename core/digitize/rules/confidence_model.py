@@ -26,6 +26,11 @@ BUNDLED_CONFIDENCE = Path(__file__).resolve().parents[3] / "resources" / "models
 
 # the flags of the doubting passes the model reads, each a 0/1 column of the design
 PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
+# the passes that say a decision could not be made (a wrapping curve's scale, which curve is which after a meeting):
+# a value they flag is no surer than the share of such values that were right where the model was fitted
+# (``core/evaluation/confidence_fit.py``): the regression, additive in its features, let a scale the tracer knew it
+# had guessed read 0.98 (KGS's GR over 486-598 ft, its warning naming the stretch)
+DECISION_FLAGS = ("backup_level", "ink_level", "identity")
 
 
 def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> tuple[np.ndarray, list[str]]:
@@ -45,6 +50,8 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "edge": s["edge"],
         "on_line": s["on_line"],
         "log_slope": np.log(s["slope"] + 1e-3),
+        "log_wiggle": np.log(s["wiggle"] + 1e-3),
+        "unseen": s["unseen"],
         "to_null": s["to_null"],
         "run_cols": s["run_cols"],
         "run_strength": s["run_strength"],
@@ -76,13 +83,18 @@ class ConfidenceModel:
     iso_x: np.ndarray  # the isotonic map's knots: scores ...
     iso_y: np.ndarray  # ... and the share right at each
     about: dict = field(default_factory=dict)  # what it was fitted on and measured with
+    caps: dict[str, float] = field(default_factory=dict)  # per decision flag: the share right of the values it flags
 
     def score(self, x: np.ndarray) -> np.ndarray:
         return ((x - self.mean) / self.scale) @ self.coef + self.intercept
 
     def probability(self, x: np.ndarray) -> np.ndarray:
-        """The probability a column is right, per row of a design (``design``)."""
-        return np.clip(np.interp(self.score(x), self.iso_x, self.iso_y), 0.0, 1.0)
+        """The probability a column is right, per row of a design (``design``): the isotonic map of the regression's
+        score, no higher than a decision flag's share right where one is raised (:data:`DECISION_FLAGS`)."""
+        p = np.clip(np.interp(self.score(x), self.iso_x, self.iso_y), 0.0, 1.0)
+        for name, cap in self.caps.items():
+            p = np.where(x[:, self.features.index(name)] > 0.5, np.minimum(p, cap), p)
+        return p
 
     def predict(self, signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> np.ndarray:
         x, names = design(signals, klass, log_scale, wrap)
@@ -94,7 +106,7 @@ class ConfidenceModel:
     def as_dict(self) -> dict:
         return {"format": FORMAT, "features": self.features, "mean": self.mean.tolist(), "scale": self.scale.tolist(),
                 "coef": self.coef.tolist(), "intercept": float(self.intercept), "isotonic_x": self.iso_x.tolist(),
-                "isotonic_y": self.iso_y.tolist(), "about": self.about}
+                "isotonic_y": self.iso_y.tolist(), "decision_caps": self.caps, "about": self.about}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConfidenceModel":
@@ -105,8 +117,11 @@ class ConfidenceModel:
             raise ValueError("a confidence model's mean, scale and coefficients must have one value per feature")
         if arr["isotonic_x"].size != arr["isotonic_y"].size or arr["isotonic_x"].size < 2:
             raise ValueError("a confidence model's isotonic map needs two knots or more, as many scores as shares")
+        caps = {str(k): float(v) for k, v in d.get("decision_caps", {}).items()}
+        if any(k not in d["features"] or not 0.0 <= v <= 1.0 for k, v in caps.items()):
+            raise ValueError("a confidence model's decision caps name its features, each a share in [0, 1]")
         return cls(list(d["features"]), arr["mean"], arr["scale"], arr["coef"], float(d["intercept"]),
-                   arr["isotonic_x"], arr["isotonic_y"], dict(d.get("about", {})))
+                   arr["isotonic_x"], arr["isotonic_y"], dict(d.get("about", {})), caps)
 
     def save(self, path: str | Path) -> None:
         from core.common.atomic import atomic_write_bytes

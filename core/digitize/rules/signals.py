@@ -12,7 +12,10 @@ dimensionless, so a print's size and resolution do not change what they mean:
   own line style, in track widths;
 - ``edge``: how far the track's nearer edge lies, in track widths; ``on_line``: whether the trace lies on a printed
   line along depth;
-- ``slope``: the largest move across the track to a neighbouring column, in track widths;
+- ``slope``: the largest move across the track to a neighbouring column, in track widths, and ``wiggle``, the range
+  the trace spans over ``WIGGLE_COLS`` columns either side: a value between a broken pen's marks on a wiggling
+  stretch is read on a straight line between them;
+- ``unseen``: how far the nearest column where the curve was seen lies, over the bridged gap's length;
 - ``to_null``: columns to the nearest column without a value, over ``NULL_REACH``: a value at the end of a stretch
   the tracer gave up on is less sure than one in the middle of a long reading; ``run_cols``, the length of the
   unbroken reading the column is in (over ``RUN_REACH``), and ``run_strength``, the evidence along all of it: a
@@ -30,6 +33,8 @@ Columns without a value have signals too; nothing reads them.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
@@ -41,6 +46,7 @@ TOLERANCE_SHARE = 0.05  # rows within this share of the track of a traced curve 
 FAR = 0.25  # a neighbour or an edge farther than this share of the track is far: the signal saturates
 NULL_REACH = 48  # columns beyond which a NULL is too far to tell anything of a column
 RUN_REACH = 400  # an unbroken reading this long is long: the signal saturates
+WIGGLE_COLS = 8  # columns either side over which a trace's wiggle is its range
 CHUNK = 4096  # columns of a track's band read at a time (a few MB of a long scan's map)
 ALONE_NATS = 20.0  # the identity signal of a curve alone in its style: as sure as a clear decision
 
@@ -108,7 +114,14 @@ def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.
         run_cols[a:b] = min(b - a, RUN_REACH) / RUN_REACH
         run_strength[a:b] = float(np.mean(np.nan_to_num(strength[a:b])))
     read = np.nan_to_num(strength)[finite]
+    near = np.lib.stride_tricks.sliding_window_view(np.pad(fraction, WIGGLE_COLS, constant_values=np.nan),
+                                                    2 * WIGGLE_COLS + 1)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a window without a value: no wiggle
+        wiggle = np.nan_to_num(np.nanmax(near, axis=1) - np.nanmin(near, axis=1))
     out = {
+        "wiggle": np.clip(wiggle, 0.0, 1.0).astype(np.float32),
+        "unseen": np.minimum(distance_to_true(trace.observed) / max(max_gap_px, 1), 1.0).astype(np.float32),
         "curve_strength": np.full(pos.size, float(np.median(read)) if read.size else 0.0, np.float32),
         "curve_null": np.full(pos.size, 1.0 - float(finite.mean()), np.float32),
         "strength": np.nan_to_num(strength).astype(np.float32),
