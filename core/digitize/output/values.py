@@ -12,10 +12,11 @@ OFF_SCALE_PX = 1.5  # how far past its track's end a curve without a backup scal
 
 def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: np.ndarray,
                     passes_off: frozenset[str] = frozenset()) -> np.ndarray:
-    """Curve values at LAS depths: unwrapped track fraction interpolated along depth, with the values' passes
-    (``core/digitize/rules/passes.py``; ``passes_off`` switches them off by name): ``off_scale``, a curve without a
-    backup scale never reads past its printed scale (a position beyond the track's end is NULL), and
-    ``far_from_column``, a depth sample takes a value only where a traced column lies within one pixel."""
+    """Curve values at LAS depths: unwrapped track fraction interpolated along depth, read on the scale in force at
+    each depth (``CurveSpec.scales_at``), with the values' passes (``core/digitize/rules/passes.py``;
+    ``passes_off`` switches them off by name): ``off_scale``, a curve without a backup scale never reads past its
+    printed scale (a position beyond the track's end is NULL), and ``far_from_column``, a depth sample takes a value
+    only where a traced column lies within one pixel."""
     cols = trace.position.size
     position = trace.position
     if not spec.wrap and "off_scale" not in passes_off:
@@ -33,7 +34,9 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
     col = np.arange(cols)
     ti = np.interp(px, col[ok], t[ok])
     near = np.interp(px, col, ok.astype(np.float64)) > 0.5 if "far_from_column" not in passes_off else True
-    return spec.value_of_fraction(np.where(inside & near, ti, np.nan))
+    # a scale printed anew partway down (scale_changes) holds from its depth on, down the page
+    scale = spec.scales_at(depths, calib.depth_increases_with_pixel) if spec.scale_changes else None
+    return spec.value_of_fraction(np.where(inside & near, ti, np.nan), scale)
 
 
 def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:
