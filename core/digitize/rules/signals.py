@@ -59,18 +59,26 @@ def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep
     rival. ``row_offset``: the canonical row of ``evidence``'s first (a map of one track's band)."""
     cols = positions[0].size if positions else evidence.shape[1]
     out = np.zeros(cols, np.float32)
-    rows = np.arange(lo, hi + 1, dtype=np.float32)[:, None]
+    height = hi - lo + 1
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
-        band = np.asarray(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
+        band = np.array(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
         if damping is not None:
-            band = band * damping(np.arange(c0, c1))
-        free = np.ones(band.shape, bool)
+            band *= damping(np.arange(c0, c1))
+        # each curve's rows (|row - position| <= keep_px) as an interval per column: +1 at its first row, -1 past
+        # its last, summed along the rows (one pass over the band, not one per curve; columns first, so the sum runs
+        # along memory)
+        kept = np.zeros((c1 - c0, height + 1), np.int8)
         for p in positions:
-            q = p[c0:c1]
-            with np.errstate(invalid="ignore"):
-                free &= ~(np.abs(rows - q[None, :]) <= keep_px)
-        out[c0:c1] = np.where(free, band, 0.0).max(axis=0)
+            q = np.asarray(p[c0:c1], np.float64)
+            at = np.flatnonzero(np.isfinite(q))
+            first = np.clip(np.ceil(q[at] - keep_px) - lo, 0, height).astype(np.int64)
+            past = np.clip(np.floor(q[at] + keep_px) - lo + 1, 0, height).astype(np.int64)
+            some = first < past
+            kept[at[some], first[some]] += 1
+            kept[at[some], past[some]] -= 1
+        np.putmask(band, np.cumsum(kept[:, :-1], axis=1, dtype=np.int8).T > 0, 0.0)
+        out[c0:c1] = band.max(axis=0)
     return out
 
 
