@@ -6,10 +6,9 @@ Reads the scan (default: its 650-1,170 ft, rows 6,500-11,800; --whole: all of it
 the network's evidence in bf16, in fp32, and in bf16 with the scan shifted one pixel down and right (a white row on
 top and a white column on the left, the picks and the tracks shifted with it). For each curve, of the samples both
 readings write at or above the low-confidence line, the share within 1 % of the scale; and over 700-1,129 ft, where
-d36c861 swapped the sonic and the tension, DT's swing (P10-P90) and the spread of LTEN's confident samples. What
-``tests/core/digitize/rules/test_trust.py::test_the_same_las_under_an_imperceptible_change`` asserts, with the
-figures (docs/accuracy.md). About 3 minutes on 2 CPU cores for the window; on CUDA (``--device cuda``) the GPU's
-arithmetic against itself.
+d36c861 swapped the sonic and the tension, DT's swing (P10-P90) and the spread of LTEN's confident samples
+(docs/accuracy.md; ``tests/core/digitize/rules/test_same_las.py`` holds a small print to the same in the suite). On
+CUDA (``--device cuda``) the GPU's arithmetic against itself.
 """
 
 from __future__ import annotations

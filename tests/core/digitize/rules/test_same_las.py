@@ -20,7 +20,7 @@ from core.synth.log import generate_log
 
 @pytest.fixture(scope="module")
 def crossing_pairs():
-    """A small print whose three tracks each hold a solid and a dashed curve that cross (what is on a track's edge
+    """A small print whose three tracks each hold a solid and a dotted curve that cross (what is on a track's edge
     and which stroke is which pen are decisions), read with the bundled network three ways."""
     import torch
 
