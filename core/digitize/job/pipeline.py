@@ -7,7 +7,7 @@ canonical frame, and masks come back in the scan's own frame.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -15,14 +15,27 @@ import numpy as np
 from core.common.errors import InputError
 from core.digitize.evidence.scan import colour_evidence, mask_evidence, model_evidence
 from core.digitize.output.result import DigitizeResult
-from core.digitize.output.values import trace_to_confidence, trace_to_values
+from core.digitize.output.values import sample_flags, trace_to_confidence, trace_to_values
 from core.digitize.page.frame import from_canonical, to_canonical
 from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
 from core.digitize.page.sections import null_outside_body, picture_body
 from core.digitize.rules.all_curves import trace_all
+from core.digitize.rules.passes import mark
 from core.digitize.trace.params import Trace, TraceParams, model_params
 from core.io.calibration import Calibration, Section
+
+
+@dataclass
+class ReadEvidence:
+    """What a picture's evidence reading gave (``digitize``): the per-class maps and the class mask in the
+    canonical frame, how they were read (``"model"``, ``"mask"``, ``"classical"``) and the network's memory plan."""
+
+    maps: dict
+    mask: np.ndarray
+    method: str
+    memory: dict
+
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
@@ -44,6 +57,8 @@ def digitize(
     whole_picture: bool = False,
     memory_ceiling: int | None = None,
     reference: bool = False,
+    evidence: "ReadEvidence | None" = None,
+    keep_evidence: list | None = None,
 ) -> DigitizeResult:
     """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
 
@@ -66,7 +81,12 @@ def digitize(
     grid = grid and mask is None  # the user's mask is followed as painted: no grid damping
     ink, found, body = _ink_grid_body(canon, calib, grid, mask is None)
     t_grid = time.perf_counter()
-    if mask is not None:
+    if evidence is not None:  # read before (``read_evidence``): the same maps traced again
+        method, memory = evidence.method, dict(evidence.memory)
+        evidence, mask_c = evidence.maps, evidence.mask
+        if method == "mask":
+            params = replace(params or TraceParams(), ink_checks=False)
+    elif mask is not None:
         evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
         method = "mask"
         params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
@@ -88,24 +108,32 @@ def digitize(
         if progress:
             progress(1, 1)
     t1 = time.perf_counter()
+    if keep_evidence is not None:
+        keep_evidence.append(ReadEvidence(evidence, mask_c, method, memory))
     by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
-    if method == "model":
-        params = model_params(params)
+    params = model_params(params) if method == "model" else (params or TraceParams())
     traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
-    if body:
+    if body and params.runs("outside_body"):
         warnings.append(null_outside_body(traces, body, calib))
+        outside = np.ones(canon.shape[1], bool)
+        outside[body[0] : body[1]] = False
+        for tr in traces:
+            mark(tr, outside, "outside_body")
     if by_curve:
         method += " + ink colour"
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
-    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth, params.passes_off)
+              for tr, spec in zip(traces, calib.curves)}
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
+    flags = {tr.mnemonic: sample_flags(tr, spec, calib, values[tr.mnemonic], depth, params.passes_off)
+             for tr, spec in zip(traces, calib.curves)}
     warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
     return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
                           {"evidence_s": t1 - t_grid, "grid_s": t_grid - t0, "trace_s": t2 - t1}, warnings, memory,
-                          confidence=confidence)
+                          confidence=confidence, flags=flags)
 
 
 def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):
