@@ -25,7 +25,7 @@ from numba import njit
 # -- one curve: the Viterbi path and its travel costs ------------------------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _min_plus_travel(cost, travel, lo, hi, val, arg, shift, pre, pre_at):
     """min_j cost[j] + |travel[i] − travel[j]| and its argmin for rows i in [lo, hi), written at i − lo into
     ``val`` and (argmin − ``shift``) into ``arg``; ``travel`` non-decreasing (``path_search._dt_path``).
@@ -61,7 +61,7 @@ def _min_plus_travel(cost, travel, lo, hi, val, arg, shift, pre, pre_at):
                 arg[j - lo] = best_at - shift
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def distance_transform(cost, travel):
     """Exact min_j cost[j] + |travel[i] − travel[j]| and its argmin for every row i (``travel``
     non-decreasing): the Viterbi inner step of one column."""
@@ -72,7 +72,7 @@ def distance_transform(cost, travel):
     return val, arg
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _column_support(ev, i, reach, out):
     """The evidence a stroke into column ``i`` of ``ev`` (columns × rows, each column's rows contiguous) has, in
     float32 (``out``): its own and the column before's, taken over ``reach`` columns either side (a dashed or
@@ -87,7 +87,7 @@ def _column_support(ev, i, reach, out):
             out[r] = max(out[r], np.float32(ev[j, r]))
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _column_travel(support, thr, jump, dearer, travel):
     """The cost of moving from row 0 to each row of a column (``travel``, float64): a step from one row to the
     next costs ``jump`` where both rows are inked (``support`` at ``thr``), up to ``jump`` + ``dearer`` where
@@ -104,7 +104,7 @@ def _column_travel(support, thr, jump, dearer, travel):
         ink_above = ink
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def travel_block(ev, offset, n, reach, threshold, jump_cost, gap_jump_cost):
     """The travel (``path_search.travel_costs``) of columns [``offset``, ``offset`` + n) of ``ev`` (columns × rows,
     a block of a track and the columns its support reaches), n × rows float64."""
@@ -118,7 +118,7 @@ def travel_block(ev, offset, n, reach, threshold, jump_cost, gap_jump_cost):
     return out
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def viterbi_block(acc, logs, ev, offset, first, back, cyclic, reach, threshold, jump_cost, gap_jump_cost):
     """Advance the Viterbi recursion over a block of a track's columns, [``first``, ``first`` + n), in place:
     ``acc`` (rows, float64) is the running cost into each row of the column before, ``back`` (columns × rows)
@@ -196,7 +196,7 @@ def viterbi_block(acc, logs, ev, offset, first, back, cyclic, reach, threshold, 
             acc[r] -= low
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def viterbi_flat(acc, logs, first, back, cyclic, flat):
     """:func:`viterbi_block` with one travel for every column (``flat``: jump_cost × row, 3 × rows long for a
     cyclic path), the first tracer's flat cost of a step."""
@@ -221,7 +221,7 @@ def viterbi_flat(acc, logs, first, back, cyclic, flat):
         _settle(acc, val, arg, logs[k], c, back)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _settle(acc, val, arg, log_p, c, back):
     """Column ``c``'s running costs: the best way in plus its own evidence's (−``log_p``: the column's), less
     their minimum (12,800 columns of −log p would cost precision), and where each way in came from."""
@@ -235,7 +235,7 @@ def _settle(acc, val, arg, log_p, c, back):
         acc[r] -= low
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def viterbi_backtrack(acc, back):
     """The best path back from the last column's cheapest row: row and wrap step per column."""
     cols, rows = back.shape
@@ -257,12 +257,12 @@ def viterbi_backtrack(acc, back):
 # -- the curves of one line style in one track, jointly (``group.py``) --------------------------------------
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def _clip(x, lo, hi):
     return min(max(x, lo), hi)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, error_model="numpy")
 def group_viterbi(run_start, lo_r, hi_r, ctr_r, peak_r, weak_r, strength_r,
                   t_start, t_states, t_options, t_shared, t_taken, t_pair,
                   gap, continuity, prediction, prediction_cap, momentum, unexplained_cost, stroke_px, lost_cost,
