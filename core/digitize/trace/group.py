@@ -116,23 +116,23 @@ def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
 def _runs(ev: np.ndarray, threshold: float, max_runs: int, damping: np.ndarray | None):
     """:func:`column_runs` as flat arrays: (bounds, lo, hi, centre, peak, strength), column c's runs at
     [bounds[c], bounds[c + 1])."""
+    from core.digitize.trace import kernels
+
     rows, cols = ev.shape
-    on_t = (ev >= threshold).T  # (cols, rows): runs are read down each column
-    edge = np.diff(np.pad(on_t, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
-    sc, sr = np.nonzero(edge == 1)  # run starts, sorted by column then row
-    _, er = np.nonzero(edge == -1)  # run ends (exclusive)
     # the on-pixels in (column, row) order: each run is a consecutive block of them, so sums and maxima per run
-    # are reductions over blocks (no cumulative sums over the whole map)
-    weighted = ev if damping is None else ev * damping
-    vals = weighted.T[on_t].astype(np.float64)
-    row_of = np.nonzero(on_t)[1]
+    # are reductions over blocks (no cumulative sums over the whole map); found compiled, summed by NumPy
+    ev = np.ascontiguousarray(ev)
+    damped = damping is not None
+    vals, ev_on, row_of, sc, sr, er = kernels.on_pixels(
+        ev, np.ascontiguousarray(damping) if damped else np.ones((1, 1), ev.dtype), damped,
+        np.asarray(threshold, ev.dtype)[()])  # compared in the map's dtype, as NumPy compares it
     lengths = er - sr
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     if sc.size:
         mass = np.add.reduceat(vals, starts)
         centre = np.add.reduceat(vals * row_of, starts) / np.maximum(mass, 1e-9)
         strength = np.maximum.reduceat(vals, starts)
-        peak = strength if damping is None else np.maximum.reduceat(ev.T[on_t].astype(np.float64), starts)
+        peak = strength if damping is None else np.maximum.reduceat(ev_on, starts)
     else:
         mass = centre = strength = peak = np.zeros(0)
     # the max_runs strongest of each column, kept in row order: rank the runs within their column by mass

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from core.digitize.trace.group import GroupParams, column_runs
+from core.digitize.trace.group import GroupParams
 
 
 def _dt_path(cost: np.ndarray, travel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -102,6 +102,58 @@ def viterbi_path(evidence: np.ndarray, params, cyclic: bool) -> tuple[np.ndarray
         wrap_step[c] = -(prev // rows)  # prev < 0: came from beyond the low edge, etc.
         path[c - 1] = prev % rows
     return path, wrap_step
+
+
+@dataclass
+class ColumnRuns:
+    lo: np.ndarray  # first row
+    hi: np.ndarray  # last row (inclusive)
+    centre: np.ndarray  # evidence-weighted centre row
+    peak: np.ndarray  # strongest evidence in the run
+    strength: np.ndarray  # strongest grid-damped evidence in the run (``peak`` without a grid)
+
+
+def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
+                damping: np.ndarray | None = None) -> list[ColumnRuns]:
+    """Per column of ``ev`` (rows × columns), its runs of rows at or above ``threshold``, the ``max_runs``
+    strongest (by summed evidence) in row order.
+
+    ``damping`` (the grid's factor, same shape) weighs the runs without cutting them: runs are found, and
+    their ``peak`` taken, on the evidence itself; their ``strength`` (what leaving one unexplained costs) and
+    their rank on the damped evidence. So a grid line no curve takes costs little, and no curve is pulled
+    onto one, while a curve that runs along a grid line for a stretch keeps its own evidence there.
+    Thresholding the damped evidence instead cut each curve at every grid line it crosses, and a curve
+    lying on an amplitude line became a run too weak to take: the second curve of the pair then rode the
+    first one's stroke (a shared run is cheap, to let curves cross) and the first went untraced."""
+    rows, cols = ev.shape
+    on_t = (ev >= threshold).T  # (cols, rows): runs are read down each column
+    edge = np.diff(np.pad(on_t, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
+    sc, sr = np.nonzero(edge == 1)  # run starts, sorted by column then row
+    _, er = np.nonzero(edge == -1)  # run ends (exclusive)
+    # the on-pixels in (column, row) order: each run is a consecutive block of them, so sums and maxima per run
+    # are reductions over blocks (no cumulative sums over the whole map)
+    weighted = ev if damping is None else ev * damping
+    vals = weighted.T[on_t].astype(np.float64)
+    row_of = np.nonzero(on_t)[1]
+    lengths = er - sr
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    if sc.size:
+        mass = np.add.reduceat(vals, starts)
+        centre = np.add.reduceat(vals * row_of, starts) / np.maximum(mass, 1e-9)
+        strength = np.maximum.reduceat(vals, starts)
+        peak = strength if damping is None else np.maximum.reduceat(ev.T[on_t].astype(np.float64), starts)
+    else:
+        mass = centre = strength = peak = np.zeros(0)
+    # the max_runs strongest of each column, kept in row order: rank the runs within their column by mass
+    by_mass = np.lexsort((-mass, sc))
+    first = np.searchsorted(sc[by_mass], sc[by_mass], side="left")
+    keep = np.zeros(sc.size, bool)
+    keep[by_mass[np.arange(sc.size) - first < max_runs]] = True
+    sc, lo, hi = sc[keep], sr[keep].astype(np.float64), er[keep].astype(np.float64) - 1.0
+    centre, peak, strength = centre[keep], peak[keep], strength[keep]
+    bounds = np.searchsorted(sc, np.arange(cols + 1))
+    return [ColumnRuns(lo[a:b], hi[a:b], centre[a:b], peak[a:b], strength[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:])]
 
 
 @dataclass

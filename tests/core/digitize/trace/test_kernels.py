@@ -120,3 +120,22 @@ def test_a_group_with_a_narrow_beam_and_many_states_is_the_numpy_one():
         expected = reference.trace_group(ev, [2, 2, 2, 2], params, damping)
         got = trace_group(ev, [2, 2, 2, 2], params, damping)
         assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(expected, got))
+
+
+def test_the_runs_of_a_column_are_the_numpy_ones():
+    """Runs found compiled, summed by NumPy: the same runs, centres and strengths, runs longer than NumPy's
+    pairwise blocks (8 and 128 rows) included, on maps damped in float64 and in float32."""
+    from core.digitize.trace.group import column_runs
+
+    rng = np.random.default_rng(9)
+    for seed in range(6):
+        ev, _, damping = _strokes(seed)
+        ev[:, : ev.shape[1] // 3] = np.where(rng.random((ev.shape[0], 1)) < 0.9, 0.8, 0.1)  # long runs down columns
+        for damp in (damping, None if damping is None else damping.astype(np.float64)):
+            for threshold in (0.3, 0.12):
+                expected = reference.column_runs(ev, threshold, 4, damp)
+                got = column_runs(ev, threshold, 4, damp)
+                assert len(got) == len(expected) == ev.shape[1]
+                for a, b in zip(expected, got):
+                    for f in ("lo", "hi", "centre", "peak", "strength"):
+                        assert np.array_equal(getattr(a, f), getattr(b, f)), (seed, f)
