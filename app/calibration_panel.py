@@ -211,6 +211,8 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.remove_curve.setEnabled(ok)
         if ok:
             self.form.show_curve(self._curves[index])
+        else:
+            self.form.clear()
 
     def set_curve_colour(self, colour: str | None) -> None:
         """Set (or clear, with None) the selected curve's ink colour ("#rrggbb")."""

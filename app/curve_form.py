@@ -118,6 +118,20 @@ class CurveForm(QtWidgets.QGroupBox):
         self.show_colour(c.get("colour"), c.get("backup_colour"))
         self._showing = showing
 
+    def clear(self) -> None:
+        """Empty every field (no curve selected): the last scan's curve must not stay in sight."""
+        showing, self._showing = self._showing, True
+        for w in (self.mnemonic, self.unit, self.description):
+            w.clear()
+        self.line_style.setCurrentIndex(0)
+        for w in (*self.track, *self.scale):
+            w.setValue(0.0)
+        self.log.setChecked(False)
+        self.wrap.setChecked(False)
+        self.backup.setCurrentIndex(0)
+        self.show_colour(None)
+        self._showing = showing
+
     def show_colour(self, colour: str | None, backup_colour: str | None = None) -> None:
         if colour:
             self.swatch.setStyleSheet(f"background: {colour}; border: 1px solid #555")

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from core.common.vocabulary import GIB
 from core.model.precision import RESOLVED
@@ -25,34 +25,98 @@ TERM_COLORS = {"params": "#4c72b0", "grads": "#55a868", "optimizer": "#c44e52", 
                "workspace": "#8172b3"}
 
 
-SWATCH, LINE, DASHED = "■", "━", "╍"
+SWATCH, LINE, DASHED, DOT = "■", "━", "╍", "●"
 TITLE_SIZE = "10pt"  # the instruments are small plots; pyqtgraph's default title size clipped their titles
+KEY_SIZE = "8pt"
+TITLE_MARGIN_PX = 12  # kept free beside a title: the plot's own margins
 
 
-def keyed_title(title: str, key: list[tuple[str, str, str]]) -> str:
-    """A plot title with its key (label, colour, mark) as a second, smaller line.
+class TitledPlot(pg.PlotWidget):
+    """A plot whose title fits its width, whatever the width: the longest of the title's forms that fits on one
+    line, and its colour key (label, colour, mark) under it, wrapped onto as many lines as it needs.
 
-    The instruments share a dock with the scan, so their plots can be a couple of hundred pixels
-    tall; a legend inside one sat on the very bars, lines and labels it explains.
-    """
-    entries = " &nbsp;".join(f'<span style="color:{color}">{mark}</span>&nbsp;{label}' for label, color, mark in key)
-    return f'{title}<br><span style="font-size:8pt">{entries}</span>'
-
-
-class BudgetBar(pg.PlotWidget):
-    """One stacked bar per precision mode for one step; the ceiling as a draggable line."""
-
-    ceiling_dragged = QtCore.Signal(float)  # GiB
+    The instruments share a dock with the scan, so at 1280 × 720 a plot is about 280 px wide: a title wider than
+    that made pyqtgraph widen the whole plot past its widget, which cut its right-hand side (the r value, the
+    newest steps, the third bar, the key's last entries). A legend inside the plot sat on the very bars, lines
+    and labels it explains, so the key is the title's."""
 
     def __init__(self):
         super().__init__(background="w")
+        self._forms: list[str] = [""]
+        self._key: list[tuple[str, str, str]] = []
+        self._shown: tuple | None = None
+        self._ruler = QtWidgets.QGraphicsTextItem()  # measures a candidate line in the title's own font
+        label = self.plotItem.titleLabel
+        self._ruler.setFont(label.item.font())
+        # the title over the whole plot (pyqtgraph puts it over the data area alone, beside the left axis): the
+        # width it may take is the widget's
+        self.plotItem.layout.removeItem(label)
+        self.plotItem.layout.addItem(label, 0, 0, 1, 3)
+
+    def set_title(self, forms: str | list[str], key: list[tuple[str, str, str]] | None = None) -> None:
+        """The title (its forms, longest first: the first that fits is shown) and its key."""
+        self._forms = [forms] if isinstance(forms, str) else list(forms)
+        if key is not None:
+            self._key = list(key)
+        self._fit_title()
+
+    def _width(self, html: str, size: str) -> float:
+        self._ruler.setHtml(f"<span style='font-size: {size}'>{html}</span>")
+        return self._ruler.boundingRect().width()
+
+    def title_lines(self, width: float) -> tuple[str, list[str]]:
+        """The title form and the key's lines that fit ``width`` pixels."""
+        title = next((t for t in self._forms if self._width(t, TITLE_SIZE) <= width), self._forms[-1])
+        lines: list[str] = []
+        for label, color, mark in self._key:
+            entry = f'<span style="color:{color}">{mark}</span>&nbsp;{label}'
+            if lines and self._width(f"{lines[-1]} &nbsp;{entry}", KEY_SIZE) <= width:
+                lines[-1] += f" &nbsp;{entry}"
+            else:
+                lines.append(entry)
+        return title, lines
+
+    def _fit_title(self) -> None:
+        width = max(40.0, self.width() - TITLE_MARGIN_PX)
+        title, lines = self.title_lines(width)
+        if self._shown == (title, tuple(lines)):
+            return  # a new title re-lays out the plot: only when it changes
+        self._shown = (title, tuple(lines))
+        html = title + "".join(f'<br><span style="font-size:{KEY_SIZE}">{line}</span>' for line in lines)
+        self.setTitle(html, size=TITLE_SIZE)
+        label = self.plotItem.titleLabel
+        height = int(label.item.boundingRect().height()) + 2
+        self.plotItem.layout.setRowFixedHeight(0, height)  # pyqtgraph's 30 px holds two lines, not three
+        label.setMaximumHeight(height)
+        label.setMinimumWidth(0)  # a title never widens the plot past its widget
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt's name
+        super().resizeEvent(ev)
+        if "_forms" in self.__dict__:  # not while pyqtgraph's own __init__ sizes the widget
+            self._fit_title()
+
+    def title_fits(self) -> bool:
+        """Whether the title as shown lies within the widget (tests)."""
+        item = self.plotItem.titleLabel.item
+        rect = item.mapRectToScene(item.boundingRect())
+        return rect.left() >= -0.5 and rect.right() <= self.width() + 0.5
+
+
+class BudgetBar(TitledPlot):
+    """One stacked bar per precision mode for one step; the ceiling as a draggable line."""
+
+    ceiling_dragged = QtCore.Signal(float)  # GiB
+    TITLE = ["Activation budget of one step (GiB)", "Budget of one step (GiB)", "Budget (GiB)"]
+
+    def __init__(self):
+        super().__init__()
         plain_axes(self)
         self.setLabel("left", "memory (GiB)")
         self.getAxis("bottom").setTicks([[(i, m) for i, m in enumerate(RESOLVED)]])
         self.values: dict[str, dict[str, float]] = {}  # mode -> term -> bytes
         self.measured: set[str] = set()
         # unlabelled: a label on the line sat on the bars' own labels wherever the ceiling crossed them;
-        # its value is the dock's "memory ceiling" field, its meaning the axis title (see _fit)
+        # its value is the dock's "memory ceiling" field, its meaning the title's key (see _fit)
         self.ceiling = pg.InfiniteLine(angle=0, movable=True, pen=pg.mkPen("#b00020", width=2))
         self.ceiling.setToolTip("the memory ceiling: drag it to re-plan")
         self.ceiling.sigPositionChangeFinished.connect(lambda ln: self.ceiling_dragged.emit(float(ln.value())))
@@ -60,10 +124,10 @@ class BudgetBar(pg.PlotWidget):
         ghost_pen = pg.mkPen("#777777", width=1, style=QtCore.Qt.PenStyle.DashLine)
         self.ghost = pg.InfiniteLine(angle=0, movable=False, pen=ghost_pen)
         self.addItem(self.ghost)
-        self._keyed: tuple[str, ...] = ()
+        self._keyed: tuple = ()
+        self._terms_keyed = TERMS[:-1]
+        self._ceiling_note = self.CEILING_KEY
         self._key_terms(TERMS[:-1])
-        self._caption = self.CAPTION
-        self.setLabel("bottom", self._caption)
         # one stacked segment item per term and one label per mode, made once and updated in place:
         # rebuilding a dozen scene items on every prediction cost the UI thread ~80 ms on a 2-core CPU
         self.bars = {term: pg.BarGraphItem(x=[0], height=[0], y0=[0], width=0.6, brush=TERM_COLORS[term],
@@ -74,16 +138,21 @@ class BudgetBar(pg.PlotWidget):
         self.labels = [pg.TextItem("", color="k", anchor=(0.5, 1.0)) for _ in RESOLVED]
         for lbl in self.labels:
             self.addItem(lbl, ignoreBounds=True)
+        self.plotItem.vb.sigResized.connect(lambda *_: self._fit())  # the labels' room is in pixels
 
-    def _key_terms(self, terms: tuple[str, ...]) -> None:
-        """The title's colour key: the workspace only where a shown mode has one (a prediction)."""
-        if terms != self._keyed:
-            self._keyed = terms
-            self.setTitle(keyed_title("Activation budget of one step (GiB)",
-                                      [(t, TERM_COLORS[t], SWATCH) for t in terms]), size=TITLE_SIZE)
+    def _key_terms(self, terms: tuple[str, ...] | None = None, ceiling: str | None = None) -> None:
+        """The title's colour key: the terms shown (the workspace only where a shown mode has one: a prediction),
+        fp32's footprint and the ceiling."""
+        self._terms_keyed = terms if terms is not None else self._terms_keyed
+        self._ceiling_note = ceiling if ceiling is not None else self._ceiling_note
+        keyed = (self._terms_keyed, self._ceiling_note)
+        if keyed != self._keyed:
+            self._keyed = keyed
+            self.set_title(self.TITLE, [(t, TERM_COLORS[t], SWATCH) for t in self._terms_keyed]
+                           + [("fp32 footprint", "#777777", DASHED), (self._ceiling_note, "#b00020", LINE)])
 
-    HEAD_ROOM = 1.45  # the y range over the tallest bar (or the ceiling): room for its two-line label
-    CAPTION = "dashed: fp32 footprint · red: ceiling (drag)"  # the bottom axis title while the ceiling is in view
+    LABEL_PX = 36  # a bar's two-line label (its size, measured or predicted) over the bar, in pixels
+    CEILING_KEY = "ceiling (drag it)"  # the key's name for the ceiling while it is in view
 
     def set_ceiling(self, gib: float) -> None:
         self.ceiling.setValue(gib)
@@ -96,13 +165,13 @@ class BudgetBar(pg.PlotWidget):
         if top <= 0:
             return
         upper = max(ceil, top) if ceil <= 4 * top else top
-        self.setYRange(0, upper * self.HEAD_ROOM, padding=0)
+        # room over the tallest bar for its label, in the plot's pixels (a fixed 45 % overlapped the title's key on
+        # the 90-px plot of a 1280 × 720 window)
+        view_px = max(1.0, float(self.plotItem.vb.height()))
+        head = 1.0 / (1.0 - min(0.6, self.LABEL_PX / view_px))
+        self.setYRange(0, upper * head, padding=0)
         self.setXRange(-0.6, len(RESOLVED) - 0.4, padding=0)  # room for the outer bars' labels
-        caption = (self.CAPTION if ceil <= upper * self.HEAD_ROOM else
-                   f"dashed: fp32 footprint · ceiling {ceil:.2f} GiB: off scale")
-        if caption != self._caption:  # a new axis title re-lays out the plot: only when it changes
-            self._caption = caption
-            self.setLabel("bottom", caption)
+        self._key_terms(ceiling=self.CEILING_KEY if ceil <= upper * head else f"ceiling {ceil:.1f} GiB, above")
 
     def set_terms(self, mode: str, terms: dict[str, float], measured: bool) -> None:
         self.set_modes({mode: terms}, measured)
@@ -141,10 +210,10 @@ class BudgetBar(pg.PlotWidget):
         self._fit()
 
 
-class ScaleTrace(pg.PlotWidget):
+class ScaleTrace(TitledPlot):
     def __init__(self):
-        super().__init__(background="w")
-        self.setTitle("Loss scale (log2)", size=TITLE_SIZE)
+        super().__init__()
+        self.set_title(["Loss scale (log2)", "Loss scale"])
         plain_axes(self)
         self.setLabel("left", "log2 scale")
         self.setLabel("bottom", "step")
@@ -152,16 +221,40 @@ class ScaleTrace(pg.PlotWidget):
         self.curve = self.plot([], [], pen=pg.mkPen("#4c72b0", width=2), name="scale")
         # skipped steps as vertical marks: (pyqtgraph's scatter symbols cost ~10 ms per repaint each)
         self.skip_lines: list[pg.InfiniteLine] = []
-        self.note = pg.TextItem("", color="#555555", anchor=(0, 0))
+        # what the panel says when no scaler runs (bf16, fp32): in its middle, in place of an empty axis
+        self.note = pg.TextItem("", color="#555555", anchor=(0.5, 0.5))
         self.addItem(self.note, ignoreBounds=True)
         self.steps: list[int] = []
         self.log2: list[float] = []
         self.skipped: list[tuple[int, float]] = []
 
+    def set_note(self, note: str) -> None:
+        """Say why there is no trace (no scaler runs) where the trace would be, or (``""``) go back to the trace."""
+        self.note.setText(note)
+        for name in ("left", "bottom"):
+            self.showAxis(name, not note)
+        self.showGrid(x=not note, y=not note, alpha=0.25)
+        if note:
+            self.steps, self.log2, self.skipped = [], [], []
+            self.refresh()
+            self.disableAutoRange()
+            self.setRange(xRange=(0, 1), yRange=(0, 1), padding=0)
+            self.note.setPos(0.5, 0.5)
+            self._wrap_note()
+        else:
+            self.enableAutoRange()
+
+    def _wrap_note(self) -> None:
+        self.note.setTextWidth(max(60.0, 0.85 * self.plotItem.vb.width()))
+
+    def resizeEvent(self, ev):  # noqa: N802 - Qt's name
+        super().resizeEvent(ev)
+        if "note" in self.__dict__ and self.note.toPlainText():
+            self._wrap_note()
+
     def reset(self, note: str = "") -> None:
         self.steps, self.log2, self.skipped = [], [], []
-        self.note.setText(note)
-        self.note.setPos(0, 0)
+        self.set_note(note)
         self.refresh()
 
     def add(self, step: int, scale: float | None, skipped: bool) -> None:
@@ -184,16 +277,17 @@ class ScaleTrace(pg.PlotWidget):
             self.skip_lines.append(line)
 
 
-class GradHistogram(pg.PlotWidget):
+class GradHistogram(TitledPlot):
     """|g| on a log2 axis, with fp16's subnormal and normal ranges and bf16's range as bands."""
 
-    # the bands are named in the title's key: names on the axis sat on the bars of a small plot
+    # the bands are named in the title's key: names on the axis sat on the bars of a small plot, and so did a
+    # note on bf16's range drawn over the bars
     KEY = [("fp16 subnormal", "#f5a623", SWATCH), ("fp16 normal", "#3cb371", SWATCH),
-           ("fp16 flush to zero", "#b00020", "┃")]
+           ("fp16 flush to zero", "#b00020", "┃"), ("bf16: all of this axis", "#555555", "↔")]
 
     def __init__(self):
-        super().__init__(background="w")
-        self.setTitle(keyed_title("Gradient magnitudes (log2 |g|)", self.KEY), size=TITLE_SIZE)
+        super().__init__()
+        self.set_title(["Gradient magnitudes (log2 |g|)", "Gradients (log2 |g|)"], self.KEY)
         plain_axes(self)
         self.setLabel("left", "elements")
         self.setLabel("bottom", "log2 |g|")
@@ -205,37 +299,38 @@ class GradHistogram(pg.PlotWidget):
             self.addItem(band, ignoreBounds=True)
         self.flush_line = pg.InfiniteLine(pos=-24, angle=90, pen=pg.mkPen("#b00020", width=2))
         self.addItem(self.flush_line, ignoreBounds=True)
-        # top-left, over magnitudes below fp16's floor where few gradients live, so it never hides bars
-        self.bf16 = pg.TextItem("bf16 covers\n2^-133…2^127:\nall of this axis", color="#555555", anchor=(0, 0))
-        self.addItem(self.bf16, ignoreBounds=True)
         self.counts = np.zeros(0)
 
     def set_hist(self, lo: int, counts: list[int], underflow_share: float) -> None:
         self.counts = np.asarray(counts, dtype=float)
         x = lo + np.arange(len(counts)) + 0.5
         self.bars.setOpts(x=x, height=self.counts, width=0.9)
-        top = float(self.counts.max()) if self.counts.size else 1.0
-        self.bf16.setPos(lo, top)
-        self.setTitle(keyed_title(f"|g|: {underflow_share:.3%} flush to zero in unscaled fp16", self.KEY),
-                      size=TITLE_SIZE)
+        share = f"{underflow_share:.3%}"
+        self.set_title([f"|g|: {share} would flush to zero in unscaled fp16", f"|g|: {share} flush to zero in fp16",
+                        f"{share} flush to zero in fp16", f"{share} flush in fp16"])
 
 
-class LossPlot(pg.PlotWidget):
-    KEY = [("train loss", "#4c72b0", LINE), ("val loss", "#c44e52", LINE), ("mask F1", "#55a868", LINE),
-           ("curve r", "#8172b3", DASHED)]
+class LossPlot(TitledPlot):
+    # validation is measured a few times a run: its points are marked, so the first one shows on its own
+    KEY = [("train loss", "#4c72b0", LINE), ("val loss", "#c44e52", LINE + DOT), ("mask F1", "#55a868", LINE + DOT),
+           ("curve r", "#8172b3", DASHED + DOT)]
 
     def __init__(self):
-        super().__init__(background="w")
-        self.setTitle(keyed_title("Loss and validation", self.KEY), size=TITLE_SIZE)
+        super().__init__()
+        self.set_title(["Loss and validation", "Loss"], self.KEY)
         plain_axes(self)
         self.setLabel("left", "loss / metric")
         self.setLabel("bottom", "step")
         self.showGrid(x=True, y=True, alpha=0.25)
         (_, train, _), (_, val, _), (_, f1, _), (_, r, _) = self.KEY
         self.train = self.plot([], [], pen=pg.mkPen(train, width=1))
-        self.val = self.plot([], [], pen=pg.mkPen(val, width=2.5))
-        self.f1 = self.plot([], [], pen=pg.mkPen(f1, width=2.5))
-        self.r = self.plot([], [], pen=pg.mkPen(r, width=2.5, style=QtCore.Qt.PenStyle.DashLine))
+
+        def marked(color, style=QtCore.Qt.PenStyle.SolidLine):
+            return self.plot([], [], pen=pg.mkPen(color, width=2.5, style=style), symbol="o", symbolSize=6,
+                             symbolBrush=color, symbolPen=None)
+
+        self.val, self.f1 = marked(val), marked(f1)
+        self.r = marked(r, QtCore.Qt.PenStyle.DashLine)
         self.data = {"train": ([], []), "val": ([], []), "f1": ([], []), "r": ([], [])}
 
     def reset(self) -> None:
@@ -252,23 +347,26 @@ class LossPlot(pg.PlotWidget):
             item.setData(*self.data[key])
 
 
-class CurvesVsTruth(pg.PlotWidget):
+class CurvesVsTruth(TitledPlot):
     TRUTH, TRACED = "#333333", "#d62728"
 
     def __init__(self):
-        super().__init__(background="w")
-        self.setTitle(self._title("Reconstructed curve"), size=TITLE_SIZE)
+        super().__init__()
+        self.set_title(self._titles("Reconstructed curve"))
         plain_axes(self)
         self.invertY(True)
         self.setLabel("left", "depth")
         self.truth = self.plot([], [], pen=pg.mkPen(self.TRUTH, width=1.5))
         self.pred = self.plot([], [], pen=pg.mkPen(self.TRACED, width=1.5), connect="finite")
 
-    def _title(self, name: str, r: float | None = None) -> str:
-        """The colours of the words are the key (no legend over the curves)."""
+    def _titles(self, name: str, r: float | None = None) -> list[str]:
+        """The title's forms, longest first; every one keeps r (the colours of the words are the key: no legend
+        over the curves). The log's name is under the plot as well."""
         score = f" (r = {r:.2f})" if r is not None and math.isfinite(r) else ""
-        return (f'{name}: <span style="color:{self.TRACED}">traced</span> vs '
-                f'<span style="color:{self.TRUTH}">truth</span>{score}')
+        vs = f'<span style="color:{self.TRACED}">traced</span> vs <span style="color:{self.TRUTH}">truth</span>'
+        curve = name.split()[-1] if name else name
+        return [f"{name}: {vs}{score}", f"{curve}: {vs}{score}", f"{vs}{score}",
+                f'<span style="color:{self.TRACED}">traced</span>{score or " vs truth"}']
 
     def show_curve(self, name: str, depth, pred, truth, r: float | None) -> None:
         d = np.asarray(depth, float)
@@ -276,7 +374,7 @@ class CurvesVsTruth(pg.PlotWidget):
         t = np.array([np.nan if v is None else v for v in truth], float)
         self.truth.setData(t, d, connect="finite")
         self.pred.setData(p, d)
-        self.setTitle(self._title(name, r), size=TITLE_SIZE)
+        self.set_title(self._titles(name, r))
         self.setLabel("bottom", name)
 
     def show_evaluation(self, ev) -> None:

@@ -26,7 +26,7 @@ from .window.actions import build_actions
 from .window.adapting import AdaptController
 from .window.calibrating import CalibrationController
 from .window.digitizing import DigitizingController
-from .window.docks import build_docks, keep_scan_view_usable
+from .window.docks import build_docks, give_training_room, keep_scan_view_usable
 from .window.labelling import LabellingController
 from .window.models import ModelController
 from .window.scans import ScanController, user_demo_project
@@ -57,10 +57,12 @@ class MainWindow(QtWidgets.QMainWindow):
         # one saved 985 × 480, and the next real start opened at that size)
         self.remember_geometry = True
         self.task: Task | None = None  # the one long task (pre-fill, digitise, proposal, a batch)
+        self._cancelled_message = "cancelled"
         self.last_error: str | None = None
         self.confirm = self._confirm_dialog  # replaceable (tests answer without a dialog)
 
         self.view, self.overview, self.steps = ScanView(), OverviewStrip(), StepsBar()
+        self.cursor_label = self.steps.readout  # the readout under the cursor, beside the next step's hint
         self.setCentralWidget(self._central())
 
         # the controllers, each over the ones it reads
@@ -131,6 +133,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def start_task(self, task: Task, on_result, busy: str, cancelled: str) -> None:
         """Run the window's one long task with the progress bar, Cancel and errors wired."""
         self.task = task
+        self._cancelled_message = cancelled
         task.progressed.connect(self._progress)
         task.succeeded.connect(on_result)
         task.failed.connect(self._task_failed)
@@ -143,9 +146,26 @@ class MainWindow(QtWidgets.QMainWindow):
     def task_running(self) -> bool:
         return self.task is not None and self.task.isRunning()
 
+    # how long Cancel waits for the task to stop at its next progress report before the window lets go of it
+    CANCEL_GRACE_MS = 1000
+
     def cancel_task(self):
-        if self.task_running():
-            self.task.cancel()
+        """Cancel (Esc): the task stops at its next progress report; one that has not stopped within a second is
+        let go of (abandoned: its result is dropped, it ends on its own) and the window is free again."""
+        if not self.task_running():
+            return
+        task = self.task
+        task.cancel()
+        self.statusBar().showMessage("cancelling…")
+        QtCore.QTimer.singleShot(self.CANCEL_GRACE_MS, lambda: self._let_go(task))
+
+    def _let_go(self, task: Task) -> None:
+        if self.closing or self.task is not task or not task.isRunning():
+            return  # it stopped (its cancelled signal said so), or another task is the window's now
+        task.abandon()
+        self.task = None
+        self.task_done(f"{self._cancelled_message} (the step under way ends in the background; its result is "
+                       "dropped)")
 
     def _progress(self, i, n):
         if self.closing:  # the window is closing: a late result touches nothing
@@ -198,6 +218,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.digitizing.digitize(from_mask=False)
 
     def _scan_shown(self, bundle) -> None:
+        self.cursor_label.setText("")  # the last scan's depth and values are not this one's
+        if self.scans.project is None:
+            self.setWindowTitle(f"WellTrace — {bundle.path.name}")
         self.view.set_scan(bundle.scan.display, bundle.pyramid)
         self.overview.set_log(bundle.pyramid[-1], self.calibration.depth_axis())
         self.fit_tracks()
@@ -279,13 +302,16 @@ class MainWindow(QtWidgets.QMainWindow):
         """The status bar's cursor position, task progress and memory gauge."""
         from .memory_gauge import MemoryGauge
 
-        self.cursor_label = QtWidgets.QLabel("")
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(180)
         self.progress.hide()
         self.memory_gauge = MemoryGauge(self)
-        for w in (self.cursor_label, self.progress, self.memory_gauge):
+        for w in (self.progress, self.memory_gauge):
             self.statusBar().addPermanentWidget(w)
+        # while a run goes on, the gauge shows the training process's memory as the child reports it
+        self.training.memory_reported.connect(self.memory_gauge.training_report)
+        self.training.run_started.connect(self.memory_gauge.training_started)
+        self.training.run_ended.connect(self.memory_gauge.training_ended)
 
     def _step_size(self) -> tuple[int, int] | None:
         """(along depth, across) of the scan on show in the network's frame: what one training step reads."""
@@ -300,10 +326,12 @@ class MainWindow(QtWidgets.QMainWindow):
         return self.training.run.running
 
     def show_training(self) -> None:
+        opening = not self.training.isVisible()
         self.training.show()
         self.training.raise_()
         self.training.refresh_budget()
-        QtCore.QTimer.singleShot(0, self.keep_scan_view_usable)  # once the dock has taken its place
+        # once the dock has taken its place: half the height on opening, else the scan kept usable
+        QtCore.QTimer.singleShot(0, (lambda: give_training_room(self)) if opening else self.keep_scan_view_usable)
 
     # -- the view -------------------------------------------------------------------
     def fit_tracks(self) -> None:
@@ -381,11 +409,14 @@ class MainWindow(QtWidgets.QMainWindow):
                 return
         from .workers import owned_tasks
 
-        self.cancel_task()
+        if self.task_running():
+            self.task.abandon()  # the long task (a proposal, a digitise) is given a second, no more
+        if self.training.plan_task is not None:
+            self.training.plan_task.abandon()  # a budget prediction: nobody will read it
         for task in owned_tasks(self):  # finish what was started (a mask save, a model read) for a while ...
-            task.wait(10000)
-        for task in owned_tasks(self):  # ... then let the rest run out on their own, heard by no one
-            task.abandon()
+            task.wait(1000 if task.cancel_requested else 10000)
+        for task in owned_tasks(self):  # ... then let the rest run out on their own, heard by no one: their
+            task.abandon()  # threads end with the process, never holding it open
         self.adapting.stop()
         self.training.shutdown()
         if self.remember_geometry:

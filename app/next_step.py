@@ -119,7 +119,16 @@ class StepsBar(QtWidgets.QFrame):
             self.buttons[name] = b
         lay.addStretch(1)
         self.hint = _ElidedLabel()  # a row of its own: the buttons leave a narrow scan view no room beside them
-        outer.addWidget(self.hint)
+        # beside the hint, the readout under the cursor (pixel, depth, each curve's value): in the status bar it
+        # took the messages' room (a digitise's outcome was squeezed out by it); here it costs the scan no height
+        self.readout = _ElidedLabel()
+        self.readout.setObjectName("cursor_readout")
+        self.readout.setAlignment(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
+        self.readout.setStyleSheet("color: #333333")
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(self.hint, 1)
+        row.addWidget(self.readout, 1)
+        outer.addLayout(row)
         self.state = ScanSteps()
         self.set_state(None)
 
@@ -142,6 +151,8 @@ class StepsBar(QtWidgets.QFrame):
                           "label": "pre-fill the mask and correct it", "digitise": "trace the calibrated curves",
                           "export": "write the digitised curves to LAS"}[name])
         self.hint.setText(self.state.short_hint() if state is not None else "Open a scan or a project")
+        # the hint takes the width it needs (the readout the rest), up to half the row when both are long
+        self.hint.setMaximumWidth(self.hint.fontMetrics().horizontalAdvance(self.hint.text()) + 8)
         self.hint.setToolTip(self.state.hint() if state is not None else "Open a scan (File › Open scan) or a "
                              "project folder (File › Open project) to begin.")
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from core.common.errors import InputError
+from core.common.errors import CalibrationError, InputError
 from core.digitize.output.las import result_from_las
 from core.io.calibration import Calibration
 from core.io.calibration_file import parse_proposed_tracks
@@ -37,13 +37,15 @@ class ScanBundle:
     draft: dict | None = None
     digitized: object | None = None  # the scan's digitised LAS read back (a DigitizeResult), if it has one
     notes: list[str] = field(default_factory=list)
+    # a calibration file beside the scan that cannot be read: why (one line naming it); the scan opens without it
+    # and the calibration the user makes replaces it (the file is kept aside if it held anything)
+    calib_problem: str | None = None
+    calib_empty: bool = False  # the unreadable file is empty: nothing in it to keep
 
 
 def _calibration_or_draft(cpath: Path) -> tuple[Calibration | None, dict | None]:
     """The scan's calibration, or the draft a refused proposal left (its curves and tracks, no depths yet);
-    any other bad calibration file is refused naming the field, as before."""
-    from core.common.errors import CalibrationError
-
+    any other bad calibration file raises CalibrationError naming the field."""
     if not cpath.exists():
         return None, None
     try:
@@ -60,7 +62,8 @@ def _calibration_or_draft(cpath: Path) -> tuple[Calibration | None, dict | None]
 
 def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     """The scan at ``path`` with its mask (zeros when it has none) and calibration; raises InputError
-    naming the file on anything unreadable, so nothing of a bad scan reaches the window."""
+    naming the file on an unreadable scan or mask, so nothing of a bad scan reaches the window. A calibration
+    file that cannot be read is said (``calib_problem``) and left out: the user makes another."""
     path = Path(path)
     scan = load_scan(path)
     if progress:
@@ -68,14 +71,26 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     mpath = mask_path_for(path)
     mask = load_mask(mpath, scan.image.shape) if mpath.exists() else np.zeros(scan.image.shape, np.uint8)
     cpath = calib_path_for(path)
-    calib, draft = _calibration_or_draft(cpath)
+    problem, empty = None, False
+    try:
+        calib, draft = _calibration_or_draft(cpath)
+    except CalibrationError as exc:  # an empty or broken file beside the scan never keeps the scan from opening
+        calib, draft, problem = None, None, exc.one_line()
+        try:
+            empty = not cpath.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            empty = False
     proposed = list(calib.proposed_tracks) if calib is not None else []
     if draft is not None:
         proposed = parse_proposed_tracks(draft.get("proposed_tracks"))
     if progress:
         progress(2, 3)
     pyramid = display_pyramid(scan.display)  # in colour when the scan has colour
-    bundle = ScanBundle(path, scan, mask, calib, pyramid, proposed, draft=draft)
+    bundle = ScanBundle(path, scan, mask, calib, pyramid, proposed, draft=draft, calib_problem=problem,
+                        calib_empty=empty)
+    if empty:
+        bundle.notes.append(f"{cpath.name} is empty: the scan opens uncalibrated, and the calibration you make is "
+                            "saved in its place")
     dpath = digitized_path_for(path)
     if calib is not None and dpath.exists():
         try:

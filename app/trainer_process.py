@@ -17,6 +17,8 @@ from PySide6 import QtCore
 
 from .training_child import lower_priority, train_in_child
 
+EXIT_WAIT_S = 30.0  # how long the reader waits for a child that said it is done to exit (its queue flushing)
+
 
 class PendingStop:
     """The parent's side of the stop flag: remembers a Stop requested before the child exists and
@@ -99,7 +101,32 @@ class TrainerProcess(QtCore.QObject):
                 return
             self._inbox.put(item)
             if item == ("exit", None):
+                # the child ends on its own now: reap it here (off the UI thread), or it stays a zombie until the
+                # app quits
+                self.proc.join(EXIT_WAIT_S)
                 return
+
+    def end(self, grace_s: float) -> bool:
+        """Stop the child for good (the app is quitting): ask it to stop after its step, give it ``grace_s``
+        seconds, then terminate it (its last checkpoint is kept; the step under way is lost). Whether it had ended
+        on its own."""
+        self.stop_flag.set()
+        deadline = time.monotonic() + grace_s
+        while self.proc is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # still being launched
+        proc = self.proc
+        if proc is None:
+            return True
+        proc.join(max(0.0, deadline - time.monotonic()))
+        ended = proc.exitcode is not None
+        if not ended:
+            proc.terminate()
+            proc.join(2.0)
+            if proc.exitcode is None:
+                proc.kill()
+                proc.join(2.0)
+        self._done = True
+        return ended
 
     def isRunning(self) -> bool:  # noqa: N802 - the QThread spelling the dock uses
         return not self._done

@@ -8,6 +8,7 @@ PySide6 and pyqtgraph into a process that never shows a window).
 from __future__ import annotations
 
 import os
+import threading
 import traceback
 
 from core.common.errors import InputError
@@ -30,12 +31,36 @@ def lower_priority(pid: int) -> None:
         pass  # not permitted or already gone: the run goes on at normal priority
 
 
+MEMORY_REPORT_S = 1.0  # how often the child reports its memory to the app's gauge, between and during steps
+
+
+def report_memory(events, stop: threading.Event, every_s: float = MEMORY_REPORT_S) -> None:
+    """Put the process's memory (``core.engine.memory.training_memory``) on ``events`` every ``every_s`` seconds
+    until ``stop``: the app's gauge follows the training live, through a step of a minute and through validation,
+    where step events alone would leave it still. On CUDA once the run has started it (the first step's
+    allocations), on the CPU before."""
+    import torch
+
+    from core.common.events import MemoryEvent
+    from core.engine.memory import training_memory
+
+    while not stop.wait(every_s):
+        try:
+            events.put(MemoryEvent(training_memory("cuda" if torch.cuda.is_initialized() else "cpu")))
+        except (OSError, ValueError, RuntimeError):
+            return  # the queue is closed (the run is over) or the device is gone: nothing more to report
+
+
 def _run_in_child(events, what: str, run) -> None:
-    """Send every event ``run()`` yields back to the parent; a failure becomes one line for the panel."""
+    """Send every event ``run()`` yields back to the parent, and the process's memory every second beside them;
+    a failure becomes one line for the panel."""
     import torch
 
     # leave a core to the desktop: torch's intra-op workers would otherwise take every core
     torch.set_num_threads(max(1, (os.cpu_count() or 2) - 1))
+    done = threading.Event()
+    reporter = threading.Thread(target=report_memory, args=(events, done), name="welltrace-memory", daemon=True)
+    reporter.start()
     try:
         for ev in run():
             events.put(ev)
@@ -45,6 +70,8 @@ def _run_in_child(events, what: str, run) -> None:
         traceback.print_exc()
         events.put(("crashed", f"{what} failed: {type(exc).__name__}: {exc}"))
     finally:
+        done.set()
+        reporter.join(5.0)  # its last report before the end: "exit" is the last item on the queue
         events.put(("exit", None))
 
 

@@ -9,6 +9,8 @@ the panel, never a dead app.
 
 from __future__ import annotations
 
+import time
+
 from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
@@ -24,11 +26,34 @@ REFRESH_MS = 50  # the timer ticks every 50 ms and redraws one instrument a tick
 
 
 ROW_MIN_PX = 170  # a row of instruments: below this their titles and axes are clipped
+QUIT_GRACE_S = 10.0  # closing the app: how long a run is given to stop after its step before its process is ended
+
+
+class WheelNeedsFocus(QtCore.QObject):
+    """Wheel events go to a settings field only once it has focus (a click or Tab): scrolling the settings with the
+    wheel passed over the stage box and silently changed the run's stage. Unfocused, the wheel scrolls the form."""
+
+    def eventFilter(self, obj, ev):  # noqa: N802 - Qt's name
+        if ev.type() != QtCore.QEvent.Type.Wheel or obj.hasFocus():
+            return False
+        area = obj.parentWidget()
+        while area is not None and not isinstance(area, QtWidgets.QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            QtWidgets.QApplication.sendEvent(area.viewport(), ev)  # the form scrolls under the wheel
+        ev.accept()
+        return True
 
 
 class TrainingDock(QtWidgets.QDockWidget):
     """The view of a training run: its settings form, buttons, status and instruments; the run itself is
     ``self.run``'s (:class:`TrainingController`)."""
+
+    # the training process's memory as it reports it (a sample dict), with the budget's prediction of one step of
+    # the run's precision and the run's ceiling (bytes, None where unknown): the status bar's gauge shows them
+    memory_reported = QtCore.Signal(object, object, object)
+    run_started = QtCore.Signal()
+    run_ended = QtCore.Signal()
 
     def __init__(self, context: TrainingContext, parent=None):
         super().__init__("Training", parent)
@@ -40,6 +65,10 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.plan_task = None
         self.pending: dict = {}  # instrument -> a redraw waiting for its turn
         self._turn = 0
+        self.predicted: dict[str, int] = {}  # precision mode -> the budget's predicted bytes of one step
+        self.run_mode: str | None = None  # the precision the run resolved to (its budget event)
+        self.timing = StepTiming()
+        self.last_step = None  # the run's last step event (its status line)
         body = QtWidgets.QWidget()
         outer = QtWidgets.QHBoxLayout(body)
         outer.addWidget(self._controls(), 0)
@@ -122,15 +151,18 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.plan_label = QtWidgets.QLabel("")
         self.plan_label.setWordWrap(True)
         self.plan_label.setStyleSheet("color: #333333")
-        self.plan_label.setFixedHeight(self.plan_label.fontMetrics().lineSpacing() * 6 + 4)
         self.plan_label.setAlignment(QtCore.Qt.AlignmentFlag.AlignTop | QtCore.Qt.AlignmentFlag.AlignLeft)
         f.addRow(self.plan_label)
         settings = QtWidgets.QScrollArea()
+        # the form takes the height its text needs (a plan of eight lines was cut at six); it scrolls, and a change
+        # inside it never re-lays out the plots beside it
+        settings.setWidgetResizable(True)
         settings.setWidget(w)
         settings.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         settings.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         column = QtWidgets.QWidget()
         column.setFixedWidth(w.width() + settings.verticalScrollBar().sizeHint().width())
+        self.settings_scroll = settings
         lay = QtWidgets.QVBoxLayout(column)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(settings, 1)
@@ -158,6 +190,11 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.mix.setToolTip("share of synthetic logs when both are mixed")
         self.stage = QtWidgets.QComboBox()
         self.stage.addItems(["binary", "multiclass"])
+        # the bundled model's stage: a run is then compared with it (a binary model is not comparable with the
+        # four-class one, and the offer could not say whether the new model reads better)
+        self.stage.setCurrentText("multiclass")
+        self.stage.setToolTip("multiclass: the line styles apart (solid, dashed, dotted), as the bundled model reads "
+                              "them; binary: curve or not")
         self.preset = QtWidgets.QComboBox()
         self.preset.addItems(["tiny", "demo", "full", "continue from current model"])
         self.preset.setCurrentText("demo")
@@ -191,12 +228,16 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.compile = QtWidgets.QCheckBox("torch.compile")
         self.compile.setToolTip("compile the network: the first step takes longer (about a minute on a CPU, cached "
                                 "for later runs); the steps after it run fused kernels")
+        self._wheel_guard = WheelNeedsFocus(w)
         for label, widget in (("data", self.source), ("synthetic share", self.mix), ("stage", self.stage),
                               ("model", self.preset), ("precision", self.precision), ("", self.precision_why),
                               ("checkpointing", self.checkpointing), ("tiling", self.tile), ("device", self.device),
                               ("memory ceiling", self.ceiling), ("steps", self.steps), ("crop along depth", self.crop),
                               ("compile", self.compile)):
             f.addRow(label, widget)
+            if isinstance(widget, (QtWidgets.QComboBox, QtWidgets.QAbstractSpinBox)):
+                widget.setFocusPolicy(QtCore.Qt.FocusPolicy.StrongFocus)  # no focus from the wheel alone
+                widget.installEventFilter(self._wheel_guard)
         return w
 
     def _device_ceiling_gib(self) -> float:
@@ -257,22 +298,25 @@ class TrainingDock(QtWidgets.QDockWidget):
             self.refresh_budget()
 
     def shutdown(self) -> None:
-        """Stop the run and wait for every worker (closing the window)."""
+        """End the run and wait for every worker (closing the window): the run is asked to stop after its step and
+        given QUIT_GRACE_S seconds, then its process is ended (its last checkpoint stays)."""
         if self.run.running:
             self.status.setText("stopping after this step…")
-            self.run.wait(60000)
+            self.run.end(QUIT_GRACE_S)
             self._drain()
             self.flush_instruments()
         if self.plan_task is not None and self.plan_task.isRunning():
-            self.plan_task.wait(60000)
+            self.plan_task.abandon()  # a prediction nobody will read: its thread ends with the process
+            self.plan_task.wait(1000)
 
     def _show_prediction(self, res: dict) -> None:
+        self.predicted = {m: int(sum(t.values())) for m, t in res["terms"].items()}
         self.budget.set_modes({m: t for m, t in res["terms"].items() if m not in self.budget.measured}, measured=False)
         p = res["plan"]
-        spill = ", ".join(f"{m} {d['plain']:,} px ({d['checkpointing']:,} with checkpointing)"
+        spill = "\n".join(f"  {m}: {d['plain']:,} px, {d['checkpointing']:,} checkpointed"
                           for m, d in p["spill_width"].items())
         self.plan_label.setText(f"plan at {p['width']} × {p['height']} under {p['ceiling'] / GIB:.2f} GiB: "
-                                f"{p['summary']}.\nWidest log that fits: {spill}")
+                                f"{p['summary']}.\nWidest log that fits:\n{spill}")
 
     def _ceiling_dragged(self, gib: float) -> None:
         self.ceiling.setValue(max(0.01, gib))
@@ -311,6 +355,10 @@ class TrainingDock(QtWidgets.QDockWidget):
         self.resume_btn.setEnabled(False)
         self.stop_btn.setEnabled(True)
         self.status.setText("resuming…" if resume else "starting…")
+        self.timing = StepTiming(cfg.eval_every)
+        self.last_step = None
+        self.run_mode = None
+        self.run_started.emit()
         self.timer.start()
         self.refresh_budget()
         return True
@@ -326,6 +374,7 @@ class TrainingDock(QtWidgets.QDockWidget):
     def _finished(self) -> None:
         self.run.finish_handled = True
         self.timer.stop()
+        self.run_ended.emit()
         self.train_btn.setEnabled(True)
         self.stop_btn.setEnabled(False)
         self.resume_btn.setEnabled(self.run.can_resume)
@@ -336,21 +385,25 @@ class TrainingDock(QtWidgets.QDockWidget):
         last_step = None
         for ev in events:
             kind = ev.type
-            if kind == "step":
+            if kind == "memory":
+                self._report_memory(ev.memory)
+            elif kind == "step":
                 last_step = ev
+                self.timing.step(ev)
                 self.scale.add(ev.step, ev.loss_scale, ev.skipped)
                 if not ev.skipped:  # a skipped step's loss overflowed; the scale trace marks it
                     self.loss.add("train", ev.step, ev.loss)
+                device = "cuda" if "cuda_peak" in ev.memory else "cpu"
+                self._report_memory({"device": device, **{k: v for k, v in ev.memory.items()
+                                                          if isinstance(v, (int, float)) and not isinstance(v, bool)}})
             elif kind == "budget":
                 mode = ev.plan.get("precision")
-                if mode != "fp16":
-                    self.scale.steps, self.scale.log2, self.scale.skipped = [], [], []
-                    self.scale.note.setText(f"no loss scaler runs in {mode}: " + (
-                        "bf16 keeps fp32's exponent range" if mode == "bf16" else "fp32 needs none"))
-                else:
-                    self.scale.note.setText("")
+                self.run_mode = mode
+                self.scale.set_note("" if mode == "fp16" else f"no loss scaler runs in {mode}: " + (
+                    "bf16 keeps fp32's exponent range" if mode == "bf16" else "fp32 needs none"))
                 self.status.setText(f"{ev.plan.get('precision')} on {ev.plan.get('device')}: {ev.plan.get('reason')}")
             elif kind == "epoch":
+                self.timing.validated(ev)
                 self.loss.add("val", ev.step, ev.val_loss)
                 self.loss.add("f1", ev.step, ev.mask_f1)
                 self.loss.add("r", ev.step, ev.curve_r)
@@ -361,22 +414,33 @@ class TrainingDock(QtWidgets.QDockWidget):
             elif kind == "done":
                 self.status.setText(f"{ev.status} after {ev.step} steps")
         if last_step is not None:
-            m, g = last_step.memory, last_step.grad
+            g = last_step.grad
             self.pending["budget"] = lambda s=last_step: self.budget.set_terms(s.precision, s.memory, measured=True)
             self.pending["hist"] = lambda g=g: self.hist.set_hist(g.hist_log2_lo, g.hist_counts,
                                                                   g.fp16_underflow_fraction)
             self.pending["scale"] = self.scale.refresh
             self.pending["loss"] = self.loss.refresh
-            scale = "none" if last_step.loss_scale is None else f"{last_step.loss_scale:g}"
-            self.status.setText(f"step {last_step.step}: loss {last_step.loss:.4f}, scale {scale}, "
-                                f"activations {m['activations'] / 2**20:.1f} MiB, {last_step.wall_time:.2f} s/step "
-                                f"(waiting for data {last_step.data_wait_s:.2f} s)")
+            self.last_step = last_step
+            self._step_status()
         elif events:
+            kinds = {ev.type for ev in events}
+            if "epoch" in kinds and "done" not in kinds and self.last_step is not None:
+                self._step_status()  # validation is over: say how long it took
             self.pending["scale"] = self.scale.refresh
             self.pending["loss"] = self.loss.refresh
         self._redraw_one()
         if self.run.ended_unhandled and not self.pending:
             self._finished()  # after the last redraws, one per tick like the rest of the run
+
+    def _step_status(self) -> None:
+        ev = self.last_step
+        scale = "none" if ev.loss_scale is None else f"{ev.loss_scale:g}"
+        self.status.setText(f"step {ev.step}: loss {ev.loss:.4f}, scale {scale}, activations "
+                            f"{ev.memory['activations'] / 2**20:.1f} MiB; {self.timing.describe(ev)}")
+
+    def _report_memory(self, sample: dict) -> None:
+        predicted = self.predicted.get(self.run_mode) if self.run_mode else None
+        self.memory_reported.emit(sample, predicted, int(self.ceiling.value() * GIB))
 
     ORDER = ("budget", "scale", "hist", "loss", "truth")
 
@@ -393,3 +457,32 @@ class TrainingDock(QtWidgets.QDockWidget):
         """Apply every waiting redraw now (the end of a run)."""
         while self.pending:
             self._redraw_one()
+
+
+class StepTiming:
+    """A step's own time and validation's, told apart: "53 s/step" once counted what the run spent validating.
+
+    A step event's ``wall_time`` is its step alone; validation runs after every ``eval_every``-th step and is timed
+    here, from that step's event to its evaluation's (both drained within a 50-ms tick)."""
+
+    def __init__(self, eval_every: int | None = None):
+        self.eval_every = eval_every
+        self.waiting_since: float | None = None  # a step after which validation runs has arrived, its result not
+        self.validation_s: float | None = None  # the last validation's seconds
+
+    def step(self, ev) -> None:
+        if self.eval_every and ev.step % self.eval_every == 0:
+            self.waiting_since = time.monotonic()
+
+    def validated(self, ev) -> None:
+        if self.waiting_since is not None:
+            self.validation_s = time.monotonic() - self.waiting_since
+        self.waiting_since = None
+
+    def describe(self, ev) -> str:
+        text = f"{ev.wall_time:.2f} s a step ({ev.data_wait_s:.2f} s of it waiting for data)"
+        if self.waiting_since is not None:
+            return text + "; validating on the held-out logs…"
+        if self.validation_s is not None:
+            text += f"; validation {self.validation_s:.1f} s every {self.eval_every} steps"
+        return text

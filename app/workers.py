@@ -1,10 +1,11 @@
 """Running engine work off the UI thread.
 
-A :class:`Task` runs a plain function from ``core`` in a ``QThread``; the
-function gets a ``progress(i, n)`` callback that also raises
+A :class:`Task` runs a plain function from ``core`` in a thread of its own;
+the function gets a ``progress(i, n)`` callback that also raises
 :class:`Cancelled` once the user has asked to cancel. Results and errors come
 back as Qt signals (queued onto the UI thread), so the event loop never
-blocks.
+blocks. A task that does not stop at Cancel within a second is let go of
+(abandoned: nothing more is heard from it) and never holds up Quit.
 """
 
 from __future__ import annotations
@@ -46,19 +47,24 @@ def owned_tasks(owner) -> list["Task"]:
     return [t for t in list(_LIVE) if any(ref() is owner for ref in t.lineage) and t.isRunning()]
 
 
-class Task(QtCore.QThread):
+class Task(QtCore.QObject):
     """Runs ``fn(*args, **kwargs)`` in a thread of its own, with ``progress=`` (a ``(done, total)`` callback that
-    also raises when the task is cancelled) added unless ``progress=False``.
+    also raises :class:`Cancelled` once the task is cancelled) added unless ``progress=False``.
 
-    ``owner`` is whom the task works for, not its Qt parent: a QThread that is a Qt child of a window is
-    destroyed with the window, and destroying a running QThread crashes the process (a window closed while a
-    5-second digitise was still running did, in the test suite). So the task holds itself alive until it has
-    finished, and an owner that closes early calls :meth:`abandon` to hear nothing more from it."""
+    The thread is a daemon thread, not a ``QThread``: a task that cannot be interrupted (a C call that reports no
+    progress) must never hold the app open, and a ``QThread`` still running when the app quits aborts it ("QThread:
+    Destroyed while thread is still running", after Cancel of a long proposal and File › Quit). A daemon thread
+    ends with the process.
+
+    ``owner`` is whom the task works for, not its Qt parent: the task holds itself alive (``_LIVE``) until it has
+    finished, and an owner that goes away (or gives up on it after Cancel) calls :meth:`abandon` to hear nothing
+    more from it."""
 
     progressed = QtCore.Signal(int, int)
     succeeded = QtCore.Signal(object)
     failed = QtCore.Signal(str)
     cancelled = QtCore.Signal()
+    finished = QtCore.Signal()  # the thread has ended (emitted from it, delivered on the UI thread)
 
     def __init__(self, fn, *args, owner=None, progress: bool = True, **kwargs):
         super().__init__(None)
@@ -66,42 +72,73 @@ class Task(QtCore.QThread):
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.reports_progress = progress
         self._cancel = threading.Event()
+        self._ended = threading.Event()
+        self._abandoned = False
+        self._thread: threading.Thread | None = None
         self.finished.connect(self._release)
 
-    def start(self, *args) -> None:
+    def start(self) -> None:
         _LIVE.add(self)
-        super().start(*args)
+        name = f"welltrace-task-{getattr(self.fn, '__name__', 'work')}"
+        self._thread = threading.Thread(target=self._work, name=name, daemon=True)
+        self._thread.start()
 
     def _release(self) -> None:
-        self.wait()  # ``finished`` is emitted from the thread just before it ends
         _LIVE.discard(self)
 
-    def abandon(self) -> None:
-        """Ask the task to stop and deliver nothing more (its owner is going away)."""
-        self._cancel.set()
-        self.blockSignals(True)
+    # -- the QThread spelling the app and its tests use ---------------------------------------------------------
+    def isRunning(self) -> bool:  # noqa: N802
+        return self._thread is not None and not self._ended.is_set()
+
+    def isFinished(self) -> bool:  # noqa: N802
+        return self._ended.is_set()
+
+    def wait(self, ms: int | None = None) -> bool:
+        """Wait for the thread to end (at most ``ms`` milliseconds); whether it has."""
+        if self._thread is None:
+            return True
+        return self._ended.wait(None if ms is None else ms / 1000)
+
+    # -- stopping ---------------------------------------------------------------------------------------------
+    @property
+    def cancel_requested(self) -> bool:
+        return self._cancel.is_set()
 
     def cancel(self) -> None:
+        """Ask the task to stop: its next progress call raises :class:`Cancelled`."""
         self._cancel.set()
+
+    def abandon(self) -> None:
+        """Ask the task to stop and deliver nothing more (its owner is going away, or gave up waiting)."""
+        self._cancel.set()
+        self._abandoned = True
+
+    def _emit(self, signal, *args) -> None:
+        if not self._abandoned:
+            signal.emit(*args)
 
     def _progress(self, i: int, n: int) -> None:
         if self._cancel.is_set():
             raise Cancelled()
-        self.progressed.emit(int(i), int(n))
+        self._emit(self.progressed, int(i), int(n))
 
-    def run(self) -> None:  # in the worker thread
+    def _work(self) -> None:  # in the task's thread
         try:
             extra = {"progress": self._progress} if self.reports_progress else {}
             result = self.fn(*self.args, **extra, **self.kwargs)
         except Cancelled:
-            self.cancelled.emit()
+            self._emit(self.cancelled)
         except InputError as exc:
-            self.failed.emit(exc.one_line())
+            self._emit(self.failed, exc.one_line())
         except Exception as exc:  # noqa: BLE001 - shown to the user, never a dead app
-            traceback.print_exc()
-            self.failed.emit(f"internal error: {type(exc).__name__}: {exc}")
+            if not self._abandoned:
+                traceback.print_exc()
+            self._emit(self.failed, f"internal error: {type(exc).__name__}: {exc}")
         else:
             if self._cancel.is_set():
-                self.cancelled.emit()
+                self._emit(self.cancelled)
             else:
-                self.succeeded.emit(result)
+                self._emit(self.succeeded, result)
+        finally:
+            self._ended.set()
+            self.finished.emit()  # queued: releases the task on the UI thread, after its result

@@ -34,6 +34,9 @@ def ask_depth_dialog(parent, pixel: float) -> float | None:
     return depth if ok else None
 
 
+UNREADABLE_SUFFIX = ".unreadable"  # an unreadable NAME.calib.json is kept as NAME.calib.json.unreadable
+
+
 class CalibrationController(QtCore.QObject):
     """The scan's calibration: proposed, picked, dragged, saved."""
 
@@ -46,6 +49,8 @@ class CalibrationController(QtCore.QObject):
         self.shell, self.scans, self.view = shell, scans, view
         self.calib: Calibration | None = None
         self.last_proposal = None
+        self.unreadable = None  # the scan's calibration file that could not be read: replaced at the first save
+        self.unreadable_empty = False
         self.panel = CalibrationPanel()
         # the depth of a clicked pick; replaceable (tests answer without a dialog)
         self.ask_depth: Callable[[float], float | None] = lambda pixel: ask_depth_dialog(
@@ -64,13 +69,22 @@ class CalibrationController(QtCore.QObject):
 
     def _scan_opened(self, bundle: ScanBundle) -> None:
         self.calib = bundle.calib
+        self.last_proposal = None
+        self.unreadable = None if bundle.calib_problem is None else calib_path_for(bundle.path)
+        self.unreadable_empty = bundle.calib_empty
         scan = bundle.scan
         axis = bundle.calib.depth_axis if bundle.calib else scan.info.depth_axis
         amp = scan.image.shape[1] if axis == "y" else scan.image.shape[0]
         self.panel.load(bundle.calib, scan.info.depth_axis, float(amp), bundle.proposed_tracks)
+        # this scan's proposed tracks (from its file), never the last scan's outlines over this one's header
+        self.view.set_proposed_tracks(bundle.proposed_tracks, axis)
         if bundle.draft is not None:  # a refused proposal's findings: the curves and sections, the depths to pick
             self.panel.append_curves(bundle.draft.get("curves", []))
             self.shell.show_status(f"{bundle.path.name}: {bundle.draft['draft']}", 20000)
+        if bundle.calib_problem is not None and not bundle.calib_empty:  # an empty one is a note of the scan's
+            name = self.unreadable.name
+            self.shell.show_error(f"{bundle.calib_problem}. The scan opens without it: propose or make a "
+                                  f"calibration and it replaces the file (kept as {name}{UNREADABLE_SUFFIX}).")
         self.update_handles()
 
     # -- the proposal --------------------------------------------------------------------
@@ -117,6 +131,7 @@ class CalibrationController(QtCore.QObject):
         path = self.scans.path
         if path is not None:
             try:
+                self._set_unreadable_aside()
                 calib.save(calib_path_for(path))
             except OSError as exc:
                 self.shell.show_error(f"{calib_path_for(path)}: cannot save: {exc}")
@@ -126,7 +141,20 @@ class CalibrationController(QtCore.QObject):
     def save(self) -> None:
         """Write the calibration beside the scan (raises OSError)."""
         if self.calib is not None and self.scans.path is not None:
+            self._set_unreadable_aside()
             self.calib.save(calib_path_for(self.scans.path))
+
+    def _set_unreadable_aside(self) -> None:
+        """The unreadable calibration file the scan opened beside, moved aside before the first save replaces it
+        (kept, unless it was empty): the user's file is never lost without a trace."""
+        old, self.unreadable = self.unreadable, None
+        if old is None or not old.exists():
+            return
+        if self.unreadable_empty:
+            return  # nothing to keep: the save writes over it
+        aside = old.with_name(old.name + UNREADABLE_SUFFIX)
+        old.replace(aside)
+        self.shell.show_status(f"{old.name} could not be read: kept as {aside.name}", 10000)
 
     def update_handles(self) -> None:
         c = self.calib

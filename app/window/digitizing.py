@@ -140,7 +140,10 @@ class DigitizingController(QtCore.QObject):
         self.labelling, self.models, self.view = labelling, models, view
         self.result = None
         self.exported = False
-        self.trace_labels = True  # Run › Digitise from the labelled mask: trace the painted mask when there is one
+        # Run › Digitise from the labelled mask: trace the painted mask when there is one. Off by default: Digitise
+        # reads the scan with the model (the demo's labelled second scan was traced from its labels, which showed
+        # nothing of what the model reads)
+        self.trace_labels = False
         self.read_with: str | None = None  # the model file the result was read with (None: classical or a mask)
         self.show_grid_lines = False
         self.plots = CurvePlots()

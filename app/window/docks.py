@@ -34,6 +34,23 @@ def keep_scan_view_usable(win) -> None:
         win.resizeDocks([bottom], [int(0.4 * shared)], vertical)
 
 
+TRAINING_VIEW_SHARE = 0.41  # of the window's height, what the scan view keeps when the training dock opens
+
+
+def give_training_room(win) -> None:
+    """The training dock, just opened, takes the height the scan can spare: the scan view keeps 41 % of the
+    window's (most of what the central area has), the instruments the rest. Qt gave the dock its size hint (the
+    scan a 112-px strip at 1280 × 720)."""
+    dock = win.training
+    if dock.isFloating() or not dock.isVisible():
+        return
+    central = win.centralWidget()
+    shared = central.height() + dock.height()
+    around_view = central.height() - win.view.height()  # the steps bar above the scan
+    want = shared - around_view - int(TRAINING_VIEW_SHARE * win.height() + 0.5)
+    win.resizeDocks([dock], [max(dock.minimumSizeHint().height(), want)], QtCore.Qt.Orientation.Vertical)
+
+
 def build_docks(win):
     """The window's docks: the project list on the left, calibration and digitised curves tabbed on the right,
     training below (hidden until asked for); returns (calibration dock, curves dock, training dock)."""

@@ -64,14 +64,43 @@ class ModelOffer:
                 "takes it later.)")
 
 
+def _breakable(name: str) -> str:
+    """A file name that may wrap after its dashes, dots and underscores (a 33-character model name in a column of
+    figures pushed the dialog past a laptop's screen)."""
+    from html import escape
+
+    out = escape(name)
+    for ch in ("-", ".", "_"):
+        out = out.replace(ch, ch + "&#8203;")
+    return out
+
+
+def offer_html(offer: ModelOffer) -> str:
+    """The figures as a table whose columns wrap, instead of fixed-width text that cannot (the dialog's text was
+    cut at the right at 1280 × 720)."""
+    def cell(scores: dict, key: str, fmt: str) -> str:
+        v = scores.get(key)
+        return "not measured" if v is None or v != v else fmt.format(v)
+
+    current = _breakable(offer.current_name) if offer.current_name else "no current model"
+    rows = [f"<tr><th></th><th align='left'>new: {_breakable(offer.path.name)}</th>"
+            f"<th align='left'>current: {current}</th></tr>"]
+    for key, label, fmt in FIGURES:
+        rows.append(f"<tr><td>{label}</td><td>{cell(offer.new, key, fmt)}</td>"
+                    f"<td>{cell(offer.current, key, fmt) if offer.current_name else '-'}</td></tr>")
+    _, _, rest = offer.question().partition(offer.table())
+    tail = "<br>".join(line for line in rest.strip().splitlines() if line.strip())
+    return f"<table cellspacing='6'>{''.join(rows)}</table><p>{tail}</p>"
+
+
 def offer_box(parent: QtWidgets.QWidget | None, offer: ModelOffer) -> tuple[QtWidgets.QMessageBox, object]:
-    """The question as a message box (the figures in a fixed-width block), and its accept button."""
+    """The question as a message box (the figures in a table), and its accept button."""
     box = QtWidgets.QMessageBox(parent)
     box.setWindowTitle("WellTrace — a new model")
     box.setIcon(QtWidgets.QMessageBox.Icon.Question)
-    head, _, rest = offer.question().partition("\n\n")
+    head, _, _ = offer.question().partition("\n\n")
     box.setText(head)
-    box.setInformativeText(f"<pre>{rest}</pre>")
+    box.setInformativeText(offer_html(offer))
     use = box.addButton(f"Use {offer.path.name}", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
     keep = box.addButton("Keep the current model", QtWidgets.QMessageBox.ButtonRole.RejectRole)
     box.setDefaultButton(keep)

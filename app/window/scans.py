@@ -16,7 +16,7 @@ from PySide6 import QtCore, QtWidgets
 
 from core.common.errors import InputError
 from core.io.project import Project, open_project
-from core.io.scan import is_scan_file, read_info
+from core.io.scan import read_info
 
 from ..scan_loader import ScanBundle, read_scan_bundle
 from ..workers import Task
@@ -38,6 +38,22 @@ def user_demo_project() -> Path | None:
     return dest
 
 
+LONGEST_STATE = ("unlabelled", "calibrated", "digitised")  # the widest state a scan's second line shows
+
+
+def scan_state(scan: Path) -> list[str]:
+    """What exists beside a scan (unlabelled / labelled, calibrated, digitised), in or out of a project."""
+    return Project(Path(scan).parent).state(Path(scan))
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        Path(path).resolve().relative_to(Path(folder).resolve())
+        return True
+    except ValueError:
+        return False
+
+
 @dataclass
 class OpenScan:
     """The scan shown: where it is and its pixels."""
@@ -54,19 +70,21 @@ class ScanController(QtCore.QObject):
     switching = QtCore.Signal()  # another scan is about to be shown: let go of this one (save its labels)
     opened = QtCore.Signal(object)  # the ScanBundle of the scan now shown (after ``current`` is set)
     project_changed = QtCore.Signal()  # a project was opened, or a scan's state changed
+    left_project = QtCore.Signal()  # a scan from outside the project was opened: no project is open now
 
     def __init__(self, shell: Shell, parent: QtCore.QObject | None = None):
         super().__init__(parent)
         self.shell = shell
         self.project: Project | None = None
         self.current: OpenScan | None = None
+        self.loose: list[Path] = []  # scans opened on their own (no project open), listed in the panel
         self._opening: Path | None = None  # the scan being read, if any
         self.project_list = QtWidgets.QTreeWidget()
         self.project_list.setHeaderLabels(["scan · state"])
         self.project_list.setUniformRowHeights(False)  # each scan: its name, its state on a second line
         self.project_list.setTextElideMode(QtCore.Qt.TextElideMode.ElideMiddle)
-        fm = self.project_list.fontMetrics()  # the longest state in full: "labelled · calibrated · digitised"
-        self.project_list.setMinimumWidth(fm.horizontalAdvance("    labelled · calibrated · digitised") + 36)
+        fm = self.project_list.fontMetrics()  # the longest state in full: "unlabelled · calibrated · digitised"
+        self.project_list.setMinimumWidth(fm.horizontalAdvance("    " + " · ".join(LONGEST_STATE)) + 36)
         role = QtCore.Qt.ItemDataRole.UserRole
         self.project_list.itemActivated.connect(lambda it, _c: self.open_scan(Path(it.data(0, role))))
         self.project_list.itemClicked.connect(lambda it, _c: self.open_scan(Path(it.data(0, role))))
@@ -86,11 +104,12 @@ class ScanController(QtCore.QObject):
         return self._opening is not None
 
     def open_paths(self, paths: list[str | Path]) -> None:
+        """Open folders as projects and files as scans, where they lie: a scan opened (File › Open scan, a drop,
+        the command line) is read and written beside itself, never copied into the open project (the demo
+        project gathered the user's scans and their LAS files); *Add scans…* is what copies into a project."""
         for p in map(Path, paths):
             if p.is_dir():
                 self.open_project(p)
-            elif self.project is not None and is_scan_file(p):
-                self.add_scan(p)
             else:
                 self.open_scan(p)
 
@@ -101,25 +120,31 @@ class ScanController(QtCore.QObject):
             self.shell.show_error(exc.one_line())
             return False
         self.project = proj
+        self.loose = []
         self.refresh_project()
         if proj.scans:
             self.open_scan(proj.scan_paths()[0])
         return True
 
+    def listed(self) -> list[Path]:
+        """The scans the panel lists: the project's, or the scans opened on their own."""
+        return self.project.scan_paths() if self.project is not None else list(self.loose)
+
     @QtCore.Slot()
     def refresh_project(self) -> None:
         self.project_list.clear()
-        if self.project is not None:
-            shown = self.path.resolve() if self.path is not None else None
-            for p in self.project.scan_paths():
-                state = self.project.state(p)
-                item = QtWidgets.QTreeWidgetItem([f"{p.name}\n    {' · '.join(state)}"])
-                item.setToolTip(0, f"{p.name}: {', '.join(state)}")
-                item.setData(0, QtCore.Qt.ItemDataRole.UserRole, str(p))
-                self.project_list.addTopLevelItem(item)
-                if shown is not None and p.resolve() == shown:
-                    self.project_list.setCurrentItem(item)
-            self.project_list.resizeColumnToContents(0)
+        self.project_list.setHeaderLabels(["scan · state" if self.project is not None else "scans opened · state"])
+        shown = self.path.resolve() if self.path is not None else None
+        for p in self.listed():
+            state = scan_state(p)
+            where = "" if self.project is not None else f"\n{p.parent}"
+            item = QtWidgets.QTreeWidgetItem([f"{p.name}\n    {' · '.join(state)}"])
+            item.setToolTip(0, f"{p.name}: {', '.join(state)}{where}")
+            item.setData(0, QtCore.Qt.ItemDataRole.UserRole, str(p))
+            self.project_list.addTopLevelItem(item)
+            if shown is not None and p.resolve() == shown:
+                self.project_list.setCurrentItem(item)
+        self.project_list.resizeColumnToContents(0)
         self.project_changed.emit()
 
     def add_scan(self, path: Path) -> bool:
@@ -165,6 +190,12 @@ class ScanController(QtCore.QObject):
             except InputError as exc:
                 self.shell.show_error(exc.one_line())
                 return
+        elif self.project is not None and not _inside(path, self.project.folder):
+            # a scan from elsewhere: the project is set aside (nothing of this scan is written into it)
+            self.project = None
+            self.left_project.emit()
+        if self.project is None and all(p.resolve() != Path(path).resolve() for p in self.loose):
+            self.loose.append(Path(path))
         self.switching.emit()
         scan = bundle.scan
         bundle.path = Path(path)

@@ -156,10 +156,16 @@ class TrainingController(QtCore.QObject):
         return events
 
     def wait(self, ms: int) -> None:
-        """Stop a running run and wait for its process (closing the window)."""
+        """Stop a running run and wait for its process."""
         if self.running:
             self.stop()
             self.thread.wait(ms)
+
+    def end(self, grace_s: float) -> None:
+        """End a running run for good (the app is quitting): stopped after its step within ``grace_s`` seconds, or
+        its process ended."""
+        if self.running:
+            self.thread.end(grace_s)
 
 
 def _user_models_dir() -> Path:

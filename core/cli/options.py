@@ -42,6 +42,56 @@ def positive_number(text: str) -> float:
     return value
 
 
+def whole_number(low: int):
+    """An argparse type: a whole number of at least ``low`` (``--epochs 0`` ran 100 steps, ``--batch 0`` and
+    ``--workers -1`` were taken as given)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {low}, got {text!r}")
+        return value
+
+    parse.__name__ = f"whole number >= {low}"  # what argparse says of a value it refuses
+    return parse
+
+
+def share(text: str) -> float:
+    """An argparse type: a share from 0 to 1 (``--freeze-encoder``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:  # nan fails both
+        raise argparse.ArgumentTypeError(f"expected a number from 0 to 1, got {text!r}")
+    return value
+
+
+def tile_choice(text: str) -> str:
+    """An argparse type: ``auto``, ``off`` or a strip length of at least :data:`MIN_TILE_PX` px (``--tile 1`` was
+    taken)."""
+    if text in ("auto", "off"):
+        return text
+    if not text.isdigit() or int(text) < MIN_TILE_PX:
+        raise argparse.ArgumentTypeError(f"expected auto, off or a strip length of at least {MIN_TILE_PX} px, got "
+                                         f"{text!r}")
+    return str(int(text))
+
+
+def header_text(text: str) -> str:
+    """An argparse type: text for a LAS header line (``--well``): no control characters (a line break wrote a
+    second COMP item)."""
+    from core.io.las_text import text_problem
+
+    problem = text_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(f"{text!r} {problem}")
+    return text
+
+
 def tile_px(text: str) -> int:
     """An argparse type: a window length along depth in px, at least :data:`MIN_TILE_PX`."""
     if not text.isdigit() or int(text) < MIN_TILE_PX:
@@ -50,10 +100,14 @@ def tile_px(text: str) -> int:
 
 
 def scheduler_address(text: str) -> str:
-    """An argparse type: a Dask scheduler's address, ``PROTOCOL://HOST:PORT`` or ``HOST:PORT``."""
-    if not re.fullmatch(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9a-fA-F:]+\]|[\w.-]+):\d{1,5}|inproc://\S+", text):
+    """An argparse type: a Dask scheduler's address, ``PROTOCOL://HOST:PORT`` or ``HOST:PORT``, the port 1 to 65535
+    (``127.0.0.1:99999`` waited 30 s for a connection that cannot be)."""
+    m = re.fullmatch(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?:\[[0-9a-fA-F:]+\]|[\w.-]+):(\d{1,5})|inproc://\S+", text)
+    if not m:
         raise argparse.ArgumentTypeError(f"{text!r} is no scheduler address (tcp://HOST:PORT, e.g. "
                                          "tcp://10.0.0.5:8786)")
+    if m.group(1) is not None and not 1 <= int(m.group(1)) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: port {int(m.group(1))} is outside 1 to 65535")
     return text
 
 

@@ -63,6 +63,15 @@ class StepEvent(Event):
 
 
 @dataclass
+class MemoryEvent(Event):
+    """The training process's memory now, sampled while it runs (during a step, during validation): what the
+    app's gauge shows live between step events (``core.engine.memory.training_memory`` names the fields)."""
+
+    memory: dict[str, Any]
+    type: str = field(init=False, default="memory")
+
+
+@dataclass
 class EvalEvent(Event):
     step: int
     epoch: int

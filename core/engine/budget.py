@@ -365,9 +365,10 @@ def default_16bit(device: torch.device) -> str:
     return "bf16"  # a CPU without native 16-bit still saves half the bytes in bf16
 
 
-def plan_run(trainer) -> None:
+def plan_run(trainer, feasible_only: bool = False) -> None:
     """Plan the levers for the largest step the run ``trainer`` (a :class:`core.engine.train.Trainer`) will take,
-    under its ceiling, and take them."""
+    under its ceiling, and take them. ``feasible_only``: the run's levers are its own (set, not auto): only refuse a
+    ceiling that no lever can meet, and take nothing (an out-of-memory step still takes the next lever)."""
     cfg = trainer.cfg
     ceiling = int(cfg.ceiling_gib * GIB) if cfg.ceiling_gib else device_ceiling(trainer.device)
     logs = trainer.train_logs or [trainer.sampler.stream.validation(1)[0]]
@@ -377,11 +378,15 @@ def plan_run(trainer) -> None:
         width = min(width, trainer.crop)
     per_step = 1 if cfg.stage == "binary" else max(1, min(cfg.micro_batch, trainer.logs_per_rank))
     with device_rules(trainer.device):
-        trainer.plan = plan(trainer.model.cfg, width, height, ceiling, precision=trainer.precision.mode,
-                         checkpointing=cfg.checkpointing, tile=cfg.tile, batch=per_step, precision_fixed=True)
-    if trainer.plan.levers is None:
+        found = plan(trainer.model.cfg, width, height, ceiling, precision=trainer.precision.mode,
+                     checkpointing="auto" if feasible_only else cfg.checkpointing,
+                     tile="auto" if feasible_only else cfg.tile, batch=per_step, precision_fixed=True)
+    if found.levers is None:
         raise InputError(None, f"a {width} × {height} step does not fit under the {ceiling / GIB:.2f} GiB "
                          "ceiling with every lever taken; raise --ceiling or use a smaller preset")
+    if feasible_only:
+        return
+    trainer.plan = found
     trainer.model.set_checkpointing(trainer.plan.levers.checkpointing)
     if trainer.plan.levers.tile:
         trainer.crop = trainer.plan.levers.tile

@@ -9,7 +9,6 @@ pixels count in neither the loss nor the metrics.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,11 +98,11 @@ def _project_split(root: Path) -> list[str] | None:
     pj = root / "project.json"
     if not pj.exists():
         return None
-    try:
-        data = json.loads(pj.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise DataError(pj, f"project file is damaged: {exc}") from None
-    val = data.get("split", {}).get("validation") if isinstance(data, dict) else None
+    from core.io.project import read_project_file
+
+    data = read_project_file(pj)
+    split = data.get("split", {})
+    val = split.get("validation") if isinstance(split, dict) else None
     if val is None:
         return None
     if not isinstance(val, list) or not all(isinstance(v, str) for v in val):

@@ -5,7 +5,9 @@ Activations are the bytes saved for backward, counted once per storage with
 are not activations and are excluded), broken down by dtype and by network
 stage. Under gradient checkpointing the tensors a checkpointed stage keeps
 (its input) are counted at the stage boundary. On CUDA the allocator's peak
-and reserved bytes are added; on CPU the process's peak resident memory.
+and reserved bytes are added; on CPU the process's peak resident memory. The
+training process's memory as a whole (itself and the workers it started) is
+what the app's live gauge shows (``training_memory``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -159,3 +162,59 @@ def process_memory() -> dict[str, int]:
     """Resident memory of this process and the machine's total (for the GUI's gauge)."""
     st = proc_status()
     return {"rss": st.get("VmRSS", 0), "rss_peak": st.get("VmHWM", 0), "total": total_memory()}
+
+
+# -- the training process as the app's gauge sees it -------------------------------
+
+
+def _child_pids(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux ``/proc``; none elsewhere)."""
+    out: list[int] = []
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as fh:
+                out += [int(p) for p in fh.read().split()]
+    return out
+
+
+def descendant_pids(pid: int | None = None) -> list[int]:
+    """Every process below ``pid`` (this process by default): a run's data workers, a compiler's pool."""
+    todo, seen = _child_pids(pid or os.getpid()), []
+    while todo:
+        p = todo.pop()
+        if p not in seen:
+            seen.append(p)
+            todo += _child_pids(p)
+    return seen
+
+
+def resident_bytes(pid: int) -> int:
+    """``VmRSS`` of a process in bytes; 0 once it is gone (or where ``/proc`` is not)."""
+    with contextlib.suppress(OSError, ValueError, IndexError), open(f"/proc/{pid}/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def workers_resident() -> dict[str, int]:
+    """The resident bytes of the processes this one started (a run's data workers), and how many there are:
+    the training's memory is the process and its workers together (a 1.13 GiB child had a 0.44 GiB worker)."""
+    pids = descendant_pids()
+    return {"workers_rss": sum(resident_bytes(p) for p in pids), "workers": len(pids)}
+
+
+def training_memory(device: torch.device | str) -> dict:
+    """The training process's memory now, for the app's live gauge: its process id, resident size and peak (``rss``,
+    ``rss_peak``) and its workers' (``workers_rss``), with the machine's memory (``total``); on CUDA also the
+    allocator's ``cuda_allocated``, ``cuda_reserved`` and ``cuda_peak`` (the peak since the step began) and the
+    card's memory (``cuda_total``). ``device`` says which the run trains on."""
+    dev = torch.device(device)
+    status = proc_status()
+    out = {"device": dev.type, "pid": os.getpid(), "rss": status.get("VmRSS", 0), "rss_peak": status.get("VmHWM", 0),
+           "total": total_memory(), **workers_resident()}
+    if dev.type == "cuda" and torch.cuda.is_initialized():
+        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        out.update(read_peaks(torch.device("cuda", index)))
+        out["cuda_total"] = int(torch.cuda.get_device_properties(index).total_memory)
+    return out

@@ -25,6 +25,8 @@ def opening_events(trainer) -> Iterator[Event]:
     if trainer.scaler is None:
         why = "bf16 keeps fp32's exponent range" if trainer.precision.mode == "bf16" else "fp32 needs none"
         yield WarningEvent(trainer.step, "no_scaler", f"no loss scaler runs in {trainer.precision.mode} ({why})", "")
+    if trainer.world.note:
+        yield WarningEvent(trainer.step, "ranks_on_cpu", trainer.world.note, "")
     if trainer.resumed_from_world != trainer.world.size:
         yield WarningEvent(trainer.step, "world_size", f"resumed a checkpoint written by {trainer.resumed_from_world} "
                            f"rank(s) on {trainer.world.size}", "the global batch and the data order carry on; "

@@ -11,8 +11,9 @@ Three things a proposal must get right on a real scan, each scored the way a use
   be a pixel: a 1:12,000 summary log is 0.07 px a foot), from its own picks, piecewise linear and extrapolated
   as the calibration contract says.
 - **Curves**: a labelled scale-box curve is proposed right when one proposed curve of its mnemonic family reads
-  both its printed ends, left and right as printed (a reversed scale stays reversed). Each proposed curve answers
-  for one labelled curve at most.
+  both its printed ends, left and right as printed (a reversed scale stays reversed), where its box's scales hold:
+  a box printed partway down (a gas scale changed) is answered by the proposed curve's scale change, not by a
+  curve of its own. Each proposed curve answers for one labelled curve of a box at most.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from core.evaluation.archive_labels import LabelledCurve, LabelledSection, ScanLabels
+from core.evaluation.archive_labels import LabelledSection, ScanLabels
 
 TRACK_TOLERANCE_PX = 5.0
 DEPTH_TOLERANCE_FT = 2.0
@@ -51,6 +52,15 @@ FAMILIES = {
     "sonic porosity": r"SPHI|PHIS|SPOR",
     "amplitude": r"AMP[A-Z0-9]*|CBL|CBLF",
     "travel time": r"TT[0-9]*|TTSL",
+    # casing inspection: one measurement, several vendors' names (a caliper tool's thickness and inner diameter)
+    "minimum thickness": r"TMIN|MINTH|THMN|THMIN",
+    "maximum thickness": r"TMAX|MAXTH|THMX|THMAX",
+    "average thickness": r"TAVG|THAV|AVTH",
+    "minimum inner diameter": r"MINID|IDMN|IDMIN",
+    "maximum inner diameter": r"MAXID|IDMX|IDMAX",
+    "average inner diameter": r"IDAV|AVID|IDAVG",
+    "nominal inner diameter": r"NOMID|IDNOM",
+    "cement bond": r"BOND(ED)?",
 }
 _FAMILY_RE = {name: re.compile(rf"^(?:{pattern})$") for name, pattern in FAMILIES.items()}
 
@@ -160,25 +170,39 @@ def _score_depths(labelled: LabelledSection, proposal: dict, index: int | None) 
     return abs(worst) <= tolerance, f"off by {worst:+.1f} (tolerance {tolerance:.1f})"
 
 
-def _proposed_ends(curve: dict) -> tuple[float, float]:
-    """(value at the left border, value at the right border) of a proposed calibration curve."""
+def _proposed_ends(curve: dict, row: float | None = None) -> tuple[float, float]:
+    """(value at the left border, value at the right border) of a proposed calibration curve; at ``row``, the
+    scale of the last of its ``scale_changes`` printed at or above that row (``from_pixel``), if any."""
     (t0, t1), (s0, s1) = curve["track"], curve["scale"]
+    if row is not None:
+        for change in sorted(curve.get("scale_changes", []), key=lambda c: c["from_pixel"]):
+            if change["from_pixel"] <= row:
+                s0, s1 = change["scale"]
     return (s0, s1) if t0 <= t1 else (s1, s0)
 
 
 def _score_curves(labels: ScanLabels, proposal: dict) -> tuple[int, int, list[str]]:
-    wanted: list[LabelledCurve] = [c for box in labels.scale_boxes for c in box.curves]
-    free = list(proposal.get("curves", []))
+    """Box by box: each labelled curve against the proposed curves' scales where the box's scales hold (below the
+    box, from the row it applies from), each proposed curve answering for one curve of a box. A box partway down
+    (a gas scale changed) is right when the proposal's curve has changed to its scale there; a repeat pass's box
+    that prints the main pass's curves again is answered by the same curves (a calibration's curves are those of
+    every section)."""
+    wanted = 0
     right, misses = 0, []
-    for c in wanted:
-        match = next((p for p in free if same_curve_name(p["mnemonic"], c.mnemonic)
-                      and all(_ends_equal(x, y) for x, y in zip(_proposed_ends(p), (c.left, c.right)))), None)
-        if match is not None:
-            free.remove(match)
-            right += 1
-        else:
-            misses.append(f"{c.mnemonic} {c.left:g}–{c.right:g}")
-    return len(wanted), right, misses
+    for box in labels.scale_boxes:
+        at = float(max(box.rows[1], box.applies_from_row))
+        free = list(proposal.get("curves", []))
+        for c in box.curves:
+            wanted += 1
+            match = next((p for p in free if same_curve_name(p["mnemonic"], c.mnemonic)
+                          and all(_ends_equal(x, y) for x, y in zip(_proposed_ends(p, at), (c.left, c.right)))), None)
+            if match is not None:
+                free.remove(match)
+                right += 1
+            else:
+                misses.append(f"{c.mnemonic} {c.left:g}–{c.right:g}" + (f" (box at row {box.rows[0]})"
+                                                                         if len(labels.scale_boxes) > 1 else ""))
+    return wanted, right, misses
 
 
 def score_scan(labels: ScanLabels, proposal: dict | None, seconds: float, error: str = "") -> ScanScore:

@@ -49,6 +49,9 @@ class CurveSpec:
     # read from the scan's scale box by a proposal (``core/digitize/calibrate/scale_box.py``) and not yet confirmed by the
     # user: ``digitize`` refuses such a curve unless told ``--accept-proposed``
     proposed: bool = False
+    # the scale printed anew partway down the log (a mud log's gas scale changed while drilling): (from_depth,
+    # (s0, s1)) in order of depth; from that depth on, down the page, the track reads the new ends (optional)
+    scale_changes: list[tuple[float, tuple[float, float]]] = field(default_factory=list)
 
     # -- pixel ↔ value -------------------------------------------------
     @property
@@ -86,13 +89,30 @@ class CurveSpec:
         """Value of a trace at pixel ``pos`` having wrapped ``wraps`` whole track widths."""
         return self.value_of_fraction(self.fraction_of(pos) + np.asarray(wraps, dtype=np.float64))
 
-    def value_of_fraction(self, t) -> np.ndarray:
-        """Value at unwrapped fraction ``t`` of the track (linear, or s0·(s1/s0)^t on a log track)."""
+    def value_of_fraction(self, t, scale=None) -> np.ndarray:
+        """Value at unwrapped fraction ``t`` of the track (linear, or s0·(s1/s0)^t on a log track); ``scale``: the
+        ends to read it on (:meth:`scales_at`, one pair per value), else the curve's ``scale``."""
         t = np.asarray(t, dtype=np.float64)
-        s0, s1 = self.scale
+        if scale is None:
+            s0, s1 = self.scale
+        else:
+            ends = np.asarray(scale, dtype=np.float64)
+            s0, s1 = ends[..., 0], ends[..., 1]
         if self.log:
             return s0 * np.power(s1 / s0, t)
         return s0 + t * (s1 - s0)
+
+    def scales_at(self, depths, down_is_deeper: bool = True) -> np.ndarray:
+        """The ends (s0, s1) the track reads at each depth, one row per depth: ``scale``, or the last of
+        ``scale_changes`` whose ``from_depth`` lies above the depth on the page (at or below it in depth when
+        depth increases down the page, ``down_is_deeper``; at or above it in depth when it decreases)."""
+        d = np.asarray(depths, dtype=np.float64)
+        out = np.empty(d.shape + (2,))
+        out[...] = self.scale
+        for from_depth, ends in sorted(self.scale_changes, reverse=not down_is_deeper):
+            past = d >= from_depth if down_is_deeper else d <= from_depth
+            out[past] = ends
+        return out
 
     def unwrapped_fraction(self, value) -> np.ndarray:
         v = np.asarray(value, dtype=np.float64)
@@ -138,6 +158,9 @@ class CurveSpec:
             d["backup_colour"] = self.backup_colour
         if self.proposed:
             d["proposed"] = True
+        if self.scale_changes:
+            d["scale_changes"] = [{"from_depth": float(depth), "scale": [float(a), float(b)]}
+                                  for depth, (a, b) in self.scale_changes]
         return d
 
 
@@ -189,6 +212,8 @@ class Calibration:
     # track bounds a proposal read from the scan, offered to the curves still to add (the app's Add curve);
     # kept through every save so that adding the first curve does not lose the rest
     proposed_tracks: list[tuple[float, float]] = field(default_factory=list)
+    # the file it was read from (None: made in memory): what an error found later names, the file to fix
+    source: str | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self):
         self.depth_picks = sorted((float(p), float(d)) for p, d in self.depth_picks)
@@ -205,7 +230,7 @@ class Calibration:
         sec = self.sections[index]
         picks = sec.depth_picks or self.depth_picks
         return Calibration(self.depth_axis, self.depth_unit, [(p - sec.start, d) for p, d in picks], self.step,
-                           list(self.curves), self.version)
+                           list(self.curves), self.version, source=self.source)
 
     def unconfirmed(self) -> list[str]:
         """The mnemonics of the curves a proposal read and the user has not confirmed (``CurveSpec.proposed``)."""
@@ -281,16 +306,38 @@ class Calibration:
     def amplitude_length(self, shape: tuple[int, int]) -> int:
         return shape[1] if self.depth_axis == "y" else shape[0]
 
-    def check_fits(self, shape: tuple[int, int], path: str | None = None) -> None:
-        """Tracks must lie inside the image's amplitude axis."""
+    def check_fits(self, shape: tuple[int, int], scan: str | None = None, where: str = "") -> None:
+        """Refuse (``CalibrationError`` naming the calibration file, the one to fix) a picture of ``shape`` this
+        calibration cannot read: a track outside its amplitude axis, depths beyond any well where the picks are
+        extrapolated to its ends (``[[0, 0], [1, 99000]]`` reached 1.58e8 ft), or more LAS samples over it than
+        :data:`MAX_SAMPLES` (the limit on the picks alone let 16 px of picks with a 1e-6 step ask for billions
+        over the whole picture). ``scan`` names the picture in the reason; ``where``: which part of it (a
+        section)."""
+        from core.io.calibration_file import MAX_DEPTH, MAX_SAMPLES  # noqa: PLC0415 - the schema's bounds
+
+        picture = f"the scan {os.path.basename(scan)}" if scan else "the image"
+        picture += f" ({where})" if where else ""
         amp = self.amplitude_length(shape)
         for i, c in enumerate(self.curves):
             if c.track_lo < -0.5 or c.track_hi > amp - 0.5:
                 raise CalibrationError(
-                    path,
-                    f"curves[{i}].track: [{c.track[0]:g}, {c.track[1]:g}] lies outside the image's "
-                    f"{amp} px across the amplitude axis",
+                    self.source,
+                    f"curves[{i}].track: [{c.track[0]:g}, {c.track[1]:g}] lies outside {picture}'s {amp} px across "
+                    "the amplitude axis",
                 )
+        length = self.depth_length(shape)
+        ends = self.depth_at(np.array([0.0, max(length - 1, 0)], np.float64))
+        deepest = float(np.max(np.abs(ends)))
+        if not deepest < MAX_DEPTH:
+            raise CalibrationError(
+                self.source, f"depth_picks: extrapolated over {picture}'s {length} px along depth they reach "
+                f"{ends[0]:.6g} to {ends[1]:.6g} {self.depth_unit}, beyond any well (under {MAX_DEPTH:,.0f}): "
+                "picks too close together, or a depth mistyped")
+        samples = abs(float(ends[1] - ends[0])) / self.step
+        if samples > MAX_SAMPLES:
+            raise CalibrationError(
+                self.source, f"step: {self.step:g} asks for {samples:,.0f} samples over {picture}'s "
+                f"{abs(float(ends[1] - ends[0])):.6g} {self.depth_unit} (at most {MAX_SAMPLES:,})")
 
     def as_dict(self) -> dict:
         return {
@@ -318,7 +365,7 @@ class Calibration:
     def load(cls, path: str | os.PathLike) -> "Calibration":
         p = require_file(path, CalibrationError, "a calibration file")
         try:
-            text = p.read_text(encoding="utf-8")
+            text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors write one) is no content
         except (OSError, UnicodeDecodeError) as exc:
             raise CalibrationError(p, f"cannot read: {exc}") from None
         if not text.strip():
@@ -327,4 +374,6 @@ class Calibration:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise CalibrationError(p, f"not valid JSON (line {exc.lineno}: {exc.msg})") from None
+        except RecursionError:  # 100,000 "[" in a row: Python's parser gives up before any calibration is seen
+            raise CalibrationError(p, "not a calibration: its JSON is nested too deeply") from None
         return cls.from_dict(data, str(p))

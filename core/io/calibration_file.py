@@ -1,9 +1,27 @@
-"""Reading a calibration file (``NAME.calib.json``, version 1; docs/file-formats.md): every field checked, and
-an error names the field and why, e.g. ``curves[1].scale: both ends are 0``."""
+"""Reading a calibration file (``NAME.calib.json``, version 1; docs/file-formats.md): a typed schema (pydantic,
+strict), every field checked, and an error names the field and why, e.g. ``curves[1].scale: both ends are 0``.
+
+Strict means a value of the wrong type is refused, never read for its truthiness: ``"log": "false"`` was read as
+a true ``log`` (a linear track read as logarithmic, values off by up to 45 % of the scale, exit 0), ``"wrap": "no"``
+turned wrap on. A number is a JSON number (never a boolean, a string or an integer of 400 digits), a flag is
+``true`` or ``false``, text is a string. Every file valid before stays valid: only wrong types, values outside any
+scan or well, and names a LAS cannot hold are refused."""
 
 from __future__ import annotations
 
 import math
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from core.common.errors import CalibrationError
 from core.io.calibration import (
@@ -16,19 +34,7 @@ from core.io.calibration import (
     CurveSpec,
     Section,
 )
-
-
-def _num(value, where: str, path: str | None) -> float:
-    bad = isinstance(value, bool) or not isinstance(value, (int, float))
-    try:
-        bad = bad or not math.isfinite(value)  # an integer of 400 digits is no float: OverflowError
-    except OverflowError:
-        bad = True
-    if bad:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise CalibrationError(path, f"{where}: expected a finite number, got {shown}")
-    return float(value)
-
+from core.io.las_text import mnemonic_problem, text_problem, unit_problem
 
 # The physical range a calibration's numbers can have: no scan is ten million pixels long, no well is deeper
 # than 100,000 ft (the deepest is about 40,000), and a LAS of more than ten million samples (a 0.0001 step
@@ -37,60 +43,310 @@ def _num(value, where: str, path: str | None) -> float:
 MAX_PIXEL = 10_000_000.0
 MAX_DEPTH = 100_000.0
 MAX_SAMPLES = 10_000_000
+# the finest step a log can be read at: a pixel of the most detailed print (1:20) scanned at 1,000 dpi is
+# 0.0017 ft or 0.0005 m of depth, so a step of 0.0001 (either unit) is already several samples a pixel; a finer
+# one (2.5e-7 wrote 29,999 depths that no longer increased once printed, and STEP 0.0) is a typing error
+MIN_STEP = 1e-4
+# curves of one calibration: the 36 labelled archive scans print at most 38 (a mud log's gas and drilling
+# curves); each curve is traced on its own (about 0.25 s on 2 cores), so 10,000 ran past 300 s showing nothing
+MAX_CURVES = 100
 
 
-def _pick(value, where: str, path: str | None) -> tuple[float, float]:
-    pixel, depth = _pair(value, where, path)
-    if not 0.0 <= pixel < MAX_PIXEL:
-        raise CalibrationError(path, f"{where}: pixel {pixel:g} is outside any scan (0 to {MAX_PIXEL:,.0f})")
-    if abs(depth) >= MAX_DEPTH:
-        raise CalibrationError(path, f"{where}: depth {depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})")
-    return pixel, depth
+def _fail(reason: str, field: str | None = None):
+    """A check's refusal, ``field`` (relative to where the check sits, ``scale``) named before the reason."""
+    return PydanticCustomError("welltrace", "{reason}", {"reason": reason, "field": field or ""})
 
 
-def _pair(value, where: str, path: str | None) -> tuple[float, float]:
+def _shown(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- value types: each refuses in the project's words, naming what it got -----------------------------------
+
+
+def _finite(value):
+    bad = isinstance(value, bool) or not isinstance(value, (int, float))
+    try:
+        bad = bad or not math.isfinite(value)  # an integer of 400 digits is no float: OverflowError
+    except OverflowError:
+        bad = True
+    if bad:
+        raise _fail(f"expected a finite number, got {_shown(value)}")
+    return float(value)
+
+
+def _two(value):
     if not isinstance(value, (list, tuple)) or len(value) != 2:
-        raise CalibrationError(path, f"{where}: expected two numbers [a, b], got {value!r}")
-    return _num(value[0], f"{where}[0]", path), _num(value[1], f"{where}[1]", path)
+        raise _fail(f"expected two numbers [a, b], got {_shown(value)}")
+    return tuple(value)
 
 
-def _require(data: dict, key: str, where: str, path: str | None):
-    if key not in data:
-        raise CalibrationError(path, f"{where}{key}: missing")
-    return data[key]
+def _flag(value):
+    if not isinstance(value, bool):
+        raise _fail(f"must be true or false, got {_shown(value)}")
+    return value
 
 
-def _parse_sections(raw, path: str | None) -> list[Section]:
-    if not isinstance(raw, list):
-        raise CalibrationError(path, "sections: expected a list of {kind, span, depth_picks?}")
-    out = []
-    for i, sec in enumerate(raw):
-        where = f"sections[{i}]."
-        if not isinstance(sec, dict):
-            raise CalibrationError(path, f"sections[{i}]: expected an object")
-        a, b = _pair(_require(sec, "span", where, path), f"{where}span", path)
+def _text(value):
+    if not isinstance(value, str):
+        raise _fail(f"must be text, got {_shown(value)}")
+    problem = text_problem(value)
+    if problem:
+        raise _fail(problem)
+    return value
+
+
+def _list_of(what: str):
+    def check(value):
+        if not isinstance(value, list):
+            raise _fail(f"expected a list of {what}")
+        return value
+
+    return check
+
+
+Number = Annotated[float, BeforeValidator(_finite)]
+Pair = Annotated[tuple[Number, Number], BeforeValidator(_two)]
+Flag = Annotated[bool, BeforeValidator(_flag)]
+Text = Annotated[str, BeforeValidator(_text)]
+
+
+def _pick(value):
+    pixel, depth = _finite_pair(value)
+    if not 0.0 <= pixel < MAX_PIXEL:
+        raise _fail(f"pixel {pixel:g} is outside any scan (0 to {MAX_PIXEL:,.0f})")
+    if abs(depth) >= MAX_DEPTH:
+        raise _fail(f"depth {depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})")
+    return (pixel, depth)
+
+
+def _finite_pair(value) -> tuple[float, float]:
+    pair = _two(value)
+    for k, v in enumerate(pair):
+        try:
+            _finite(v)
+        except PydanticCustomError as exc:
+            raise _fail(exc.context["reason"], f"[{k}]") from None
+    return float(pair[0]), float(pair[1])
+
+
+Pick = Annotated[tuple[float, float], BeforeValidator(_pick)]
+Picks = Annotated[list[Pick], BeforeValidator(_list_of("[pixel, depth] pairs"))]
+
+
+class _Strict(BaseModel):
+    # strict: no coercion ("1" is no number, 1 is no flag); unknown fields ("draft", "color" of old files) are
+    # ignored, as they always were
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+class ScaleChangeFields(_Strict):
+    """One entry of a curve's ``scale_changes``: from this depth down the curve reads on this scale (a new box
+    printed partway down the log: a mud log's gas scale widened)."""
+
+    from_depth: Number
+    scale: Pair
+
+    @model_validator(mode="after")
+    def _ends(self):
+        if abs(self.from_depth) >= MAX_DEPTH:
+            raise _fail(f"{self.from_depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})", "from_depth")
+        if self.scale[0] == self.scale[1]:
+            raise _fail(f"both ends are {self.scale[0]:g}", "scale")
+        return self
+
+
+class CurveFields(_Strict):
+    """One entry of ``curves``."""
+
+    mnemonic: str
+    klass: int = Field(alias="class")
+    track: Pair
+    scale: Pair
+    log: Flag = False
+    wrap: Flag = False
+    backup: Any = None
+    colour: Any = None
+    backup_colour: Any = None
+    color: Any = None  # the plot colour: a hint for the app, ignored unless it is text
+    unit: Text = ""
+    description: Text = ""
+    proposed: Flag = False
+    scale_changes: Annotated[list[ScaleChangeFields], BeforeValidator(_list_of("{from_depth, scale}"))] = []
+
+    @field_validator("mnemonic", mode="before")
+    @classmethod
+    def _mnemonic(cls, value):
+        if not isinstance(value, str) or not value.strip() or any(ch.isspace() for ch in value.strip()):
+            raise _fail(f"must be a non-empty word, got {_shown(value)}")
+        mnemonic = value.strip().upper()
+        problem = mnemonic_problem(mnemonic)
+        if problem:
+            raise _fail(f"{mnemonic!r} {problem}")
+        return mnemonic
+
+    @field_validator("klass", mode="before")
+    @classmethod
+    def _class(cls, value):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_CLASS:
+            raise _fail(f"must be 1, 2 or 3, got {_shown(value)}")
+        return value
+
+    @field_validator("unit", mode="after")
+    @classmethod
+    def _unit(cls, value: str):
+        problem = unit_problem(value)
+        if problem:
+            raise _fail(f"{value!r} {problem}")
+        return value
+
+    @field_validator("backup", mode="before")
+    @classmethod
+    def _backup(cls, value):
+        if value is not None and value not in BACKUP_SIDES:
+            raise _fail(f"must be \"high\" or \"low\", got {_shown(value)}")
+        return value
+
+    @field_validator("colour", "backup_colour", mode="before")
+    @classmethod
+    def _ink(cls, value):
+        if value is None:
+            return None
+        from core.io.colour import parse_colour
+
+        try:
+            parse_colour(value)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
+        return value.strip().lower()
+
+    @model_validator(mode="after")
+    def _together(self):
+        track, scale = self.track, self.scale
+        if abs(track[1] - track[0]) < 1.0:
+            raise _fail(f"zero width ({track[0]:g} to {track[1]:g})", "track")
+        if scale[0] == scale[1]:
+            raise _fail(f"both ends are {scale[0]:g}", "scale")
+        if self.log and (scale[0] <= 0 or scale[1] <= 0):
+            raise _fail(f"a log track needs positive ends, got {list(scale)}", "scale")
+        if self.backup is not None and not self.wrap:
+            raise _fail("a backup scale needs \"wrap\": true", "backup")
+        if self.backup_colour is not None and (self.backup is None or self.colour is None):
+            raise _fail("the backup scale's ink needs a backup scale (\"backup\") and the curve's own ink "
+                        "(\"colour\")", "backup_colour")
+        for k, change in enumerate(self.scale_changes):
+            if self.log and min(change.scale) <= 0:
+                raise _fail(f"a log track needs positive ends, got {list(change.scale)}", f"scale_changes[{k}].scale")
+        depths = sorted(c.from_depth for c in self.scale_changes)
+        if any(b == a for a, b in zip(depths, depths[1:])):
+            raise _fail("two changes at one depth", "scale_changes")
+        return self
+
+    def spec(self) -> CurveSpec:
+        return CurveSpec(mnemonic=self.mnemonic, unit=self.unit, description=self.description, klass=self.klass,
+                         track=self.track, scale=self.scale, log=self.log, wrap=self.wrap, backup=self.backup,
+                         plot_colour=self.color if isinstance(self.color, str) else None, colour=self.colour,
+                         backup_colour=self.backup_colour, proposed=self.proposed,
+                         scale_changes=sorted((c.from_depth, tuple(c.scale)) for c in self.scale_changes))
+
+
+class SectionFields(_Strict):
+    """One entry of ``sections``."""
+
+    span: Pair
+    kind: Any = "main"
+    depth_picks: Picks | None = None
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, value):
+        if value not in SECTION_KINDS:
+            raise _fail(f"must be one of {', '.join(SECTION_KINDS)}, got {_shown(value)}")
+        return value
+
+    @model_validator(mode="after")
+    def _span(self):
+        a, b = self.span
         if not (0 <= a < b < MAX_PIXEL):
-            raise CalibrationError(path, f"{where}span: [{a:g}, {b:g}] must be two pixels, the first >= 0 and "
-                                   "less than the second")
+            raise _fail(f"[{a:g}, {b:g}] must be two pixels, the first >= 0 and less than the second", "span")
         if int(round(b)) - int(round(a)) < 2:
-            raise CalibrationError(path, f"{where}span: [{a:g}, {b:g}] covers no stretch of the scan (two pixels "
-                                   "at least)")
-        kind = sec.get("kind", "main")
-        if kind not in SECTION_KINDS:
-            raise CalibrationError(path, f"{where}kind: must be one of {', '.join(SECTION_KINDS)}, got {kind!r}")
-        picks = sec.get("depth_picks")
-        if picks is not None:
-            if not isinstance(picks, list):
-                raise CalibrationError(path, f"{where}depth_picks: expected a list of [pixel, depth] pairs")
-            picks = [_pick(p, f"{where}depth_picks[{k}]", path) for k, p in enumerate(picks)]
-        if out and a < out[-1].stop:
-            raise CalibrationError(path, f"{where}span: overlaps the section before it (they are in order along "
-                                   "depth and do not overlap)")
-        out.append(Section(int(round(a)), int(round(b)), kind, picks))
-    return out
+            raise _fail(f"[{a:g}, {b:g}] covers no stretch of the scan (two pixels at least)", "span")
+        return self
 
 
-def _check_step(step: float, picks: list[tuple[float, float]], path: str | None) -> None:
+class CalibrationFields(_Strict):
+    """A whole calibration file, in the order its fields are checked."""
+
+    version: Any
+    depth_axis: Any
+    depth_unit: Any
+    depth_picks: Picks
+    step: Number
+    curves: Annotated[list[CurveFields], BeforeValidator(_list_of("curves"))]
+    sections: Annotated[list[SectionFields], BeforeValidator(_list_of("{kind, span, depth_picks?}"))] = []
+    draft: Any = None
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value):
+        # 1 (or 1.0); never True, which Python counts as 1
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != CALIBRATION_VERSION:
+            raise _fail(f"{_shown(value)} is not supported (expected {CALIBRATION_VERSION})")
+        return CALIBRATION_VERSION
+
+    @field_validator("depth_axis", mode="before")
+    @classmethod
+    def _axis(cls, value):
+        if value not in ("x", "y") or not isinstance(value, str):
+            raise _fail(f"must be \"x\" or \"y\", got {_shown(value)}")
+        return value
+
+    @field_validator("depth_unit", mode="before")
+    @classmethod
+    def _unit(cls, value):
+        if not isinstance(value, str) or value.upper() not in DEPTH_UNITS:
+            raise _fail(f"must be one of {', '.join(DEPTH_UNITS)}, got {_shown(value)}")
+        return value.upper()
+
+    @field_validator("curves", mode="after")
+    @classmethod
+    def _curves(cls, curves: list[CurveFields]):
+        if len(curves) > MAX_CURVES:
+            raise _fail(f"{len(curves):,} curves: at most {MAX_CURVES} (a scan's scale boxes print at most a few "
+                        "dozen)")
+        seen: set[str] = set()
+        # a curve's confidence is written beside it as MNEMONIC_CONF (core/digitize/output/las.py)
+        confidences = {f"{c.mnemonic}_CONF" for c in curves}
+        for i, c in enumerate(curves):
+            if c.mnemonic in seen or c.mnemonic == "DEPT":
+                raise _fail(f"{c.mnemonic} is used twice (or is the index DEPT)", f"[{i}].mnemonic")
+            if c.mnemonic in confidences:
+                raise _fail(f"{c.mnemonic} is the name of {c.mnemonic[:-5]}'s confidence curve, written beside it",
+                            f"[{i}].mnemonic")
+            seen.add(c.mnemonic)
+        return curves
+
+    @field_validator("step", mode="after")
+    @classmethod
+    def _step(cls, value: float):
+        if value <= 0:
+            raise _fail(f"must be positive, got {value:g}")
+        if value < MIN_STEP:
+            raise _fail(f"{value:g} is finer than any log can be read at (at least {MIN_STEP:g})")
+        return value
+
+    @model_validator(mode="after")
+    def _sections_in_order(self):
+        for i in range(1, len(self.sections)):
+            if self.sections[i].span[0] < int(round(self.sections[i - 1].span[1])):
+                raise _fail("overlaps the section before it (they are in order along depth and do not overlap)",
+                            f"sections[{i}].span")
+        _check_step(self.step, self.depth_picks)
+        return self
+
+
+def _check_step(step: float, picks: list[tuple[float, float]]) -> None:
     """A step that samples the picked depths: at least two samples between the shallowest and the deepest pick
     and at most ``MAX_SAMPLES`` over them (``step: 1e300`` wrote one sample at depth 0 for a 1780-1849 m scan,
     ``1e-300`` ended in a MemoryError)."""
@@ -99,11 +355,11 @@ def _check_step(step: float, picks: list[tuple[float, float]], path: str | None)
     if span <= 0:
         return  # too few picks to know the span: the Calibration says so itself
     if step > span / 2:
-        raise CalibrationError(path, f"step: {step:g} leaves fewer than three samples over the picked depths "
-                               f"({min(depths):g} to {max(depths):g})")
+        raise _fail(f"{step:g} leaves fewer than three samples over the picked depths ({min(depths):g} to "
+                    f"{max(depths):g})", "step")
     if span / step > MAX_SAMPLES:
-        raise CalibrationError(path, f"step: {step:g} asks for {span / step:,.0f} samples over the picked depths "
-                               f"(at most {MAX_SAMPLES:,})")
+        raise _fail(f"{step:g} asks for {span / step:,.0f} samples over the picked depths (at most "
+                    f"{MAX_SAMPLES:,})", "step")
 
 
 def parse_proposed_tracks(raw) -> list[tuple[float, float]]:
@@ -117,112 +373,52 @@ def parse_proposed_tracks(raw) -> list[tuple[float, float]]:
     return out
 
 
+# pydantic's own refusals (a field missing, an entry that is no object) in the project's words
+_PYDANTIC_WORDS = {"missing": "missing", "model_type": "expected an object", "model_attributes_type":
+                   "expected an object", "dict_type": "expected an object", "list_type": "expected a list"}
+
+
+def field_name(loc: tuple) -> str:
+    """``("curves", 1, "scale")`` → ``curves[1].scale``."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _one_line(exc: ValidationError) -> str:
+    """The first refusal of a validation, as ``field: reason``."""
+    err = exc.errors(include_url=False)[0]
+    ctx = err.get("ctx") or {}
+    where = field_name(tuple(err["loc"]))
+    sub = ctx.get("field", "")
+    if sub:
+        where = where + sub if sub.startswith("[") or not where else f"{where}.{sub}"
+    reason = ctx.get("reason") if err["type"] == "welltrace" else _PYDANTIC_WORDS.get(err["type"], err["msg"])
+    return f"{where}: {reason}" if where else str(reason)
+
+
 def parse_calibration(data, path: str | None) -> Calibration:
     """A calibration from a file's JSON, every field checked; an error names the field (``curves[1].scale``)."""
     if not isinstance(data, dict):
         raise CalibrationError(path, "top level must be a JSON object")
-    version = _require(data, "version", "", path)
-    if version != CALIBRATION_VERSION:
-        raise CalibrationError(path, f"version: {version!r} is not supported (expected {CALIBRATION_VERSION})")
-    axis = _require(data, "depth_axis", "", path)
-    if axis not in ("x", "y"):
-        raise CalibrationError(path, f"depth_axis: must be \"x\" or \"y\", got {axis!r}")
-    unit = _require(data, "depth_unit", "", path)
-    if not isinstance(unit, str) or unit.upper() not in DEPTH_UNITS:
-        raise CalibrationError(path, f"depth_unit: must be one of {', '.join(DEPTH_UNITS)}, got {unit!r}")
-    picks_raw = _require(data, "depth_picks", "", path)
-    if not isinstance(picks_raw, list):
-        raise CalibrationError(path, "depth_picks: expected a list of [pixel, depth] pairs")
-    if isinstance(data.get("draft"), str) and len(picks_raw) < 2:  # what a refused proposal found, kept
+    picks = data.get("depth_picks")
+    if isinstance(data.get("draft"), str) and isinstance(picks, list) and len(picks) < 2:
+        # what a refused proposal found, kept for the user to pick two depths
         raise CalibrationError(path, f"a draft, not yet a calibration: {data['draft']}")
-    picks = [_pick(p, f"depth_picks[{i}]", path) for i, p in enumerate(picks_raw)]
-    step = _num(_require(data, "step", "", path), "step", path)
-    if step <= 0:
-        raise CalibrationError(path, f"step: must be positive, got {step:g}")
-    _check_step(step, picks, path)
-    curves_raw = _require(data, "curves", "", path)
-    if not isinstance(curves_raw, list):
-        raise CalibrationError(path, "curves: expected a list")
-    seen: set[str] = set()
-    curves = [_parse_curve(c, i, seen, path) for i, c in enumerate(curves_raw)]
-    sections = _parse_sections(data.get("sections", []), path)
+    try:
+        fields = CalibrationFields.model_validate(data)
+    except ValidationError as exc:
+        raise CalibrationError(path, _one_line(exc)) from None
+    except RecursionError:
+        raise CalibrationError(path, "nested too deeply to be a calibration") from None
+    sections = [Section(int(round(s.span[0])), int(round(s.span[1])), s.kind,
+                        None if s.depth_picks is None else list(s.depth_picks)) for s in fields.sections]
     try:
         return Calibration(
-            depth_axis=axis, depth_unit=unit.upper(), depth_picks=picks, step=step, curves=curves, version=version,
-            sections=sections, proposed_tracks=parse_proposed_tracks(data.get("proposed_tracks")),
+            depth_axis=fields.depth_axis, depth_unit=fields.depth_unit, depth_picks=list(fields.depth_picks),
+            step=fields.step, curves=[c.spec() for c in fields.curves], version=fields.version, sections=sections,
+            proposed_tracks=parse_proposed_tracks(data.get("proposed_tracks")), source=path,
         )
     except CalibrationError as exc:
         raise CalibrationError(path, exc.reason) from None
-
-
-def _ink(c: dict, key: str, where: str, path: str | None) -> str | None:
-    """An ink colour field ("#rrggbb") of curve ``c``, lower-cased, or None; a malformed one refused by name."""
-    value = c.get(key)
-    if value is None:
-        return None
-    from core.io.colour import parse_colour
-
-    try:
-        parse_colour(value)
-    except ValueError as exc:
-        raise CalibrationError(path, f"{where}{key}: {exc}") from None
-    return value.strip().lower()
-
-
-def _parse_curve(c, i: int, seen: set[str], path: str | None) -> CurveSpec:
-    """``curves[i]`` of a calibration file, every field checked; ``seen``: the mnemonics before it (updated)."""
-    where = f"curves[{i}]."
-    if not isinstance(c, dict):
-        raise CalibrationError(path, f"curves[{i}]: expected an object")
-    mnem = _require(c, "mnemonic", where, path)
-    if not isinstance(mnem, str) or not mnem.strip() or any(ch.isspace() for ch in mnem.strip()):
-        raise CalibrationError(path, f"{where}mnemonic: must be a non-empty word, got {mnem!r}")
-    mnem = mnem.strip().upper()
-    if mnem in seen or mnem == "DEPT":
-        raise CalibrationError(path, f"{where}mnemonic: {mnem} is used twice (or is the index DEPT)")
-    seen.add(mnem)
-    klass = _require(c, "class", where, path)
-    if isinstance(klass, bool) or not isinstance(klass, int) or not 1 <= klass <= MAX_CLASS:
-        raise CalibrationError(path, f"{where}class: must be 1, 2 or 3, got {klass!r}")
-    track = _pair(_require(c, "track", where, path), f"{where}track", path)
-    if abs(track[1] - track[0]) < 1.0:
-        raise CalibrationError(path, f"{where}track: zero width ({track[0]:g} to {track[1]:g})")
-    scale = _pair(_require(c, "scale", where, path), f"{where}scale", path)
-    if scale[0] == scale[1]:
-        raise CalibrationError(path, f"{where}scale: both ends are {scale[0]:g}")
-    log = bool(c.get("log", False))
-    if log and (scale[0] <= 0 or scale[1] <= 0):
-        raise CalibrationError(path, f"{where}scale: a log track needs positive ends, got {list(scale)}")
-    wrap = bool(c.get("wrap", False))
-    backup = c.get("backup")
-    if backup is not None and backup not in BACKUP_SIDES:
-        raise CalibrationError(path, f"{where}backup: must be \"high\" or \"low\", got {backup!r}")
-    if backup is not None and not wrap:
-        raise CalibrationError(path, f"{where}backup: a backup scale needs \"wrap\": true")
-    colour = _ink(c, "colour", where, path)
-    backup_colour = _ink(c, "backup_colour", where, path)
-    if backup_colour is not None and (backup is None or colour is None):
-        raise CalibrationError(path, f"{where}backup_colour: the backup scale's ink needs a backup scale "
-                               "(\"backup\") and the curve's own ink (\"colour\")")
-    unit_c = c.get("unit", "")
-    descr = c.get("description", "")
-    if not isinstance(unit_c, str) or not isinstance(descr, str):
-        raise CalibrationError(path, f"{where}unit/description: must be text")
-    proposed = c.get("proposed", False)
-    if not isinstance(proposed, bool):
-        raise CalibrationError(path, f"{where}proposed: must be true or false, got {proposed!r}")
-    return CurveSpec(
-        mnemonic=mnem,
-        unit=unit_c,
-        description=descr,
-        klass=klass,
-        track=track,
-        scale=scale,
-        log=log,
-        wrap=wrap,
-        backup=backup,
-        plot_colour=c.get("color") if isinstance(c.get("color"), str) else None,
-        colour=colour,
-        backup_colour=backup_colour,
-        proposed=proposed,
-    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 
@@ -55,3 +56,18 @@ def qc_page_paths(path: str | Path, pages: int) -> list[Path]:
         return [path]
     return [path.with_name(f"{path.stem}-p{i + 1:02d}{path.suffix or '.png'}") for i in range(pages)]
 
+
+
+def stale_qc_pages(path: str | Path, pages: list[Path]) -> list[Path]:
+    """The QC pictures of ``path`` an earlier run left that are not among ``pages`` (this run's): the one-page
+    picture ``PATH`` when this run wrote pages, and ``NAME-pNN.png`` past this run's last page (a scan digitised
+    again with a shorter section kept 51 pages of the earlier run beside its 5)."""
+    path = Path(path)
+    current = {Path(p).name for p in pages}
+    pattern = re.compile(re.escape(path.stem) + r"-p\d{2,}" + re.escape(path.suffix or ".png"))
+    try:
+        names = [e.name for e in os.scandir(path.parent) if e.is_file()]
+    except OSError:
+        return []
+    return sorted(path.parent / n for n in names
+                  if n not in current and (n == path.name or pattern.fullmatch(n)))

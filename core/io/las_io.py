@@ -4,6 +4,10 @@
 - NULL is −999.25 and written as the NULL item (lasio's default differs).
 - Provenance (source scan, model, date) goes in the ~Other section.
 - Missing values are NULL, never invented.
+- Header text stays on its line (``core/io/las_text.py``): a mnemonic or unit a LAS cannot hold is refused, a
+  control character in any other text escaped, so nothing a calibration or a file name holds adds a header item.
+- Depths and values are written to as many decimals as they need: every depth distinct, STEP exact, a curve on a
+  0-0.001 scale as finely resolved as one on 0-150.
 """
 
 from __future__ import annotations
@@ -19,8 +23,11 @@ import numpy as np
 
 from core.common.atomic import atomic_write_text
 from core.common.errors import LasError, require_file
+from core.io.las_text import header_text, mnemonic_problem, unit_problem
 
 NULL = -999.25
+VALUE_DECIMALS = 4  # a value's decimals unless its curve asks for more (``LasCurve.decimals``)
+MAX_DECIMALS = 10  # float64 holds 15-16 digits: a depth of 99,999 keeps ten decimals exact
 
 
 @dataclass
@@ -29,6 +36,7 @@ class LasCurve:
     unit: str
     description: str
     values: np.ndarray  # NaN where unknown; written as NULL
+    decimals: int | None = None  # decimals its values are written to (None: ``write_las``'s value_decimals)
 
 
 @dataclass
@@ -52,11 +60,37 @@ class LasData:
 
 
 def _decimals_for(step: float) -> int:
-    """Enough decimals to write every multiple of ``step`` exactly."""
-    for d in range(0, 7):
-        if abs(round(step, d) - step) < 1e-9:
+    """Enough decimals to write every multiple of ``step`` exactly (a step of 1/3 gets :data:`MAX_DECIMALS`)."""
+    for d in range(0, MAX_DECIMALS + 1):
+        if abs(round(step, d) - step) <= 1e-9 * max(abs(step), 1e-300) or abs(round(step, d) - step) < 1e-12:
             return d
-    return 6
+    return MAX_DECIMALS
+
+
+def value_decimals_for(low: float, high: float, log: bool = False) -> int:
+    """Decimals that resolve a ten-thousandth of a scale from ``low`` to ``high`` (a thousandth of its smaller
+    end on a log scale), at least :data:`VALUE_DECIMALS`: 4 for 0-150 and 0.2-2000 (log), 7 for 0-0.001 (written
+    to 4, a 0-0.001 curve's 1,001 samples took 8 distinct values)."""
+    span = 10.0 * min(abs(low), abs(high)) if log else abs(high - low)
+    if not math.isfinite(span) or span <= 0:
+        return VALUE_DECIMALS
+    return int(min(MAX_DECIMALS, max(VALUE_DECIMALS, math.ceil(4 - math.log10(span) - 1e-9))))
+
+
+def _check_names(path, curves: list[LasCurve]) -> None:
+    """Refuse curves a LAS cannot hold: a mnemonic or unit that would be read back as something else, or one
+    mnemonic twice (a reader keeps one of them, or renames both)."""
+    seen = {"DEPT"}
+    for c in curves:
+        problem = mnemonic_problem(c.mnemonic.upper())
+        if problem:
+            raise LasError(path, f"curve {c.mnemonic!r}: its mnemonic {problem}")
+        problem = unit_problem(c.unit)
+        if problem:
+            raise LasError(path, f"curve {c.mnemonic}: its unit {c.unit!r} {problem}")
+        if c.mnemonic.upper() in seen:
+            raise LasError(path, f"curve {c.mnemonic}: a second curve of that name (or the index DEPT)")
+        seen.add(c.mnemonic.upper())
 
 
 def write_las(
@@ -68,7 +102,7 @@ def write_las(
     step: float | None = None,
     well: dict[str, str] | None = None,
     provenance: dict[str, str] | None = None,
-    value_decimals: int = 4,
+    value_decimals: int = VALUE_DECIMALS,
 ) -> None:
     """Write a LAS 2.0 file atomically."""
     depth = np.asarray(depth, dtype=np.float64)
@@ -78,6 +112,11 @@ def write_las(
         raise LasError(path, "depths must increase strictly")
     if step is None:
         step = float(np.median(np.diff(depth))) if depth.size > 1 else 0.0
+    _check_names(path, curves)
+    d_dec = max(_decimals_for(step), 2)
+    if depth.size > 1 and np.any(np.diff(np.round(depth, d_dec)) <= 0):  # as printed, not only as held
+        raise LasError(path, f"a step of {step:g} cannot be written: its depths are not distinct at {d_dec} "
+                       "decimals")
     unit = depth_unit.upper()
     las = lasio.LASFile()
     las.well["NULL"].value = NULL
@@ -87,6 +126,10 @@ def write_las(
     today = _dt.date.today().isoformat()
     for key, value in (well or {}).items():
         key = key.upper()
+        problem = mnemonic_problem(key)
+        if problem:
+            raise LasError(path, f"well item {key!r}: its mnemonic {problem}")
+        value = header_text(str(value))
         if key in las.well:
             las.well[key].value = value
         else:
@@ -99,16 +142,16 @@ def write_las(
         if values.shape != depth.shape:
             raise LasError(path, f"curve {c.mnemonic} has {values.size} samples for {depth.size} depths")
         values = np.where(np.isfinite(values), values, NULL)
-        las.append_curve(c.mnemonic, values, unit=c.unit, descr=c.description)
+        las.append_curve(c.mnemonic, values, unit=c.unit, descr=header_text(c.description, description=True))
     prov = dict(provenance or {})
     prov.setdefault("date", today)
     prov.setdefault("software", "WellTrace")
-    las.other = "\n".join(f"{k}: {v}" for k, v in prov.items())
+    # one line a fact: a scan's file name may hold a line break ("~A" on the next line would start the data)
+    las.other = "\n".join(f"{header_text(str(k))}: {header_text(str(v))}" for k, v in prov.items())
 
-    d_dec = max(_decimals_for(step), 2)
     column_fmt = {0: f"%.{d_dec}f"}
-    for i in range(1, len(curves) + 1):
-        column_fmt[i] = f"%.{value_decimals}f"
+    for i, c in enumerate(curves, start=1):
+        column_fmt[i] = f"%.{value_decimals if c.decimals is None else c.decimals}f"
     buf = io.StringIO()
     las.write(
         buf,
@@ -127,13 +170,22 @@ def read_las(path: str | os.PathLike) -> LasData:
     """Read a LAS file; any parse failure becomes a clear :class:`LasError`."""
     p = require_file(path, LasError, "a LAS file")
     try:
-        las = lasio.read(str(p), ignore_header_errors=False)
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise LasError(p, f"cannot read: {exc.strerror or exc}") from None
+    try:  # UTF-8 as written here (lasio's own guess read a UTF-8 description as mojibake), else Latin-1
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    try:
+        las = lasio.read(io.StringIO(text), ignore_header_errors=False)
     except Exception as exc:  # noqa: BLE001 - lasio raises many types; all mean "unreadable"
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise LasError(p, f"lasio cannot parse it: {msg}") from None
     if len(las.curves) < 1 or las.index is None or len(las.index) == 0:
         raise LasError(p, "no data in the ~A section")
     depth = np.asarray(las.index, dtype=np.float64)
+    _check_complete(p, las, depth)
     null = las.well["NULL"].value if "NULL" in las.well else None
     curves = []
     for item in las.curves[1:]:
@@ -155,3 +207,26 @@ def read_las(path: str | os.PathLike) -> LasData:
     if step is not None and (not math.isfinite(step) or step == 0):
         step = None
     return LasData(depth=depth, depth_unit=unit, curves=curves, well=well, other=other, step=step)
+
+
+def _header_number(las, key: str) -> float | None:
+    try:
+        value = float(las.well[key].value)
+    except (KeyError, TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and value != NULL else None
+
+
+def _check_complete(path, las, depth: np.ndarray) -> None:
+    """Refuse a LAS whose data stop short of the depths its header gives: a file cut off while it was copied read
+    as a shorter log (``eval`` scored 67 of 1,002 samples of such a file and called it r = 1.000). The ~A
+    section must run from STRT to STOP, within a step (half a step of rounding either way)."""
+    start, stop, step = (_header_number(las, k) for k in ("STRT", "STOP", "STEP"))
+    if start is None or stop is None:
+        return
+    tol = abs(step) if step else 0.0
+    tol = max(tol, 1e-6 * max(abs(start), abs(stop), 1.0))
+    first, last = float(depth[0]), float(depth[-1])
+    if abs(first - start) > tol or abs(last - stop) > tol:
+        raise LasError(path, f"its data run from {first:g} to {last:g}, its header from STRT {start:g} to STOP "
+                       f"{stop:g}: the file is truncated, or its header does not describe its data")

@@ -81,6 +81,20 @@ def _is_inside(path: Path, folder: Path) -> bool:
         return False
 
 
+def read_project_file(path: Path) -> dict:
+    """``project.json`` as a JSON object, or a ``DataError`` naming it: unreadable, not JSON, nested past what
+    Python's parser takes (a deeply nested file was a RecursionError, exit 1), or no object."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(path, f"project file is damaged: {str(exc).splitlines()[0]}") from None
+    except RecursionError:
+        raise DataError(path, "project file is damaged: its JSON is nested too deeply") from None
+    if not isinstance(data, dict):
+        raise DataError(path, "project file is damaged: the top level is no JSON object")
+    return data
+
+
 def open_project(folder: str | Path, create: bool = True) -> Project:
     """Open a project folder; without ``project.json`` its scans are found (and the file
     written when ``create``)."""
@@ -94,11 +108,8 @@ def open_project(folder: str | Path, create: bool = True) -> Project:
         if create:
             proj.save()
         return proj
-    try:
-        data = json.loads(pj.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(pj, f"project file is damaged: {exc}") from None
-    if not isinstance(data, dict) or data.get("version") != PROJECT_VERSION:
+    data = read_project_file(pj)
+    if data.get("version") != PROJECT_VERSION:
         raise DataError(pj, f"project file has no supported version (expected {PROJECT_VERSION})")
     scans = data.get("scans", [])
     if not isinstance(scans, list) or not all(isinstance(s, str) for s in scans):

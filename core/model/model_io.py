@@ -60,23 +60,86 @@ def read_model_metadata(path: str | os.PathLike) -> dict:
     return meta
 
 
+MAX_STAGES = 8  # encoder stages: 2^7 = a stride of 128 px, past any log's height across the tracks
+
+
+def _positive_int(cfg: dict, key: str, low: int = 1) -> int:
+    value = cfg.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ValueError(f"{key} must be a whole number of at least {low}, got {value!r}")
+    return value
+
+
+def model_config(meta: dict, path: Path) -> NetConfig:
+    """The network config a model file's metadata declares, every value checked (``channels: []`` raised an
+    IndexError and ``attn_heads: 0`` a ZeroDivisionError while the network was built)."""
+    try:
+        raw = json.loads(meta["config"])
+        if not isinstance(raw, dict):
+            raise ValueError("config is no JSON object")
+        channels = raw.get("channels")
+        if not isinstance(channels, list) or not 2 <= len(channels) <= MAX_STAGES or any(
+                isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in channels):
+            raise ValueError(f"channels must be 2 to {MAX_STAGES} whole numbers of at least 1, got {channels!r}")
+        for key, low in (("blocks", 1), ("attn_dim", 1), ("attn_heads", 1), ("attn_layers", 0)):
+            _positive_int(raw, key, low)
+        if raw["attn_dim"] % raw["attn_heads"]:
+            raise ValueError(f"attn_dim {raw['attn_dim']} is not a multiple of attn_heads {raw['attn_heads']}")
+        ratio = raw.get("mlp_ratio", 2.0)
+        if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) or not 0 < ratio <= 64:
+            raise ValueError(f"mlp_ratio must be a number above 0, got {ratio!r}")
+        if raw.get("classes") not in CLASS_NAMES:
+            raise ValueError(f"classes must be one of {sorted(CLASS_NAMES)}, got {raw.get('classes')!r}")
+        return NetConfig.from_dict(raw)
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        what = f"no {exc}" if isinstance(exc, KeyError) else str(exc).splitlines()[0][:200]
+        raise ModelFileError(path, f"its network config cannot be built: {what}") from None
+
+
+def _shapes_match(cfg: NetConfig, path: Path) -> None:
+    """Compare the weights the file holds (their names and shapes, read from its header) with those the config
+    builds, before anything is built: a 1 KB file whose config declares ``channels [4096] * 4`` was built first
+    (5 GB resident) and refused only when its weights did not fit. The network is built on PyTorch's meta
+    device here, shapes without memory."""
+    import torch
+    from safetensors import safe_open
+
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in build(cfg).state_dict().items()}
+    with safe_open(str(path), framework="pt") as fh:
+        found = {k: tuple(fh.get_slice(k).get_shape()) for k in fh.keys()}
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    wrong = sorted(k for k in set(expected) & set(found) if expected[k] != found[k])
+    if missing or extra or wrong:
+        said = (f"{len(missing)} weight(s) missing (e.g. {missing[0]})" if missing else
+                f"{len(extra)} weight(s) it does not use (e.g. {extra[0]})" if extra else
+                f"{wrong[0]} is {list(found[wrong[0]])}, its config needs {list(expected[wrong[0]])}")
+        raise ModelFileError(path, f"model weights do not match its config: {said}")
+
+
 def load_model(path: str | os.PathLike) -> tuple[VeerNet, dict]:
-    """Rebuild the network from the file's config and load its weights."""
+    """Rebuild the network from the file's config and load its weights: the config checked, and the weights'
+    shapes in the file's header compared with the config's, before the network is built."""
     p = Path(path)
     meta = read_model_metadata(p)
+    cfg = model_config(meta, p)
     try:
-        cfg = NetConfig.from_dict(json.loads(meta["config"]))
+        _shapes_match(cfg, p)
         model = build(cfg)
         state = load_file(str(p))
         model.load_state_dict(state, strict=True)
-    except (KeyError, TypeError, ValueError, RuntimeError, json.JSONDecodeError) as exc:
+    except (KeyError, TypeError, ValueError, RuntimeError, SafetensorError, json.JSONDecodeError) as exc:
         raise ModelFileError(p, f"model weights do not match its config: {str(exc).splitlines()[0]}") from None
-    info = {
-        "config": cfg.to_dict(),
-        "class_names": json.loads(meta.get("class_names", "[]")),
-        "precision": meta.get("precision", "fp32"),
-        "summary": json.loads(meta.get("summary", "{}")),
-    }
+    try:
+        info = {
+            "config": cfg.to_dict(),
+            "class_names": json.loads(meta.get("class_names", "[]")),
+            "precision": meta.get("precision", "fp32"),
+            "summary": json.loads(meta.get("summary", "{}")),
+        }
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ModelFileError(p, f"its metadata is not valid JSON: {str(exc).splitlines()[0][:160]}") from None
     model.trained_precision = info["precision"]
     model.eval()
     return model, info

@@ -138,6 +138,10 @@ def resolve(requested: str, device: torch.device | str) -> Precision:
         raise ValueError(f"unknown precision {requested!r}; choose one of {', '.join(MODES)}")
     dev = torch.device(device)
     if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if (dev.index or 0) >= count:  # torch's own answer is an AssertionError, "Invalid device id"
+            raise ValueError(f"{dev}: this machine has {count} GPU(s) PyTorch can use" +
+                             (f" (cuda:0 to cuda:{count - 1})" if count else ""))
         major, minor = torch.cuda.get_device_capability(dev)
         native_bf16 = major >= 8
         name = torch.cuda.get_device_name(dev)

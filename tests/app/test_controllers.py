@@ -122,7 +122,8 @@ def test_digitising_controller_traces_the_labels_when_asked_and_writes_las_and_q
     dig = DigitizingController(shell, scans, cal, lab, models, view)
     assert models.load(BUNDLED_MODEL)
     _opened(qtbot, scans, project / "synth_000.png")  # labelled: write_set wrote its mask
-    assert lab.labelled_mask() is not None and dig.trace_labels
+    assert lab.labelled_mask() is not None and not dig.trace_labels  # the model reads unless asked (issue 62)
+    dig.trace_labels = True  # Run › Digitise from the labelled mask, ticked
     with qtbot.waitSignal(dig.digitized, timeout=120000):
         dig.digitize()
     assert dig.result.method == "mask"  # the labels, not the model

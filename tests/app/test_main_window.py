@@ -90,11 +90,12 @@ def test_calibrate_digitise_and_export(win, qtbot, tmp_path, shots_dir):
     assert "depth" in win.cursor_label.text() and spec.mnemonic in win.cursor_label.text()
     _shot(win, shots_dir, "calibration_tools.png")
     win.set_tool("pan")
+    win.actions_["from_mask"].setChecked(True)  # the scan is labelled (write_log wrote its mask): trace it
     with qtbot.waitSignal(win.task_finished if hasattr(win, "task_finished") else win.statusBar().messageChanged,
                           timeout=60000, raising=False):
         win.digitizing.digitize()
     qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
-    # the scan is labelled (write_log wrote its mask): Digitise follows the painted mask by default
+    # Digitise followed the painted mask, as ticked (off by default since issue 62: the model reads)
     assert win.digitizing.result.method == "mask" and (tmp_path / "well.digitized.las").exists()
     win.digitizing.export_dialog()
     dlg = win.digitizing.export_dlg
@@ -355,7 +356,9 @@ def test_paint_two_curves_digitise_from_the_mask_swap_a_range_and_export(win, qt
         win.paint_stroke([(r, c) for r, c in zip(rows[::4], col[::4]) if np.isfinite(c)])
     assert set(np.unique(win.labelling.editor.mask)) == {0} | {s.klass for s in log.calibration.curves}
     assert win.models.load(BUNDLED_MODEL)  # a model is loaded: the Run-menu choice decides what is traced
-    assert win.actions_["from_mask"].isChecked()
+    assert not win.actions_["from_mask"].isChecked()  # off by default (issue 62): the user ticks it
+    win.actions_["from_mask"].trigger()
+    assert win.actions_["from_mask"].isChecked() and win.digitizing.trace_labels
     win.actions_["digitize"].trigger()  # as the toolbar button does: triggered(checked=False) must not override it
     qtbot.waitUntil(lambda: win.digitizing.result is not None, timeout=60000)
     assert win.digitizing.result.method == "mask"

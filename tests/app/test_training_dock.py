@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from PySide6 import QtWidgets
 
 from app.main_window import MainWindow
 from core.synth import write_set
@@ -25,6 +26,8 @@ def trained_win(qtbot, tmp_path):
     w.models.decide = lambda offer: False  # a finished run's model is offered: keep the current one
     d = w.training
     d.preset.setCurrentText("tiny")
+    d.stage.setCurrentText("binary")  # one log a step: these runs test the dock, not the stage (multiclass's
+    # steps read every training log: 12 min for three tests at a load of 15 on 2 cores, binary's a few)
     d.source.setCurrentIndex(0)
     d.crop.setValue(256)
     yield w
@@ -159,3 +162,130 @@ def test_a_prediction_stacks_its_workspace_on_the_budget_bar(qtbot):
     assert bar.total("bf16") == sum(cuda.values())  # 10.55 GiB on the H100, as it peaked there
     assert "workspace" in bar.plotItem.titleLabel.text
     assert bar.labels[1].toPlainText().startswith(f"{sum(cuda.values()) / 1024**3:.2f} GiB")
+
+
+def _instruments(d):
+    return (d.budget, d.scale, d.hist, d.loss, d.curves)
+
+
+def _readable(d) -> list[str]:
+    """The instruments whose title runs past their widget, or whose plot is wider than its widget (which cut the
+    plot's right-hand side: the r value, the newest steps, the third bar)."""
+    bad = []
+    for p in _instruments(d):
+        if p.isVisible() and (not p.title_fits() or p.plotItem.width() > p.width() + 0.5):
+            bad.append(type(p).__name__)
+    return bad
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1177, 662)])
+def test_the_dock_mid_run_at_a_laptop_size_reads_whole_and_the_gauge_sees_the_child(qtbot, tmp_path, shots_dir,
+                                                                                 size):
+    """Issue 62 items 1 and 2, at 1280 × 720 and at a first start's 1177 × 662: every instrument's title and key
+    within its plot, the r value in sight, validation's points marked, the bf16 scale panel saying why it is
+    empty; the status bar's gauge shows the training child's memory (its pid, its resident size) against the
+    run's ceiling and the budget's prediction, live; the child is reaped when the run ends."""
+    import os
+
+    write_set(tmp_path, 3, seed=6, width=512, height=128)
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.resize(*size)
+    w.show()
+    qtbot.waitExposed(w)
+    assert w.open_project(tmp_path)
+    wait_opened(w, qtbot)
+    w.show_training()
+    w.models.decide = lambda offer: False
+    d = w.training
+    assert d.stage.currentText() == "multiclass"  # the bundled model's stage: a run is compared with it
+    d.preset.setCurrentText("tiny")
+    d.source.setCurrentIndex(0)
+    d.crop.setValue(256)
+    d.precision.setCurrentText("bf16")
+    d.steps.setValue(8)  # validation every 2 steps: the first comes early; stopped once looked at
+    d.train_btn.click()
+    try:
+        qtbot.waitUntil(lambda: bool(d.loss.data["r"][0] and w.memory_gauge.showing_training
+                                     and w.memory_gauge.training.predicted), timeout=300000)
+        qtbot.wait(2 * 1000)  # a memory report after the first validation; the instruments redrawn
+        d.flush_instruments()
+        qtbot.wait(300)
+        child = d.run.thread.proc.pid
+        gauge = w.memory_gauge
+        sample = gauge.training.sample
+        assert sample["pid"] == child != os.getpid()  # the child's own figures, not the app's
+        assert sample["rss"] > 100 * 2**20 and gauge.text().startswith("training RAM ")
+        assert f"of {d.ceiling.value():.1f} GiB" in gauge.text() and "predicted" in gauge.text()
+        assert f"pid {child}" in gauge.toolTip()
+        assert d.compact and not _readable(d)
+        assert "r = " in d.curves.plotItem.titleLabel.text
+        assert d.loss.val.opts["symbol"] == "o"  # validation's few points are marked
+        assert "no loss scaler runs in bf16" in d.scale.note.toPlainText() and not d.scale.getAxis("left").isVisible()
+        assert "ceiling" in d.budget.plotItem.titleLabel.text and "activations" in d.budget.plotItem.titleLabel.text
+        name = f"training_{size[0]}x{size[1]}"
+        if shots_dir is not None:
+            w.grab().save(str(shots_dir / f"{name}_memory.png"))
+        d.tabs.setCurrentIndex(1)
+        qtbot.wait(200)
+        assert not _readable(d)
+        if shots_dir is not None:
+            w.grab().save(str(shots_dir / f"{name}_progress.png"))
+    finally:
+        d.stop_btn.click()
+        qtbot.waitUntil(lambda: d.run.thread.isFinished() and d.run.finish_handled, timeout=120000)
+    qtbot.waitUntil(lambda: not os.path.exists(f"/proc/{child}"), timeout=30000)  # reaped, no zombie
+    assert not gauge.showing_training and gauge.text().startswith("RAM ")
+    d.shutdown()
+    w.flush()
+
+
+def test_the_wheel_scrolls_the_settings_and_leaves_an_unfocused_field_alone(trained_win, qtbot):
+    """Scrolling the cramped settings with the wheel once changed the stage box it passed over."""
+    from PySide6 import QtCore, QtGui
+
+    d = trained_win.training
+    stage = d.stage
+    stage.setCurrentText("binary")  # a wheel turned down over it would take the next item, multiclass
+    before = stage.currentText()
+    scroll = d.settings_scroll.verticalScrollBar()
+    scroll.setValue(0)
+    d.settings_scroll.widget().setMinimumHeight(2000)  # a form taller than its scroll, as on a laptop
+    qtbot.wait(50)
+    centre = QtCore.QPointF(stage.rect().center())
+    wheel = QtGui.QWheelEvent(centre, QtCore.QPointF(stage.mapToGlobal(stage.rect().center())), QtCore.QPoint(0, 0),
+                              QtCore.QPoint(0, -120), QtCore.Qt.MouseButton.NoButton,
+                              QtCore.Qt.KeyboardModifier.NoModifier, QtCore.Qt.ScrollPhase.NoScrollPhase, False)
+    assert not stage.hasFocus()
+    QtWidgets.QApplication.sendEvent(stage, wheel)
+    assert stage.currentText() == before and scroll.value() > 0  # the form scrolled, the stage stayed
+    stage.setFocus()
+    qtbot.waitUntil(stage.hasFocus, timeout=2000)
+    QtWidgets.QApplication.sendEvent(stage, wheel)
+    assert stage.currentText() != before  # a focused box takes the wheel, as Qt's do
+
+
+def test_the_gauge_reads_a_gpu_run_from_the_childs_reports(qtbot):
+    """On a GPU the gauge shows the child's CUDA allocated / reserved / peak (from its reports, never the app's
+    own CUDA memory, zero while a child trains) against the ceiling, red near it; back to the app's own RAM once
+    the run has ended. (No GPU here: the reports are what a CUDA child sends, core.engine.memory.training_memory.)"""
+    from app.memory_gauge import MemoryGauge
+
+    gib = 1024**3
+    gauge = MemoryGauge()
+    qtbot.addWidget(gauge)
+    gauge.training_started()
+    sample = {"device": "cuda", "pid": 4242, "rss": 3 * gib, "cuda_allocated": 20 * gib, "cuda_reserved": 24 * gib,
+              "cuda_peak": 30 * gib, "cuda_total": 80 * gib, "total": 128 * gib}
+    gauge.training_report(sample, predicted=29 * gib, ceiling=80 * gib)
+    assert gauge.text() == "training GPU 20.00 / reserved 24.00 / peak 30.00 · predicted 29.00 of 80.0 GiB"
+    assert "pid 4242" in gauge.toolTip() and gauge.styleSheet() == ""
+    gauge.training_report({"device": "cuda", "cuda_allocated": 60 * gib, "cuda_peak": 75 * gib}, 29 * gib, 80 * gib)
+    assert "peak 75.00" in gauge.text() and "b00020" in gauge.styleSheet()  # 75 of 80 GiB: near the ceiling
+    gauge.training_report({"device": "cuda", "cuda_allocated": 10 * gib, "cuda_peak": 12 * gib}, 29 * gib, 80 * gib)
+    assert "peak 75.00" in gauge.text()  # the run's peak, not the step's
+    gauge.training_ended()
+    assert gauge.text().startswith("RAM ") and gauge.styleSheet() == ""
+    gauge.show_history()
+    assert gauge.dialog.isVisible()
+    gauge.dialog.close()

@@ -49,12 +49,12 @@ def test_adapt_bad_input_exits_2_and_writes_nothing(folder, tmp_path, capsys):
         shutil.copy(folder / f"synth_000{suffix}", one / f"synth_000{suffix}")
     cases = [
         (["adapt", str(one), "--model", str(BUNDLED_MODEL), "--out", str(out)], "1 labelled scan(s); adapting needs at least 2"),
-        (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(out), "--minutes", "0"], "--minutes must be more than 0"),
-        (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(BUNDLED_MODEL)], "never overwrites"),
+        (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(out), "--minutes", "0"], "argument --minutes: expected a finite number above zero"),
+        (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(BUNDLED_MODEL)], "--out is the base model (--model)"),
         (["adapt", str(folder), "--model", str(folder / "synth_000.png"), "--out", str(out)], "synth_000.png"),
         (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(out), "--holdout", "4"], "--holdout 4"),
         (["adapt", str(folder), "--model", str(BUNDLED_MODEL), "--out", str(out), "--freeze-encoder", "1.5"],
-         "--freeze-encoder 1.5: a share of the steps, from 0 to 1"),
+         "argument --freeze-encoder: expected a number from 0 to 1, got '1.5'"),
     ]
     for argv, why in cases:
         assert main(argv) == 2, argv

@@ -1,4 +1,5 @@
 import json
+import re
 
 import numpy as np
 import pytest
@@ -98,6 +99,18 @@ def test_backup_side_round_trips_and_places_the_value(tmp_path):
          "curves[0].backup_colour: the backup scale's ink needs a backup scale"),
         (lambda d: d["curves"][0].update(backup="high", backup_colour="#ff0000"),
          "curves[0].backup_colour: the backup scale's ink needs a backup scale"),
+        (lambda d: d["curves"][0].update(scale_changes={"from_depth": 1200}), "curves[0].scale_changes: expected a list"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"scale": [0, 300]}]),
+         "curves[0].scale_changes[0].from_depth: missing"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [5, 5]}]),
+         "curves[0].scale_changes[0].scale: both ends are 5"),
+        (lambda d: d["curves"][1].update(scale_changes=[{"from_depth": 1200, "scale": [0, 100]}]),
+         "curves[1].scale_changes[0].scale: a log track needs positive ends"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1e9, "scale": [0, 300]}]),
+         "curves[0].scale_changes[0].from_depth: 1e+09 is deeper than any well"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [0, 300]},
+                                                        {"from_depth": 1200, "scale": [0, 600]}]),
+         "curves[0].scale_changes: two changes at one depth"),
     ],
 )
 def test_invalid_calibration_names_the_field(tmp_path, edit, field):
@@ -140,3 +153,168 @@ def test_curve_spec_reversed_scale():
     dt = CurveSpec("DT", "US/F", "", 1, (100.0, 300.0), (140.0, 40.0))
     assert dt.value_at(100.0) == 140.0 and dt.value_at(300.0) == 40.0
     assert dt.position_of(90.0)[0] == pytest.approx(200.0)
+
+
+# -- the typed schema (issue 63): a value of the wrong type is refused naming the field, never read for its truth --
+
+from pathlib import Path  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+
+not_bool = st.one_of(st.none(), st.integers(), st.floats(), st.text(max_size=8),
+                     st.lists(st.booleans(), max_size=2), st.dictionaries(st.text(max_size=3), st.booleans(),
+                                                                         max_size=2))
+not_number = st.one_of(st.none(), st.booleans(), st.text(max_size=8), st.lists(st.integers(), max_size=3),
+                       st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+                       st.sampled_from([float("nan"), float("inf"), -float("inf"), 10 ** 400]))
+not_text = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.lists(st.text(max_size=3), max_size=2))
+not_class = st.one_of(st.none(), st.booleans(), st.floats(), st.text(max_size=4), st.integers().filter(
+    lambda v: not 1 <= v <= 3))
+
+# (where the value goes, the field the error must name, the words it must say) for each typed field
+TYPED = [
+    (("curves", 0, "log"), "curves[0].log", "must be true or false", not_bool),
+    (("curves", 1, "wrap"), "curves[1].wrap", "must be true or false", not_bool),
+    (("curves", 0, "proposed"), "curves[0].proposed", "must be true or false", not_bool),
+    (("step",), "step", "expected a finite number", not_number),
+    (("curves", 1, "scale", 0), "curves[1].scale[0]", "expected a finite number", not_number),
+    (("curves", 0, "track", 1), "curves[0].track[1]", "expected a finite number", not_number),
+    (("depth_picks", 1, 1), "depth_picks[1][1]", "expected a finite number", not_number),
+    (("curves", 0, "unit"), "curves[0].unit", "must be text", not_text),
+    (("curves", 1, "description"), "curves[1].description", "must be text", not_text),
+    (("curves", 0, "class"), "curves[0].class", "must be 1, 2 or 3", not_class),
+]
+
+
+def _put(data, where, value):
+    target = data
+    for key in where[:-1]:
+        target = target[key]
+    target[where[-1]] = value
+
+
+@settings(max_examples=300)
+@given(case=st.sampled_from(range(len(TYPED))), data=st.data())
+def test_a_value_of_the_wrong_type_is_refused_naming_the_field(case, data):
+    where, field, words, values = TYPED[case]
+    value = data.draw(values)
+    edited = json.loads(json.dumps(GOOD))
+    _put(edited, where, value)
+    with pytest.raises(CalibrationError) as ei:
+        Calibration.from_dict(edited, "x.calib.json")
+    assert ei.value.one_line().startswith(f"x.calib.json: {field}: {words}"), ei.value.one_line()
+
+
+@pytest.mark.parametrize("field,value,words", [
+    ("log", "false", "curves[0].log: must be true or false, got 'false'"),
+    ("wrap", "no", "curves[0].wrap: must be true or false, got 'no'"),
+    ("log", 0, "curves[0].log: must be true or false, got 0"),
+    ("wrap", 1, "curves[0].wrap: must be true or false, got 1"),
+])
+def test_flags_in_quotes_or_as_numbers_are_refused_not_read_as_true(tmp_path, field, value, words):
+    """``"log": "false"`` read as a true log track put a linear curve's values off by up to 45.5 of 100."""
+    data = json.loads(json.dumps(GOOD))
+    data["curves"][0][field] = value
+    with pytest.raises(CalibrationError, match=re.escape(words)):
+        Calibration.load(_write(tmp_path, data))
+
+
+def test_every_calibration_file_of_the_project_stays_valid(tmp_path):
+    """The schema refuses wrong types only: the calibrations shipped and written by ``synth`` all still read."""
+    from core.synth import generate_log
+
+    files = sorted(ROOT.glob("resources/**/*.calib.json")) + sorted(ROOT.glob("tests/data/*.calib.json"))
+    assert len(files) >= 4
+    for f in files:
+        assert Calibration.load(f).curves
+    for seed in range(6):
+        lg = generate_log(seed, 800, 256, "x")
+        lg.calibration.save(tmp_path / f"s{seed}.calib.json")
+        assert Calibration.load(tmp_path / f"s{seed}.calib.json").as_dict() == lg.calibration.as_dict()
+
+
+def test_version_true_and_a_byte_order_mark(tmp_path):
+    data = json.loads(json.dumps(GOOD))
+    data["version"] = True  # Python counts it as 1: refused, it is no version number
+    with pytest.raises(CalibrationError, match="version: True is not supported"):
+        Calibration.load(_write(tmp_path, data))
+    p = tmp_path / "bom.calib.json"
+    p.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD).encode())  # what Notepad writes
+    assert Calibration.load(p).curves[0].mnemonic == "GR"
+
+
+def test_json_nested_past_pythons_limit_is_one_line(tmp_path):
+    p = tmp_path / "deep.calib.json"
+    p.write_text("[" * 100_000)
+    with pytest.raises(CalibrationError, match="nested too deeply") as ei:
+        Calibration.load(p)
+    assert str(p) in ei.value.one_line()
+    p.write_text('{"version": 1, "curves": ' + "[" * 5000 + "]" * 5000 + "}")
+    with pytest.raises(CalibrationError) as ei:
+        Calibration.load(p)
+    assert "\n" not in ei.value.one_line()
+
+
+@pytest.mark.parametrize("edit,words", [
+    (lambda d: d.update(step=2.5e-7), "step: 2.5e-07 is finer than any log can be read at"),
+    (lambda d: d.update(curves=[dict(GOOD["curves"][0], mnemonic=f"C{i}") for i in range(101)]),
+     "curves: 101 curves: at most 100"),
+    (lambda d: d["curves"][1].update(mnemonic="GR_CONF"), "curves[1].mnemonic: GR_CONF is the name of GR's "
+                                                          "confidence curve"),
+    (lambda d: d["curves"][1].update(mnemonic="S.P:X"), "curves[1].mnemonic: 'S.P:X' must be letters"),
+    (lambda d: d["curves"][1].update(mnemonic="ΓΡ"), "curves[1].mnemonic: 'ΓΡ' must be letters"),
+    (lambda d: d["curves"][0].update(unit="M V"), "curves[0].unit: 'M V' must be printable ASCII"),
+    (lambda d: d["curves"][0].update(unit="µs/ft"), "curves[0].unit: 'µs/ft' must be printable ASCII"),
+    (lambda d: d["curves"][0].update(description="sp\nWELL.  PWNED : WELL\n~Other INJECTED"),
+     "curves[0].description: holds the control character U+000A"),
+])
+def test_names_and_steps_a_las_cannot_hold_are_refused_by_curve(tmp_path, edit, words):
+    data = json.loads(json.dumps(GOOD))
+    edit(data)
+    with pytest.raises(CalibrationError, match=re.escape(words)):
+        Calibration.load(_write(tmp_path, data))
+
+
+def test_depths_beyond_any_well_or_too_many_samples_over_the_picture_name_the_calibration(tmp_path):
+    """The picks are checked when read; what they reach over the whole picture when the picture is known:
+    ``[[0, 0], [1, 99000]]`` extrapolates to 1.58e8 ft over a 1,600 px scan; picks 16 px apart with a fine
+    step ask for 1,000 samples over the picks and 12.5 million over a 200,000 px picture."""
+    data = json.loads(json.dumps(GOOD))
+    data.update(depth_picks=[[0, 0.0], [1, 99000.0]], step=100.0)
+    cal = Calibration.load(_write(tmp_path, data))
+    with pytest.raises(CalibrationError, match=r"depth_picks: extrapolated over the scan s\.png's 1600 px") as ei:
+        cal.check_fits((1600, 1000), "s.png")
+    assert ei.value.path == str(tmp_path / "x.calib.json")
+    data.update(depth_picks=[[0, 1000.0], [16, 1000.1]], step=1e-4)
+    cal = Calibration.load(_write(tmp_path, data))
+    with pytest.raises(CalibrationError, match=r"step: 0.0001 asks for 12,499,938 samples over the image's"):
+        cal.check_fits((200_000, 1000))
+    cal.check_fits((1000, 1000))  # 6,244 samples over a short picture: fine
+
+
+def test_a_track_outside_the_picture_names_the_calibration_and_the_scan(tmp_path):
+    """Issue 62 item 11: the message named no file (from the command line: the scan, not the file to fix)."""
+    cal = Calibration.load(_write(tmp_path, GOOD))
+    with pytest.raises(CalibrationError) as ei:
+        cal.check_fits((18000, 800), "log.tif")
+    assert ei.value.one_line() == (f"{tmp_path / 'x.calib.json'}: curves[1].track: [900, 600] lies outside the "
+                                   "scan log.tif's 800 px across the amplitude axis")
+    part = cal.section_calibration(0) if cal.sections else Calibration.from_dict(GOOD, "y.calib.json")
+    with pytest.raises(CalibrationError, match="y.calib.json"):
+        part.check_fits((18000, 800))
+
+
+def test_scale_changes_round_trip_in_depth_order_and_a_file_without_them_stays_valid(tmp_path):
+    data = json.loads(json.dumps(GOOD))
+    data["curves"][0]["scale_changes"] = [{"from_depth": 1500, "scale": [0, 600]}, {"from_depth": 1200, "scale": [0, 300]}]
+    cal = Calibration.load(_write(tmp_path, data))
+    assert cal.curves[0].scale_changes == [(1200.0, (0.0, 300.0)), (1500.0, (0.0, 600.0))]
+    written = cal.as_dict()["curves"]
+    assert written[0]["scale_changes"] == [{"from_depth": 1200.0, "scale": [0.0, 300.0]},
+                                           {"from_depth": 1500.0, "scale": [0.0, 600.0]}]
+    assert "scale_changes" not in written[1]
+    assert Calibration.from_dict(json.loads(json.dumps(cal.as_dict()))).curves[0].scale_changes == cal.curves[0].scale_changes
+    assert Calibration.load(_write(tmp_path, GOOD)).curves[0].scale_changes == []

@@ -93,3 +93,29 @@ def test_eval_calibration_scores_a_real_scan_and_cuts_a_proposal_at_its_limit(sh
     assert (tmp_path / "ov" / f"{name}.png").stat().st_size > 10_000
     assert main(["eval-calibration", str(LABELS), str(archive), "--only", name, "--timeout", "0.5"]) == 0
     assert "cut at 0.5 s" in capsys.readouterr().out
+
+
+def test_a_box_partway_down_is_answered_by_the_curve_s_scale_change(tmp_path):
+    """A mud log's TG 0–100 from the top, a box at rows 5000–5060 printing 0–300 from there on: the proposal's TG
+    with a scale change printed at row 5000 answers both boxes; without the change it answers the first only, and a
+    change proposed after the box's rows answers neither of them right there."""
+    lab = _labels(tmp_path)
+    data = json.loads(lab.path.read_text())
+    data["scale_boxes"].append({"rows": [5000, 5060], "section": 0, "applies_from_row": 5000, "curves": [
+        {"mnemonic": "TG", "printed": "TG (units)", "unit": "units", "left": 0, "right": 300, "track": 0}]})
+    data["scale_boxes"][0]["curves"].append(
+        {"mnemonic": "TG", "printed": "TG (units)", "unit": "units", "left": 0, "right": 100, "track": 0})
+    lab.path.write_text(json.dumps(data))
+    lab = load_labels(lab.path)
+
+    def tg(changes):
+        return {"mnemonic": "TG", "track": [22, 298], "scale": [0, 100], "scale_changes": changes}
+
+    other = [{"mnemonic": "GR", "track": [22, 298], "scale": [0, 150]},
+             {"mnemonic": "DT", "track": [403, 701], "scale": [140, 40]}]
+    right = score_scan(lab, _proposal([], [], [*other, tg([{"from_pixel": 5002.0, "scale": [0, 300]}])]), 1.0)
+    assert (right.curves_right, right.curves_labelled) == (4, 4)
+    unchanged = score_scan(lab, _proposal([], [], [*other, tg([])]), 1.0)
+    assert unchanged.curves_right == 3 and unchanged.curve_misses == ["TG 0–300 (box at row 5000)"]
+    late = score_scan(lab, _proposal([], [], [*other, tg([{"from_pixel": 5500.0, "scale": [0, 300]}])]), 1.0)
+    assert late.curves_right == 3

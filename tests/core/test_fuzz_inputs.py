@@ -1,6 +1,7 @@
 """Property-based fuzzing of what a user types: any JSON value in any field of a calibration, and any text in
 the digitize command's numeric options, ends in a valid result or the project's one-line error, never in
-another exception (issue 46). Seeded (``derandomize``), with a fixed example budget: about 10 s on 2 cores."""
+another exception (issue 46). Derandomised by the suite's Hypothesis profile (tests/conftest.py), with a fixed
+example budget: about 10 s on 2 cores; examples that once failed are pinned (``@example``)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.cli.main import build_parser
@@ -62,8 +63,17 @@ def _use(cal: Calibration) -> None:
         assert math.isfinite(c.value_range)
 
 
-@settings(max_examples=CALIBRATION_EXAMPLES, deadline=None, derandomize=True, database=None)
+@settings(max_examples=CALIBRATION_EXAMPLES)
 @given(field=st.sampled_from(FIELDS), value=json_values)
+# drawn once in CI on a fresh clone (issue 62 item 11): a track past the 700 px image, refused by a message that
+# named no file; it names the calibration now, the file to fix
+@example(field=("curves", 0, "track", 1), value=1000)
+@example(field=("curves", 1, "track"), value=[400, 5000])
+@example(field=("curves", 0, "track"), value=[-3, 200])
+# picks that reach beyond any well over the image, or more samples over it than over the picks (issue 63)
+@example(field=("depth_picks",), value=[[0, 0], [1, 99000]])
+@example(field=("depth_picks",), value=[[0, 0.0], [16, 0.0001]])
+@example(field=("curves", 1, "log"), value="false")
 def test_any_json_value_in_any_calibration_field_is_valid_or_one_line(field, value):
     data = copy.deepcopy(VALID)
     _set(data, field, value)
@@ -74,7 +84,7 @@ def test_any_json_value_in_any_calibration_field_is_valid_or_one_line(field, val
         assert "\n" not in exc.one_line() and exc.one_line().startswith("fuzz.calib.json: ")
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, database=None)
+@settings(max_examples=100)
 @given(value=json_values)
 def test_any_json_document_is_a_calibration_or_one_line(value):
     try:
@@ -88,7 +98,7 @@ option_text = st.one_of(st.text(max_size=8), st.sampled_from(["nan", "inf", "-in
                                                               "1e-300", " 3", "٣", "0x10", "1_000"]))
 
 
-@settings(max_examples=OPTION_EXAMPLES, deadline=None, derandomize=True, database=None)
+@settings(max_examples=OPTION_EXAMPLES)
 @given(option=st.sampled_from(NUMERIC_OPTIONS), text=option_text)
 def test_any_text_in_a_numeric_digitize_option_parses_or_is_one_line(option, text):
     parser = build_parser()
@@ -102,3 +112,51 @@ def test_any_text_in_a_numeric_digitize_option_parses_or_is_one_line(option, tex
         assert math.isfinite(value) and value > 0
     if option == "--tile":
         assert value >= 64
+
+
+# the numeric options of the training, budget and adaptation commands (issue 63): each parses to a value its run
+# can use, or is refused in one line naming it
+RUN_OPTIONS = {
+    ("train", "--lr"): lambda v: math.isfinite(v) and v > 0,
+    ("train", "--ceiling-gib"): lambda v: math.isfinite(v) and v > 0,
+    ("train", "--steps"): lambda v: v >= 1,
+    ("train", "--epochs"): lambda v: v >= 1,
+    ("train", "--batch"): lambda v: v >= 1,
+    ("train", "--crop"): lambda v: v >= 0,
+    ("train", "--workers"): lambda v: v >= 0,
+    ("train", "--eval-every"): lambda v: v >= 0,
+    ("train", "--freeze-encoder"): lambda v: 0 <= v <= 1,
+    ("train", "--tile"): lambda v: v in ("auto", "off") or int(v) >= 64,
+    ("budget", "--ceiling"): lambda v: math.isfinite(v) and v > 0,
+    ("budget", "--batch"): lambda v: v >= 1,
+    ("budget", "--width"): lambda v: v >= 16,
+    ("budget", "--tile"): lambda v: v in ("auto", "off") or int(v) >= 64,
+    ("adapt", "--minutes"): lambda v: math.isfinite(v) and v > 0,
+    ("adapt", "--holdout"): lambda v: v >= 1,
+    ("adapt", "--freeze-encoder"): lambda v: 0 <= v <= 1,
+}
+BASE = {"train": ["train", "synthetic", "--out", "m.safetensors"], "budget": ["budget", "--width", "640",
+                                                                             "--height", "128"],
+        "adapt": ["adapt", "folder", "--model", "m.safetensors", "--out", "a.safetensors"]}
+DEST = {"--batch": "effective_batch", "--crop": "crop_along", "--ceiling-gib": "ceiling_gib"}
+
+
+@settings(max_examples=OPTION_EXAMPLES)
+@given(option=st.sampled_from(sorted(RUN_OPTIONS)), text=option_text)
+@example(option=("budget", "--ceiling"), text="nan")
+@example(option=("train", "--lr"), text="-1")
+@example(option=("train", "--epochs"), text="0")
+@example(option=("adapt", "--minutes"), text="nan")
+def test_any_text_in_a_numeric_run_option_parses_to_a_usable_value_or_is_one_line(option, text):
+    command, flag = option
+    parser = build_parser()
+    try:
+        args = parser.parse_args([*BASE[command], f"{flag}={text}"])
+    except UsageError as exc:
+        assert "\n" not in exc.one_line() and flag in exc.one_line()
+        return
+    if command == "budget" and flag == "--batch":
+        value = args.batch
+    else:
+        value = getattr(args, DEST.get(flag, flag.lstrip("-").replace("-", "_")))
+    assert RUN_OPTIONS[option](value), (option, text, value)

@@ -203,7 +203,9 @@ def _calib(**changes) -> dict:
 
 @pytest.mark.parametrize("changes, words", [
     ({"step": 1e300}, "fewer than three samples"),
-    ({"step": 1e-300}, "samples over the picked depths"),
+    ({"step": 1e-300}, "finer than any log can be read at"),
+    ({"step": 2.5e-7}, "finer than any log can be read at"),
+    ({"step": 1e-4, "depth_picks": [[0, 0.0], [899, 99000.0]]}, "samples over the picked depths"),
     ({"step": 10 ** 400}, "expected a finite number"),
     ({"depth_picks": [[0, 1780.0], [1e308, 1849.0]]}, "outside any scan"),
     ({"depth_picks": [[0, 1e6], [899, 1849.0]]}, "deeper than any well"),
@@ -353,3 +355,31 @@ def test_curves_read_from_the_scale_box_are_digitised_only_once_confirmed_or_acc
     assert "synth_000.png: failed" in capsys.readouterr().err
     assert main(["digitize", str(folder), "--classical", "--out", str(tmp_path / "many"), "--no-qc",
                  "--accept-proposed", "--force"]) == 0
+
+
+# -- a calibration misread (issue 63, items 7-9, 13-14): refused from the command line naming the calibration --
+
+
+@pytest.mark.parametrize("edit, words", [
+    (lambda c: c["curves"][0].update(log="false"), "curves[0].log: must be true or false, got 'false'"),
+    (lambda c: c["curves"][0].update(wrap="no"), "curves[0].wrap: must be true or false, got 'no'"),
+    (lambda c: c.update(depth_picks=[[0, 0.0], [1, 99000.0]], step=100.0),
+     "depth_picks: extrapolated over the scan synth_000.png's 900 px along depth they reach 0 to 8.9001e+07"),
+    (lambda c: c.update(step=2.5e-7), "step: 2.5e-07 is finer than any log can be read at"),
+    (lambda c: c["curves"].append(dict(c["curves"][0], mnemonic=c["curves"][0]["mnemonic"] + "_CONF")),
+     "_CONF is the name of"),
+    (lambda c: c["curves"][0].update(mnemonic="S.P:X", unit="M V"), "curves[0].mnemonic: 'S.P:X' must be letters"),
+    (lambda c: c.update(curves=[dict(c["curves"][0], mnemonic=f"C{i}") for i in range(10_000)]),
+     "curves: 10,000 curves: at most 100"),
+])
+def test_a_calibration_a_las_cannot_carry_is_refused_naming_it_before_the_work(tmp_path, capsys, edit, words):
+    folder = _folder(tmp_path, 1)
+    calib = folder / "synth_000.calib.json"
+    data = json.loads(calib.read_text())
+    edit(data)
+    calib.write_text(json.dumps(data))
+    t0 = time.perf_counter()
+    code = main(["digitize", str(folder / "synth_000.png"), "--classical", "--out", str(tmp_path / "o.las")])
+    line = _one_line(capsys.readouterr().err)
+    assert code == 2 and line.startswith(f"welltrace: {calib}: ") and words in line, line
+    assert time.perf_counter() - t0 < 10 and not (tmp_path / "o.las").exists()

@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..options import add_device
+from ..options import add_device, positive_number, share, whole_number
 
 NAME = "adapt"
 
@@ -19,11 +19,12 @@ def register(sub) -> None:
     a.add_argument("folder", help="a project or folder of scans with their masks (and calibrations)")
     a.add_argument("--model", required=True, help="the base model (never overwritten)")
     a.add_argument("--out", required=True, help="the adapted model file (.safetensors)")
-    a.add_argument("--minutes", type=float, default=10.0, help="wall-clock budget (default 10)")
+    a.add_argument("--minutes", type=positive_number, default=10.0, help="wall-clock budget (default 10)")
     add_device(a)
     a.add_argument("--events", metavar="FILE", help="write the events as JSON lines")
-    a.add_argument("--holdout", type=int, help="scans held out to measure on (default: a third, at least one)")
-    a.add_argument("--freeze-encoder", type=float, default=0.5, metavar="SHARE",
+    a.add_argument("--holdout", type=whole_number(1),
+                   help="scans held out to measure on (default: a third, at least one)")
+    a.add_argument("--freeze-encoder", type=share, default=0.5, metavar="SHARE",
                    help="share of the steps that train the decoder only, the encoder frozen (default 0.5; 0: none)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--json", action="store_true", help="print the before/after report as JSON")
@@ -36,6 +37,12 @@ def _fmt(v) -> str:
 
 def run(args) -> int:
     from core.engine.adapt import AdaptConfig, AdaptReport, adapt
+
+    from .train import check_training_outputs
+
+    # the base model is never overwritten, nor the folder's scans, and an existing events file must be one
+    check_training_outputs(Path(args.out), args.events, [("the base model (--model)", args.model),
+                                                         ("the folder", args.folder)])
     cfg = AdaptConfig(args.folder, args.model, args.out, minutes=args.minutes, device=args.device, seed=args.seed,
                       holdout=args.holdout, freeze_encoder=args.freeze_encoder)
     fh = open(args.events, "w", encoding="utf-8") if args.events else None

@@ -7,7 +7,7 @@ import json
 
 from core.model.precision import MODES
 
-from ..options import add_device, add_preset
+from ..options import add_device, add_preset, positive_number, tile_choice, whole_number
 from ..tables import fmt_bytes
 
 NAME = "budget"
@@ -15,13 +15,14 @@ NAME = "budget"
 
 def register(sub) -> None:
     b = sub.add_parser(NAME, help="predict (and --measure) the memory of one training step and plan the levers")
-    b.add_argument("--width", type=int, required=True, help="px along depth")
-    b.add_argument("--height", type=int, required=True, help="px across the tracks")
+    b.add_argument("--width", type=whole_number(16), required=True, help="px along depth")
+    b.add_argument("--height", type=whole_number(16), required=True, help="px across the tracks")
     b.add_argument("--precision", default="auto", choices=MODES)
     b.add_argument("--checkpointing", default="auto", choices=("auto", "on", "off"))
-    b.add_argument("--tile", default="auto", help="auto, off or a strip length in px")
-    b.add_argument("--ceiling", type=float, metavar="GIB", help="memory ceiling (default: the device's memory)")
-    b.add_argument("--batch", type=int, default=1)
+    b.add_argument("--tile", default="auto", type=tile_choice, help="auto, off or a strip length in px")
+    b.add_argument("--ceiling", type=positive_number, metavar="GIB",
+                   help="memory ceiling (default: the device's memory)")
+    b.add_argument("--batch", type=whole_number(1), default=1)
     add_preset(b)
     add_device(b)
     b.add_argument("--measure", action="store_true", help="also run one real step and show the errors")
@@ -43,16 +44,11 @@ def _budget_levers(args, cfg, device, ceiling):
 
 
 def run(args) -> int:
-    from core.common.errors import UsageError
     from core.common.vocabulary import GIB
     from core.engine.budget import device_ceiling, device_rules, machine_description, measure_step, predict
     from core.engine.train import pick_device
     from core.model.network import preset
 
-    if args.width < 16 or args.height < 16:
-        raise UsageError("--width and --height must be at least 16 px")
-    if args.tile not in ("auto", "off") and not args.tile.isdigit():
-        raise UsageError(f"--tile must be auto, off or a strip length in px, not {args.tile!r}")
     device = pick_device(args.device)
     cfg = preset(args.preset)
     ceiling = int(args.ceiling * GIB) if args.ceiling else device_ceiling(device)

@@ -29,12 +29,15 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from core.common.errors import InputError
+    from core.common.output_paths import refuse_clobbering
     from core.digitize.calibrate.proposal import propose_scan
     from core.io.calibration import Calibration
     from core.io.file_names import calib_path_for
     from core.io.scan import load_scan
 
     out = Path(args.out) if args.out else calib_path_for(args.scan)
+    # the draft is never written over the scan (--force --out SCAN replaced it, even when no calibration came)
+    refuse_clobbering([("--out", out)], [("the scan", Path(args.scan))])
     if out.exists() and not args.force:
         raise InputError(out, "a calibration is already there; give --force to replace it, or --out for another file")
     from core.common.atomic import require_writable
@@ -70,8 +73,11 @@ def run(args) -> int:
         found = prop.draft_dict(args.depth_unit, args.step)
         if found is not None:  # what was found is kept: the user picks two depths by hand and goes on
             atomic_write_text(out, json_text(found))
-        kept = (f"; the {len(prop.tracks)} track(s) and {len(prop.curves)} curve(s) found are kept in {out} as a "
-                "draft: pick two depths by hand" if found is not None else "")
-        raise InputError(args.scan, "no calibration written: fewer than two depth picks could be proposed"
+        # a draft is a file written: the line says so from its first words ("no calibration written … kept in
+        # NAME.calib.json as a draft" read as two answers)
+        kept = (f"; the {len(prop.tracks)} track(s) and {len(prop.curves)} curve(s) found are in {out}, without "
+                "depth picks (digitize refuses it): pick two depths by hand" if found is not None else "")
+        raise InputError(args.scan, ("only a draft written" if found is not None else "no calibration written")
+                         + ": fewer than two depth picks could be proposed"
                          + (f" ({reasons.replace(chr(10), ' ')})" if reasons else "") + kept)
     return 0

@@ -9,7 +9,15 @@ from pathlib import Path
 from core.common.errors import InputError
 from core.model.precision import MODES
 
-from ..options import MIN_TILE_PX, add_device, positive_number, scheduler_address, tile_px
+from ..options import (
+    MIN_TILE_PX,
+    add_device,
+    header_text,
+    positive_number,
+    scheduler_address,
+    tile_px,
+    whole_number,
+)
 
 NAME = "digitize"
 
@@ -48,14 +56,16 @@ def register(sub) -> None:
     d.add_argument("--accept-proposed", action="store_true", help="digitise the curves `calibrate --propose` read "
                    "from the scale box as they were read (refused until confirmed otherwise: a misread scale is a "
                    "whole curve wrong)")
-    d.add_argument("--well", help="well name for the LAS header")
-    d.add_argument("--section", type=int, metavar="N", help="trace only the calibration's section N (1-based) and "
+    d.add_argument("--well", type=header_text, help="well name for the LAS header")
+    d.add_argument("--section", type=whole_number(1), metavar="N",
+                   help="trace only the calibration's section N (1-based) and "
                    "write it to --out (default: every section: the main pass to OUT.las, a repeat pass to "
                    "OUT.repeat.las, any other to OUT.sectionN.las)")
     many = d.add_argument_group("several scans or a folder")
-    many.add_argument("--jobs", type=int, metavar="N", help="worker processes (default 1); the threads are shared "
+    many.add_argument("--jobs", type=whole_number(1), metavar="N",
+                      help="worker processes (default 1); the threads are shared "
                       "among them")
-    many.add_argument("--threads", type=int, metavar="N", help="threads in all (default: every core); with "
+    many.add_argument("--threads", type=whole_number(1), metavar="N", help="threads in all (default: every core); with "
                       "--scheduler, threads per task (default: the worker machine's own)")
     many.add_argument("--force", action="store_true", help="digitise again scans whose LAS is newer than the scan, "
                       "its calibration and the model (skipped otherwise)")
@@ -99,8 +109,17 @@ def _digitize_many(args) -> int:
     import time
 
     from core.common.atomic import require_writable
+    from core.common.output_paths import refuse_clobbering
     from core.common.progress import progress_bar
-    from core.digitize.job.folder import SUMMARY_NAME, jobs_for, scans_in, up_to_date, write_summary
+    from core.digitize.job.folder import (
+        SUMMARY_NAME,
+        jobs_for,
+        pictures_skipped,
+        scans_in,
+        up_to_date,
+        write_summary,
+        written_since,
+    )
     from core.digitize.job.scan_job import ScanOutcome
     from core.digitize.job.workers import RunOptions, run_cluster, run_local, thread_split
 
@@ -114,9 +133,6 @@ def _digitize_many(args) -> int:
                          "takes its own NAME.calib.json and writes NAME.digitized.las and its QC picture")
     if bool(args.model) == bool(args.classical):
         raise InputError(None, "give exactly one of --model MODEL or --classical")
-    for flag, value in (("--jobs", args.jobs), ("--threads", args.threads)):
-        if value is not None and value < 1:
-            raise InputError(None, f"{flag} must be at least 1")
     if args.model and not Path(args.model).is_file():
         raise InputError(args.model, "no such model file")
     out_dir = Path(args.out) if args.out else None
@@ -125,13 +141,22 @@ def _digitize_many(args) -> int:
             raise InputError(args.out, "with several scans --out is a folder for their LAS files")
         out_dir.mkdir(parents=True, exist_ok=True)
     scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
+    model = Path(args.model).absolute() if args.model else None
     jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc,
-                    accept_proposed=args.accept_proposed)
+                    accept_proposed=args.accept_proposed, model=model)
     summary = Path(args.summary) if args.summary else (out_dir or scans[0].parent) / SUMMARY_NAME
+    # the summary is no scan, calibration, model or LAS of the run (--summary S replaced a scan, exit 0)
+    refuse_clobbering([("--summary", summary)], [("the model", model)] + [
+        (f"{what} {j.scan.name}", path) for j in jobs
+        for what, path in (("the scan", j.scan), ("the calibration of", j.calib), ("the LAS of", j.las))])
     require_writable([summary] + [j.las for j in jobs])
-    model = Path(args.model) if args.model else None
     todo = [j for j in jobs if args.force or not up_to_date(j, model)]
     outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
+    skipped = pictures_skipped(args.scan)
+    if skipped:
+        shown = ", ".join(p.name for p in skipped[:10])
+        shown += f" and {len(skipped) - 10} more" if len(skipped) > 10 else ""
+        print(f"skipped {len(skipped)} picture(s) with no NAME.calib.json beside them: {shown}", file=sys.stderr)
     workers, threads = thread_split(args.jobs or 1, args.threads)
     ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
     # on a cluster each task takes the threads asked for, else its worker's default (that machine's cores)
@@ -142,16 +167,39 @@ def _digitize_many(args) -> int:
     print(f"{len(jobs)} scan(s): {len(todo)} to digitise on {where}, {len(jobs) - len(todo)} up to date",
           file=sys.stderr)
     t0 = time.perf_counter()
+    stopped: BaseException | None = None
+    started = time.time()
     with progress_bar(len(todo), "digitize", unit="scan") as bar:
         stream = run_cluster(todo, options, args.scheduler) if args.scheduler else run_local(todo, options, workers)
-        for outcome in _refusing(stream, args.scheduler):
-            outcomes.append(outcome)
-            bar.update(1)
-            if outcome.failed:
-                bar.write(f"{outcome.scan}: failed: {outcome.error}", file=sys.stderr)
+        try:
+            for outcome in _refusing(stream, args.scheduler):
+                outcomes.append(outcome)
+                bar.update(1)
+                if outcome.failed:
+                    bar.write(f"{outcome.scan}: failed: {outcome.error}", file=sys.stderr)
+        except (KeyboardInterrupt, InputError) as exc:  # interrupted, or the cluster lost: say what was done
+            stopped = exc
+    done_names = {o.scan for o in outcomes}
+    why = "interrupted" if isinstance(stopped, KeyboardInterrupt) else "the cluster stopped"
+    for j in todo:
+        if j.scan.name in done_names:
+            continue
+        if written_since(j, started):  # its files landed, its result was lost with its worker
+            outcomes.append(ScanOutcome(j.scan.name, "written", las=[str(j.las)],
+                                        warnings=[f"{why} before its result came back; its files are complete"]))
+        else:
+            outcomes.append(ScanOutcome(j.scan.name, "not run", error=f"{why} before it"))
     order = {j.scan.name: i for i, j in enumerate(jobs)}
     outcomes.sort(key=lambda o: order.get(o.scan, len(order)))
+    outcomes += [ScanOutcome(p.name, "skipped", error="no calibration NAME.calib.json beside it") for p in skipped]
     write_summary(summary, outcomes)
+    if stopped is not None:
+        written = [o.scan for o in outcomes if o.status == "written"]
+        print(f"{len(written)} scan(s) written before it stopped" + (f": {', '.join(written)}" if written else "")
+              + f"; {sum(o.status == 'not run' for o in outcomes)} not run; summary: {summary}", file=sys.stderr)
+        if isinstance(stopped, InputError):
+            raise InputError(stopped.path, f"{stopped.reason}; the scans written before it are listed in {summary}")
+        raise stopped
     failed = [o.scan for o in outcomes if o.failed]
     done = sum(o.status == "written" for o in outcomes)
     print(f"digitised {done} scan(s) in {time.perf_counter() - t0:.1f} s, {len(jobs) - len(todo)} up to date, "
@@ -183,7 +231,7 @@ def _digitize_one(args) -> int:
                   mask_out=Path(args.mask_out) if args.mask_out else None,
                   from_mask=Path(args.from_mask) if args.from_mask else None,
                   section=None if args.section is None else args.section - 1, well=args.well,
-                  accept_proposed=args.accept_proposed)
+                  accept_proposed=args.accept_proposed, model=Path(args.model) if args.model else None)
 
     def read() -> ReadOptions:  # the model is loaded once the scan, calibration and outputs are known good
         model, precision, device = _reader(args)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from core.synth.styles import FAMILIES, parse_families
 
-from ..options import add_device, add_preset, size_wxh
+from ..options import add_device, add_preset, positive_number, size_wxh, whole_number
 
 NAME = "eval-styles"
 
@@ -41,13 +41,13 @@ def register(sub) -> None:
                    "library never held) instead of the bundled shapes")
     e.add_argument("--leave-one-out", action="store_true", help="train one model per family left out, then score")
     e.add_argument("--out", default="eval-styles", help="--leave-one-out: folder for the models (default ./eval-styles)")
-    e.add_argument("--steps", type=int, default=600, help="--leave-one-out: training steps per model")
+    e.add_argument("--steps", type=whole_number(1), default=600, help="--leave-one-out: training steps per model")
     add_preset(e)
     e.add_argument("--init-model", "--init", dest="init_model", metavar="MODEL",
                    help="--leave-one-out: fine-tune each model from this one")
-    e.add_argument("--effective-batch", "--batch", dest="effective_batch", type=int, default=2, metavar="N")
-    e.add_argument("--crop-along", "--crop", dest="crop_along", type=int, default=512, metavar="PX")
-    e.add_argument("--lr", type=float, default=1e-3)
+    e.add_argument("--effective-batch", "--batch", dest="effective_batch", type=whole_number(1), default=2, metavar="N")
+    e.add_argument("--crop-along", "--crop", dest="crop_along", type=whole_number(0), default=512, metavar="PX")
+    e.add_argument("--lr", type=positive_number, default=1e-3)
     e.add_argument("--stream-size", type=size_wxh, default=(2400, 480), metavar="WxH")
     add_device(e)
     e.add_argument("--overlays", metavar="DIR", type=Path,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ..options import add_device, add_preset, name_list
+from ..options import add_device, add_preset, name_list, whole_number
 from .train import train_config
 
 NAME = "parity"
@@ -15,11 +15,11 @@ NAME = "parity"
 def register(sub) -> None:
     q = sub.add_parser(NAME, help="train fp32 and a 16-bit mode from one seed and compare (or --layers)")
     q.add_argument("data", help="a project or synthetic folder, or 'synthetic'")
-    q.add_argument("--steps", type=int, default=30)
+    q.add_argument("--steps", type=whole_number(1), default=30)
     q.add_argument("--mode", default="auto", choices=("auto", "bf16", "fp16"))
     add_preset(q, "tiny")
     q.add_argument("--stage", default="binary", choices=("binary", "multiclass"))
-    q.add_argument("--crop-along", "--crop", dest="crop_along", type=int, default=512, metavar="PX")
+    q.add_argument("--crop-along", "--crop", dest="crop_along", type=whole_number(0), default=512, metavar="PX")
     q.add_argument("--seed", type=int, default=0)
     add_device(q)
     q.add_argument("--layers", action="store_true", help="per-module output error and gradient underflow")

@@ -14,7 +14,16 @@ from pathlib import Path
 from core.common.errors import UsageError
 from core.model.precision import MODES
 
-from ..options import add_device, add_preset, name_list, size_wxh
+from ..options import (
+    add_device,
+    add_preset,
+    name_list,
+    positive_number,
+    share,
+    size_wxh,
+    tile_choice,
+    whole_number,
+)
 from ..tables import fmt_bytes
 
 NAME = "train"
@@ -28,35 +37,37 @@ def register(sub) -> None:
     t.add_argument("--stage", default="binary", choices=("binary", "multiclass"))
     add_preset(t)
     t.add_argument("--init-model", "--init", dest="init_model", metavar="MODEL", help="continue from this model file")
-    t.add_argument("--steps", type=int)
-    t.add_argument("--epochs", type=int)
-    t.add_argument("--lr", type=float, default=2e-3)
+    t.add_argument("--steps", type=whole_number(1))
+    t.add_argument("--epochs", type=whole_number(1))
+    t.add_argument("--lr", type=positive_number, default=2e-3)
     t.add_argument("--stream-size", type=size_wxh, default=(1600, 384), metavar="WxH",
                    help="synthetic stream logs: WIDTHxHEIGHT (canonical frame)")
-    t.add_argument("--effective-batch", "--batch", dest="effective_batch", type=int, default=16, metavar="N",
+    t.add_argument("--effective-batch", "--batch", dest="effective_batch", type=whole_number(1), default=16,
+                   metavar="N",
                    help="multiclass: logs per optimizer step (default 16)")
-    t.add_argument("--crop-along", "--crop", dest="crop_along", type=int, default=1024, metavar="PX",
+    t.add_argument("--crop-along", "--crop", dest="crop_along", type=whole_number(0), default=1024, metavar="PX",
                    help="random crop along depth in px (0: whole logs)")
     t.add_argument("--compile", action="store_true", help="torch.compile the network: the first step compiles "
                    "(about a minute on a CPU, cached for later runs), the steps after run fused kernels")
-    t.add_argument("--workers", type=int, default=2, metavar="N", help="worker processes that make the batches "
+    t.add_argument("--workers", type=whole_number(0), default=2, metavar="N",
+                   help="worker processes that make the batches "
                    "ahead of the steps (default 2; 0: in the training process); a step event's data_wait_s says how "
                    "long a step waited for them")
     add_device(t)
     t.add_argument("--checkpointing", default="off", choices=("auto", "on", "off"))
-    t.add_argument("--tile", default="off", help="auto, off or a strip length in px")
-    t.add_argument("--ceiling-gib", "--ceiling", dest="ceiling_gib", type=float, metavar="GIB",
+    t.add_argument("--tile", default="off", type=tile_choice, help="auto, off or a strip length in px")
+    t.add_argument("--ceiling-gib", "--ceiling", dest="ceiling_gib", type=positive_number, metavar="GIB",
                    help="memory ceiling for planning the levers")
     t.add_argument("--events", metavar="FILE", help="write the training events as JSON lines")
     t.add_argument("--resume", metavar="CKPT", help="continue a run from its checkpoint")
     t.add_argument("--seed", type=int, default=0)
-    t.add_argument("--eval-every", type=int, default=0, help="evaluate every N steps (0: at the end)")
+    t.add_argument("--eval-every", type=whole_number(0), default=0, help="evaluate every N steps (0: at the end)")
     t.add_argument("--synthetic", action="store_true", help="mix the synthetic stream into a folder's data")
     t.add_argument("--styles", help="print-style families of the synthetic stream, comma-separated (a family named "
                    "twice is drawn twice as often; default: the grey families)")
     t.add_argument("--exclude-styles", help="families left out of the stream (leave-one-family-out training)")
     t.add_argument("--fp32-modules", type=name_list, default=[], help="comma-separated module names kept in fp32")
-    t.add_argument("--freeze-encoder", type=float, default=0.0, metavar="SHARE",
+    t.add_argument("--freeze-encoder", type=share, default=0.0, metavar="SHARE",
                    help="train the decoder only for this share of the steps first (fine-tuning; default 0)")
     t.set_defaults(func=run)
 
@@ -101,6 +112,9 @@ def run(args) -> int:
     out = Path(args.out)
     if out.suffix != ".safetensors":
         raise UsageError(f"--out {out}: model files end in .safetensors")
+    data = None if args.data == "synthetic" else Path(args.data)
+    check_training_outputs(out, args.events, [("the training data", data), ("--init-model", args.init_model),
+                                              ("--resume", args.resume)], checkpoint=out.with_suffix(".ckpt"))
     cfg = train_config(args, styles=stream_styles(args.styles, args.exclude_styles), out=str(out),
                        synthetic=args.data == "synthetic" or args.synthetic,
                        steps=args.steps if args.steps is not None else (None if args.epochs else 100))
@@ -109,18 +123,55 @@ def run(args) -> int:
     world = join_from_env(args.device)  # a world of one unless torchrun started this process
     try:
         return run_training(Trainer(cfg, world=world), args.events if world.is_main else None,
-                            quiet=not world.is_main)
+                            quiet=not world.is_main, append=bool(args.resume))
     finally:
         world.close()
 
 
-def run_training(trainer, events_path: str | None, quiet: bool) -> int:
-    """Drive the trainer's events to the terminal and the events file. Under torchrun only rank 0 prints and
-    writes; the other ranks are quiet but for errors."""
+def check_training_outputs(out: Path, events: str | None, inputs: list, checkpoint: Path | None = None) -> None:
+    """Refuse, before any training, the files a run could not write or must not: the model, its checkpoint and
+    the events log each writable (``--out DIR.safetensors`` was refused after the training), none of them an
+    input (the data, the model it starts from, the checkpoint it resumes), and an existing ``--events`` file
+    that is no events log (``--events EXISTING`` truncated whatever was there)."""
+    from core.common.atomic import require_writable
+    from core.common.errors import InputError
+    from core.common.output_paths import refuse_clobbering
+
+    inputs = [(what, None if p is None else Path(p)) for what, p in inputs]
+    refuse_clobbering([("--out", out), ("--events", events)], inputs)
+    if checkpoint is not None:  # written beside the model; resuming from it is the point of it
+        refuse_clobbering([("the checkpoint", checkpoint)], [i for i in inputs if i[0] != "--resume"])
+    if events and Path(events).exists() and not is_event_log(Path(events)):
+        raise InputError(events, "--events: the file exists and is no training events log (JSON lines with a "
+                         "\"type\"): give a new name, or remove it")
+    require_writable([out, events, checkpoint])
+
+
+def is_event_log(path: Path) -> bool:
+    """Whether ``path`` is an events log of an earlier run (empty, or JSON lines each an object with a "type"),
+    which a new run may replace (or ``--resume`` continue)."""
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(65536)
+    except OSError:
+        return False
+    lines = [line for line in head.splitlines() if line.strip()]
+    complete = lines[:-1] if len(head) == 65536 else lines  # the last line may be cut by the read
+    try:
+        return all(isinstance(rec := json.loads(line), dict) and "type" in rec for line in complete[:50])
+    except (ValueError, RecursionError):
+        return False
+
+
+def run_training(trainer, events_path: str | None, quiet: bool, append: bool = False) -> int:
+    """Drive the trainer's events to the terminal and the events file (``append``: after an earlier run's, as
+    a resumed run does). Under torchrun only rank 0 prints and writes; the other ranks are quiet but for errors."""
     from core.common.progress import progress_bar
 
     # events are a live log (line-buffered, readable while the run goes on), not an atomic document
-    fh = open(events_path, "w", encoding="utf-8", buffering=1) if events_path else None
+    fh = open(events_path, "a" if append else "w", encoding="utf-8", buffering=1) if events_path else None
     status = "finished"
     try:
         with progress_bar(trainer.total_steps, "train", unit="step", disable=quiet) as bar:

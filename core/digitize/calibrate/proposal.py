@@ -72,9 +72,11 @@ class Proposal:
 
     def _file_dict(self, picks, depth_unit: str, step: float) -> dict:
         """The fields a calibration file and a refusal's draft share: these picks, the curves, the tracks."""
+        from core.digitize.calibrate.scale_box import changes_by_depth
+
         return {"version": 1, "depth_axis": self.depth_axis, "depth_unit": depth_unit,
                 "depth_picks": [[round(p, 2), v] for p, v in picks], "step": step,
-                "curves": [dict(c) for c in self.curves],
+                "curves": changes_by_depth(self.curves, [(s.start, s.stop, s.picks) for s in self.sections], picks),
                 "proposed_tracks": [[round(a, 1), round(b, 1)] for a, b in self.tracks]}
 
     def draft_dict(self, depth_unit: str = "FT", step: float = 0.5) -> dict | None:
@@ -254,16 +256,17 @@ def _track_strips(prop: Proposal, canon: np.ndarray) -> list[tuple[int, np.ndarr
 
 def _read_box(prop: Proposal, canon: np.ndarray, lines: list[float], dpi: float | None, rgb: np.ndarray | None
               ) -> None:
-    """The curves of the scale box above the first section (``core/digitize/calibrate/scale_box.py``; ``rgb``: the scan's
-    colour pixels, in its own frame, for the pens' inks), and the tracks split where a box ends on a line inside
-    one (``track_finder.split_at_boxes``); in place."""
-    from core.digitize.calibrate.scale_box import box_columns, read_scale_box
+    """The curves of the scale boxes above the sections and the scales printed in the log body
+    (``core/digitize/calibrate/scale_box.py: read_scales``; ``rgb``: the scan's colour pixels, in its own frame,
+    for the pens' inks), and the tracks split where a box ends on a line inside one
+    (``track_finder.split_at_boxes``); in place."""
+    from core.digitize.calibrate.scale_box import read_scales
 
-    a, b = box_columns(prop.sections[0].start, dpi)
-    # upright, as the box is read: a tall scan's rows are already depth down, a wide one's columns are turned
-    box_rgb = None if rgb is None else rgb[a:b] if prop.depth_axis == "y" else rgb[:, a:b].swapaxes(0, 1)
-    prop.curves, said = read_scale_box(canon, prop.tracks, prop.sections[0].start, dpi, box_rgb)
-    prop.messages.append(said)
+    # upright, as the boxes are read: a tall scan's rows are already depth down, a wide one's columns are turned
+    upright_rgb = None if rgb is None else rgb if prop.depth_axis == "y" else rgb.swapaxes(0, 1)
+    prop.curves, said = read_scales(canon.T, upright_rgb, prop.tracks, [(s.start, s.stop) for s in prop.sections],
+                                    dpi)
+    prop.messages += said
     split = split_at_boxes(prop.tracks, [tuple(c["track"]) for c in prop.curves], lines)
     if len(split) > len(prop.tracks):
         prop.messages.append("tracks split where a scale box ends on a line inside them: "

@@ -1,12 +1,17 @@
-"""The curves a log's header prints in its scale box, read so that nobody types them.
+"""The curves a log's scale boxes print, read so that nobody types them.
 
-Above the log body every print has a box that says, per track and row, which curve is drawn how:
-``0  Gamma Ray (GAPI)  150`` with a sample of the curve's pen drawn as the rule beneath it (solid, dashed,
-dotted). A second row of the same curve whose scale goes on where the first ends (``150  Gamma Ray (GAPI)
-300``) is its backup scale: the curve wraps. This module reads that box with Tesseract, track by track, and
-proposes one curve per row: mnemonic, unit, scale ends, line style, track, wrap and backup side. What it
-cannot read (a row without a number at both ends, a name it cannot map) it leaves out: the user adds it. The
-names and units it knows are ``core/digitize/calibrate/curve_names.py``.
+Above each stretch of log body a print has a box that says, per track, which curve is drawn how:
+``0  Gamma Ray (GAPI)  150`` with a sample of the curve's pen ruled beneath it, or the name on one line and
+``6  in  16`` under it, or a name over five lines of a narrow cell. A second row of the same curve whose scale
+goes on where the first ends (``150 … 300``) is its backup scale: the curve wraps. Mud logs print a legend of
+names and pen samples instead, and the scales in the log body (``core/digitize/calibrate/body_scales.py``).
+
+This module finds the box above each section (up to the top of the box's own frame), reads its words once
+(``scale_words.py``), and proposes one curve per entry: mnemonic (the one printed in brackets, else from the
+name: ``curve_names.py``), unit, the ends as printed (a reversed scale stays reversed), log or linear, pen style,
+ink colour, track, wrap and backup side. A box over a later section that repeats the first box's curves adds
+nothing; one that prints other curves (another log on the page) adds them. What it cannot read is left out and
+said: the user adds it.
 
 Work in the scan's upright frame (depth down the rows); ``tracks`` are the proposal's (lo, hi) columns.
 """
@@ -19,117 +24,38 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from core.digitize.calibrate.curve_names import mnemonic_for, names_a_curve, unit_for, unit_in_name
+from core.digitize.calibrate import scale_words as sw
+from core.digitize.calibrate.curve_names import mnemonic_for
 
-NUMBER = re.compile(r"^[-+−–]?\d+(?:[.,]\d+)?$")
-RULE_LEN_PX = 40  # ink runs this long (twice a letter at 200 dpi) are box rules, erased before OCR
 SOLID_RUN_PX = 40  # a pen sample whose ink lies mostly in runs this long is solid ...
 DASH_MIN_PX = 7  # ... else dashed when most lies in runs this long or longer, dotted when in shorter ones
-BOX_ROWS_PER_INCH = 3.0  # the box is looked for this far above the log body (3 in: a dozen rows of text)
+BOX_MAX_IN = 11.0  # a box is looked for this far above its section at most (the archive's tallest: 9.8 in)
+BOX_LOOK_IN = 3.0  # without a frame to follow up, this far (a dozen rows of text)
+FRAME_TOL_IN = 0.08  # the box's walls start within this of one another at its top frame
+MIN_DPI = 30.0  # a resolution below this in a file's header is no resolution
+LETTER_IN = 0.1  # a box's letters (8-10 pt type, capitals with brackets) measure this tall, median
+BOX_ABOVE_IN = 0.25  # a title printed just above a box's frame (``Curve Track 1``) is read with it
 
 
 @dataclass
 class ScaleRow:
-    """One row of the box: a curve on one scale, and the pen sample ruled beneath it."""
+    """One curve on one scale as a box prints it, and the pen sample drawn for it."""
 
     track: tuple[float, float]
     name: str
     unit: str
     left: float
     right: float
-    klass: int  # 1 solid, 2 dashed, 3 dotted (the sample beneath; solid when there is none)
-    top: int  # row of the text in the box (for ordering)
+    klass: int  # 1 solid, 2 dashed, 3 dotted or dash-dot (the sample; solid when there is none)
+    top: int  # row of the text in its region (for ordering)
     colour: str | None = None  # the sample's ink "#rrggbb" on a colour print; None: black or grey, or no sample
+    mnemonic: str | None = None  # as printed in brackets, else from the name
+    continues: bool = False  # a row of bare ends under another row of the same curve: its backup scale
+    row: float | None = None  # where it is printed, in the scan's rows (a scale change applies from there)
+    section: int = 0  # the section whose box (or body) prints it
 
 
-def _number(text: str) -> float | None:
-    t = text.strip().strip("|/{}[]()").replace("−", "-").replace("–", "-").replace(",", ".")
-    return float(t) if NUMBER.match(t) else None
-
-
-def _erase_rules(img: np.ndarray) -> np.ndarray:
-    """The box's rules whitened (a border read as ``|`` or ``/`` glues the numbers either side into one)."""
-    ink = (img < 128).astype(np.uint8)
-    across = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((1, RULE_LEN_PX), np.uint8))
-    along = cv2.morphologyEx(ink, cv2.MORPH_OPEN, np.ones((RULE_LEN_PX, 1), np.uint8))
-    # dashed rules too: short dashes in a row, closed into one run before the opening
-    closed = cv2.morphologyEx(ink, cv2.MORPH_CLOSE, np.ones((1, 9), np.uint8))
-    dashed = cv2.morphologyEx(closed, cv2.MORPH_OPEN, np.ones((1, 3 * RULE_LEN_PX), np.uint8)) & ink
-    out = img.copy()
-    out[(across | along | dashed) > 0] = 255
-    return out
-
-
-def _words(crop: np.ndarray) -> list[tuple[int, int, int, int, str]]:
-    """(left, top, width, height, text) of Tesseract's words in a crop, rules erased, padded with paper."""
-    from core.digitize.calibrate.ocr import image_to_data
-
-    pad = 12
-    clean = cv2.copyMakeBorder(_erase_rules(crop), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=255)
-    data = image_to_data(clean, config="--psm 11")
-    out = []
-    for i, text in enumerate(data["text"]):
-        text = text.strip()
-        if re.search(r"[A-Za-z0-9]", text) and data["height"][i] >= 6:  # not a dashed rule read as "-----"
-            out.append((data["left"][i] - pad, data["top"][i] - pad, data["width"][i], data["height"][i], text))
-    return out
-
-
-def _edge_number(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> float | None:
-    """A scale end Tesseract's page reading dropped (a lone ``0`` or ``6`` against the box's edge): the strip
-    between the track's edge and the row's first (or last) word read again alone, as one line of digits."""
-    from core.digitize.calibrate.ocr import image_to_string
-
-    x0, x1 = max(0, x0), min(crop.shape[1], x1)
-    if x1 - x0 < 4:
-        return None
-    strip = _erase_rules(crop[max(0, top - 3) : bottom + 3, x0:x1])
-    if (strip < 128).sum() < 8:
-        return None
-    strip = cv2.copyMakeBorder(cv2.resize(strip, None, fx=2, fy=2, interpolation=cv2.INTER_CUBIC), 16, 16, 16, 16,
-                               cv2.BORDER_CONSTANT, value=255)
-    for psm in (6, 7):  # a lone digit is found as a block more often than as a line
-        value = _number(image_to_string(strip, config=f"--psm {psm} -c tessedit_char_whitelist=0123456789.-"))
-        if value is not None:
-            return value
-    return None
-
-
-def _box_span(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int) -> tuple[int, int] | None:
-    """The box a row's text sits in, where the box is narrower than its track: the nearest vertical rules left of
-    ``x0`` and right of ``x1`` that run through the row and a text height beyond it (a letter's stroke does
-    not), or None when the track's own edges bound it. The North Dakota log prints ROP's box over the first
-    half of a track whose grid runs on unbroken: the box, not the grid, says where ROP's scale ends."""
-    height = bottom - top
-    lo, hi = max(0, top - height), min(crop.shape[0], bottom + height)
-    ink = crop[lo:hi] < 128
-    if ink.shape[0] < 2 * height or crop.shape[1] < 8:
-        return None
-    ruled = np.flatnonzero(ink.mean(axis=0) >= 0.95)  # columns inked through the row and beyond it
-    margin = 6  # rules this near the crop's ends are the track's own borders
-    inner = ruled[(ruled > margin) & (ruled < crop.shape[1] - margin)]
-    left = inner[inner < x0]
-    right = inner[inner > x1]
-    a = int(left.max()) if left.size else None
-    b = int(right.min()) if right.size else None
-    if a is None and b is None:
-        return None
-    return (a if a is not None else 0), (b if b is not None else crop.shape[1] - 1)
-
-
-def _lines(words: list) -> list[list]:
-    """Words grouped into text lines (their vertical extents overlap by half), each sorted left to right."""
-    lines: list[list] = []
-    for w in sorted(words, key=lambda w: w[1]):
-        mid = w[1] + w[3] / 2
-        for line in lines:
-            top, bot = min(v[1] for v in line), max(v[1] + v[3] for v in line)
-            if top <= mid <= bot:
-                line.append(w)
-                break
-        else:
-            lines.append([w])
-    return [sorted(line, key=lambda w: w[0]) for line in lines]
+# -- pens ------------------------------------------------------------------------------------------------------
 
 
 def _sample_rows(crop: np.ndarray, below: int, until: int) -> tuple[int, int] | None:
@@ -152,12 +78,6 @@ def _pen_sample(crop: np.ndarray, below: int, until: int) -> int:
     return _style(crop, _sample_rows(crop, below, until))
 
 
-def _pen(crop: np.ndarray, rgb: np.ndarray | None, below: int, until: int) -> tuple[int, str | None]:
-    """The line style and ink colour (:func:`_colour`) of the rule under a row, found once."""
-    rows = _sample_rows(crop, below, until)
-    return _style(crop, rows), _colour(rgb, crop, rows)
-
-
 def _style(crop: np.ndarray, rows: tuple[int, int] | None) -> int:
     """1 solid, 2 dashed, 3 dotted: the stroke that holds most of a rule's ink (rows [a, b) of ``crop``)."""
     if rows is None:
@@ -176,104 +96,104 @@ def _style(crop: np.ndarray, rows: tuple[int, int] | None) -> int:
 
 
 def _colour(rgb: np.ndarray | None, crop: np.ndarray, rows: tuple[int, int] | None) -> str | None:
-    """The ink colour of a rule (rows [a, b) of ``crop``) on a colour print (``rgb``: the box's colour pixels, as
-    ``crop``): the median of its inked pixels, "#rrggbb" where it has colour, None for a black or grey pen or no
-    rule (the pen's line style tells such curves apart; a colour, where printed, tells which curve is which for
-    real)."""
+    """The ink colour of a rule (rows [a, b) of ``crop``) on a colour print: "#rrggbb" where it has colour, None
+    for a black or grey pen or no rule (the pen's line style tells such curves apart)."""
     if rgb is None or rows is None:
         return None
-    from core.io.colour import NEUTRAL_CHROMA, hex_colour, lab_of
+    from core.io.colour import hex_colour
 
     ink = crop[rows[0] : rows[1], 3:-3] < 128
     pixels = rgb[rows[0] : rows[1], 3:-3][ink]
     if len(pixels) < 8:
         return None
-    median = np.median(pixels.astype(np.float32), axis=0)
-    _, a, b = lab_of(median)
-    return hex_colour(median) if float(np.hypot(a, b)) >= NEUTRAL_CHROMA else None
+    colour = sw.chroma_colour(pixels)
+    return hex_colour(colour) if colour else None
 
 
-def _rule_between(crop: np.ndarray, top: int, bottom: int, x0: int, x1: int, rgb: np.ndarray | None = None
-                  ) -> tuple[int, str | None] | None:
-    """The pen sample drawn between a row's two numbers (``1 ——— 300``): its line style and ink colour
-    (:func:`_pen`), None if none."""
-    if x1 - x0 < 20:
-        return None
-    ink = crop[max(0, top) : bottom + 1, x0 + 3 : x1 - 3] < 160
-    if ink.size == 0 or ink.mean(axis=1).max() < 0.3:
-        return None
-    return _pen(crop[:, x0:x1], None if rgb is None else rgb[:, x0:x1], max(0, top), bottom + 1)
+def _pen_near(reading: sw.Reading, ink: np.ndarray, rgb: np.ndarray | None, cell: tuple[float, float],
+              top: float, bottom: float, height: float, numbers_row: float, line_height: float
+              ) -> tuple[int, str | None]:
+    """The line style and ink of the pen sample ruled for an entry: the first row inked across its cell below its
+    ends (within a line's height), else the rule with the most ink from half a line above its name down to its
+    ends (between name and ends, or through the name's line): every layout of the archive's boxes. The box's own
+    rule under the next entry is further."""
+    c, d = max(0, int(cell[0]) + 2), min(ink.shape[1], int(cell[1]) - 1)
+    if d - c < 8:
+        return 1, None
+    dark = ink[:, c:d] < 128
+    cover = dark.mean(axis=1)
+    ruled = reading.across[:, c:d].mean(axis=1)
+    line = range(max(0, int(numbers_row - 0.5 * line_height)), min(ink.shape[0], int(np.ceil(bottom)) + 1))
+    between = [r for r in line if ruled[r] >= 0.3]  # ``1 ——— 300``: the pen between the ends
+    below = [r for r in range(int(np.ceil(bottom)) + 1, min(ink.shape[0], int(bottom + 1.3 * height) + 1))
+             if cover[r] >= 0.2]
+    if between:
+        r = max(between, key=lambda r: ruled[r])
+    elif below:
+        r = below[0]
+    else:
+        ruled = reading.across[:, c:d].mean(axis=1)
+        a, b = max(0, int(top - 0.5 * height)), min(ink.shape[0], int(bottom) + 1)
+        if b - a < 2 or ruled[a:b].max() < 0.15:
+            return 1, None
+        r = a + int(np.argmax(ruled[a:b]))
+    rows = (max(0, r - 1), min(ink.shape[0], r + 2))
+    crop = np.ascontiguousarray(ink[:, c:d])
+    return _style(crop, rows), _colour(None if rgb is None else rgb[:, c:d], crop, rows)
 
 
-def _name_above(lines: list[list], k: int, height: float) -> tuple[str, str] | None:
-    """The name (and unit) printed above a row of bare numbers: the nearest line above, within four text
-    heights, that names a curve (``Gamma API (TVD) Track: 1``); a word alone between them that is a unit
-    (``API``, ``Ft/Hr``) is its unit, else the unit in the name's brackets."""
-    top = min(w[1] for w in lines[k])
-    near = [ln for ln in lines[:k] if top - max(w[1] + w[3] for w in ln) <= 4 * height]
-    for j in range(len(near) - 1, -1, -1):
-        name, _, rest = " ".join(w[4] for w in near[j]).partition("(")
-        unit = unit_for(rest.split(")")[0]) if rest else ""
-        between = [unit_for(ln[0][4]) for ln in near[j + 1 :] if len(ln) == 1]
-        unit = next((u for u in between if u), unit)
-        if re.search("[A-Za-z]{2}", name) and names_a_curve(name.strip(), unit):
-            return name.strip(), unit or unit_in_name(name)
-    return None
+def _hex(ink: tuple[int, int, int] | None) -> str | None:
+    from core.io.colour import hex_colour
+
+    return hex_colour(ink) if ink else None
 
 
-def read_rows(box: np.ndarray, tracks: list[tuple[float, float]], rgb: np.ndarray | None = None) -> list[ScaleRow]:
-    """Every row of the box (an upright grey crop, tracks across its columns) that gives a curve on a scale:
-    ``0  Gamma Ray (GAPI)  150`` over its pen sample, or ``1 ——— 300`` (the sample between the numbers) under
-    the curve's name. ``rgb``: the box's colour pixels on a colour print, for the pens' ink colours."""
-    rows: list[ScaleRow] = []
+# -- one region ------------------------------------------------------------------------------------------------
+
+
+def _track_of(cell: tuple[float, float], tracks: list[tuple[float, float]], walled: bool) -> tuple[float, float]:
+    """The track an entry's scale spans: the proposed track its cell overlaps most, or the cell itself where the
+    box's own walls bound it inside a track (iqa_01146: ROP's box covers the first half of a track whose grid runs
+    on unbroken; the box, not the grid, says where ROP's scale ends)."""
+    best, overlap = None, 0.0
     for lo, hi in tracks:
-        a, b = int(max(0, np.floor(lo))), int(min(box.shape[1], np.ceil(hi) + 1))
-        if b - a < 40:
-            continue
-        crop = box[:, a:b]
-        crop_rgb = None if rgb is None else rgb[:, a:b]
-        lines = _lines(_words(crop))
-        for k, line in enumerate(lines):
-            top, bottom = min(w[1] for w in line), max(w[1] + w[3] for w in line)
-            left, right = _number(line[0][4]), _number(line[-1][4])
-            if len(line) == 1 and left is not None:  # one number: the other end was dropped, on one side
-                w = line[0]
-                before = _edge_number(crop, top, bottom, 0, w[0] - 2)
-                after = _edge_number(crop, top, bottom, w[0] + w[2] + 2, crop.shape[1])
-                if (before is None) == (after is None):
-                    continue
-                line = ([(0, top, 0, 0, str(before)), w] if before is not None else
-                        [w, (crop.shape[1], top, 0, 0, str(after))])
-                left, right = _number(line[0][4]), _number(line[1][4])
-            if left is None and re.search("[A-Za-z]", line[0][4]):
-                left = _edge_number(crop, top, bottom, 0, line[0][0] - 2)
-                line = [(0, top, 0, 0, str(left)), *line] if left is not None else line
-            if right is None and re.search("[A-Za-z()]", line[-1][4]):
-                right = _edge_number(crop, top, bottom, line[-1][0] + line[-1][2] + 2, crop.shape[1])
-                line = [*line, (crop.shape[1], top, 0, 0, str(right))] if right is not None else line
-            middle = " ".join(w[4] for w in line[1:-1])
-            height = max(w[3] for w in line)
-            if left is None or right is None or left == right:
-                continue
-            span = _box_span(crop, top, bottom, line[0][0], line[-1][0] + line[-1][2])
-            track = (float(lo), float(hi)) if span is None else (float(a + span[0]), float(a + span[1]))
-            if len(line) == 2:  # bare numbers: the sample between them, the name above
-                pen = _rule_between(crop, top, bottom, line[0][0] + line[0][2], line[1][0], crop_rgb)
-                named = _name_above(lines, k, height) if pen is not None else None
-                if named and names_a_curve(*named):
-                    rows.append(ScaleRow(track, named[0], named[1], left, right, pen[0], top, pen[1]))
-                continue
-            if not re.search("[A-Za-z]", middle):
-                continue
-            name, _, rest = middle.partition("(")
-            unit = unit_for(rest.split(")")[0]) if rest else ""
-            if not names_a_curve(name, unit):
-                continue
-            unit = unit or unit_in_name(name)
-            nxt = min((min(w[1] for w in ln) for ln in lines[k + 1 :]), default=bottom + 2 * height)
-            klass, colour = _pen(crop, crop_rgb, bottom + 1, min(crop.shape[0], max(nxt, bottom + 4)))
-            rows.append(ScaleRow(track, name.strip(), unit, left, right, klass, top, colour))
-    return rows
+        o = min(hi, cell[1]) - max(lo, cell[0])
+        if o > overlap:
+            best, overlap = (float(lo), float(hi)), o
+    if best is None:
+        return float(cell[0]), float(cell[1])
+    narrower = cell[1] - cell[0] < 0.9 * (best[1] - best[0])
+    inside = cell[0] >= best[0] - 5 and cell[1] <= best[1] + 5
+    return (float(cell[0]), float(cell[1])) if walled and narrower and inside else best
+
+
+def rows_of(reading: sw.Reading, ink: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[float, float]],
+            offset: int = 0, section: int = 0) -> list[ScaleRow]:
+    """The entries of a read region as scale rows: their tracks, pens and inks (``offset``: the region's first row
+    in the scan, so that each row says where it is printed)."""
+    walls = {round(x) for x, _, _ in reading.walls}
+    out = []
+    for e in sw.entries(reading.lines, reading.across):
+        walled = round(e.cell[0]) in walls and round(e.cell[1]) in walls
+        track = _track_of(e.cell, tracks, walled)
+        line_height = max(4.0, 2.0 * (e.bottom - e.numbers_row))
+        klass, colour = _pen_near(reading, ink, rgb, e.cell, e.top, e.bottom, line_height, e.numbers_row, line_height)
+        out.append(ScaleRow(track, e.name, e.unit, e.left, e.right, klass, int(e.top), colour or _hex(e.ink),
+                            e.mnemonic, e.continues, offset + e.numbers_row, section))
+    return out
+
+
+def read_rows(box: np.ndarray, tracks: list[tuple[float, float]], rgb: np.ndarray | None = None,
+              dpi: float = 200.0) -> list[ScaleRow]:
+    """Every row of a box (an upright grey crop, tracks across its columns) that gives a curve on a scale:
+    ``0  Gamma Ray (GAPI)  150`` over its pen sample, ``Gamma Ray`` over ``0  GAPI  150``, or ``1 ——— 300``
+    under the curve's name. ``rgb``: the box's colour pixels on a colour print, for the pens' ink colours."""
+    borders = tuple(float(x) for t in tracks for x in t)
+    reading = sw.read_region(box, rgb, dpi, borders)
+    return rows_of(reading, sw.ink_picture(box, rgb), rgb, tracks)
+
+
+# -- rows to curves ----------------------------------------------------------------------------------------------
 
 
 def log_scale(left: float, right: float) -> bool:
@@ -285,74 +205,230 @@ def log_scale(left: float, right: float) -> bool:
     return decades >= 2 - 1e-6 and abs(decades - round(decades)) < 1e-6
 
 
-def curves_from_rows(rows: list[ScaleRow]) -> list[dict]:
+def _mnemonics(r: ScaleRow) -> list[str]:
+    """The curves a row names: its mnemonic, or each gas component of a range (``C1-C4 (PPM)``: C1, C2, C3, C4)."""
+    span = re.match(r"^\s*C\s*([1-5])\s*[-–]\s*C\s*([1-5])\b", r.name, re.IGNORECASE)
+    if span and int(span.group(1)) < int(span.group(2)):
+        return [f"C{k}" for k in range(int(span.group(1)), int(span.group(2)) + 1)]
+    m = r.mnemonic or mnemonic_for(r.name)
+    return [m] if m else []
+
+
+def _same(a: float, b: float) -> bool:
+    return abs(a - b) <= 1e-6 * max(1.0, abs(a), abs(b))
+
+
+def curves_from_rows(rows: list[ScaleRow], keep_names: bool = False) -> list[dict]:
     """One calibration curve (``NAME.calib.json`` form) per curve of the box: a row whose scale goes on where
-    another row of the same curve in the same track ends is that curve's backup scale (wrap, its side)."""
+    another row of the same curve in the same track ends is that curve's backup scale (wrap, its side).
+    ``keep_names``: each curve keeps ``_base``, the mnemonic its row gave before a second one was numbered (GR2),
+    for the scale changes to find it."""
     out: list[dict] = []
     used: set[str] = set()
-    for i, r in enumerate(sorted(rows, key=lambda r: (r.track, r.top))):
-        mnem = mnemonic_for(r.name)
-        if mnem is None:
+    for r in sorted(rows, key=lambda r: (r.track, r.top)):
+        names = _mnemonics(r)
+        if not names:
             continue
-        first = next((c for c in out if c["_name"] == r.name and tuple(c["track"]) == r.track), None)
-        if first is not None:
+        first = next((c for c in reversed(out) if c["_name"] == r.name and tuple(c["track"]) == r.track), None)
+        if first is not None and (r.continues or len(names) == 1):
             lo, hi = first["scale"]
-            if abs(r.left - hi) <= 1e-6 * max(1.0, abs(hi)) and (r.right - r.left) * (hi - lo) > 0:
+            if _same(r.left, hi) and (r.right - r.left) * (hi - lo) > 0:
                 first.update(wrap=True, backup="high")  # it goes on past scale[1]
-            elif abs(r.right - lo) <= 1e-6 * max(1.0, abs(lo)) and (r.right - r.left) * (hi - lo) > 0:
+            elif _same(r.right, lo) and (r.right - r.left) * (hi - lo) > 0:
                 first.update(wrap=True, backup="low")  # it goes on before scale[0]
-            else:
+            elif r.continues:
                 continue
-            if r.colour != first.get("colour"):
-                if r.colour and first.get("colour"):
-                    # its backup scale in another ink (iqa_01146: blue GR, red backup): both inks are the curve's,
-                    # and which one the path lies on says which scale it reads (core/digitize/rules/ink_levels.py)
-                    first["backup_colour"] = r.colour
-                else:
-                    # one of them black: one colour would follow the coloured scale's ink only and leave the
-                    # other's stretches NULL, so the line style decides
-                    first.pop("colour", None)
+            else:
+                first = None
+            if first is not None:
+                if r.colour != first.get("colour"):
+                    if r.colour and first.get("colour"):
+                        # its backup scale in another ink (iqa_01146: blue GR, red backup): both inks are the curve's,
+                        # and which one the path lies on says which scale it reads (core/digitize/rules/ink_levels.py)
+                        first["backup_colour"] = r.colour
+                    else:
+                        # one of them black: one colour would follow the coloured scale's ink only and leave the
+                        # other's stretches NULL, so the line style decides
+                        first.pop("colour", None)
+                continue
+        if r.continues:
             continue
-        base, k = mnem, 2
-        while mnem in used:
-            mnem, k = f"{base}{k}", k + 1
-        used.add(mnem)
-        out.append({"mnemonic": mnem, "unit": r.unit, "description": f"{r.name} (read from the scale box)",
-                    "class": r.klass, "track": [r.track[0], r.track[1]], "scale": [r.left, r.right],
-                    "log": log_scale(r.left, r.right),
-                    "wrap": False, "proposed": True, "_name": r.name, **({"colour": r.colour} if r.colour else {})})
+        for base in names:
+            mnem, k = base, 2
+            while mnem in used:
+                mnem, k = f"{base}{k}", k + 1
+            used.add(mnem)
+            out.append({"mnemonic": mnem, "unit": r.unit, "description": f"{r.name} (read from the scale box)",
+                        "class": r.klass, "track": [r.track[0], r.track[1]], "scale": [r.left, r.right],
+                        "log": log_scale(r.left, r.right), "wrap": False, "proposed": True, "_name": r.name,
+                        "_base": base,
+                        **({"colour": r.colour} if r.colour else {})})
     for c in out:
         c.pop("_name")
+        if not keep_names:
+            c.pop("_base")
         if not c["wrap"]:
             c.pop("wrap")
     return out
 
 
-def box_columns(body_start: int, dpi: float | None) -> tuple[int, int]:
-    """Columns [a, b) along depth (canonical) where the scale box is looked for: the stretch above the body."""
-    return max(0, body_start - int(BOX_ROWS_PER_INCH * (dpi or 200.0))), body_start
+# -- where boxes are -------------------------------------------------------------------------------------------
 
 
-def read_scale_box(canon: np.ndarray, tracks: list[tuple[float, float]], body_start: int,
-                   dpi: float | None = None, box_rgb: np.ndarray | None = None) -> tuple[list[dict], str]:
-    """The curves of the scale box just above the log body (canonical image: rows across, columns along depth;
-    ``body_start`` the first column of the log body), and a line saying what was read. ``box_rgb``: the colour
-    pixels of the :func:`box_columns` stretch, upright as the box is read (depth down its rows), on a colour
-    print: each pen's ink colour is proposed with its curve."""
-    if not tracks or body_start < 20:
-        return [], "no scale box read: the log body starts at the top of the scan"
-    a, b = box_columns(body_start, dpi)
-    box = np.ascontiguousarray(canon[:, a:b].T)  # upright: depth down
-    try:
-        rows = read_rows(box, tracks, box_rgb)
-    except (RuntimeError, OSError) as exc:  # Tesseract failing on one picture costs the curves, not the proposal
-        return [], f"the scale box could not be read ({' '.join(str(exc).split())[:120]}): add the curves by hand"
-    curves = curves_from_rows(rows)
+def box_top(upright: np.ndarray, stop: int, floor: int, dpi: float) -> int:
+    """The first row of the box above row ``stop`` (a section's first row), looked for no higher than ``floor``:
+    the top of the box's frame, the highest top that two or more of the walls running down to the section share
+    (the page's frame lines, which run on up out of the window, left out), less a title's height; without such
+    walls, :data:`BOX_LOOK_IN` above."""
+    ink = upright[floor:stop] < sw.INK_LEVEL
+    look = max(floor, stop - int(BOX_LOOK_IN * dpi))
+    if ink.shape[0] < 8:
+        return floor
+    n = max(8, int(round(sw.RULE_IN * dpi)))
+    along = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((n, 1), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(along, connectivity=8)
+    reach = int(0.15 * dpi)
+    tops = [int(stats[i, 1]) for i in range(1, count)
+            if stats[i, 1] + stats[i, 3] >= ink.shape[0] - reach and stats[i, 2] <= max(4, 0.05 * dpi)
+            and stats[i, 1] > 0.2 * dpi]
+    tol = max(3, int(FRAME_TOL_IN * dpi))
+    shared = [t for t in tops if sum(abs(u - t) <= tol for u in tops) >= 2]
+    if not shared:
+        return look
+    return max(floor, min(shared) + floor - int(BOX_ABOVE_IN * dpi))
+
+
+def _upright_rgb(rgb: np.ndarray | None, a: int, b: int) -> np.ndarray | None:
+    return None if rgb is None else np.ascontiguousarray(rgb[a:b])
+
+
+@dataclass
+class Box:
+    """A box read above a section: its scale rows, its words (``reading``; turned a quarter left when the box is
+    printed sideways, ``turned``), its first row and its pixels' width."""
+
+    rows: list[ScaleRow]
+    reading: sw.Reading | None
+    top: int
+    turned: bool = False
+    width: int = 0
+
+
+def read_box(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[float, float]], start: int,
+             floor: int, dpi: float, section: int = 0) -> Box:
+    """The box above a section that starts at row ``start`` (looked for down from ``floor``) read: its rows, and
+    its words for a legend's names (``body_scales.py``). A box printed sideways (a mud log's) is read turned."""
+    top = box_top(upright, start, floor, dpi)
+    if start - top < 8:
+        return Box([], None, top)
+    grey = np.ascontiguousarray(upright[top:start])
+    colour = _upright_rgb(rgb, top, start)
+    if sw.turned(grey, colour, dpi):
+        reading = sw.read_region(sw.turn(grey), sw.turn(colour), dpi)
+        return Box([], reading, top, True, grey.shape[1])
+    borders = tuple(float(x) for t in tracks for x in t)
+    reading = sw.read_region(grey, colour, dpi, borders)
+    return Box(rows_of(reading, sw.ink_picture(grey, colour), colour, tracks, top, section), reading, top, False,
+               grey.shape[1])
+
+
+def read_scales(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[float, float]],
+                sections: list[tuple[int, int]], dpi: float | None,
+                section_tracks: list[list[tuple[float, float]]] | None = None) -> tuple[list[dict], list[str]]:
+    """The curves of a scan's scale boxes (``upright``: the scan with depth down its rows; ``rgb`` its colour
+    pixels the same way on a colour print; ``sections`` the (start, stop) rows of each stretch of log body), and
+    what was read, said in lines: the box above each section, the scales printed in the log body where a box is
+    a legend without them (mud logs), and the scale changes printed partway down. ``tracks`` are the first
+    section's; ``section_tracks`` each section's where known (another log on the page lays its tracks out
+    otherwise): a later section's box without them is read by its own walls alone."""
+    from core.digitize.calibrate import body_scales
+
+    if not tracks or not sections or sections[0][0] < 20:
+        return [], ["no scale box read: the log body starts at the top of the scan"]
+    if not dpi or dpi < MIN_DPI:  # unknown, or a file that says 1 dpi (the archive has one): the box's letters say
+        dpi = guess_dpi(upright[max(0, sections[0][0] - 600) : sections[0][0]])
+    said: list[str] = []
+    rows: list[ScaleRow] = []
+    changes: list[body_scales.ScaleChange] = []
+    floor = 0
+    for k, (start, stop) in enumerate(sections):
+        floor = max(floor, start - int(BOX_MAX_IN * dpi))
+        here = (section_tracks[k] if section_tracks and k < len(section_tracks) and section_tracks[k]
+                else tracks if k == 0 else [])
+        box = read_box(upright, rgb, here, start, floor, dpi, k)
+        body = body_scales.read_body(upright, rgb, here or tracks, (start, stop), dpi, box, k)
+        box_rows = body_scales.merge(box.rows, body.rows)
+        if k > 0:
+            box_rows = [r for r in box_rows if not _known(r, rows)]
+        rows += box_rows
+        changes += body.changes
+        floor = stop
+    curves = curves_from_rows(rows, keep_names=True)
+    body_scales.attach_changes(curves, changes)
+    for c in curves:
+        c.pop("_base")
     if not curves:
-        return [], "no curve read from the scale box above the log body: add the curves by hand"
+        return [], ["no curve read from the scale box above the log body: add the curves by hand"]
+    said.append(f"{len(curves)} curve(s) read from the scale box (check them): " + describe(curves))
+    said += [c.said for c in changes if c.kept]
+    return curves, said
+
+
+def guess_dpi(region: np.ndarray) -> float:
+    """A print's resolution from its letters: a scale box's capitals and digits stand :data:`LETTER_IN` tall (8-9
+    pt type), so the median height of the letter-sized blobs above the log body says the dots per inch."""
+    dark = (region < sw.INK_LEVEL).astype(np.uint8)
+    count, _, stats, _ = cv2.connectedComponentsWithStats(dark, connectivity=8)
+    h = stats[1:, cv2.CC_STAT_HEIGHT]
+    w = stats[1:, cv2.CC_STAT_WIDTH]
+    letters = h[(h >= 5) & (h <= 60) & (w <= 1.5 * h) & (w >= 0.2 * h)]
+    if letters.size < 10:
+        return 150.0
+    return float(np.clip(np.median(letters) / LETTER_IN, 60.0, 400.0))
+
+
+def _known(r: ScaleRow, rows: list[ScaleRow]) -> bool:
+    """Whether a row of a later section's box repeats a curve already read (a repeat pass's box)."""
+    names = _mnemonics(r)
+    return any(_mnemonics(o) == names and _same(o.left, r.left) and _same(o.right, r.right) for o in rows)
+
+
+def changes_by_depth(curves: list[dict], spans: list[tuple[int, int, list[tuple[float, float]]]],
+                     picks: list[tuple[float, float]]) -> list[dict]:
+    """The curves as a calibration writes them: each scale change printed at a pixel (``from_pixel``, as the
+    proposal reads it) at the depth the picks give there (``from_depth``, as the calibration contract holds it):
+    the picks of the section whose ``spans`` (start, stop, picks) hold the pixel, else ``picks``. Without picks (a
+    draft) a change has no depth yet and is left out; the proposal's messages name it."""
+    out = []
+    for c in curves:
+        c = dict(c)
+        changes = c.pop("scale_changes", [])
+        written = []
+        for ch in changes:
+            pixel = ch["from_pixel"]
+            here = next((p for a, b, p in spans if a <= pixel < b and len(p) >= 2), picks)
+            if len(here) >= 2:
+                written.append({"from_depth": round(_depth_at(here, pixel), 2), "scale": list(ch["scale"])})
+        if written:
+            c["scale_changes"] = written
+        out.append(c)
+    return out
+
+
+def _depth_at(picks: list[tuple[float, float]], pixel: float) -> float:
+    """The depth at a pixel through picks: piecewise linear, extrapolated at the ends (as a calibration reads)."""
+    p = np.asarray(sorted(picks), np.float64)
+    k = int(np.clip(np.searchsorted(p[:, 0], pixel, side="right") - 1, 0, len(p) - 2))
+    (x0, d0), (x1, d1) = p[k], p[k + 1]
+    return float(d0 + (pixel - x0) * (d1 - d0) / (x1 - x0))
+
+
+def describe(curves: list[dict]) -> str:
     style = {1: "solid", 2: "dashed", 3: "dotted"}
-    said = ", ".join(f"{c['mnemonic']} {c['scale'][0]:g}–{c['scale'][1]:g}"
+    return ", ".join(f"{c['mnemonic']} {c['scale'][0]:g}–{c['scale'][1]:g}"
                      + (f" ({c['unit']})" if c["unit"] else "") + f" {style[c['class']]}"
                      + (f", backup {c['backup']}" if c.get("wrap") else "")
-                     + (f", ink {c['colour']}" if c.get("colour") else "") for c in curves)
-    return curves, f"{len(curves)} curve(s) read from the scale box (check them): {said}"
+                     + (f", ink {c['colour']}" if c.get("colour") else "")
+                     + "".join(f", {ch['scale'][0]:g}–{ch['scale'][1]:g} from row {ch['from_pixel']:.0f}"
+                               for ch in c.get("scale_changes", []))
+                     for c in curves)

@@ -42,13 +42,26 @@ def scans_in(paths: list[str | Path]) -> list[Path]:
     return list(unique.values())
 
 
+def pictures_skipped(paths: list[str | Path]) -> list[Path]:
+    """The pictures of the folders among ``paths`` that a folder run leaves out: those without a calibration
+    ``NAME.calib.json`` beside them (masks and QC pictures are no scans and not counted). Said, by name: a run
+    that skipped them in silence looked like one that digitised the whole folder."""
+    out: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            out += sorted(q for q in p.iterdir() if q.is_file() and is_scan_file(q) and not calib_path_for(q).is_file())
+    return out
+
+
 def jobs_for(scans: list[Path], out_dir: Path | None = None, qc: bool = True,
-             accept_proposed: bool = False) -> list[ScanJob]:
+             accept_proposed: bool = False, model: Path | None = None) -> list[ScanJob]:
     """One job per scan, its calibration ``NAME.calib.json`` beside it (a missing one fails that job only). Two
     scans whose outputs would be one file (``dup.png`` and ``dup.tif``, or one name in two folders with
     ``--out-dir``) are refused by name before any work: one result would silently replace the other."""
     las = [digitized_las_for(s, out_dir) for s in scans]
-    jobs = [ScanJob(s, calib_path_for(s), out, qc_path_for(out) if qc else None, accept_proposed=accept_proposed)
+    jobs = [ScanJob(s, calib_path_for(s), out, qc_path_for(out) if qc else None, accept_proposed=accept_proposed,
+                    model=model)
             for s, out in zip(scans, las)]
     by_output: dict[Path, Path] = {}
     for job in jobs:
@@ -80,10 +93,27 @@ def up_to_date(job: ScanJob, model: Path | None) -> bool:
     """Whether every output of the job (``outputs_of``: each section's LAS, the QC picture) is newer than its
     scan, its calibration and the model: digitising again would write the same files. A run killed after the
     LAS but before the QC picture is not up to date."""
+    from core.common.atomic import journal_path_for, pending_outputs
+
+    if pending_outputs(journal_path_for(job.las)):  # killed while its outputs landed: a mix until run again
+        return False
     try:
         made = min(p.stat().st_mtime for p in outputs_of(job))
         inputs = [job.scan, job.calib] + ([model] if model else [])
         return all(p.stat().st_mtime < made for p in inputs)
+    except OSError:
+        return False
+
+
+def written_since(job: ScanJob, since: float) -> bool:
+    """Whether every output of the job was written at or after ``since`` (a time.time()) and none is pending: a
+    scan whose result was lost with its worker (the cluster stopped) but whose files landed."""
+    from core.common.atomic import journal_path_for, pending_outputs
+
+    if pending_outputs(journal_path_for(job.las)):
+        return False
+    try:
+        return min(p.stat().st_mtime for p in outputs_of(job)) >= since
     except OSError:
         return False
 

@@ -173,10 +173,12 @@ def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: boo
 def _checked_canonical(image: np.ndarray, calib: Calibration, source: str | None) -> np.ndarray:
     """The scan in the canonical frame, once it is known to fit the calibration, its tracks wide enough to trace
     and its picture not blank."""
-    calib.check_fits(image.shape, source)
+    calib.check_fits(image.shape, source)  # names the calibration: the file to fix
     for i, c in enumerate(calib.curves):
         if c.track_width < MIN_TRACK_PX:
-            raise InputError(source, f"curves[{i}] ({c.mnemonic}): its track is {c.track_width:.0f} px wide; "
+            # the calibration's track (or the scan's resolution): the calibration is named, the file to check
+            raise InputError(calib.source or source, f"curves[{i}] ({c.mnemonic}): its track is "
+                             f"{c.track_width:.0f} px wide; "
                              f"tracing needs at least {MIN_TRACK_PX} px across a track (scan at a higher "
                              "resolution, or check the track ends in the calibration)")
     canon = to_canonical(image, calib.depth_axis)
@@ -280,14 +282,16 @@ def _parts(image: np.ndarray, calib: Calibration, only: int | None, source: str 
         return [("", None, None, 0, 0)]
     length = calib.depth_length(image.shape)
     names = calib.section_files()
-    out = []
-    for i in ([only] if only is not None else range(len(calib.sections))):
+    chosen = [only] if only is not None else list(range(len(calib.sections)))
+    for i in chosen:  # every section checked before the first is read: a refusal costs no work
         sec = calib.sections[i]
         if sec.start >= length - 1:
-            raise InputError(source, f"sections[{i}].span starts at {sec.start} px, past the scan's {length} px "
-                             "along depth")
-        out.append((names[i], i, sec, sec.start, min(sec.stop, length)))
-    return out
+            raise InputError(calib.source or source, f"sections[{i}].span starts at {sec.start} px, past the scan's "
+                             f"{length} px along depth")
+        calib.section_calibration(i).check_fits(_cut(image, calib.depth_axis, sec.start, min(sec.stop, length)).shape,
+                                                source, f"section {i + 1}")
+    return [(names[i], i, calib.sections[i], calib.sections[i].start, min(calib.sections[i].stop, length))
+            for i in chosen]
 
 
 def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibration,

@@ -20,10 +20,11 @@ from typing import Callable
 
 import numpy as np
 
-from core.common.atomic import outputs_together, require_writable
+from core.common.atomic import journal_path_for, outputs_together, require_writable, stage_removal
 from core.common.errors import InputError
 from core.common.events import Event
-from core.io.file_names import las_path_for
+from core.common.output_paths import refuse_clobbering
+from core.io.file_names import las_path_for, stale_qc_pages
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,12 @@ class ScanJob:
     section: int | None = None  # trace only this section (0-based) into ``las``; None: every section
     well: str | None = None  # the well name for the LAS header
     accept_proposed: bool = False  # digitise curves a proposal read from the scale box, unconfirmed
+    model: Path | None = None  # the model file read, if any: an input no output may replace
+
+    def inputs(self) -> list[tuple[str, Path | None]]:
+        """What the job reads, named as a refusal names it: no output may be one of them."""
+        return [("the scan", self.scan), ("its calibration", self.calib), ("the mask it traces (--from-mask)",
+                                                                           self.from_mask), ("the model", self.model)]
 
 
 @dataclass
@@ -89,7 +96,9 @@ class JobWritten(Event):
 @dataclass
 class ScanOutcome:
     scan: str
-    status: str  # "written", "up to date" (skipped) or "failed"
+    # "written", "up to date" (skipped), "failed", "skipped" (a picture with no calibration) or "not run" (the run
+    # stopped before it: interrupted, or its cluster lost)
+    status: str
     curves: list[str] = field(default_factory=list)
     null_share: dict[str, float] = field(default_factory=dict)  # per curve, over every section written
     low_confidence_share: dict[str, float] = field(default_factory=dict)  # per curve: written but flagged unsure
@@ -130,10 +139,12 @@ def _load(job: ScanJob, loaded: Loaded | None):
         raise InputError(str(job.calib), "add at least one curve: the calibration names none (a proposal holds the "
                          "curves its scale box prints, if any could be read; see docs/file-formats.md)")
     calib.require_confirmed(str(job.calib), job.accept_proposed)
-    outputs = [job.las, job.mask_out, job.qc]
+    outputs = [("the LAS (--out)", job.las), ("the class mask (--mask-out)", job.mask_out),
+               ("the QC picture (--qc)", job.qc)]
     if job.section is None:  # each section's LAS beside the main one (OUT.repeat.las …)
-        outputs += [las_path_for(job.las, s) for s in calib.section_files() if s]
-    require_writable(outputs)  # before the long work, not after it
+        outputs += [(f"the {s} LAS", las_path_for(job.las, s)) for s in calib.section_files() if s]
+    refuse_clobbering(outputs, job.inputs())  # an output that is an input would destroy it: refused first
+    require_writable([p for _, p in outputs])  # before the long work, not after it
     if scan is None:
         scan = load_scan(job.scan)
     if mask is None and job.from_mask is not None:
@@ -172,7 +183,9 @@ def digitize_scan(job: ScanJob, read: ReadOptions | Callable[[], ReadOptions], s
                 warnings.append(w)
     written: list[str] = []
     pages: list[Path] = []
-    with outputs_together():  # every LAS, the mask and the QC pages of this run land together or not at all
+    # every LAS, the mask and the QC pages of this run land together or not at all; a run killed while they were
+    # renamed into place is completed by the next (its journal beside the LAS)
+    with outputs_together(journal_path_for(job.las), job.inputs()):
         for suffix, _, res in parts:
             path = job.las if job.section is not None else las_path_for(job.las, suffix)
             write_result(path, res, calib, job.scan.name, source, well={"WELL": job.well} if job.well else None)
@@ -186,6 +199,8 @@ def digitize_scan(job: ScanJob, read: ReadOptions | Callable[[], ReadOptions], s
 
             pages = write_qc(job.qc, scan.rgb if scan.rgb is not None else scan.image, calib, parts,
                              job.scan.name, source or "")
+            for stale in stale_qc_pages(job.qc, pages):  # an earlier, longer run's pages past this run's last
+                stage_removal(stale)
     emit(JobWritten(written + ([str(job.mask_out)] if job.mask_out is not None else []) + [str(p) for p in pages]))
     values: dict[str, list[np.ndarray]] = {}
     confidence: dict[str, list[np.ndarray]] = {}

@@ -86,10 +86,13 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
                 del reading, item  # its maps go with it, before the next scan's reading is let start
                 slots.release()
             yield key, outcome
-    finally:
+    except BaseException:  # interrupted, or the caller stopped early: the reading under way is not waited for
         stop.set()
-        slots.release()  # a reader waiting for a slot sees the stop
-        thread.join()
+        slots.release()  # a reader waiting for a slot sees the stop; one reading ends with it (a daemon)
+        raise
+    stop.set()
+    slots.release()
+    thread.join()
 
 
 def _lazily(jobs: Iterable, slots: threading.Semaphore, stop: threading.Event) -> Iterator:

@@ -20,9 +20,11 @@ path when it starts. On a cluster the scans and calibrations are read by the wor
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import queue
+import shutil
 import tempfile
 import threading
 import time
@@ -154,6 +156,7 @@ def die_with_parent() -> None:
 
 
 WAIT_S = 0.5  # how often the run looks whether a worker died, while it waits for outcomes
+STOP_WAIT_S = 5.0  # how long an interrupted run waits for its workers to clean up and exit before killing them
 
 
 def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterator[ScanOutcome]:
@@ -161,7 +164,8 @@ def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterato
     takes scans from one queue as it can start them and reads the next while it traces one (``stream.py``).
     Workers are started fresh (``spawn``): a forked copy of a process whose math libraries already started
     threads can hang. Each ends with the run (``die_with_parent``). A worker that dies fails the scans it held
-    (the one it traced, the one it read ahead) with the reason; the others go on with the rest."""
+    (the one it traced, the one it read ahead) with the reason; the others go on with the rest. Interrupted
+    (Ctrl-C) or stopped early, the workers are stopped (:func:`_stop_workers`): none takes another scan."""
     import multiprocessing
 
     name = Path(options.model).name if options.model else None
@@ -187,12 +191,35 @@ def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterato
             outcome = _handle(message, held, left)
             if outcome is not None:
                 yield outcome
+    except BaseException:  # Ctrl-C, the caller stopped reading (GeneratorExit), or a fault of the run itself
+        _stop_workers(procs)
+        raise
     finally:
         todo.cancel_join_thread()  # scans left in it (every worker gone) must not hold this process at its exit
         for p in procs:
             p.join(timeout=5 if not left else 0)
             if p.is_alive():
                 p.terminate()
+
+
+def _stop_workers(procs: list) -> None:
+    """Interrupt the workers' current scans (SIGINT: their temporaries removed as it unwinds, then the worker
+    exits: :func:`_stream_worker`), wait up to :data:`STOP_WAIT_S` for them to exit, then kill what is left.
+    SIGINT sent to the run alone (not the terminal's group) let all 9 queued scans be digitised."""
+    import signal
+
+    for proc in procs:
+        if proc.is_alive():
+            try:
+                os.kill(proc.pid, signal.SIGINT)
+            except (ProcessLookupError, TypeError):
+                pass
+    deadline = time.monotonic() + STOP_WAIT_S
+    for proc in procs:
+        proc.join(max(0.0, deadline - time.monotonic()))
+        if proc.is_alive():
+            proc.kill()  # a worker deep in native code: its hidden temporaries go with the next run
+            proc.join(1.0)
 
 
 def _handle(message: tuple, held: dict, left: set) -> ScanOutcome | None:
@@ -233,7 +260,8 @@ def _the_dead(procs: list, held: dict, left: set, jobs: list[ScanJob], done) -> 
 
 def _stream_worker(todo, done, options: RunOptions, model_name: str | None, index: int) -> None:
     """A worker process: the model loaded once, then the scans the shared queue gives it, each read while the one
-    before is traced (``stream.streamed``); what it takes and each outcome go back on ``done``."""
+    before is traced (``stream.streamed``); what it takes and each outcome go back on ``done``. Interrupted, it
+    exits (status 130) without taking another scan."""
     from core.digitize.job.stream import streamed
 
     die_with_parent()
@@ -247,30 +275,66 @@ def _stream_worker(todo, done, options: RunOptions, model_name: str | None, inde
             done.put(("took", index, item[0], None))
             yield item
 
-    if read is None:
-        for i, job in taken():
-            done.put(("done", index, i, ScanOutcome(job.scan.name, "failed", error=reason)))
-        return
-    for i, outcome in streamed(taken(), read):
-        done.put(("done", index, i, outcome))
+    try:
+        if read is None:
+            for i, job in taken():
+                done.put(("done", index, i, ScanOutcome(job.scan.name, "failed", error=reason)))
+            return
+        for i, outcome in streamed(taken(), read):
+            done.put(("done", index, i, outcome))
+    except KeyboardInterrupt:
+        # interrupted (the terminal's Ctrl-C reaches every process of the run; the run sends SIGINT itself when it
+        # alone was): the scan's temporaries were removed as the interrupt unwound; the worker exits at once
+        # instead of taking the next scan, its reader thread (a daemon) with it
+        os._exit(130)
 
 
 # -- a Dask distributed cluster -------------------------------------------------------------------------------
 
 
+_MODEL_FILES: dict[str, Path] = {}  # this worker's model files, by the SHA-256 of their bytes
+
+
+def _sha256_of(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
 def _model_on_worker(data: bytes, digest: str) -> str:
-    """The model's bytes as a file on the worker (once per worker and model): ``load_model`` reads files."""
-    path = Path(tempfile.gettempdir()) / f"welltrace-model-{digest[:16]}.safetensors"
-    if not path.exists() or path.stat().st_size != len(data):
-        tmp = path.with_suffix(f".{os.getpid()}.part")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+    """The model's bytes as a file on the worker (once per worker and model): ``load_model`` reads files.
+
+    The file is this process's own: in a folder only its user can enter (``mkdtemp``, mode 0700), written
+    atomically, and used again only while its bytes still hash to ``digest``. A shared name in the temporary
+    folder, reused when its size was right, let another user plant a zeroed model of that size: it was read
+    (exit 0, three curves all NULL) with the provenance still naming the bundled model. Bytes that do not hash
+    to the digest the client sent are refused."""
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise ValueError("the model's bytes arrived damaged: their SHA-256 is not the one the client sent")
+    path = _MODEL_FILES.get(digest)
+    if path is not None and _sha256_of(path) == digest:
+        return str(path)
+    folder = Path(tempfile.mkdtemp(prefix="welltrace-models-"))  # 0700: nobody else may write in it
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = folder / f"{digest[:16]}.safetensors"
+    tmp = folder / f".{digest[:16]}.part"
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(path)
+    _MODEL_FILES[digest] = path
     return str(path)
 
 
 def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, model_data: bytes | None,
                  digest: str | None) -> ScanOutcome:
-    path = _model_on_worker(model_data, digest) if model_data is not None else None
+    try:
+        path = _model_on_worker(model_data, digest) if model_data is not None else None
+    except (OSError, ValueError) as exc:  # no room for it, or damaged on the way: this scan fails, with why
+        return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be kept on the worker: {exc}")
     return run_job(job, options, model_name, path)
 
 
@@ -322,10 +386,13 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
 
         pending = {submit(job): (job, 0) for job in jobs}
         stream = dask_completed(list(pending))
-        for fut in stream:
+        watch = _Watch(client, worker_wait_s)
+        for fut in watch.completed(stream):
             job, tries = pending.pop(fut)
             try:
-                outcome = fut.result()
+                outcome = watch.result(fut)
+            except ClusterLost:
+                raise
             except Exception as exc:  # noqa: BLE001 - a scan's own failure is an outcome (``digitize_file`` never
                 # raises), so anything raised here is the cluster's: the worker died, or its inputs went with one
                 if tries >= RESUBMITS:
@@ -343,6 +410,48 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
                 stream.add(again)
                 continue
             yield outcome
+
+
+WATCH_POLL_S = 0.25  # how often a cluster run looks whether a task finished, and whether a worker is left
+
+
+class ClusterLost(TimeoutError):
+    """The cluster has had no worker for longer than a run waits: its tasks would wait forever."""
+
+
+class _Watch:
+    """Waiting on a cluster's tasks while it can still run them: once no worker is left (the last one died or was
+    retired) and none joins within ``worker_wait_s``, :class:`ClusterLost`; a scheduler gone raises what asking it
+    raises (``OSError``). Without it a run whose last worker left waited forever."""
+
+    def __init__(self, client, worker_wait_s: float):
+        self.client, self.wait_s, self.alone_since = client, worker_wait_s, None
+
+    def check(self) -> None:
+        if self.client.nthreads():  # a call to the scheduler
+            self.alone_since = None
+            return
+        self.alone_since = self.alone_since or time.monotonic()
+        if time.monotonic() - self.alone_since > self.wait_s:
+            raise ClusterLost(f"the cluster has had no worker for {self.wait_s:g} s (the last one stopped)")
+
+    def completed(self, stream):
+        """The futures of ``stream`` (``distributed.as_completed``) as they finish."""
+        while not stream.is_empty():
+            if stream.has_ready():
+                yield from stream.next_batch(block=False)
+                continue
+            self.check()
+            time.sleep(WATCH_POLL_S)
+
+    def result(self, fut):
+        """A finished future's result. It may be lost again before it is read (its worker left with the result
+        it held): then it waits for a worker to compute it again, as long as one may come."""
+        while True:
+            try:
+                return fut.result(timeout=4 * WATCH_POLL_S)
+            except TimeoutError:
+                self.check()
 
 
 def _held(client, ref) -> bool:

@@ -10,7 +10,7 @@ from core.digitize.output.result import DigitizeResult
 from core.digitize.rules.confidence import LOW_CONFIDENCE
 from core.digitize.trace.params import Trace
 from core.io.calibration import Calibration
-from core.io.las_io import LasCurve, write_las
+from core.io.las_io import LasCurve, value_decimals_for, write_las
 
 
 def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]) -> DigitizeResult | None:
@@ -61,7 +61,9 @@ def confidence_mnemonic(mnemonic: str) -> str:
 
 def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, source_scan: str,
                  model_name: str | None, well: dict[str, str] | None = None) -> None:
-    curves = [LasCurve(c.mnemonic, c.unit, c.description, result.values[c.mnemonic]) for c in calib.curves]
+    # each curve to the decimals its scale needs (a 0-0.001 scale written to 4 took 8 distinct values)
+    curves = [LasCurve(c.mnemonic, c.unit, c.description, result.values[c.mnemonic],
+                       decimals=value_decimals_for(*c.scale, log=c.log)) for c in calib.curves]
     # each curve's confidence beside it, so the LAS says where a value is unsure rather than hide it: a reader
     # keeps every value and can filter on the confidence (below LOW_CONFIDENCE the QC picture tints it)
     curves += [LasCurve(confidence_mnemonic(c.mnemonic), "", f"confidence of {c.mnemonic} (0-1; below "

@@ -11,8 +11,9 @@ OFF_SCALE_PX = 1.5  # how far past its track's end a curve without a backup scal
 
 
 def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: np.ndarray) -> np.ndarray:
-    """Curve values at LAS depths: unwrapped track fraction interpolated along depth. A curve without a backup
-    scale never reads past its printed scale: a position beyond the track's end is NULL."""
+    """Curve values at LAS depths: unwrapped track fraction interpolated along depth, read on the scale in force at
+    each depth (``CurveSpec.scales_at``). A curve without a backup scale never reads past its printed scale: a
+    position beyond the track's end is NULL."""
     cols = trace.position.size
     position = trace.position
     if not spec.wrap:
@@ -31,7 +32,9 @@ def trace_to_values(trace: Trace, spec: CurveSpec, calib: Calibration, depths: n
     ti = np.interp(px, col[ok], t[ok])
     # a depth sample takes a value only if an observed (or bridged) column lies within one pixel
     near = np.interp(px, col, ok.astype(np.float64)) > 0.5
-    return spec.value_of_fraction(np.where(inside & near, ti, np.nan))
+    # a scale printed anew partway down (scale_changes) holds from its depth on, down the page
+    scale = spec.scales_at(depths, calib.depth_increases_with_pixel) if spec.scale_changes else None
+    return spec.value_of_fraction(np.where(inside & near, ti, np.nan), scale)
 
 
 def trace_to_confidence(trace, calib: Calibration, values: np.ndarray, depths: np.ndarray) -> np.ndarray:

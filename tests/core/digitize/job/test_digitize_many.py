@@ -100,7 +100,7 @@ def test_bad_batch_usage_is_one_line(tmp_path, capsys):
     folder = _folder(tmp_path, 1)
     for argv, words in ((["--classical", "--calib", "x.json"], "--calib: for one scan"),
                         (["--classical", "--reference", "--well", "W"], "--well, --reference: for one scan"),
-                        (["--classical", "--jobs", "0"], "--jobs must be at least 1"),
+                        (["--classical", "--jobs", "0"], "argument --jobs: expected a whole number of at least 1"),
                         (["--model", "a.safetensors", "--classical"], "exactly one of --model"),
                         (["--model", str(tmp_path / "none.safetensors")], "no such model file")):
         assert main(["digitize", str(folder), *argv]) == 2

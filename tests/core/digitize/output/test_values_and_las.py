@@ -62,3 +62,26 @@ def test_the_las_written_reads_back_as_the_same_values_with_their_confidence(tmp
     assert np.allclose(back.values["GR"], values["GR"], equal_nan=True, atol=1e-3)
     assert np.allclose(back.confidence["GR"], conf["GR"], equal_nan=True)
     assert back.method == "model"
+
+
+def test_a_scale_printed_anew_partway_down_holds_from_its_depth_on():
+    """A mud log's gas scale changed at 1200 ft (0–150 → 0–300, and 0–600 from 1300 ft): the same pixel reads
+    twice the value from there on; above it, the first scale; on a log upside down (depth up the page) the change
+    holds from its depth upwards."""
+    calib, tr = _calib(), _trace()
+    spec = calib.curves[0]
+    spec.scale_changes = [(1300.0, (0.0, 600.0)), (1200.0, (0.0, 300.0))]  # any order in; applied by depth
+    depth = calib.depth_grid(400)
+    values = trace_to_values(tr, spec, calib, depth)
+    fraction = (np.interp(calib.pixel_at(depth), np.arange(400), np.linspace(120.0, 280.0, 400)) - 100.0) / 200.0
+    top = np.where(depth >= 1300, 600.0, np.where(depth >= 1200, 300.0, 150.0))
+    seen = np.isfinite(values)
+    assert np.allclose(values[seen], (fraction * top)[seen], atol=1e-6)
+    assert spec.scales_at([1100.0, 1250.0, 1350.0]).tolist() == [[0, 150], [0, 300], [0, 600]]
+    assert spec.scales_at([1100.0, 1250.0, 1400.0], down_is_deeper=False).tolist() == [[0, 300], [0, 600], [0, 150]]
+    # a log track changes its ends too; without changes the curve reads its one scale as before
+    log_spec = CurveSpec("C1", "PPM", "", 1, (0.0, 100.0), (1.0, 1000.0), log=True,
+                         scale_changes=[(1200.0, (10.0, 10000.0))])
+    assert np.allclose(log_spec.value_of_fraction([0.5, 0.5], log_spec.scales_at([1100.0, 1250.0])),
+                       [10 ** 1.5, 10 ** 2.5])
+    assert CurveSpec("GR", "", "", 1, (0.0, 1.0), (0.0, 150.0)).scales_at([5.0]).tolist() == [[0, 150]]

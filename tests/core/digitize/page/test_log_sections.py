@@ -178,10 +178,10 @@ def test_an_implausible_scale_is_refused_with_the_reason_and_exit_2(tmp_path, ca
     captured = capsys.readouterr()
     assert "no standard depth scale at 300 dpi" in captured.out, captured.out
     [line] = [x for x in captured.err.splitlines() if x.startswith("welltrace: ")]  # one line, naming the scan
-    assert "wrong_dpi" in line and "no calibration written" in line and "no standard depth scale" in line
+    assert "wrong_dpi" in line and "only a draft written" in line and "no standard depth scale" in line
     # what was found is kept as a draft with no depth picks, which no command takes for a calibration
     draft = json.loads((tmp_path / "wrong_dpi.calib.json").read_text())
-    assert draft["depth_picks"] == [] and "no standard depth scale" in draft["draft"] and "kept" in line
+    assert draft["depth_picks"] == [] and "no standard depth scale" in draft["draft"] and "by hand" in line
 
 
 # -- sections in the calibration and in digitising ------------------------------------------------
