@@ -18,7 +18,7 @@ from core.model.network import NetConfig, VeerNet
 from core.model.precision import Precision
 
 
-def _picture(rows: int = 96, cols: int = 1500) -> np.ndarray:
+def _picture(rows: int = 96, cols: int = 800) -> np.ndarray:
     rng = np.random.default_rng(2)
     img = np.full((rows, cols), 255, np.uint8)
     x = np.arange(cols)
@@ -38,8 +38,8 @@ def test_one_window_at_a_time_it_writes_the_maps_window_by_window_reading_writes
     img = _picture()
     win = Windowing.for_model(model.cfg, 256)
     fp32 = Precision.pinned("fp32", "cpu", "test")
-    expected = predict_windows(model, img, fp32, window=win, rows=(8, 88), cols=(40, 1450))
-    got = predict_windows_batched(model, img, fp32, "cpu", window=win, rows=(8, 88), cols=(40, 1450), batch=1)
+    expected = predict_windows(model, img, fp32, window=win, rows=(8, 88), cols=(40, 760))
+    got = predict_windows_batched(model, img, fp32, "cpu", window=win, rows=(8, 88), cols=(40, 760), batch=1)
     assert got.windows == expected.windows > 3
     for k in expected.maps:
         assert np.array_equal(got.maps[k].codes, expected.maps[k].codes), k
