@@ -23,14 +23,30 @@ class ProposalRun:
     error: str = ""
 
 
+def _cpu_seconds() -> float | None:
+    """CPU seconds this process and the processes it waited for (Tesseract's) have used; None where the platform
+    does not say (``resource`` is POSIX)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    mine, theirs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
+
+
 def _propose_in_child(path: str, conn) -> None:
-    """The child process: the scan loaded and proposed as ``welltrace calibrate --propose`` does."""
+    """The child process: the scan loaded and proposed as ``welltrace calibrate --propose`` does. The proposal
+    carries ``cpu_seconds``: the CPU time it took (threads and Tesseract's processes included), which, unlike the
+    wall clock, does not grow with whatever else the machine runs meanwhile."""
     t0 = time.perf_counter()
+    c0 = _cpu_seconds()
     try:
         from core.digitize.calibrate.proposal import propose_scan
         from core.io.scan import load_scan
 
         proposal = propose_scan(load_scan(path)).as_dict()
+        c1 = _cpu_seconds()
+        proposal["cpu_seconds"] = None if c0 is None or c1 is None else round(c1 - c0, 2)
         conn.send(ProposalRun(Path(path).name, proposal, time.perf_counter() - t0))
     except Exception as exc:  # noqa: BLE001 - the run goes on; the scan's failure is its result
         conn.send(ProposalRun(Path(path).name, None, time.perf_counter() - t0, f"{type(exc).__name__}: {exc}"))

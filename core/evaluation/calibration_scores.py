@@ -102,6 +102,7 @@ class ScanScore:
     curves_labelled: int = 0
     curves_right: int = 0
     curve_misses: list[str] = field(default_factory=list)
+    cpu_seconds: float | None = None  # the proposal's CPU time (its threads and Tesseract's), where measured
 
     @property
     def tracks_right(self) -> bool:
@@ -208,7 +209,7 @@ def _score_curves(labels: ScanLabels, proposal: dict) -> tuple[int, int, list[st
 def score_scan(labels: ScanLabels, proposal: dict | None, seconds: float, error: str = "") -> ScanScore:
     """One scan's proposal (``Proposal.as_dict()``; None when it failed or ran out of time) against its labels."""
     proposal = proposal or {"tracks": [], "sections": [], "curves": []}
-    out = ScanScore(labels.stem, labels.well, seconds, error)
+    out = ScanScore(labels.stem, labels.well, seconds, error, cpu_seconds=proposal.get("cpu_seconds"))
     for s in labels.sections:
         index = _covering_section(proposal, s.rows)
         tracks_ok, tracks_detail = _score_tracks(s, _tracks_for(proposal, index))
@@ -229,6 +230,8 @@ class Summary:
     median_seconds: float
     max_seconds: float
     failed: int
+    median_cpu: float | None = None  # of the proposals that say their CPU time
+    max_cpu: float | None = None
 
     def line(self, name: str) -> str:
         def share(a: int, b: int) -> str:
@@ -237,12 +240,16 @@ class Summary:
         return (f"{name}: {self.scans} scans; tracks right {share(self.tracks_right, self.scans)}; depths right "
                 f"{share(self.depths_right, self.sections_scored)} of sections; scale-box curves "
                 f"{share(self.curves_right, self.curves_labelled)}; seconds median {self.median_seconds:.1f}, max "
-                f"{self.max_seconds:.1f}; {self.failed} failed or cut")
+                f"{self.max_seconds:.1f}"
+                + (f" (CPU median {self.median_cpu:.1f}, max {self.max_cpu:.1f})" if self.median_cpu is not None else "")
+                + f"; {self.failed} failed or cut")
 
 
 def summarise(scores: list[ScanScore]) -> Summary:
     depth = [s.depths_right for sc in scores for s in sc.sections if s.depths_right is not None]
     secs = [sc.seconds for sc in scores] or [0.0]
+    cpu = [sc.cpu_seconds for sc in scores if sc.cpu_seconds is not None]
     return Summary(len(scores), sum(sc.tracks_right for sc in scores), len(depth), sum(depth),
                    sum(sc.curves_labelled for sc in scores), sum(sc.curves_right for sc in scores),
-                   float(np.median(secs)), float(max(secs)), sum(bool(sc.error) for sc in scores))
+                   float(np.median(secs)), float(max(secs)), sum(bool(sc.error) for sc in scores),
+                   float(np.median(cpu)) if cpu else None, float(max(cpu)) if cpu else None)

@@ -1,12 +1,13 @@
 """Printed depth numbers to depth picks: the numbers that agree on one straight line at a standard log scale.
 
 Per section, numbers that fit no straight line with the others are rejected by name: misreads, header text,
-table entries. A straight line through the rest (RANSAC over every pair, then least squares) is then checked for
-sanity (:func:`fit_section`): depths increasing down the log, a standard log scale at the scan's dpi, labels
-that step by a round interval, spread over a quarter of the section at least. A section whose depths restart is
-two passes (:func:`split_passes`; a straight run of misreads is not); the first with depths is the main pass, a
-later one that repeats its range a repeat pass (:func:`name_sections`). The picks are the kept numbers as
-printed, never extrapolated.
+table entries, a description's numbers. The line that holds the most labels (RANSAC over neighbouring pairs,
+then least squares) at a plausible scale gives the picks (:func:`fit_section`): depths increasing down the log,
+a standard log scale at the scan's dpi, labels a round number of feet, spread over a quarter of the section at
+least. A section whose depths restart is two passes (:func:`split_passes`: lines of labels taken one by one; a
+straight run of misreads is not); the first with depths is the main pass, a later one that repeats its range a
+repeat pass (:func:`name_sections`). A short repeat that prints two depths borrows the main pass's scale to
+check them. The picks are the kept numbers as printed, never extrapolated.
 """
 
 from __future__ import annotations
@@ -19,15 +20,17 @@ FIT_TOLERANCE_PX = 6.0  # a number this far (in pixels along depth) from the lin
 MIN_NUMBERS = 3  # numbers that must agree before picks are proposed
 SNAP_PX = 8.0  # a number is placed on the depth line it is printed on, when one lies this close
 SNAP_AGREE_PX = 2.5  # ... and moves by about what the scan's other numbers moved (snap_to_depth_lines)
-# the depth scales logs are printed at (1:240 is 5 in per 100 ft, 1:600 2 in, 1:1200 1 in): a proposed scale
+# the depth scales logs are printed at (1:240 is 5 in per 100 ft, 1:600 2 in, 1:1200 1 in; 1:12000, 0.1 in per
+# 100 ft, the compressed summary a cement-evaluation print adds: 4 of the archive's 36 scans): a proposed scale
 # must be one of them at the scan's resolution, within the stretch of paper and scanner
-STANDARD_SCALES = (200, 240, 500, 600, 1000, 1200)
+STANDARD_SCALES = (200, 240, 500, 600, 1000, 1200, 12000)
 SCALE_TOLERANCE = 0.06
 PX_PER_FT_BOUNDS = (0.2, 200.0)  # without a resolution: from 1:1200 at 20 dpi to 1:200 at 3,000 dpi
 MIN_SPREAD = 0.25  # the kept numbers span at least this share of their section's length
 LABEL_STEP_FT = 5  # printed depths step by a round interval (10, 50, 100 ft): their differences share a factor
 MAX_TOLERANCE_PX = 24.0  # the drift allowance stops here: a misread 100 px off a line is no drift
 EDGE_PX = 40  # a number printed this close outside a section's border lines still belongs to it
+NEIGHBOUR_PAIRS = 16  # a line is proposed through each number and each of its next this many along depth
 
 
 @dataclass
@@ -36,11 +39,13 @@ class DepthNumber:
     value: float
     text: str
     kept: bool = False
+    across: float | None = None  # where across it was read (the centre of its strip), when known
 
 
 @dataclass
 class ProposedSection:
-    """A stretch of log body (canonical columns [start, stop)) and what its printed depths gave."""
+    """A stretch of log body (canonical columns [start, stop)): its curve tracks and other columns across, and
+    what its printed depths gave."""
 
     start: int
     stop: int
@@ -48,48 +53,99 @@ class ProposedSection:
     picks: list[tuple[float, float]] = field(default_factory=list)
     rms_px: float | None = None
     refused: str | None = None  # why no picks were proposed for it
+    tracks: list[tuple[float, float]] = field(default_factory=list)  # its curve tracks, (lo, hi) across
+    # its other columns: {"kind": "depth" | "other", "cols": [lo, hi], and where measured "lines" inside, "ink" share}
+    columns: list[dict] = field(default_factory=list)
+    framed: bool = False  # its tracks parted by the lines that run on into its box (calibrate/columns.py)
+
+    def with_span(self, start: int, stop: int) -> ProposedSection:
+        """A part of this stretch (a pass of its own): the same layout across, no depths yet."""
+        return ProposedSection(start, stop, tracks=list(self.tracks), columns=[dict(c) for c in self.columns],
+                               framed=self.framed)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "span": [self.start, self.stop], "picks": [list(p) for p in self.picks],
-                "rms_px": self.rms_px, "refused": self.refused}
+                "rms_px": self.rms_px, "refused": self.refused,
+                "tracks": [[round(float(a), 1), round(float(b), 1)] for a, b in self.tracks],
+                "columns": [dict(c) for c in self.columns]}
 
 
 def fit_numbers(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX) -> float | None:
     """Mark the numbers that lie on one straight line depth = a + b · pixel (the most of them, RANSAC over
-    every pair, then least squares), in place; returns the RMS of the kept ones about it in pixels."""
+    neighbouring pairs, then least squares), in place; returns the RMS of the kept ones about it in pixels."""
     fit = fit_line(numbers, tolerance_px)
     return None if fit is None else fit[2]
 
 
-def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX
+def _pairs(n: int, reach: int = NEIGHBOUR_PAIRS) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i, j), i < j ≤ i + ``reach``: each number with its next neighbours along depth."""
+    i = np.repeat(np.arange(n), reach)
+    j = i + np.tile(np.arange(1, reach + 1), n)
+    ok = j < n
+    return i[ok], j[ok]
+
+
+def _best_line(px: np.ndarray, val: np.ndarray, tolerance_px: float, slope_ok=None
+               ) -> tuple[np.ndarray, float, float] | None:
+    """(inlier mask, a, b) of the straight line depth = a + b · pixel that holds the most numbers within
+    ``tolerance_px`` (ties: the smaller squared miss), its candidates drawn through neighbouring pairs (sorted
+    by pixel: the numbers of one log are printed in order along it, so any two of them next to each other, or
+    with fewer than :data:`NEIGHBOUR_PAIRS` misreads between, propose its line). ``slope_ok(b)``: a filter on the
+    candidates' slopes (ft per pixel). Work is pairs × numbers: a mud log's 1,245 numbers fit in a fraction of a
+    second, where every pair (its n² candidates against n numbers, then again at each of n steps back) ran for
+    minutes."""
+    order = np.argsort(px, kind="stable")
+    spx, sval = px[order], val[order]
+    i, j = _pairs(len(spx))
+    dp, dv = spx[j] - spx[i], sval[j] - sval[i]
+    ok = (dp != 0) & (dv != 0)
+    i, j = i[ok], j[ok]
+    if i.size == 0:
+        return None
+    b = (sval[j] - sval[i]) / (spx[j] - spx[i])
+    a = sval[i] - b * spx[i]
+    if slope_ok is not None:
+        keep = np.array([bool(slope_ok(x)) for x in b]) if b.size else np.zeros(0, bool)
+        a, b = a[keep], b[keep]
+        if b.size == 0:
+            return None
+    best_key, best = None, None
+    chunk = max(1, 4_000_000 // max(1, len(px)))
+    for k in range(0, b.size, chunk):
+        aa, bb = a[k : k + chunk, None], b[k : k + chunk, None]
+        miss = np.abs(px[None, :] - (val[None, :] - aa) / bb)
+        inl = miss <= tolerance_px
+        count = inl.sum(axis=1)
+        sse = np.where(inl, miss ** 2, 0.0).sum(axis=1)
+        m = int(np.lexsort((sse, -count))[0])
+        key = (int(count[m]), -float(sse[m]))
+        if best_key is None or key > best_key:
+            best_key, best = key, (inl[m].copy(), float(aa[m, 0]), float(bb[m, 0]))
+    if best is None or best_key[0] < 2:
+        return None
+    return best
+
+
+def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX, slope_ok=None
              ) -> tuple[float, float, float] | None:
-    """:func:`fit_numbers`, returning (a, b, RMS in px) of depth = a + b · pixel through the kept numbers."""
+    """:func:`fit_numbers`, returning (a, b, RMS in px) of depth = a + b · pixel through the kept numbers
+    (least squares through the inliers of the best line); ``slope_ok`` as in :func:`_best_line`."""
     if len(numbers) < 2:
         return None
-    px = np.array([n.pixel for n in numbers])
-    val = np.array([n.value for n in numbers])
-    best: tuple[int, float, np.ndarray] | None = None
-    for i in range(len(numbers)):
-        for j in range(i + 1, len(numbers)):
-            if px[j] == px[i] or val[j] == val[i]:
-                continue
-            b = (val[j] - val[i]) / (px[j] - px[i])
-            miss_px = np.abs(px - (px[i] + (val - val[i]) / b))  # how far each number is from the line, in px
-            inl = miss_px <= tolerance_px
-            score = (int(inl.sum()), -float(np.sum(miss_px[inl] ** 2)))
-            if best is None or score > best[:2]:
-                best = (score[0], score[1], inl)
-    if best is None or best[0] < 2:
+    px = np.array([n.pixel for n in numbers], np.float64)
+    val = np.array([n.value for n in numbers], np.float64)
+    found = _best_line(px, val, tolerance_px, slope_ok)
+    if found is None:
         return None
-    inl = best[2]
-    b, a = np.polyfit(px[inl], val[inl], 1)
+    inl = found[0]
+    b, a = np.polyfit(px[inl], val[inl], 1) if np.ptp(px[inl]) > 0 else (found[2], found[1])
     resid_px = (px[inl] - (val[inl] - a) / b)
     for n, k in zip(numbers, inl):
         n.kept = bool(k)
     return float(a), float(b), float(np.sqrt(np.mean(resid_px ** 2)))
 
 
-def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
+def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> float | None:
     """Move each number onto the depth line (``depth_line_positions``) it is printed on (in place): a printed
     depth is centred on its line, and the line is a sharper mark than the box OCR draws around the digits.
 
@@ -97,9 +153,11 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
     the others (iqa_33-025-02289-0001: 3.5 px, every label). Where the nearest line lies otherwise (a grid's
     finer line, a curve's stroke taken for a line) or no line is near, the number moves by the others' median:
     on a synthetic log, 5700 and 5800 ft went 7 px either way onto finer lines, a 2.5-ft pick; on
-    iqa_33-023-01135-0001 four labels read 500 px apart to the pixel went +4.5, +4.5, +4.5 and −5 px."""
+    iqa_33-023-01135-0001 four labels read 500 px apart to the pixel went +4.5, +4.5, +4.5 and −5 px. Returns that
+    usual move (None where too few numbers snapped to say it): a section of the page without depth lines prints
+    its labels the same way."""
     if lines.size == 0 or not numbers:
-        return
+        return None
     pixels = np.array([n.pixel for n in numbers])
     nearest = lines[np.argmin(np.abs(lines[None, :] - pixels[:, None]), axis=1)]
     shift = nearest - pixels
@@ -109,6 +167,7 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> None:
     for n, s, ok in zip(numbers, shift, snapped):
         agrees = ok and (usual is None or abs(s - usual) <= SNAP_AGREE_PX)
         n.pixel += float(s) if agrees else (usual or 0.0)
+    return usual
 
 
 def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -143,34 +202,34 @@ def scale_check(px_per_unit: float, dpi: float | None, unit: str = "FT") -> str 
     return f"{per_ft:.3g} px per ft is no physical depth scale (between {lo:g} and {hi:g} at any resolution)"
 
 
-def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | None, unit: str) -> None:
-    """Picks for one section from the numbers printed in it, or the reason there are none (in place)."""
-    mine = [n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX]
-    length = sec.stop - sec.start
-    if len(mine) < MIN_NUMBERS:
-        sec.refused = f"{len(mine)} number(s) read in it, {MIN_NUMBERS} needed"
-        return
-    extent = mine[-1].pixel - mine[0].pixel
-    # a paper-speed drift bends a long log's scale a little: the tolerance grows with the span read
-    tolerance = max(FIT_TOLERANCE_PX, min(MAX_TOLERANCE_PX, 0.003 * extent))
-    fit = fit_line(mine, tolerance)
-    kept = [n for n in mine if n.kept]
-    if unit == "FT" and fit is not None:
-        # printed depths in feet step by a round interval: a misread that fell near the line (99 among 200 …
-        # 600 on a casing log vetoed the lot through the step test below) leaves the consensus, the rest refit
-        odd = [n for n in kept if int(round(n.value)) % LABEL_STEP_FT]
-        if odd and len(kept) - len(odd) >= MIN_NUMBERS:
-            for n in odd:
-                n.kept = False
-            fit = fit_line([n for n in kept if n.kept], tolerance)
-            kept = [n for n in mine if n.kept]
-    shown = ", ".join(f"{n.text} at {n.pixel:.0f}" for n in mine[:6]) + (" …" if len(mine) > 6 else "")
-    if fit is None or len(kept) < MIN_NUMBERS:
-        sec.refused = f"no {MIN_NUMBERS} of its {len(mine)} numbers agree on a depth scale ({shown})"
-        for n in mine:
-            n.kept = False
-        return
-    _, b, rms = fit
+def _mine(sec: ProposedSection, numbers: list[DepthNumber]) -> list[DepthNumber]:
+    """The numbers printed in a section (or within :data:`EDGE_PX` outside its border lines), along depth."""
+    return sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
+
+
+def _labels(numbers: list[DepthNumber], unit: str) -> list[DepthNumber]:
+    """The numbers that may be printed depths: in feet, a multiple of :data:`LABEL_STEP_FT` (depth lines are
+    labelled every 10, 50 or 100 ft; a description's 7, 38 or 146 is no label), in metres every one."""
+    if unit != "FT":
+        return list(numbers)
+    return [n for n in numbers if n.value == round(n.value) and int(round(n.value)) % LABEL_STEP_FT == 0]
+
+
+def _tolerance(numbers: list[DepthNumber]) -> float:
+    """The fit's tolerance in pixels: a paper-speed drift bends a long log's scale a little, so it grows with the
+    span read (0.3 %), up to :data:`MAX_TOLERANCE_PX`."""
+    extent = numbers[-1].pixel - numbers[0].pixel if numbers else 0.0
+    return max(FIT_TOLERANCE_PX, min(MAX_TOLERANCE_PX, 0.003 * extent))
+
+
+def _plausible_slope(dpi: float | None, unit: str):
+    """A filter on a line's slope (depth per pixel): depths increasing down the log, at a standard scale."""
+    return lambda b: b > 0 and scale_check(1.0 / b, dpi, unit) is None
+
+
+def _reasons(kept: list[DepthNumber], b: float, dpi: float | None, unit: str, length: int) -> list[str]:
+    """Why the numbers ``kept`` on a line of slope ``b`` (depth per pixel) are no depth scale of a section
+    ``length`` pixels long; empty when they are one."""
     reasons = []
     if b <= 0:
         reasons.append(f"its depths decrease down the log ({kept[0].text} above {kept[-1].text})")
@@ -178,7 +237,7 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     if why:
         reasons.append(why)
     values = [int(round(n.value)) for n in kept]
-    step = int(np.gcd.reduce(np.abs(np.diff(values))))
+    step = int(np.gcd.reduce(np.abs(np.diff(values)))) if len(values) > 1 else 0
     # every label a multiple of the round interval, not only their differences: 0, 8 and 2000 read in a track
     # (fragments of text 9 px apart, and one label) step by 8 and fell on one line by chance
     if unit == "FT" and (step < LABEL_STEP_FT or any(v % LABEL_STEP_FT for v in values)):
@@ -188,88 +247,255 @@ def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | N
     if spread < MIN_SPREAD:
         reasons.append(f"the numbers that agree ({kept[0].text}–{kept[-1].text}) span {spread:.0%} of it, "
                        f"under {MIN_SPREAD:.0%}")
-    if reasons:
-        sec.refused = "; ".join(reasons)
+    return reasons
+
+
+def _borrowed_line(labels: list[DepthNumber], slopes: list[float]) -> tuple[list[DepthNumber], float]:
+    """The most labels (two at least) that one line of a borrowed slope holds within :data:`FIT_TOLERANCE_PX`,
+    and that slope (depth per pixel): a short repeat pass prints two or three depths, and the main pass's scale
+    says whether they agree."""
+    best: list[DepthNumber] = []
+    slope = 0.0
+    for b in slopes:
+        for anchor in labels:
+            on = [n for n in labels if abs(n.pixel - anchor.pixel - (n.value - anchor.value) / b) <= FIT_TOLERANCE_PX]
+            if len({n.value for n in on}) == len(on) and len(on) > len(best):
+                best, slope = on, b
+    return (best, slope) if len(best) >= 2 else ([], 0.0)
+
+
+def fit_section(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | None, unit: str,
+                borrowed: list[float] | None = None) -> None:
+    """Picks for one section from the numbers printed in it, or the reason there are none (in place).
+
+    The line that holds the most labels at a plausible scale (depths increasing down the log, a standard scale at
+    the scan's dpi, labels a round number of feet) gives the picks, if it spans a quarter of the section. Where no
+    three labels agree, two do when they lie on the line of a scale ``borrowed`` from another section of the scan
+    (its depth per pixel: a repeat pass printed at the main pass's scale). A refusal names what the numbers that
+    agree best (at any scale) lack."""
+    mine = _mine(sec, numbers)
+    for n in mine:
+        n.kept = False
+    length = sec.stop - sec.start
+    labels = _labels(mine, unit)
+    tolerance = _tolerance(mine)
+    fit = fit_line(labels, tolerance, _plausible_slope(dpi, unit)) if len(labels) >= 2 else None
+    kept = [n for n in labels if n.kept] if fit is not None else []
+    if len(kept) < MIN_NUMBERS and borrowed:
+        pair, b = _borrowed_line(labels, borrowed)
+        if len(pair) >= 2:  # the borrowed slope, through the labels' mean: two labels alone set no scale
+            a = float(np.mean([n.value - b * n.pixel for n in pair]))
+            if not _reasons(pair, b, dpi, unit, length):
+                chosen = {id(n) for n in pair}
+                for n in mine:
+                    n.kept = id(n) in chosen
+                resid = [n.pixel - (n.value - a) / b for n in pair]
+                sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in pair])]
+                sec.rms_px = float(np.sqrt(np.mean(np.square(resid))))
+                sec.refused = None
+                return
+    if fit is not None and len(kept) >= MIN_NUMBERS:
+        reasons = _reasons(kept, fit[1], dpi, unit, length)
+        if not reasons:
+            _drop_local_outliers(kept)
+            kept = [n for n in kept if n.kept]
+            if unit == "FT":  # as near the line as its own labels lie: a completed label never moves a depth
+                near = min(FIT_TOLERANCE_PX, max(1.0, 2.0 * fit[2]))
+                kept += _complete_leading_digits([n for n in mine if not n.kept], fit, near)
+                _drop_local_outliers(kept)
+                kept = [n for n in kept if n.kept]
+            sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
+            sec.rms_px = fit[2]
+            sec.refused = None
+            return
+    else:
         for n in mine:
             n.kept = False
-        return
-    sec.picks = [(float(p), float(round(v, 3))) for p, v in _monotonic([(n.pixel, n.value) for n in kept])]
-    sec.rms_px = rms
+        if len(mine) < MIN_NUMBERS:
+            sec.refused = f"{len(mine)} number(s) read in it, {MIN_NUMBERS} needed"
+            return
+        # no plausible line: say what the numbers that agree best, at any scale, lack
+        probe = [DepthNumber(n.pixel, n.value, n.text) for n in mine]
+        fit = fit_line(probe, tolerance)
+        kept = [n for n in probe if n.kept]
+        shown = ", ".join(f"{n.text} at {n.pixel:.0f}" for n in mine[:6]) + (" …" if len(mine) > 6 else "")
+        if fit is None or len(kept) < MIN_NUMBERS:
+            sec.refused = f"no {MIN_NUMBERS} of its {len(mine)} numbers agree on a depth scale ({shown})"
+            return
+        reasons = _reasons(kept, fit[1], dpi, unit, length) or [
+            f"no {MIN_NUMBERS} of its {len(mine)} numbers agree on a depth scale ({shown})"]
+    sec.refused = "; ".join(reasons)
+    for n in mine:
+        n.kept = False
 
 
-def split_passes(sec: ProposedSection, numbers: list[DepthNumber]) -> list[ProposedSection]:
+LOCAL_PX = 3.0  # a label this far (px) from the line through its neighbours is no label (a note's number)
+
+
+def _drop_local_outliers(kept: list[DepthNumber]) -> None:
+    """Unkeep, in place, the labels that lie off the line through their neighbours (two either side, three from
+    the one side at an end; least squares) by more than :data:`LOCAL_PX`, the worst first, while three stay: the
+    fit's tolerance grows with a long log's length (its scale may drift, 24 px at most), and a printed note's
+    round number (1280, a casing shoe's depth, printed in the depth column) within it made a pick 9 ft off; a
+    drift bends the line between neighbours by a fraction of a pixel."""
+    while True:
+        ks = sorted((n for n in kept if n.kept), key=lambda n: n.pixel)
+        if len(ks) <= MIN_NUMBERS:
+            return
+        worst, miss = None, LOCAL_PX
+        for i, n in enumerate(ks):
+            near = [ks[j] for j in range(max(0, i - 2), min(len(ks), i + 3)) if j != i]
+            if len(near) < 3:
+                near = ks[i + 1 : i + 4] if i == 0 else ks[max(0, i - 3) : i]
+            values = np.array([x.value for x in near])
+            if len(near) < 2 or np.ptp(values) == 0:
+                continue
+            slope, at0 = np.polyfit(values, [x.pixel for x in near], 1)
+            off = abs(at0 + slope * n.value - n.pixel)
+            if off > miss:
+                worst, miss = n, off
+        if worst is None:
+            return
+        worst.kept = False
+
+
+LAST_DIGITS = 1000  # a label read short of its leading digits keeps its last three (10250 read 250 or 40250)
+
+
+def _complete_leading_digits(rest: list[DepthNumber], fit: tuple[float, float, float], tolerance_px: float
+                             ) -> list[DepthNumber]:
+    """The numbers of ``rest`` (three digits or more read) whose last three digits are those of the depth the
+    section's line gives at their row, within ``tolerance_px`` (as near as its own labels lie): labels whose leading digits were lost or misread (a
+    line beside them took their first strokes: 8600 read 3600 on a cement log; 10250 read 0250 on a mud log).
+    Each is given the line's leading digits (its text stays as read) and kept, in place: at its row it agrees with
+    the line as closely as the labels read whole do, so it moves no depth more than they do; it extends the picks to
+    where the labels were read short."""
+    a, b, _ = fit
+    tolerance_ft = abs(b) * tolerance_px
+    out = []
+    for n in rest:
+        if len(n.text) < 3:
+            continue
+        at = a + b * n.pixel
+        whole = n.value + round((at - n.value) / LAST_DIGITS) * LAST_DIGITS
+        if whole != n.value and abs(whole - at) <= tolerance_ft and int(round(whole)) % LABEL_STEP_FT == 0:
+            n.value, n.kept = float(whole), True
+            out.append(n)
+    return out
+
+
+@dataclass
+class _Pass:
+    members: list[DepthNumber]  # the labels its line holds, along depth
+    count: int  # how many labels the line took from those still free when it was found
+
+    @property
+    def first(self) -> DepthNumber:
+        return self.members[0]
+
+    @property
+    def last(self) -> DepthNumber:
+        return self.members[-1]
+
+
+MAX_PASSES = 6  # lines looked for in one stretch of log body (a main pass, a repeat or two, a misread run)
+
+
+def split_passes(sec: ProposedSection, numbers: list[DepthNumber], dpi: float | None = None, unit: str = "FT"
+                 ) -> list[ProposedSection]:
     """A section whose printed depths restart (a repeat pass logged over the main pass's depths, the grid running
-    on between them) as one section per pass, split half-way between the last number before the restart and
-    the first after it. A restart is a step back of more than one label interval after which the numbers climb
-    again; it splits only where (:func:`_is_restart`) each side has its own straight line of depths, the two lines
-    hold clearly more of the numbers than one line does (one misread, a 90 among 800 … 950, splits nothing), the
-    later line starts below where the earlier one ends, and neither line runs on across the cut."""
-    mine = sorted((n for n in numbers if sec.start - EDGE_PX <= n.pixel < sec.stop + EDGE_PX), key=lambda n: n.pixel)
-    values = np.array([n.value for n in mine])
-    together: int | None = None  # how many of the section's numbers one line holds: fitted once, at the first step back
-    for i in range(MIN_NUMBERS - 1, len(mine) - MIN_NUMBERS):
-        if values[i + 1] >= values[i] - LABEL_STEP_FT or not np.all(np.diff(values[i + 1 : i + 1 + MIN_NUMBERS]) > 0):
-            continue
-        together = len(_agreeing(mine)[0]) if together is None else together
-        if not _is_restart(mine[: i + 1], mine[i + 1 :], together):
-            continue
-        cut = int(round((mine[i].pixel + mine[i + 1].pixel) / 2))
-        # the rest is split again from its own numbers: those past the cut (the section's edge allowance holds at
-        # its outer borders only; across the cut it took the numbers before it back in, found the same restart
-        # and recursed without end: iqa_33-023-01145-0002's proposal died of it)
-        after = [n for n in numbers if n.pixel >= cut]
-        return [ProposedSection(sec.start, cut), *split_passes(ProposedSection(cut, sec.stop), after)]
+    on between them) as one section per pass, split half-way between the last number of one pass and the first
+    of the next.
+
+    The section's labels are taken line by line: the line at a plausible scale that holds the most of them, then
+    the line that holds the most of the rest, and so on (:data:`MAX_PASSES`). A line is a pass of its own where
+    the labels it holds (of all the section's) lie clear of every stronger pass's, and where it restarts: the
+    later pass begins below where the earlier one ends. A straight run of misreads among a pass's numbers (1000-1900
+    read 4000-4900 among 200-9700) lies within that pass; one past its end that carries on upwards (9800-10400 read
+    40000-40400) is no restart; one misread splits nothing (a line holds three labels at least)."""
+    mine = _labels(_mine(sec, numbers), unit)
+    if len(mine) < 2 * MIN_NUMBERS:
+        return [sec]
+    tolerance = _tolerance(mine)
+    slope_ok = _plausible_slope(dpi, unit)
+    px = np.array([n.pixel for n in mine])
+    val = np.array([n.value for n in mine])
+    free = np.ones(len(mine), bool)
+    lines: list[_Pass] = []
+    while free.sum() >= MIN_NUMBERS and len(lines) < MAX_PASSES:
+        found = _best_line(px[free], val[free], tolerance, slope_ok)
+        if found is None or found[0].sum() < MIN_NUMBERS:
+            break
+        inl, a, b = found
+        on_all = np.abs(px - (val - a) / b) <= tolerance  # every label it holds, taken or not
+        lines.append(_Pass([n for n, k in zip(mine, on_all) if k], int(inl.sum())))
+        free[np.flatnonzero(free)[inl]] = False
+    passes: list[_Pass] = []
+    for line in sorted(lines, key=lambda p: -p.count):
+        if all(line.last.pixel < p.first.pixel or line.first.pixel > p.last.pixel for p in passes):
+            passes.append(line)
+    passes.sort(key=lambda p: p.first.pixel)
+    # each later pass restarts below where the one before it ends; where one does not, the weaker of the two goes
+    changed = True
+    while changed and len(passes) > 1:
+        changed = False
+        for p, q in zip(passes, passes[1:]):
+            if q.first.value >= p.last.value:
+                passes.remove(min(p, q, key=lambda x: x.count))
+                changed = True
+                break
+    # a restart whose labels are the pass before's depths but for their leading digits is that pass read wrong
+    # where a line beside its labels took their first strokes (8600 read 3600, 9700 read 4700 on a cement log)
+    while len(passes) > 1:
+        misread = [q for p, q in zip(passes, passes[1:]) if _leading_digits_misread(p, q, tolerance)]
+        if not misread:
+            break
+        passes.remove(misread[0])
+    # each pass spans a quarter of the part it would make at least (the test its picks must pass): a short run
+    # of misreads at a pass's end that happens to restart is no pass of its own
+    while len(passes) > 1:
+        cuts = [int(round((p.last.pixel + q.first.pixel) / 2)) for p, q in zip(passes, passes[1:])]
+        edges = [sec.start, *cuts, sec.stop]
+        short = [p for p, a, b in zip(passes, edges[:-1], edges[1:])
+                 if p.last.pixel - p.first.pixel < MIN_SPREAD * (b - a)]
+        if not short:
+            return [sec.with_span(a, b) for a, b in zip(edges[:-1], edges[1:])]
+        passes.remove(min(short, key=lambda x: x.count))
     return [sec]
 
 
-def _agreeing(part: list[DepthNumber]) -> tuple[list[DepthNumber], tuple[float, float, float] | None]:
-    """The numbers of ``part`` that one straight line holds (copies, so the caller's marks stay) and that line."""
-    probe = [DepthNumber(n.pixel, n.value, n.text) for n in part]
-    fit = fit_line(probe)
-    return ([n for n in probe if n.kept] if fit is not None else []), fit
+def _px_per_unit(sec: ProposedSection) -> float:
+    (p0, d0), (p1, d1) = sec.picks[0], sec.picks[-1]
+    return abs((p1 - p0) / (d1 - d0)) if d1 != d0 else 0.0
 
 
-def _on_line(numbers: list[DepthNumber], fit: tuple[float, float, float]) -> int:
-    """How many of ``numbers`` lie on depth = a + b · pixel, within the fit's tolerance."""
-    a, b, _ = fit
-    return sum(abs(n.pixel - (n.value - a) / b) <= FIT_TOLERANCE_PX for n in numbers)
-
-
-def _is_restart(before: list[DepthNumber], after: list[DepthNumber], together: int) -> bool:
-    """Whether the depths printed ``before`` and ``after`` a step back are two passes, not one log misread
-    (``together``: how many of them all one straight line holds)."""
-    (left, left_fit), (right, right_fit) = _agreeing(before), _agreeing(after)
-    # each side has its own line, and the two lines hold clearly more numbers than one line does (a repeat's
-    # numbers lie off the main pass's line). A share of all the numbers read was the test before: on
-    # iqa_33-023-01145-0002 the misreads (110 of 128 numbers) kept one line below it, and a continuous log of
-    # 18 agreeing depths was cut in two at a misread
-    if min(len(left), len(right)) < MIN_NUMBERS or len(left) + len(right) < together + MIN_NUMBERS:
+def _leading_digits_misread(p: _Pass, q: _Pass, tolerance_px: float) -> bool:
+    """Whether most of ``q``'s labels end in the last three digits of the depth ``p``'s line gives at their rows:
+    ``p`` run on, its leading digits misread."""
+    px = np.array([n.pixel for n in p.members])
+    if np.ptp(px) == 0:
         return False
-    # the restart is between the lines, not among misreads: the later pass begins below where the earlier one
-    # ended. iqa_33-025-02289-0001 printed 9600, 9700, then 9800 read "800", 9900 "900" and 10000-10400 read
-    # 40000-40400: a line of misreads beyond the log's end is no pass
-    if right[0].value >= left[-1].value:
-        return False
-    # a pass's line stops at its pass: a repeat's depths, run back over the main pass, are a restart's offset
-    # off every main number. Where the later line holds numbers printed before the cut (or the earlier one
-    # numbers after it), the depths run on across it and the other line is a run of misreads: the same scan
-    # read 1000-1900 as 4000-4900 (a 1 read as 4), on a straight line of their own, while 200, 300, 400, 700
-    # above them lay on the line of 2000-9700 below
-    return _on_line(before, right_fit) < 2 and _on_line(after, left_fit) < 2
+    b, a = np.polyfit(px, [n.value for n in p.members], 1)
+    tolerance_ft = abs(b) * tolerance_px
+    off = np.array([n.value - (a + b * n.pixel) for n in q.members])
+    wrapped = (off + 500.0) % 1000.0 - 500.0
+    return bool(np.mean(np.abs(wrapped) <= tolerance_ft) >= 0.5) and bool(np.all(np.abs(off) > tolerance_ft))
 
 
 def name_sections(sections: list[ProposedSection]) -> None:
-    """The first section with depths is the main pass; a later one whose depths lie within a main pass's is a
-    repeat; any other is a log of its own (in place)."""
-    mains: list[tuple[float, float]] = []
+    """The first section with depths is the main pass; a later one whose depths lie within a main pass's, printed
+    at its scale, is a repeat; any other is a log of its own (another interval, or the same one at another scale:
+    a cement-evaluation print's 1:12,000 summary and 1:240 correlation log beside its 1:600 main log); in place."""
+    mains: list[tuple[float, float, float]] = []
     for sec in sections:
         if not sec.picks:
             continue
-        lo, hi = sec.picks[0][1], sec.picks[-1][1]
+        lo, hi, scale = sec.picks[0][1], sec.picks[-1][1], _px_per_unit(sec)
         if not mains:
             sec.kind = "main"
-            mains.append((lo, hi))
-        elif any(lo < m_hi and hi > m_lo for m_lo, m_hi in mains):
+            mains.append((lo, hi, scale))
+        elif any(lo < m_hi and hi > m_lo and abs(scale / m_scale - 1.0) <= SCALE_TOLERANCE
+                 for m_lo, m_hi, m_scale in mains if m_scale > 0):
             sec.kind = "repeat"
         else:
             sec.kind = "log"

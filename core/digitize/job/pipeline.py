@@ -15,14 +15,27 @@ import numpy as np
 from core.common.errors import InputError
 from core.digitize.evidence.scan import colour_evidence, mask_evidence, model_evidence
 from core.digitize.output.result import DigitizeResult
-from core.digitize.output.values import trace_to_confidence, trace_to_values
+from core.digitize.output.values import sample_flags, trace_to_confidence, trace_to_values
 from core.digitize.page.frame import from_canonical, to_canonical
 from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
 from core.digitize.page.sections import null_outside_body, picture_body
 from core.digitize.rules.all_curves import trace_all
+from core.digitize.rules.passes import mark
 from core.digitize.trace.params import Trace, TraceParams, model_params
 from core.io.calibration import Calibration, Section
+
+
+@dataclass
+class ReadEvidence:
+    """What a picture's evidence reading gave (``digitize``): the per-class maps and the class mask in the
+    canonical frame, how they were read (``"model"``, ``"mask"``, ``"classical"``) and the network's memory plan."""
+
+    maps: dict
+    mask: np.ndarray
+    method: str
+    memory: dict
+
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
@@ -62,6 +75,7 @@ def read_page(
     whole_picture: bool = False,
     memory_ceiling: int | None = None,
     reference: bool = False,
+    evidence: "ReadEvidence | None" = None,
 ) -> PageRead:
     """:func:`digitize` up to the tracing: the picture checked and turned, its ink, grid and log body, and the
     evidence (its arguments are :func:`digitize`'s)."""
@@ -71,7 +85,12 @@ def read_page(
     grid = grid and mask is None  # the user's mask is followed as painted: no grid damping
     ink, found, body = _ink_grid_body(canon, calib, grid, mask is None)
     t_grid = time.perf_counter()
-    if mask is not None:
+    if evidence is not None:  # read before (``keep_evidence``): the same maps traced again
+        method, memory = evidence.method, dict(evidence.memory)
+        evidence, mask_c = evidence.maps, evidence.mask
+        if method == "mask":
+            params = replace(params or TraceParams(), ink_checks=False)
+    elif mask is not None:
         evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
         method = "mask"
         params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
@@ -113,6 +132,8 @@ def digitize(
     whole_picture: bool = False,
     memory_ceiling: int | None = None,
     reference: bool = False,
+    evidence: "ReadEvidence | None" = None,
+    keep_evidence: list | None = None,
     page: PageRead | None = None,
 ) -> DigitizeResult:
     """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
@@ -130,33 +151,43 @@ def digitize(
     (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
     releases, to compare against. ``precision``: the network's (default: the one it was trained in, as
     ``welltrace digitize`` reads it, so the app, a folder's workers and the command write the same LAS).
-    ``page``: what :func:`read_page` read off this picture already (with these arguments): only the tracing is
-    left."""
+    ``evidence``: maps read before (``keep_evidence`` of an earlier call), traced again; ``keep_evidence``: a list
+    the maps read are appended to. ``page``: what :func:`read_page` read off this picture already (with these
+    arguments): only the tracing is left."""
     if page is None:
         page = read_page(image, calib, model=model, precision=precision, device=device, tile=tile, params=params,
                          progress=progress, source=source, grid=grid, mask=mask, whole_picture=whole_picture,
-                         memory_ceiling=memory_ceiling, reference=reference)
+                         memory_ceiling=memory_ceiling, reference=reference, evidence=evidence)
     params, evidence, found, body, ink = page.params, page.evidence, page.grid, page.body, page.ink
     warnings = list(page.warnings)
     t1 = time.perf_counter()
     method = page.method
+    if keep_evidence is not None:
+        keep_evidence.append(ReadEvidence(evidence, page.mask, method, page.memory))
     by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
-    if method == "model":
-        params = model_params(params)
+    params = model_params(params) if method == "model" else (params or TraceParams())
     traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
-    if body:
+    if body and params.runs("outside_body"):
         warnings.append(null_outside_body(traces, body, calib))
+        outside = np.ones(page.mask.shape[1], bool)  # the canonical picture's columns: its depth
+        outside[body[0] : body[1]] = False
+        for tr in traces:
+            mark(tr, outside, "outside_body")
     if by_curve:
         method += " + ink colour"
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
-    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth, params.passes_off)
+              for tr, spec in zip(traces, calib.curves)}
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
+    flags = {tr.mnemonic: sample_flags(tr, spec, calib, values[tr.mnemonic], depth, params.passes_off)
+             for tr, spec in zip(traces, calib.curves)}
     warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
     return DigitizeResult(depth, values, traces, from_canonical(page.mask, calib.depth_axis), method,
-                          {**page.timings, "trace_s": t2 - t1}, warnings, page.memory, confidence=confidence)
+                          {**page.timings, "trace_s": t2 - t1}, warnings, page.memory, confidence=confidence,
+                          flags=flags)
 
 
 def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):

@@ -151,12 +151,14 @@ def _spread(g: np.ndarray, axis: int) -> np.ndarray:
 
 
 def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | None = None,
-                dark: np.ndarray | None = None) -> Grid:
+                dark: np.ndarray | None = None, still_curves: bool = True) -> Grid:
     """Find the grid of a canonical image (uint8, rows across, columns along depth).
 
     ``bands``: row ranges [lo, hi) of the tracks (the across profile is taken per track, where depth
     lines run; without them, over the whole height). ``dark``: a darkness map to use instead of the
-    image's own (e.g. already computed by the classical tracer).
+    image's own (e.g. already computed by the classical tracer). ``still_curves``: take back the lines that
+    are a curve lying still (:func:`_release_still_curves`); the tracks' borders are looked for without it,
+    since a curve or an image beside a border makes the border's band wobble as a curve does.
     """
     if dark is None:
         if img is None:
@@ -171,7 +173,15 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
     if not bands:
         bands = [(0, h)]
     bands = [(int(max(0, lo)), int(min(h, hi))) for lo, hi in bands if min(h, hi) - max(0, lo) >= 3]
-    _release_still_curves(along, prof, dark, edges, bands)
+    if still_curves:
+        _release_still_curves(along, prof, dark, edges, bands)
+    across_arr = across_lines(dark, bands)
+    return Grid(along.astype(np.float32), edges, across_arr, bands)
+
+
+def across_lines(dark: np.ndarray, bands: list[tuple[int, int]]) -> np.ndarray:
+    """(bands, columns) line-ness of the lines across each band of rows [lo, hi) (a track: its depth lines),
+    from a canonical darkness map; the band's own border rows are left out."""
     q_across = 100.0 * (1.0 - ACROSS_DARK_SHARE)
     across = []
     for lo, hi in bands:
@@ -179,8 +189,7 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
         inner = dark[lo + 2 : hi - 2] if hi - lo > 8 else dark[lo:hi]
         col = np.percentile(inner, q_across, axis=0).astype(np.float32)[None, :]
         across.append(_spread(_lineness(_prominence(col, axis=1)), axis=1)[0])
-    across_arr = np.stack(across) if across else np.zeros((0, w), np.float32)
-    return Grid(along.astype(np.float32), edges, across_arr, bands)
+    return np.stack(across) if across else np.zeros((0, dark.shape[1]), np.float32)
 
 
 STILL_CURVE_ROWS = 6  # a band of along-line rows at least this wide may be a curve lying nearly still ...

@@ -58,6 +58,31 @@ def find_sections(darkness: np.ndarray, lines: list[float]) -> list[tuple[int, i
     return _sections_of(border_presence(darkness, lines))
 
 
+def find_all_sections(darkness: np.ndarray, lines: list[float], lines_of, rounds: int = 3
+                      ) -> list[tuple[tuple[int, int], bool]]:
+    """:func:`find_sections`, then again in each stretch it left long enough to hold a section, with the lines of
+    that stretch alone (``lines_of(a, b)``: the rows of the lines along depth of columns [a, b)): a page with
+    several log bodies laid out differently (a cement-evaluation print's 1:600 image log, its 1:12,000 summary and
+    its 1:240 correlation log) holds most of its length in one layout, whose lines outvote the others'. Returns
+    ([start, stop), found in a later round) per stretch, in order along depth: a later round's may be a header's
+    ruled table, for the caller to check."""
+    found = [(span, False) for span in find_sections(darkness, lines)]
+    n = darkness.shape[1]
+    for _ in range(rounds - 1):
+        edges = [0] + [e for span, _ in found for e in span] + [n]
+        more = []
+        for a, b in zip(edges[::2], edges[1::2]):
+            if b - a < MIN_SECTION_PX:
+                continue
+            local = lines_of(a, b)
+            if local:
+                more += [((a + x, a + y), True) for x, y in find_sections(darkness[:, a:b], local)]
+        if not more:
+            break
+        found = sorted(found + more)
+    return found
+
+
 def _sections_of(presence: np.ndarray) -> list[tuple[int, int]]:
     """:func:`find_sections` from the share of lines drawn per column (``border_presence``)."""
     a, b = true_runs(presence >= BORDER_SHARE)

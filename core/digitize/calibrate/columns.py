@@ -1,0 +1,281 @@
+"""The columns of a stretch of log body: the lines along depth that frame them, and what each column holds.
+
+A log body is a row of columns across the page: curve tracks (gridded, empty gridded, or an image), the depth
+column, and on a mud log the lithology, porosity, show and description columns. Inside a curve track the grid's
+lines run along depth as the borders do, often as heavy (a log decade's line, a coarse linear grid's major line),
+so the lines alone do not say where one column ends. What does is the print's own frame: a column's borders are
+drawn on into the header's scale box above the body (the box is ruled column by column) and the footer's below,
+where a grid line stops at the body's edge. :func:`section_lines` finds each line of a body with that
+continuation measured (:func:`frame_share`); the framing lines part the body into columns.
+
+All positions are canonical: rows across, columns along depth; a body is the columns [start, stop).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.digitize.page.grid import detect_grid
+
+MIN_LINE_DARKNESS = 0.15  # a line whose core is paler than this over the body is none (a stroke that sometimes lies there)
+CORE_SHARE = 0.6  # a line's core: its rows at least this share of its darkest row (not a fill or a curve beside it)
+FRAME_SHARE = 0.9  # a line drawn along this share of the header's (or footer's) first box row frames a column
+BAND_IN = 0.2  # the box row looked at: a fifth of an inch from the first ink beside the body (longer than a glyph)
+REACH_IN = 2.5  # that ink is looked for this far from the body's edge (a box may stand clear of the body)
+LOCAL_IN = 0.25  # ... within this far across either side of the line (the box cell over it, not its neighbours')
+FRAME_WEIGHT = 0.4  # ... and weighs at least this share of the median of the lines that do
+SNAP_ROWS = 4  # a border's box rule is looked for this far across from the line's centre
+RULE_SHARE = 0.5  # a column along depth dark over this share of those rows is a rule across (a box's edge)
+
+
+@dataclass
+class BodyLine:
+    """A line along depth of one body: its centre row, how heavy it is, and whether it frames a column."""
+
+    centre: float
+    strength: float  # core width × typical darkness: a border outweighs a grid line
+    darkness: float  # its core's typical darkness over the body
+    up: float = 0.0  # share of the header's first box row along which it runs on (FRAME_SHARE: it frames)
+    down: float = 0.0  # ... of the footer's
+    shift: float = 0.0  # rows its centre moved onto the box's rule that runs on from it
+    rows: tuple[int, int] = (0, 0)  # [lo, hi) the rows the grid reading took for it (a border and a fill beside it)
+
+    frame: bool = False  # it frames a column (section_lines)
+
+    @property
+    def runs_on(self) -> bool:
+        return max(self.up, self.down) >= FRAME_SHARE
+
+
+@dataclass
+class BodyLines:
+    """The lines along depth of one stretch of body, and whether its header or footer could be read at all."""
+
+    lines: list[BodyLine] = field(default_factory=list)
+    framed: bool = False  # a box beside the body was found and a line inside the body runs on into it
+
+
+def _dpi_or(dpi: float | None) -> float:
+    return float(dpi) if dpi and dpi >= 50 else 100.0
+
+
+def _core(profile: np.ndarray) -> tuple[int, int]:
+    """[a, b) of the contiguous rows about the darkest one that reach :data:`CORE_SHARE` of it."""
+    k = int(np.argmax(profile))
+    top = profile[k] * CORE_SHARE
+    a, b = k, k + 1
+    while a > 0 and profile[a - 1] >= top:
+        a -= 1
+    while b < profile.size and profile[b] >= top:
+        b += 1
+    return a, b
+
+
+def _lines_of(dark: np.ndarray) -> list[BodyLine]:
+    """The lines along depth of a body's darkness (rows × columns along depth), each centred on its core: the rows
+    dark along nearly all of the body (its lower quartile of darkness), not an image or a fill printed beside it,
+    which is dark along much of it only."""
+    # every column: one in five read a dotted grid line as paper where its dots fell between (a mud log's gas-track
+    # grid lost all its lines to a 1-px shift of the body's start), and darkest-of-five smeared text into lines;
+    # a 60,000-column body's lines take half a second
+    sample = dark
+    groups = detect_grid(dark=sample, still_curves=False).line_groups(0.5)
+    typical = sample[:, :: max(1, sample.shape[1] // 4000)]
+    out: list[BodyLine] = []
+    for g in groups:
+        lo, hi = max(0, int(g.min()) - 1), min(dark.shape[0], int(g.max()) + 2)
+        profile = np.percentile(typical[lo:hi], 25, axis=1)
+        if profile.max() < MIN_LINE_DARKNESS:
+            continue
+        a, b = _core(profile)
+        rows = np.arange(lo + a, lo + b, dtype=np.float64)
+        weight = profile[a:b]
+        out.append(BodyLine(float((rows * weight).sum() / weight.sum()), float(weight.sum()), float(profile.max()),
+                            rows=(lo, hi)))
+    return out
+
+
+def _run_end(dark: np.ndarray, line: BodyLine, inside: int, direction: int, limit: int) -> int:
+    """The first column along depth, going from ``inside`` the body outward (``direction``), where ``line`` is no
+    longer drawn (a pixel's gap is none: a scan's speck)."""
+    c = int(round(line.centre))
+    a, b = (max(0, inside - limit), inside + 1) if direction < 0 else (inside, min(dark.shape[1], inside + limit))
+    drawn = dark[max(0, c - 1) : c + 2, a:b].max(axis=0) >= max(0.1, 0.5 * line.darkness)
+    if direction < 0:
+        drawn = drawn[::-1]
+    gap = np.flatnonzero(~drawn[:-1] & ~drawn[1:]) if drawn.size > 1 else np.zeros(0, int)
+    k = int(gap[0]) if gap.size else drawn.size
+    return inside - k if direction < 0 else inside + k
+
+
+def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi: float) -> tuple[float, int]:
+    """How far ``line`` runs on into the first box row beside the body, past its ``edge`` (the column along depth
+    where the body's grid ends; ``direction`` −1: up into the header, +1: down into the footer): the share of a
+    fifth of an inch of box along which it is drawn, from the first ink near it (within a quarter of an inch
+    across) that is no rule across, looked for within :data:`REACH_IN` (a box may stand clear of the body).
+    Rules across (a box's edges, the body's own edge line) count neither way. Returns the share and the offset
+    across at which the box's rule runs on (within :data:`SNAP_ROWS`, and within the rows the grid reading took for
+    the line): a border beside an image or a fill is found a few rows off its centre, the box's rule is not."""
+    n = dark.shape[1]
+    c = int(round(line.centre))
+    w = max(4, int(round(LOCAL_IN * dpi)))
+    rows = slice(max(0, c - w), min(dark.shape[0], c + w + 1))
+    reach = int(round(REACH_IN * dpi))
+    cols = np.arange(edge - 1, max(-1, edge - 1 - reach), -1) if direction < 0 else np.arange(edge, min(n, edge + reach))
+    if cols.size == 0:
+        return 0.0, 0
+    strip = dark[rows, cols.min() : cols.max() + 1]
+    if direction < 0:
+        strip = strip[:, ::-1]  # walking away from the body
+    inked = strip > 0.5
+    rule = inked.mean(axis=0) >= RULE_SHARE
+    content = np.flatnonzero(inked.any(axis=0) & ~rule)
+    if content.size == 0:
+        return 0.0, 0
+    band = max(6, int(round(BAND_IN * dpi)))
+    first = int(content[0])
+    keep = ~rule[first : first + band]
+    if keep.sum() < 3:
+        return 0.0, 0
+    drawn = strip[:, first : first + band][:, keep] >= max(0.1, 0.5 * line.darkness)
+    best, at = 0.0, 0
+    lo, hi = line.rows if line.rows[1] > line.rows[0] else (c, c + 1)
+    for off in sorted(range(max(-SNAP_ROWS, lo - c), min(SNAP_ROWS, hi - 1 - c) + 1), key=abs):
+        a, b = c + off - 1 - rows.start, c + off + 2 - rows.start
+        if a < 0 or b > drawn.shape[0]:
+            continue
+        share = float(drawn[a:b].any(axis=0).mean())
+        if share > best + 1e-9:
+            best, at = share, off
+    return best, at
+
+
+def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> BodyLines:
+    """The lines along depth of the body [start, stop) of a page's darkness (rows across × columns along depth),
+    each with how far it runs on into the header's first box row above the body and the footer's below. The
+    body's edge is where most of its lines end (its grid lines stop at its edge line)."""
+    lines = _lines_of(dark[:, start:stop])
+    if not lines:
+        return BodyLines()
+    d = _dpi_or(dpi)
+    margin = max(10, int(round(0.1 * d)))
+    limit = int(round(REACH_IN * d))
+    framed = False
+    for direction, at in ((-1, start + margin), (+1, stop - 1 - margin)):
+        if not 0 <= at < dark.shape[1]:
+            continue
+        ends = [_run_end(dark, ln, at, direction, limit + margin) for ln in lines]
+        edge = int(np.median(ends))
+        if not (0 < edge < dark.shape[1] - 1):
+            continue
+        framed = True
+        for ln in lines:
+            share, off = frame_share(dark, ln, edge, direction, d)
+            if direction < 0:
+                ln.up = share
+            else:
+                ln.down = share
+            if share >= FRAME_SHARE and off and share >= max(ln.up, ln.down):
+                ln.shift = float(off)
+    for ln in lines:
+        ln.centre += ln.shift
+    # a legend's pen sample printed sideways in the box over a track is a stroke along depth that may stand where a
+    # grid line would run on (the mud logs' legends, over grid lines of a quarter of their borders' weight); a
+    # column's border is never that much lighter than the others (01146's lightest, half their weight)
+    running = [ln.strength for ln in lines if ln.runs_on]
+    if running:
+        least = FRAME_WEIGHT * float(np.median(running))
+        for ln in lines:
+            ln.frame = ln.runs_on and ln.strength >= least
+    # the outermost lines frame the body anyway: only a framing line inside it says how its columns are parted
+    ordered = sorted(lines, key=lambda ln: ln.centre)
+    framed = framed and any(ln.frame for ln in ordered[1:-1])
+    return BodyLines(lines, framed)
+
+
+@dataclass
+class Column:
+    """A column of a body between two framing lines, the lines inside it, and what its interior holds."""
+
+    lo: float
+    hi: float
+    inner: list[BodyLine]
+    ink: float = 0.0  # share of its interior's pixels (its lines left out) that are ink
+    inked: float = 0.0  # share of the body's length along which its interior has any ink
+    busy: float = 0.0  # share of the body's length along which six strokes or more cross it (text, an image)
+    kind: str = "other"  # "track": a curve track (gridded, empty gridded, an image); "other": depth, lithology, text
+
+    @property
+    def width(self) -> float:
+        return self.hi - self.lo
+
+
+MIN_COLUMN_PX = 6  # two framing lines closer than this are one double line, not a column between them
+MIN_TRACK_IN = 0.7  # no curve track is narrower (the archive's narrowest: 0.74 in; its depth columns up to 0.88 in)
+GRID_LINES = 4  # a column this wide with this many lines inside is a gridded track ...
+BUSY_SHARE = 0.5  # ... unless six strokes or more cross it along this share of the body: text blocks or a plot
+#   (the mud logs' well-bore column, 0.83-0.94; curve tracks 0-0.34) or an image (VDL, radii: 0.88-1.0) ...
+IMAGE_INK = 0.15  # ... which is an image track where its ink covers this share of it (images 0.18-0.46, text 0.08-0.12)
+IMAGE_INKED = 0.8  # ... along this share of the body (images 0.93-1.0; a photo column, 0.57)
+OPEN_INKED = 0.4  # a column without a grid is a track (an image, a fill) where ink lies along this share of it ...
+OPEN_INK = 0.12  # ... covering this share of it (such tracks 0.125-0.71; depth columns up to 0.12, text ones 0.08)
+# (figures over the columns of the archive's develop half, each measured along every column of its body)
+
+
+def columns_of(found: BodyLines) -> list[Column]:
+    """The columns between consecutive framing lines (the body's outermost lines frame it too), narrower ones
+    (a double line) left out."""
+    lines = sorted(found.lines, key=lambda ln: ln.centre)
+    if len(lines) < 2:
+        return []
+    frames = [ln for i, ln in enumerate(lines) if ln.frame or i in (0, len(lines) - 1)]
+    out = []
+    for a, b in zip(frames, frames[1:]):
+        if b.centre - a.centre >= MIN_COLUMN_PX:
+            out.append(Column(a.centre, b.centre, [ln for ln in lines if a.centre < ln.centre < b.centre]))
+    return out
+
+
+def measure(col: Column, body: np.ndarray) -> None:
+    """A column's interior measured on the body's darkness (rows across × columns along depth, sampled), in place:
+    its inner lines' rows left out."""
+    a, b = int(np.ceil(col.lo)) + 3, int(np.floor(col.hi)) - 2
+    if b <= a:
+        return
+    keep = np.ones(b - a, bool)
+    for ln in col.inner:
+        keep[max(0, ln.rows[0] - a) : max(0, ln.rows[1] - a)] = False
+    if not keep.any():
+        return
+    ink = body[a:b][keep] > 0.5
+    col.ink = float(ink.mean())
+    col.inked = float(ink.any(axis=0).mean())
+    strokes = (ink[1:] & ~ink[:-1]).sum(axis=0) + ink[0]
+    col.busy = float((strokes >= 6).mean())
+
+
+def classify(col: Column, dpi: float | None) -> str:
+    """A column's kind: "track" (a curve track: gridded, empty gridded, an image or a fill) or "other" (the depth
+    column, lithology, porosity and show columns, descriptions, photographs, a well-bore plot). Figures are over
+    the columns of the archive's labelled develop half."""
+    if col.width / _dpi_or(dpi) < MIN_TRACK_IN:
+        return "other"
+    if col.busy >= BUSY_SHARE:
+        return "track" if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED else "other"
+    if len(col.inner) >= GRID_LINES:
+        return "track"
+    return "track" if col.inked >= OPEN_INKED and col.ink >= OPEN_INK else "other"
+
+
+def body_columns(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> tuple[BodyLines, list[Column]]:
+    """The lines and the columns of the body [start, stop), each column measured and classified."""
+    found = section_lines(dark, start, stop, dpi)
+    cols = columns_of(found)
+    # every column along depth: one in ten fell on the depth lines of a 10-px ruling throughout (its ink read 98 %)
+    body = dark[:, start:stop]
+    for col in cols:
+        measure(col, body)
+        col.kind = classify(col, dpi)
+    return found, cols

@@ -1,0 +1,119 @@
+"""Printed depths read only where numbers can be: digit-sized ink found first, its rows packed and read."""
+
+import threading
+import time
+
+import cv2
+import numpy as np
+import pytest
+
+from core.digitize.calibrate.depth_numbers import _pack, number_rows, only_numbers, read_numbers
+from core.digitize.calibrate.proposal import ocr_available
+
+needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")
+DPI = 100.0
+
+
+def _strip(sideways: bool = False, length: int = 6000, every: int = 500) -> tuple[np.ndarray, list[int]]:
+    """A depth column (depth down the rows, 60 px across): a depth every ``every`` rows, upright or turned; a rule
+    across every 50 rows, a border along each edge and a dashed curve down its middle, none of them numbers."""
+    img = np.full((length, 60), 250, np.uint8)
+    img[:, :2] = img[:, -2:] = 20
+    for y in range(0, length, 50):
+        img[y, :] = 120
+    for y in range(0, length, 14):  # a dashed curve: dashes 8 px long, 1 px wide
+        img[y : y + 8, 12] = 40
+    rows = []
+    for k, y in enumerate(range(every // 2, length - 100, every)):
+        text = str(5000 + 50 * k)
+        (tw, th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.45, 1)
+        patch = np.full((th + 8, tw + 8), 250, np.uint8)
+        cv2.putText(patch, text, (4, th + 4), cv2.FONT_HERSHEY_SIMPLEX, 0.45, 20, 1, cv2.LINE_AA)
+        if sideways:
+            patch = np.rot90(patch, 3)
+        y0, x0 = y - patch.shape[0] // 2, 30 - patch.shape[1] // 2
+        img[y0 : y0 + patch.shape[0], x0 : x0 + patch.shape[1]] = patch
+        rows.append(y)
+    return img, rows
+
+
+def _ink(img: np.ndarray) -> np.ndarray:
+    ink = img < 128
+    # what the proposal takes away before looking for digits: straight ink (borders, rules across)
+    straight = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((1, 30), np.uint8)) | \
+        cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((30, 1), np.uint8))
+    return ink & (straight == 0)
+
+
+def test_numbers_are_found_by_their_digits_and_how_the_digits_lie_says_how_they_are_printed():
+    upright, rows = _strip()
+    found = number_rows(_ink(upright), DPI)
+    assert len(found.spans) == len(rows) and found.side_by_side > found.stacked and not found.sideways
+    for (a, b), y in zip(found.spans, rows):  # each number's rows, a little paper about them; not the dashes
+        assert a < y < b and b - a < 40
+    assert found.rows < 0.1 * upright.shape[0]  # what is read is a tenth of the strip
+    turned, _ = _strip(sideways=True)
+    assert number_rows(_ink(turned), DPI).sideways
+    # a texture of digit-sized bits (a curve broken by a grid into pieces) is no column of numbers
+    noise = np.zeros((3000, 60), bool)
+    for y in range(0, 3000, 9):
+        noise[y : y + 6, 20:26] = True
+    assert number_rows(noise, DPI).spans == []
+
+
+def test_packed_stretches_keep_their_rows():
+    img = np.full((100, 3), 240, np.uint8)
+    img[:, 1] = np.arange(100)
+    packed, starts, origins = _pack(img, [(10, 20), (50, 55)], spacer=4)
+    assert packed.shape == (4 + 10 + 4 + 5 + 4, 3 + 2 * 4)
+    assert list(starts) == [4, 18] and list(origins) == [10, 50]
+    assert (packed[18:23, 4:7] == img[50:55]).all()
+    assert (packed[14:18] == 240).all() and (packed[:4] == 240).all()  # the strip's own paper between them
+
+
+@needs_ocr
+@pytest.mark.parametrize("sideways", [False, True])
+def test_only_the_rows_with_numbers_are_read_and_each_number_is_put_back_at_its_row(sideways):
+    img, rows = _strip(sideways=sideways)
+    found = number_rows(_ink(img), DPI)
+    numbers = read_numbers(only_numbers(img, found), sideways, found=found)
+    by_text = {t: r for r, t in numbers}
+    for k, y in enumerate(rows):
+        assert str(5000 + 50 * k) in by_text, numbers
+        assert abs(by_text[str(5000 + 50 * k)] - y) <= 2.0, (y, numbers)
+
+
+@needs_ocr
+def test_a_picture_tesseract_fails_on_costs_its_numbers_only_and_a_cancel_stops_the_reading(monkeypatch):
+    import core.digitize.calibrate.depth_numbers as dn
+
+    img, rows = _strip(length=40000, every=400)
+    found = number_rows(_ink(img), DPI)
+    real = dn._tesseract_numbers
+    calls = []
+
+    def flaky(picture, psm):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("Tesseract: Image too large")
+        return real(picture, psm)
+
+    monkeypatch.setattr(dn, "_tesseract_numbers", flaky)
+    img = only_numbers(img, found)
+    numbers = read_numbers(img, False, found=found)
+    assert 0 < len(numbers) < len(rows)  # the first window's numbers lost, the rest read
+
+    class Cancelled(Exception):
+        pass
+
+    def cancel(done, total):
+        raise Cancelled
+
+    before = threading.active_count()
+    with pytest.raises(Cancelled):
+        read_numbers(img, False, cancel, found=found)
+    for _ in range(50):  # the windows not begun are dropped: no reading goes on behind the cancel
+        if threading.active_count() <= before:
+            break
+        time.sleep(0.1)
+    assert threading.active_count() <= before
