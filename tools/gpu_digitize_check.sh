@@ -7,7 +7,7 @@
 #   DATA=../shared/data OUT=/tmp/gpu64 tools/gpu_digitize_check.sh
 #
 # Run from the repository root; DATA holds scans/ (the shared scans) and the folder's calibrations are taken from
-# FOLDER_CALIBS (default: none beyond tests/data's KGS; give a folder of NAME.calib.json to add the iqa scans).
+# FOLDER_CALIBS (default tools/bench_folder: the four North Dakota scans' proposed sections, curves added by hand).
 set -u
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-/tmp/gpu64}; mkdir -p "$OUT"
@@ -52,7 +52,8 @@ EOF
 # a folder: the shared scans with calibrations beside them, one worker on the GPU reading while its CPU traces
 FOLDER=$OUT/folder; mkdir -p "$FOLDER"
 ln -sf "$(realpath "$KGS")" "$FOLDER/"; cp "$CAL" "$FOLDER/"
-if [ -n "${FOLDER_CALIBS:-}" ]; then
+FOLDER_CALIBS=${FOLDER_CALIBS:-tools/bench_folder}
+if [ -d "$FOLDER_CALIBS" ]; then
   for c in "$FOLDER_CALIBS"/*.calib.json; do
     n=$(basename "$c" .calib.json); [ -f "$DATA/scans/$n.tif" ] && ln -sf "$(realpath "$DATA/scans/$n.tif")" "$FOLDER/" && cp "$c" "$FOLDER/"
   done
