@@ -6,7 +6,7 @@ switched off in turn, the calibrator refitted, each a re-trace of the same maps.
 (``core/digitize/job/pipeline.py: digitize``, ``keep_evidence``) and kept here, two bytes a pixel as the tracer keeps
 them (``core/digitize/evidence/coded_map.py``), under a folder named for the model file's digest and the precision,
 so a changed model or precision never reuses another's maps. What a re-trace reads is the picture itself (its ink
-and grid, cheap) and these maps: the same LAS as a fresh read, byte for byte (``tests/core/evaluation``).
+and grid, cheap) and these maps: the same LAS as a fresh read, byte for byte (``tests/core/evaluation/test_evidence_cache.py``).
 """
 
 from __future__ import annotations
