@@ -1,5 +1,6 @@
 """``core/model/cpu_group_norm.py``: the compiled group norm of a CPU's channels-last inference gives the numbers of
-the reductions it replaced, bit for bit, at any thread count; and so the network's maps."""
+the reductions it replaced, bit for bit on these maps, at any thread count; and so the network's maps
+(one window of a shared scan is known to differ: docs/benchmarks.md)."""
 
 from __future__ import annotations
 
