@@ -142,19 +142,20 @@ def swap_range(values: dict[str, np.ndarray], a: str, b: str, depth: np.ndarray,
 # moves are modelled as a random walk with Laplace steps of the curve's own scale; the assignment of stretches that
 # is likeliest under that model wins where it beats the joint tracer's own by odds of 19:1 (the tracer saw the ink
 # at the meeting, its momentum through a crossing), and the log-likelihood the naming of a column wins by (in nats)
-# is that decision's margin: small where two curves are alike and met, so a swap could not be told from a bounce.
+# is that decision's margin: small where two curves are alike and met, so a swap could not be told from a bounce (the
+# margin counts neither the tracer's 19:1 nor the moves through a meeting: ``settle_identities``).
 
 JUMP_SHARE = 0.05  # a move this large (a share of the track) between two neighbouring readings may be a change of curve
 NOISE_PX = 0.5  # the refined position's own noise (a pen's centroid), added to every step's scale
 MIN_SCALE_PX = 0.15  # the smallest step scale a curve is given (a ruler-straight line still moves a little)
 SLOPE_BASE = 16  # readings apart between which a curve's drift at a cut is read (over twice as many readings)
 IDENTITY_NATS = float(np.log(19.0))  # the joint tracer's naming stands unless the log says otherwise at 19:1
-# a column whose naming the log's own evidence (the margin, without the tracer's 19:1) carries by less than this is in
-# doubt. The random walk's odds are not a probability: on 32 small prints with two and three solid curves a track
-# (core/synth generate_log(classes=(1, 1) and (1, 1, 1)), seeds 2001-2016, none scored), the values named by a
-# margin of 3-20 nats were right 47-77 % of the time, and only from 20 nats (a stretch before any meeting, or a
-# naming the curves' levels and swings settle by far) 94-95 % (pairs); a line at 3 nats left 15 % of the pairs'
-# values confidently wrong, one at 20, 1.0 %
+# a column whose naming the log's own evidence carries by less than this is in doubt (the margin: without the tracer's
+# 19:1, and blind to the moves through a meeting, settle_identities). The random walk's odds are not a probability:
+# on 32 small prints with two and three solid curves a track (core/synth generate_log(classes=(1, 1) and (1, 1, 1)),
+# seeds 2001-2016; the scores in docs/accuracy.md are other seeds'), a line at 3 nats left 14.5 % of the pairs'
+# values confidently wrong, one at 14, 1.1 %, and one at 20 (what a curve alone in its style reads), 0.7 % (triples
+# 1.1 %), the yield 44 → 21 → 18 %: which of two alike curves is which after they met is rarely known
 IDENTITY_DOUBT_NATS = 20.0
 
 
@@ -305,7 +306,8 @@ def settle_identities(pos: np.ndarray, width: float, seen: np.ndarray | None = N
     at its last speed (a carried stretch is the tracer's guess: no evidence of how its curve moves, and never a
     curve's last place). Returns ``take`` (columns, K): the trace curve k reads at each column, and
     ``margin`` (columns,): in nats, how much likelier the likeliest naming of the whole log is than the likeliest
-    one that names that column otherwise (a min-marginal: forward and backward over the stretches)."""
+    one that names that column otherwise (a min-marginal: forward and backward over the stretches), without the
+    tracer's 19:1 and the moves through a meeting (below); under :data:`IDENTITY_DOUBT_NATS` the naming is in doubt."""
     k_n, cols = pos.shape
     take = np.tile(np.arange(k_n), (cols, 1))
     margin = np.full(cols, np.inf)
@@ -324,11 +326,12 @@ def settle_identities(pos: np.ndarray, width: float, seen: np.ndarray | None = N
         if best_run is None or run[0] < best_run[0]:
             best_run = run
     _, best, _, fitted = best_run
-    # the margin is the log's own evidence alone: the joint tracer's continuity through a meeting, worth 19:1 in the
-    # choice above, says nothing of which curve is which where two strokes of one pen merge (its choice at such a
-    # meeting was right 53 % of the time: the module docstring), so a naming the log cannot tell from its swap is in
-    # doubt even where the tracer's choice stands. A small print with two solid curves a track read GR and SPHI the
-    # other way after they touched, at confidence 0.99, by a margin that was the tracer's 19:1 alone
+    # the margin is what the log itself says, and only what tells two curves of one pen apart: the joint tracer's
+    # continuity through a meeting (its 19:1 in the choice above) and the moves through it (the drift carried over
+    # the merge) say nothing of which curve is which where two strokes merge (right 53-64 % of the time: the module
+    # docstring), so they count for nothing here; each curve's swings and its level across a loss or a jump away
+    # from the others do. A small print with two solid curves a track read GR and SPHI the other way after they
+    # touched and parted, at confidence 0.99, by a margin of 5.5 nats that was the tracer's 19:1 and the drifts
     total = _min_marginals(st, perms, fitted, 0.0, blind_at_meetings=True)
     chosen = total[np.arange(st.n), best]
     other = np.where(np.arange(perms.shape[0])[None, :] == best[:, None], np.inf, total).min(axis=1)
