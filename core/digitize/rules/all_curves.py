@@ -136,9 +136,9 @@ def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, st
     """The pass ``identity``: which trace of a same-style group each curve reads, decided over every stretch between
     the places it could change (``core/digitize/trace/crossings.py: settle_identities``; the traces' columns
     exchanged in place), the curves then named where the log starts to be sure (``order_at_top``), and each curve's
-    margin per column; a column named by a margin under ``IDENTITY_NATS`` is doubted. Switched off, the joint
+    margin per column; a column named by a margin under ``IDENTITY_DOUBT_NATS`` is doubted. Switched off, the joint
     tracer's naming stands (the margins are still measured)."""
-    from core.digitize.trace.crossings import IDENTITY_NATS, order_at_top, settle_identities
+    from core.digitize.trace.crossings import IDENTITY_DOUBT_NATS, order_at_top, settle_identities
 
     pos = np.stack([t.position for t in group])
     take, margin = settle_identities(pos, specs[0].track_width, np.stack([t.observed for t in group]))
@@ -152,7 +152,7 @@ def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, st
             t.signals = {"strength": strength[take[:, k], cols].copy()}
         order_at_top(group, specs, start)  # the settled traces named (whole traces exchanged; signals with them)
         for t in group:
-            doubt(t, margin < IDENTITY_NATS, "identity")
+            doubt(t, margin < IDENTITY_DOUBT_NATS, "identity")
     return [margin.copy() for _ in group]
 
 

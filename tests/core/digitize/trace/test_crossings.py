@@ -217,3 +217,68 @@ def test_two_alike_curves_that_meet_are_named_by_a_small_margin_after_the_meetin
     assert np.isinf(margin[:900]).all()  # before the meeting: named at the top, nothing to decide
     assert margin[1100:].max() < 3 * IDENTITY_NATS  # after it: a bounce and a crossing are alike
 
+
+
+def test_alike_curves_that_touch_and_part_are_in_doubt_after_the_meeting_whichever_way_the_tracer_went():
+    """Two curves of one pen that close to a pixel and part again (a bounce), traced as a crossing: each trace reads
+    the other curve after the meeting. Nothing in the log tells a bounce from a crossing there, so the naming after it
+    must be in doubt. The joint tracer's 19:1 once counted in the margin (8-10 nats here, over the old line of 3):
+    a small print's GR and SPHI were written the other way round at confidence 0.99 (docs/accuracy.md)."""
+    from core.digitize.trace.crossings import IDENTITY_DOUBT_NATS, settle_identities
+
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        cols = 1200
+        a = 100 + np.cumsum(rng.laplace(0, 0.6, cols))
+        b = a + 1.0 + np.abs(np.linspace(-40, 40, cols)) + 0.1 * np.cumsum(rng.laplace(0, 0.3, cols))
+        pos = np.stack([a, b])
+        pos[:, 600:] = pos[::-1, 600:]
+        take, margin = settle_identities(pos, 320.0)
+        assert np.isinf(margin[:500]).all()  # before the meeting: named at the top
+        assert (margin[650:] < IDENTITY_DOUBT_NATS).all(), seed
+
+
+def test_a_still_and_a_swinging_curve_stay_sure_across_their_meeting():
+    """What does tell two curves of one pen apart, their swings (KGS's tension and sonic), keeps the naming sure
+    across a meeting where the moves through it count for nothing."""
+    from core.digitize.trace.crossings import IDENTITY_DOUBT_NATS, meetings, settle_identities
+
+    rng = np.random.default_rng(3)
+    cols = 2000
+    still = 500 + np.cumsum(rng.normal(0, 0.2, cols))
+    swinging = still + np.concatenate([np.linspace(80, 0, 1000), np.linspace(0, 80, 1000)]) + \
+        np.cumsum(rng.laplace(0, 2.0, cols))
+    pos = np.stack([still, swinging])
+    assert len(meetings(*pos)) >= 2
+    take, margin = settle_identities(pos, 1000.0)
+    assert (take == [0, 1]).all()
+    assert margin.min() >= IDENTITY_DOUBT_NATS
+
+
+def test_a_print_whose_same_pen_curves_met_writes_no_swapped_values_with_confidence():
+    """A small print with two solid curves a track, read with the bundled network: its ILD and MSFL touched and
+    parted and were read the other way after, half their confident values wrong (0.49-0.50 right, 91 % of the
+    samples confident). Now every value written with confidence is within 5 % of the scale of the truth (measured:
+    100 % of each curve's, ILD and MSFL confident on 27 % of their samples: 34 and 35)."""
+    import torch
+
+    from core.digitize.job.pipeline import digitize
+    from core.digitize.rules.confidence import LOW_CONFIDENCE
+    from core.evaluation.styles import WRONG_SHARE
+    from core.model.bundled import BUNDLED_MODEL
+    from core.model.model_io import load_model
+    from core.synth.log import generate_log
+
+    model, _ = load_model(BUNDLED_MODEL)
+    lg = generate_log(5, 512, 320, "y", classes=(1, 1), style="uniform")
+    with torch.no_grad():
+        res = digitize(lg.image, lg.calibration, model=model)
+    for spec in lg.calibration.curves:
+        n = spec.mnemonic
+        pred = np.interp(lg.depth, res.depth, res.values[n], left=np.nan, right=np.nan)
+        conf = np.interp(lg.depth, res.depth, res.confidence[n], left=np.nan, right=np.nan)
+        pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(lg.truth[n])
+        with np.errstate(invalid="ignore"):
+            sure = np.isfinite(pf) & np.isfinite(tf) & (conf >= LOW_CONFIDENCE)
+        assert sure.sum() > 20, n
+        assert np.mean(np.abs(pf - tf)[sure] <= WRONG_SHARE) >= 0.99, n
