@@ -515,8 +515,8 @@ def minus_signs(lines: list[Line], clean: np.ndarray) -> None:
             c1 = min(dark.shape[1], int(np.ceil(w.x0 + 0.8 * h)))
             if b - a < 4 or c1 - c0 < 3:
                 continue
-            count, _, stats, _ = cv2.connectedComponentsWithStats(dark[a:b, c0:c1], connectivity=8)
-            if count < 3:
+            count, labels, stats, _ = cv2.connectedComponentsWithStats(dark[a:b, c0:c1], connectivity=8)
+            if count < 2:
                 continue
             first = 1 + int(np.argmin(stats[1:, 0]))
             x, y, cw, ch = stats[first, :4]
@@ -525,8 +525,34 @@ def minus_signs(lines: list[Line], clean: np.ndarray) -> None:
             level = w.y0 + 0.3 * h <= mid <= w.y1 - 0.25 * h
             rest = [i for i in range(1, count) if i != first]
             apart = all(stats[i, 0] >= x + cw for i in rest)  # the digits begin right of the dash
-            if flat and level and apart:
+            if count >= 3 and flat and level and apart:
                 w.text = "-" + w.text
+            elif not w.text.startswith("4") and _fused_dash(labels[:, x : x + cw] == first, a - w.y0, h):
+                w.text = "-" + w.text
+
+
+def _fused_dash(blob: np.ndarray, offset: float, h: float) -> bool:
+    """Whether a number's first blob (its rows from ``offset`` below the word's top; ``h`` the word's height)
+    begins with a minus sign fused to its first digit (``-0.05`` in 14-px type, the dash touching the 0): its
+    first columns hold a thin bar at mid-height, at least a fifth of the height long, and then the digit's stroke
+    rises at once to 0.4 of the height and more. A 4's bar runs into a slanted stroke that rises gradually and a
+    4 is never taken (the caller leaves it out)."""
+    spans = []
+    for col in blob.T:
+        rows = np.flatnonzero(col)
+        spans.append((rows[0] + offset, rows[-1] + offset) if rows.size else None)
+    run = 0
+    for k, span in enumerate(spans):
+        if span is None:
+            return False
+        top, bottom = span
+        thin = bottom - top + 1 <= max(2, 0.25 * h) and 0.3 * h <= 0.5 * (top + bottom) <= 0.75 * h
+        if thin:
+            run += 1
+            continue
+        tall = bottom - top + 1 >= 0.4 * h  # a round digit's first column is shorter than its height
+        return tall and 0.2 * h <= run <= 0.8 * h and k == run
+    return False
 
 
 def decimal_points(lines: list[Line], clean: np.ndarray) -> None:
