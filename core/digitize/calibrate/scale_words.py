@@ -251,6 +251,7 @@ def read_region(grey: np.ndarray, rgb: np.ndarray | None, dpi: float, borders: t
                 words.append(Word(x0 + wx0, y0 + wy0, x0 + wx1, y0 + wy1, text,
                                   _word_ink(rgb, ink, x0 + wx0, y0 + wy0, x0 + wx1, y0 + wy1)))
     lines = lines_in_cells(words, walls, grey.shape[1])
+    reread_struck_numbers(lines, clean, scale)
     complete_ends(lines, clean, scale)
     minus_signs(lines, clean)
     decimal_points(lines, clean)
@@ -600,6 +601,30 @@ def _stray(word: Word) -> bool:
             and not re.fullmatch(r"[A-Za-z]{2,3}", word.text))
 
 
+_STRUCK = re.compile(r"^(?=(?:\D*\d){2})\d[\d.]*[^\d\s().,/]{1,2}[\d.]*$")  # digits, a stray mark or two: "10€"
+
+
+def reread_struck_numbers(lines: list[Line], clean: np.ndarray, scale: float) -> None:
+    """Numbers a grid line or a wall runs through, read with a stray mark for a digit (a mud log's ``100`` over the
+    gas track's grid read ``10€``, ``1000`` read ``10NI0``), read again alone with digits only, in lines that are
+    mostly numbers already (a row of ends or ticks; a name's words are left alone); in place. Kept only where
+    the reading is a number with a digit for each of the word's marks (``10€`` read ``1010`` is no 100)."""
+    wanted: list[tuple[Word, tuple[int, int, int, int]]] = []
+    for line in lines:
+        nums = sum(number(w.text) is not None for w in line.words)
+        for w in line.words:
+            if nums >= 1 and 2 * (nums + 1) >= len(line.words) + 1 and _STRUCK.match(w.text):
+                a, b = max(0, int(w.y0) - 1), min(clean.shape[0], int(np.ceil(w.y1)) + 2)
+                c0, c1 = max(0, int(w.x0) - 2), min(clean.shape[1], int(np.ceil(w.x1)) + 3)
+                if b - a >= 4 and c1 - c0 >= 4:
+                    wanted.append((w, (a, b, c0, c1)))
+    texts = read_strips([clean[a:b, c0:c1] for _, (a, b, c0, c1) in wanted], scale)
+    for (w, _), text in zip(wanted, texts):
+        text = text.replace(" ", "")
+        if number(text) is not None and sum(ch.isdigit() for ch in text) == len(w.text.replace(".", "")):
+            w.text = text
+
+
 def complete_ends(lines: list[Line], clean: np.ndarray, scale: float) -> None:
     """A scale end Tesseract dropped or misread (a lone ``0`` or ``6`` against a cell's wall) read again: where a
     line's outer word on one side is a number or a name and the other side holds ink between it and the cell's
@@ -723,7 +748,10 @@ def _ends_by_spacing(toks: list[Word], cell: tuple[float, float], h: float) -> t
     ``1`` lost against the border): the ticks' places fix the scale, the wall's place gives the end, kept only when
     it is a value a print would label (:func:`_nice`). None where the numbers are no such series."""
     nums = [(w, number(w.text)) for w in toks if number(w.text) is not None]
-    if len(nums) < 3 or len(nums) != len(toks):
+    # a tick struck through by the grid and read with a stray mark (``10€`` for 100) holds its place in the
+    # series; the fit must then say a value whose digits begin with the ones read
+    struck = [w for w in toks if number(w.text) is None and _STRUCK.match(w.text)]
+    if len(nums) < 3 - len(struck) or len(nums) < 2 or len(nums) + len(struck) != len(toks):
         return None
     values = np.array([v for _, v in nums])
     width = cell[1] - cell[0]
@@ -754,14 +782,28 @@ def _ends_by_spacing(toks: list[Word], cell: tuple[float, float], h: float) -> t
     slope, offset = np.polyfit(t, y, 1)
     if np.max(np.abs(offset + slope * t - y)) > (0.08 if log else 0.04 * abs(values[-1] - values[0])):
         return None  # the ticks are not evenly placed: no scale to extend
+    for w in struck:
+        at = offset + slope * (0.5 * (w.x0 + w.x1) - cell[0]) / width
+        said = _nice(10.0**at if log else at)
+        lead = re.match(r"\d+", w.text).group(0)
+        if said is None or not f"{said:g}".startswith(lead):
+            return None
     ends = [offset, offset + slope]
     if log:
         ends = [10.0 ** e for e in ends]
-    left = nums[0][1] if at_left else _nice(ends[0]) if log or ends[0] > 0 else (0.0 if abs(ends[0]) < 0.04 * abs(slope) else None)
-    right = nums[-1][1] if at_right else _nice(ends[1])
+    left = (_decade_end(nums[0][1], log) if at_left else _nice(ends[0]) if log or ends[0] > 0
+            else (0.0 if abs(ends[0]) < 0.04 * abs(slope) else None))
+    right = _decade_end(nums[-1][1], log) if at_right else _nice(ends[1])
     if left is None or right is None:
         return None
     return float(left), float(right)
+
+
+def _decade_end(value: float, log: bool) -> float:
+    """An end printed against its wall in a series of decades, as read: its last digit can merge with the wall
+    (``1000`` read ``1006``), so on a log series a value within 1 % of one a print labels is that value."""
+    nice = _nice(value) if log else None
+    return nice if nice is not None and abs(value - nice) <= 0.01 * nice else value
 
 
 def _ruled_between(across: np.ndarray | None, cell: tuple[float, float], top: float, bottom: float) -> bool:
