@@ -179,6 +179,17 @@ def test_the_minus_sign_is_looked_for_within_its_own_cell():
     assert line.words[0].text == "-75"
 
 
+def test_a_decade_series_with_a_struck_tick_and_an_end_merged_with_its_wall():
+    """A mud log's gas row ``1  10  100  1000`` over its grid, read ``10  10€  1006`` (the 1 lost in the left
+    border, the 100 struck by a grid line, the 1000's last 0 merged with the right border): the struck tick holds
+    its place, the fit says 100 there, which begins with the ``10`` read, so the ends are 1 and 1000. A struck tick
+    whose digits the fit does not say gives no ends."""
+    cell = (762.0, 1122.0)
+    left, right, _ = sw.ends_of(_line((876, "10"), (992, "10€"), (1094, "1006"), cell=cell))
+    assert (left, right) == (1.0, 1000.0)
+    assert sw.ends_of(_line((876, "10"), (992, "30€"), (1094, "1000"), cell=cell))[:2] == (10.0, 1000.0)
+
+
 @needs_ocr
 def test_a_short_word_against_the_wall_across_from_a_number_is_that_end_read_again():
     """``-7.5 … 7.5`` in a cell whose right end Tesseract read ``Ze``: a word of three letters or fewer standing
