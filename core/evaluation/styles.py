@@ -11,6 +11,7 @@ families it trained on.
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,10 +62,47 @@ class FamilyScore(CurveScores):
         """Samples written but flagged low-confidence, in %."""
         return self._share("low")
 
+    @property
+    def yield_pct(self) -> float:
+        """Samples written confident and right, in % of every curve's samples: what a petrophysicist can use as it
+        stands."""
+        return self._share("confident_right")
+
+    @property
+    def reliability(self) -> np.ndarray:
+        """(tenths of confidence, 3): per tenth the written samples, those of them right and their summed
+        confidence, over every curve (:func:`score_curve`'s ``bins``)."""
+        out = np.zeros((CONFIDENCE_BINS, 3))
+        for c in self.curves:
+            if "bins" in c:
+                out += np.asarray(c["bins"], np.float64)
+        return out
+
+    def at(self, threshold: float) -> tuple[float, float]:
+        """(confidently wrong, yield) in % of every curve's samples, were values flagged below ``threshold`` (a tenth:
+        the reliability bins' edges) instead of ``LOW_CONFIDENCE``: what another line between sure and unsure
+        would give."""
+        k = int(round(threshold * CONFIDENCE_BINS))
+        if not np.isclose(k, threshold * CONFIDENCE_BINS):
+            raise ValueError(f"a threshold on the reliability bins is a tenth, not {threshold}")
+        rel = self.reliability[k:]
+        n = sum(c["samples"] for c in self.curves)
+        if not n:
+            return float("nan"), float("nan")
+        return 100.0 * (rel[:, 0].sum() - rel[:, 1].sum()) / n, 100.0 * rel[:, 1].sum() / n
+
+    @property
+    def calibration_error(self) -> float:
+        """The expected calibration error: per tenth of confidence, the share of its written samples that are right
+        against their mean confidence, weighted by the tenth's samples (:func:`expected_calibration_error`)."""
+        return expected_calibration_error(self.reliability)
+
     def as_dict(self) -> dict:
         return {"family": self.family, "method": self.method, "median_r": self.median_r,
                 "median_rmse_pct": self.median_rmse_pct, "mean_null_pct": self.mean_null_pct,
                 "wrong_pct": self.wrong_pct, "wrong_any_pct": self._share("wrong_any"), "low_pct": self.low_pct,
+                "yield_pct": self.yield_pct, "calibration_error": self.calibration_error,
+                "reliability": self.reliability.tolist(),
                 "excursions_per_1000": self.excursions_per_1000, "curves": len(self.curves), "worst": self.worst(),
                 "seconds": round(self.seconds, 1)}
 
@@ -85,6 +123,30 @@ def family_logs(family: str, count: int, width: int, height: int, seed: int = EV
 
 
 WRONG_SHARE = 0.05  # a value this far from the truth, in track fractions (5 % of the printed range or decades)
+CONFIDENCE_BINS = 10  # the reliability diagram's bins: tenths of confidence
+
+
+def confidence_bins(confidence: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """(tenths, 3): per tenth of ``confidence`` (the last holds 1.0) the samples, those ``right`` and their summed
+    confidence."""
+    k = np.clip((np.asarray(confidence, np.float64) * CONFIDENCE_BINS).astype(np.int64), 0, CONFIDENCE_BINS - 1)
+    out = np.zeros((CONFIDENCE_BINS, 3))
+    np.add.at(out[:, 0], k, 1.0)
+    np.add.at(out[:, 1], k, right.astype(np.float64))
+    np.add.at(out[:, 2], k, confidence)
+    return out
+
+
+def expected_calibration_error(bins: np.ndarray) -> float:
+    """Σ over tenths of (samples / all) · |share right − mean confidence|: 0 for a confidence that means what it
+    says. The mean confidence of the tenth, not its middle: a calibrated 0.99 is right 99 times in 100, and
+    against a middle of 0.95 would count 0.04 off. NaN without samples."""
+    n = bins[:, 0]
+    if n.sum() == 0:
+        return float("nan")
+    seen = n > 0
+    gap = np.abs(bins[seen, 1] - bins[seen, 2]) / n[seen]
+    return float(np.sum(n[seen] * gap) / n.sum())
 
 
 def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray,
@@ -95,7 +157,9 @@ def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray,
 
     ``wrong``: the samples written with a value more than :data:`WRONG_SHARE` of the printed scale from the
     truth and *not* flagged low-confidence (``confidence`` below ``LOW_CONFIDENCE``): the confidently wrong
-    numbers a petrophysicist cannot tell from good ones. ``low``: the samples written but flagged."""
+    numbers a petrophysicist cannot tell from good ones. ``low``: the samples written but flagged.
+    ``confident_right``: written, not flagged and right (the yield's samples); ``bins``: the written samples'
+    reliability (:func:`confidence_bins`), where a confidence is given."""
     from core.digitize.rules.confidence import LOW_CONFIDENCE
 
     pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(truth)
@@ -105,10 +169,13 @@ def score_curve(spec, depth: np.ndarray, pred: np.ndarray, truth: np.ndarray,
     with np.errstate(invalid="ignore"):
         flagged = written & (confidence < LOW_CONFIDENCE) if confidence is not None else np.zeros_like(written)
         off = written & (np.abs(pf - tf) > WRONG_SHARE)
-    return {"mnemonic": spec.mnemonic, "log_scale": bool(spec.log), "style": int(spec.klass), "r": float(m.r),
-            "rmse_pct": float(m.rmse_pct), "null": float(m.null_fraction), "excursions": excursions(pf, tf),
-            "samples": int(known.sum()), "wrong": int((off & ~flagged).sum()), "wrong_any": int(off.sum()),
-            "low": int(flagged.sum())}
+    out = {"mnemonic": spec.mnemonic, "log_scale": bool(spec.log), "style": int(spec.klass), "r": float(m.r),
+           "rmse_pct": float(m.rmse_pct), "null": float(m.null_fraction), "excursions": excursions(pf, tf),
+           "samples": int(known.sum()), "wrong": int((off & ~flagged).sum()), "wrong_any": int(off.sum()),
+           "low": int(flagged.sum()), "confident_right": int((written & ~off & ~flagged).sum())}
+    if confidence is not None:
+        out["bins"] = confidence_bins(np.nan_to_num(confidence[written]), ~off[written]).tolist()
+    return out
 
 
 def score_result(lg, res) -> list[dict]:
@@ -122,16 +189,32 @@ def score_result(lg, res) -> list[dict]:
     return out
 
 
+def family_set_name(family: str, width: int, height: int, seed: int, las_dir: str | None) -> str:
+    """The name a family's draw is kept under in an evidence cache: every argument that changes its pictures."""
+    return f"{family}-{width}x{height}-s{seed}" + (f"-las-{Path(las_dir).name}" if las_dir else "")
+
+
+def _digitize(lg, model, grid: bool, params, cache, set_name: str):
+    """One case digitised, from the evidence cache's maps where there is one (``evidence_cache.py``)."""
+    kwargs = dict(model=model, grid=grid, source=lg.name, rgb=lg.rgb, params=params)
+    if cache is not None and model is not None:
+        return cache.digitize(set_name, lg.name, lg.image, lg.calibration, **kwargs)
+    return digitize(lg.image, lg.calibration, **kwargs)
+
+
 def evaluate_family(model, family: str, count: int = 8, width: int = 1600, height: int = 480,
                     seed: int = EVAL_SEED, grid: bool = True, las_dir: str | None = None,
-                    overlays: Path | None = None) -> FamilyScore:
+                    overlays: Path | None = None, params=None, cache=None) -> FamilyScore:
     """Digitise ``count`` fresh logs of ``family`` with ``model`` (None: the classical tracer). ``overlays``: a
-    folder to draw the logs of the family's worst curves in (``worst_logs``; ``overlay.py``)."""
+    folder to draw the logs of the family's worst curves in (``worst_logs``; ``overlay.py``). ``params``: the
+    tracer's (``TraceParams``; its ``passes_off`` measure a rule's worth); ``cache``: an ``EvidenceCache`` whose
+    maps are traced again instead of read."""
     t0 = time.perf_counter()
     score = FamilyScore(family, "model" if model is not None else "classical")
     kept = {}
+    set_name = family_set_name(family, width, height, seed, las_dir)
     for lg in family_logs(family, count, width, height, seed, las_dir):
-        res = digitize(lg.image, lg.calibration, model=model, grid=grid, source=lg.name, rgb=lg.rgb)
+        res = _digitize(lg, model, grid, params, cache, set_name)
         score.curves += score_result(lg, res)
         if overlays is not None:
             kept[lg.name] = (lg, res)
@@ -181,14 +264,17 @@ def folder_cases(folder: str | Path) -> Iterator[CaseLog]:
                       {c.mnemonic: las.curve(c.mnemonic).values for c in cal.curves if c.mnemonic in las.mnemonics})
 
 
-def evaluate_folder(model, folder: str | Path, grid: bool = True, overlays: Path | None = None) -> "FamilyScore":
+def evaluate_folder(model, folder: str | Path, grid: bool = True, overlays: Path | None = None, params=None,
+                    cache=None) -> "FamilyScore":
     """Digitise every case of a folder (``folder_cases``: pictures drawn by a renderer that is not ours, with
-    the LAS each was drawn from) and score it as a family is scored."""
+    the LAS each was drawn from) and score it as a family is scored (``params``, ``cache``: as
+    :func:`evaluate_family`'s)."""
     t0 = time.perf_counter()
     score = FamilyScore(Path(folder).name, "model" if model is not None else "classical")
     kept = {}
+    set_name = "folder-" + hashlib.sha256(str(Path(folder).resolve()).encode()).hexdigest()[:12]
     for lg in folder_cases(folder):
-        res = digitize(lg.image, lg.calibration, model=model, grid=grid, source=lg.name, rgb=lg.rgb)
+        res = _digitize(lg, model, grid, params, cache, set_name)
         score.curves += [c for c in score_result(lg, res) if c["samples"]]
         if overlays is not None:
             kept[lg.name] = (lg, res)

@@ -128,7 +128,13 @@ class GroupNorm16(nn.GroupNorm):
             # a whole scale off; the reductions give the same maps at 1 and 2 threads
             # (tests/core/digitize/rules/test_trust.py). That kernel also takes E[x²] − E[x]² in fp32: on inputs of mean 3 and
             # spread 0.05 its output was 1.6 off a float64 reference, the reductions' 1e-5. They cost time: 120
-            # against 42 ms a 16 × 1,664 × 1,024 map (2-core EPYC), KGS evidence 55 → 78 s (docs/benchmarks.md)
+            # against 42 ms a 16 × 1,664 × 1,024 map (2-core EPYC), KGS evidence 55 → 78 s (docs/benchmarks.md).
+            # A channels-last map on a CPU takes the same numbers from two compiled passes, 3-5× faster
+            # (core/model/cpu_group_norm.py)
+            from . import cpu_group_norm
+
+            if cpu_group_norm.applies(x):
+                return cpu_group_norm.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
             return _GroupNormByReduction.apply(x, self.weight, self.bias, self.num_groups, self.eps)
         if x.dtype == torch.float32:
             return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)

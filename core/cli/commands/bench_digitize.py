@@ -1,9 +1,15 @@
-"""``welltrace bench-digitize SCAN --calib C``: the time of each stage of digitising one scan, on this machine.
+"""``welltrace bench-digitize SCAN --calib C``: the time of each stage of digitising one scan, on this machine, and
+the scans an hour they imply.
 
 Stages: read (the scan file), evidence (the network's maps, or the classical ink map), grid (finding the printed
 grid), trace (the Viterbi paths and the values on the depth grid), write (the LAS files). ``--compare`` runs the
 reference path too (``digitize --reference``: every row, PyTorch's default layout) in the same process and
 prints both, with the LAS values of the two compared per curve: the before/after table of one run.
+
+Scans an hour: one after the other, 3,600 s over the total; streamed (``digitize FOLDER``: a worker reads the
+next scan while it traces this one, ``core/digitize/job/stream.py``), 3,600 s over the longer of the two halves,
+reading (read, grid, evidence) and tracing (trace, write). The streamed figure is the bound the overlap allows:
+on a CPU the two halves share its cores, on a GPU the network's half runs on the device.
 """
 
 from __future__ import annotations
@@ -16,14 +22,24 @@ from pathlib import Path
 
 import numpy as np
 
+from core.cli.options import add_device
 from core.common.errors import InputError
 
 NAME = "bench-digitize"
 
 STAGES = ("read", "evidence", "grid", "trace", "write")
+READING = ("read", "grid", "evidence")  # a streamed worker's reader thread (``stream.read_ahead``) ...
+TRACING = ("trace", "write")  # ... and its tracer
 
 
-def _run(args, model, precision, reference: bool, out_dir: Path) -> tuple[dict, list]:
+def scans_per_hour(stages: dict[str, float]) -> dict[str, float]:
+    """Scans an hour at these stage times: one after the other, and streamed (the longer half bounds it)."""
+    reading = sum(stages[k] for k in READING)
+    tracing = sum(stages[k] for k in TRACING)
+    return {"sequential": 3600.0 / max(stages["total"], 1e-9), "streamed": 3600.0 / max(reading, tracing, 1e-9)}
+
+
+def _run(args, model, precision, device, reference: bool, out_dir: Path) -> tuple[dict, list]:
     from core.digitize.job.pipeline import digitize_sections
     from core.digitize.output.las import write_result
     from core.io.calibration import Calibration
@@ -35,7 +51,7 @@ def _run(args, model, precision, reference: bool, out_dir: Path) -> tuple[dict, 
     calib = Calibration.load(args.calib)
     t_read = time.perf_counter() - t0
     parts = digitize_sections(scan.image, calib, source=args.scan, rgb=scan.rgb, model=model, precision=precision,
-                              reference=reference)
+                              device=device, reference=reference)
     t0 = time.perf_counter()
     for suffix, _, res in parts:
         write_result(las_path_for(out_dir / "bench.las", suffix), res, calib, Path(args.scan).name, None)
@@ -64,27 +80,32 @@ def run(args) -> int:
 
     from core.common.sysmem import proc_status
     from core.engine.budget import machine_description
+    from core.engine.config import pick_device
 
     if bool(args.model) == bool(args.classical):
         raise InputError(None, "give exactly one of --model MODEL or --classical")
     if args.threads:
         torch.set_num_threads(args.threads)
     model = precision = None
+    device = pick_device(args.device) if args.model else torch.device("cpu")
     if args.model:
         from core.model import precision as prec
         from core.model.model_io import load_model
 
         model, info = load_model(args.model)
-        precision = prec.for_inference("model", info["precision"], "cpu")
+        model.to(device)
+        precision = prec.for_inference("model", info["precision"], device)
     rows = {}
     with tempfile.TemporaryDirectory(prefix="welltrace-bench-") as tmp:
         paths = [("fast", False)] + ([("reference", True)] if args.compare and model is not None else [])
         parts = {}
         for label, reference in paths:
             with torch.no_grad():  # a context, not the global switch: the command runs inside tests too
-                rows[label], parts[label] = _run(args, model, precision, reference, Path(tmp))
-    out = {"machine": machine_description(torch.device("cpu")), "scan": Path(args.scan).name,
-           "model": Path(args.model).name if args.model else "classical", "seconds": rows,
+                rows[label], parts[label] = _run(args, model, precision, str(device), reference, Path(tmp))
+    out = {"machine": machine_description(device), "scan": Path(args.scan).name,
+           "model": Path(args.model).name if args.model else "classical",
+           "precision": precision.mode if precision is not None else None, "seconds": rows,
+           "scans_per_hour": {label: scans_per_hour(r) for label, r in rows.items()},
            "peak_resident_gib": proc_status().get("VmHWM", 0) / 1024**3}
     if "reference" in parts:
         out["las_r_fast_vs_reference"] = _agreement(parts["fast"], parts["reference"])
@@ -92,10 +113,14 @@ def run(args) -> int:
         print(json.dumps(out, indent=1))
         return 0
     print(f"machine  {out['machine']}")
-    print(f"scan     {out['scan']}, model {out['model']}")
+    print(f"scan     {out['scan']}, model {out['model']}" + (f" ({out['precision']})" if out["precision"] else ""))
     print("stage      " + "  ".join(f"{label:>10s}" for label in rows))
     for stage in (*STAGES, "total"):
         print(f"{stage:9s}  " + "  ".join(f"{rows[label][stage]:9.2f}s" for label in rows))
+    for how in ("sequential", "streamed"):
+        print(f"{'scans/h':9s}  " + "  ".join(f"{out['scans_per_hour'][label][how]:10.0f}" for label in rows)
+              + f"  {how}" + (" (reading and tracing overlapped: the longer half bounds it)" if how == "streamed"
+                              else " (one scan after the other)"))
     if "reference" in rows:
         print(f"speed-up  {rows['reference']['total'] / rows['fast']['total']:.2f}× end to end, "
               f"{rows['reference']['evidence'] / max(rows['fast']['evidence'], 1e-9):.2f}× evidence")
@@ -114,5 +139,6 @@ def register(sub) -> None:
     b.add_argument("--compare", action="store_true", help="also run the reference path (digitize --reference) and "
                    "compare times and LAS values")
     b.add_argument("--threads", type=int, metavar="N", help="threads for the network (default: PyTorch's)")
+    add_device(b)
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=run)

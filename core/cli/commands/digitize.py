@@ -160,7 +160,8 @@ def _digitize_many(args) -> int:
     workers, threads = thread_split(args.jobs or 1, args.threads)
     ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
     # on a cluster each task takes the threads asked for, else its worker's default (that machine's cores)
-    options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling)
+    options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling,
+                         device=args.device if args.model else "cpu")
     where = f"the Dask cluster at {args.scheduler}" if args.scheduler else \
         f"{workers} worker process(es) × {threads} thread(s)"
     print(f"{len(jobs)} scan(s): {len(todo)} to digitise on {where}, {len(jobs) - len(todo)} up to date",

@@ -56,6 +56,12 @@ def register(sub) -> None:
     e.add_argument("--foreign", metavar="DIR", nargs="+", type=Path,
                    help="score folders of cases drawn by another renderer instead of our families: NAME.png with "
                    "NAME.calib.json and NAME.truth.las (../shared/data/foreign/plain, hard, colour)")
+    e.add_argument("--cache", metavar="DIR", type=Path,
+                   help="keep the network's maps of every picture read in DIR and trace them again from there on the "
+                   "next run (core/evaluation/evidence_cache.py): the passes and the confidence measured in seconds")
+    e.add_argument("--without", metavar="PASS[,PASS]", default="",
+                   help="switch these passes of the rules off (core/digitize/rules/passes.py), to measure what each "
+                   "buys")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=run)
 
@@ -71,6 +77,13 @@ def _check(args) -> tuple[str, ...]:
         raise UsageError("--count must be at least 1")
     if args.width < 64 or args.height < 96:
         raise UsageError(f"--width/--height: a log needs at least 64 × 96 px, got {args.width} × {args.height}")
+    if args.without:
+        from core.digitize.rules.passes import check_names
+
+        try:
+            check_names(n.strip() for n in args.without.split(",") if n.strip())
+        except ValueError as exc:
+            raise UsageError(f"--without: {exc}") from None
     if args.foreign and args.leave_one_out:
         raise UsageError("--foreign scores one model on folders of cases: run it without --leave-one-out")
     if args.leave_one_out:
@@ -93,12 +106,13 @@ def run(args) -> int:
     if args.leave_one_out:
         return _leave_one_out(args, families, seed)
     model, trained_on, label = _load(args)
+    params, cache = _params_and_cache(args)
     if args.foreign:
-        return _foreign(args, model, label)
+        return _foreign(args, model, label, params, cache)
     rows, scores = [], []
     for fam in families:
         s = evaluate_family(model, fam, args.count, args.width, args.height, seed, grid=not args.no_grid,
-                            las_dir=args.las_dir, overlays=args.overlays)
+                            las_dir=args.las_dir, overlays=args.overlays, params=params, cache=cache)
         scores.append(s)
         held = trained_on is None or fam not in trained_on
         rows.append({**s.as_dict(), "held_out": held if trained_on is not None else None})
@@ -126,20 +140,36 @@ def run(args) -> int:
     return 0
 
 
+def _params_and_cache(args):
+    """The tracer's parameters (``--without``) and the evidence cache (``--cache``) of a run."""
+    from core.digitize.trace.params import TraceParams
+
+    off = frozenset(n.strip() for n in args.without.split(",") if n.strip())
+    params = TraceParams(passes_off=off) if off else None
+    cache = None
+    if args.cache and not args.classical:
+        from core.evaluation.evidence_cache import EvidenceCache
+        from core.model.bundled import BUNDLED_MODEL
+
+        cache = EvidenceCache(args.cache, args.model or BUNDLED_MODEL)
+    return params, cache
+
+
 def _line(name: str, tag: str, s) -> str:
     return (f"{name:<11} {tag:<11} median r {s.median_r:6.3f}  RMSE {s.median_rmse_pct:5.2f} % of range  "
-            f"NULL {s.mean_null_pct:4.1f} %  wrong {s.wrong_pct:4.1f} % (low-confidence {s.low_pct:4.1f} %)  "
+            f"NULL {s.mean_null_pct:4.1f} %  wrong {s.wrong_pct:4.2f} % (low-confidence {s.low_pct:4.1f} %)  "
+            f"yield {s.yield_pct:4.1f} %  calibration error {s.calibration_error:5.3f}  "
             f"excursions {s.excursions_per_1000:4.2f} per 1,000 samples  ({len(s.curves)} curves, {s.seconds:.0f} s)")
 
 
-def _foreign(args, model, label: str) -> int:
+def _foreign(args, model, label: str, params=None, cache=None) -> int:
     """``--foreign DIR …``: each folder of cases scored as a family, with its log-scale and broken-line curves on
     their own lines (``core.evaluation.styles.evaluate_folder``)."""
     from core.evaluation.styles import evaluate_folder
 
     rows = []
     for folder in args.foreign:
-        s = evaluate_folder(model, folder, grid=not args.no_grid, overlays=args.overlays)
+        s = evaluate_folder(model, folder, grid=not args.no_grid, overlays=args.overlays, params=params, cache=cache)
         parts = [("", s), ("log-scale", s.subset("log", lambda c: c["log_scale"])),
                  ("broken", s.subset("broken", lambda c: c["style"] in (2, 3))),
                  ("dotted", s.subset("dotted", lambda c: c["style"] == 3))]

@@ -55,6 +55,7 @@ class BodyLines:
 
     lines: list[BodyLine] = field(default_factory=list)
     framed: bool = False  # a box beside the body was found and a line inside the body runs on into it
+    boxed: bool = False  # a box beside the body was found (its lines' ``up``/``down`` were measured)
 
 
 def _dpi_or(dpi: float | None) -> float:
@@ -181,6 +182,13 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
                 ln.shift = float(off)
     for ln in lines:
         ln.centre += ln.shift
+    return mark_frames(BodyLines(lines, boxed=framed))
+
+
+def mark_frames(found: BodyLines) -> BodyLines:
+    """``found`` with each line's ``frame`` set from how far it runs on into the boxes (``up``, ``down``) and how
+    heavy it is, and ``framed`` kept only where a line inside the body frames a column; in place."""
+    lines = found.lines
     # a legend's pen sample printed sideways in the box over a track is a stroke along depth that may stand where a
     # grid line would run on (the mud logs' legends, over grid lines of a quarter of their borders' weight); a
     # column's border is never that much lighter than the others (01146's lightest, half their weight)
@@ -191,8 +199,8 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
             ln.frame = ln.runs_on and ln.strength >= least
     # the outermost lines frame the body anyway: only a framing line inside it says how its columns are parted
     ordered = sorted(lines, key=lambda ln: ln.centre)
-    framed = framed and any(ln.frame for ln in ordered[1:-1])
-    return BodyLines(lines, framed)
+    found.framed = found.boxed and any(ln.frame for ln in ordered[1:-1])
+    return found
 
 
 @dataclass
@@ -215,6 +223,9 @@ class Column:
 MIN_COLUMN_PX = 6  # two framing lines closer than this are one double line, not a column between them
 MIN_TRACK_IN = 0.7  # no curve track is narrower (the archive's narrowest: 0.74 in; its depth columns up to 0.88 in)
 GRID_LINES = 4  # a column this wide with this many lines inside is a gridded track ...
+FILL_INK = 0.25  # ... and its ink covers less than this share of it: a lithology column's patterns are ruled into
+#   lines too, and fill it (0.29-0.36 over the develop half's gridded lithology columns; its 64 gridded curve tracks
+#   0.01-0.22, a curve and its grid on paper)
 BUSY_SHARE = 0.5  # ... unless six strokes or more cross it along this share of the body: text blocks or a plot
 #   (the mud logs' well-bore column, 0.83-0.94; curve tracks 0-0.34) or an image (VDL, radii: 0.88-1.0) ...
 IMAGE_INK = 0.15  # ... which is an image track where its ink covers this share of it (images 0.18-0.46, text 0.08-0.12)
@@ -265,7 +276,7 @@ def classify(col: Column, dpi: float | None) -> str:
     if col.busy >= BUSY_SHARE:
         return "track" if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED else "other"
     if len(col.inner) >= GRID_LINES:
-        return "track"
+        return "track" if col.ink < FILL_INK else "other"
     return "track" if col.inked >= OPEN_INKED and col.ink >= OPEN_INK else "other"
 
 

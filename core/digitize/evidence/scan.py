@@ -49,7 +49,12 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
         except MemoryCeilingError as exc:
             raise InputError(source, f"{exc}: raise --max-memory or free memory") from None
         memory = plan.as_dict()
-        windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows, body)
+        if torch.device(device).type == "cuda" and not reference:  # batched, on the device, one wait at the end
+            from core.digitize.evidence.network import predict_windows_batched
+
+            windowed = predict_windows_batched(model, canon, precision, device, plan.window, progress, rows, body)
+        else:
+            windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows, body)
         evidence, mask_c = dict(windowed.maps), windowed.mask
         memory.update(windows=windowed.windows, rows=list(rows), columns=list(body or (0, canon.shape[1])),
                       path="reference" if reference else "fast")

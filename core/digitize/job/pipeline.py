@@ -7,7 +7,7 @@ canonical frame, and masks come back in the scan's own frame.
 from __future__ import annotations
 
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -15,19 +15,51 @@ import numpy as np
 from core.common.errors import InputError
 from core.digitize.evidence.scan import colour_evidence, mask_evidence, model_evidence
 from core.digitize.output.result import DigitizeResult
-from core.digitize.output.values import trace_to_confidence, trace_to_values
+from core.digitize.output.values import sample_flags, trace_to_confidence, trace_to_values
 from core.digitize.page.frame import from_canonical, to_canonical
 from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
 from core.digitize.page.sections import null_outside_body, picture_body
 from core.digitize.rules.all_curves import trace_all
+from core.digitize.rules.passes import mark
 from core.digitize.trace.params import Trace, TraceParams, model_params
 from core.io.calibration import Calibration, Section
+
+
+@dataclass
+class ReadEvidence:
+    """What a picture's evidence reading gave (``digitize``): the per-class maps and the class mask in the
+    canonical frame, how they were read (``"model"``, ``"mask"``, ``"classical"``) and the network's memory plan."""
+
+    maps: dict
+    mask: np.ndarray
+    method: str
+    memory: dict
+
 
 MIN_TRACK_PX = 40  # narrower, and a grid line or a pen width is a large share of the track
 
 
-def digitize(
+@dataclass
+class PageRead:
+    """What :func:`digitize` reads off a picture before it traces: the canonical picture's darkness, grid and log
+    body, and the evidence of every line style (the network's maps, a mask's, the classical ink's). Reading and
+    tracing are apart so that a folder run reads the next scan while it traces this one
+    (``core/digitize/job/stream.py``)."""
+
+    ink: np.ndarray | None
+    grid: object | None  # ``core.digitize.page.grid.Grid``
+    body: tuple[int, int] | None
+    evidence: dict
+    mask: np.ndarray  # the class mask, canonical
+    method: str
+    params: TraceParams | None
+    memory: dict
+    warnings: list[str]
+    timings: dict  # grid_s, evidence_s
+
+
+def read_page(
     image: np.ndarray,
     calib: Calibration,
     *,
@@ -40,33 +72,25 @@ def digitize(
     source: str | None = None,
     grid: bool = True,
     mask: np.ndarray | None = None,
-    rgb: np.ndarray | None = None,
     whole_picture: bool = False,
     memory_ceiling: int | None = None,
     reference: bool = False,
-) -> DigitizeResult:
-    """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
-
-    ``grid``: damp the evidence on the printed grid found in the image (``core/digitize/page/grid.py``); off only to
-    measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
-    to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
-    painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
-    calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask. A network reads the
-    scan in windows along depth (``core/digitize/evidence/network.py``) of ``tile`` px (default: the training crop, 1,024),
-    its maps kept two bytes a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
-    default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the
-    memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against. The network reads the band of
-    rows the calibrated tracks need (``core/digitize/evidence/network.py: evidence_band``) in PyTorch's channels-last layout
-    (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
-    releases, to compare against. ``precision``: the network's (default: the one it was trained in, as
-    ``welltrace digitize`` reads it, so the app, a folder's workers and the command write the same LAS)."""
+    evidence: "ReadEvidence | None" = None,
+) -> PageRead:
+    """:func:`digitize` up to the tracing: the picture checked and turned, its ink, grid and log body, and the
+    evidence (its arguments are :func:`digitize`'s)."""
     canon = _checked_canonical(image, calib, source)
     warnings, memory = [], {}
     t0 = time.perf_counter()
     grid = grid and mask is None  # the user's mask is followed as painted: no grid damping
     ink, found, body = _ink_grid_body(canon, calib, grid, mask is None)
     t_grid = time.perf_counter()
-    if mask is not None:
+    if evidence is not None:  # read before (``keep_evidence``): the same maps traced again
+        method, memory = evidence.method, dict(evidence.memory)
+        evidence, mask_c = evidence.maps, evidence.mask
+        if method == "mask":
+            params = replace(params or TraceParams(), ink_checks=False)
+    elif mask is not None:
         evidence, mask_c = mask_evidence(mask, image.shape, calib, warnings, source)
         method = "mask"
         params = replace(params or TraceParams(), ink_checks=False)  # the user's labels, followed as painted
@@ -87,25 +111,83 @@ def digitize(
         method = "classical"
         if progress:
             progress(1, 1)
+    return PageRead(ink, found, body, evidence, mask_c, method, params, memory, warnings,
+                    {"grid_s": t_grid - t0, "evidence_s": time.perf_counter() - t_grid})
+
+
+def digitize(
+    image: np.ndarray,
+    calib: Calibration,
+    *,
+    model=None,
+    precision=None,
+    device="cpu",
+    tile: int | None = None,
+    params: TraceParams | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    source: str | None = None,
+    grid: bool = True,
+    mask: np.ndarray | None = None,
+    rgb: np.ndarray | None = None,
+    whole_picture: bool = False,
+    memory_ceiling: int | None = None,
+    reference: bool = False,
+    evidence: "ReadEvidence | None" = None,
+    keep_evidence: list | None = None,
+    page: PageRead | None = None,
+) -> DigitizeResult:
+    """Trace every calibrated curve of ``image`` and sample it on the LAS depth grid.
+
+    ``grid``: damp the evidence on the printed grid found in the image (``core/digitize/page/grid.py``); off only to
+    measure what the damping buys. ``mask``: a class mask in the scan's frame (a hand-corrected label)
+    to trace instead of any model or ink: the user's mask is the truth they have, so it is followed as
+    painted, with no grid damping. ``rgb``: the scan's colour pixels (scan frame), for the curves whose
+    calibration names an ink ``colour`` (``core/io/colour.py``); ignored when tracing a mask. A network reads the
+    scan in windows along depth (``core/digitize/evidence/network.py``) of ``tile`` px (default: the training crop, 1,024),
+    its maps kept two bytes a pixel, the window shortened where a memory ceiling (``memory_ceiling`` bytes,
+    default: 90 % of the memory available) requires it; ``whole_picture`` reads it in one forward instead (the
+    memory grows with the scan's area: ~0.6 GiB a megapixel), to compare against. The network reads the band of
+    rows the calibrated tracks need (``core/digitize/evidence/network.py: evidence_band``) in PyTorch's channels-last layout
+    (``core/model/runtime.py``); ``reference`` reads every row in the default layout instead, the path of earlier
+    releases, to compare against. ``precision``: the network's (default: the one it was trained in, as
+    ``welltrace digitize`` reads it, so the app, a folder's workers and the command write the same LAS).
+    ``evidence``: maps read before (``keep_evidence`` of an earlier call), traced again; ``keep_evidence``: a list
+    the maps read are appended to. ``page``: what :func:`read_page` read off this picture already (with these
+    arguments): only the tracing is left."""
+    if page is None:
+        page = read_page(image, calib, model=model, precision=precision, device=device, tile=tile, params=params,
+                         progress=progress, source=source, grid=grid, mask=mask, whole_picture=whole_picture,
+                         memory_ceiling=memory_ceiling, reference=reference, evidence=evidence)
+    params, evidence, found, body, ink = page.params, page.evidence, page.grid, page.body, page.ink
+    warnings = list(page.warnings)
     t1 = time.perf_counter()
+    method = page.method
+    if keep_evidence is not None:
+        keep_evidence.append(ReadEvidence(evidence, page.mask, method, page.memory))
     by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
-    if method == "model":
-        params = model_params(params)
+    params = model_params(params) if method == "model" else (params or TraceParams())
     traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
-    if body:
+    if body and params.runs("outside_body"):
         warnings.append(null_outside_body(traces, body, calib))
+        outside = np.ones(page.mask.shape[1], bool)  # the canonical picture's columns: its depth
+        outside[body[0] : body[1]] = False
+        for tr in traces:
+            mark(tr, outside, "outside_body")
     if by_curve:
         method += " + ink colour"
     t2 = time.perf_counter()
     depth = calib.depth_grid(calib.depth_length(image.shape))
-    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth) for tr, spec in zip(traces, calib.curves)}
+    values = {tr.mnemonic: trace_to_values(tr, spec, calib, depth, params.passes_off)
+              for tr, spec in zip(traces, calib.curves)}
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
+    flags = {tr.mnemonic: sample_flags(tr, spec, calib, values[tr.mnemonic], depth, params.passes_off)
+             for tr, spec in zip(traces, calib.curves)}
     warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
-    return DigitizeResult(depth, values, traces, from_canonical(mask_c, calib.depth_axis), method,
-                          {"evidence_s": t1 - t_grid, "grid_s": t_grid - t0, "trace_s": t2 - t1}, warnings, memory,
-                          confidence=confidence)
+    return DigitizeResult(depth, values, traces, from_canonical(page.mask, calib.depth_axis), method,
+                          {**page.timings, "trace_s": t2 - t1}, warnings, page.memory, confidence=confidence,
+                          flags=flags)
 
 
 def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):
@@ -184,17 +266,51 @@ def _cut(arr: np.ndarray | None, axis: str, start: int, stop: int) -> np.ndarray
 
 
 def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,
-                      mask: np.ndarray | None = None, rgb: np.ndarray | None = None, **kwargs
+                      mask: np.ndarray | None = None, rgb: np.ndarray | None = None,
+                      pages: list[PageRead] | None = None, **kwargs
                       ) -> list[tuple[str, Section | None, DigitizeResult]]:
     """:func:`digitize` over each log section of the calibration (``core/io/calibration.py: Section``): the scan
     cut to the section's span along depth, traced with the section's picks; header, tail and the stretches
     between sections are never read. Returns (LAS suffix, section, result) per section, ``only`` the given
-    index; a calibration without sections gives one part, the whole picture, as before."""
+    index; a calibration without sections gives one part, the whole picture, as before. ``pages``: what
+    :func:`read_sections` read off the same scan with the same arguments, one a part: only the tracing is left."""
+    parts = _parts(image, calib, only, source)
+    pages = pages or [None] * len(parts)
+    out = []
+    for (name, i, sec, a, b), page in zip(parts, pages, strict=True):
+        if sec is None:
+            return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, page=page, **kwargs))]
+        res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
+                       source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
+                       mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), page=page,
+                       **kwargs)
+        if sec.stop > b:  # said, not cut in silence: the calibration may belong to a longer scan
+            res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {b} px along depth: "
+                                f"read to the scan's end")
+        out.append((name, sec, res))
+    return out
+
+
+def read_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,
+                  mask: np.ndarray | None = None, **kwargs) -> list[PageRead]:
+    """:func:`read_page` of each part :func:`digitize_sections` traces (the same arguments, ``rgb`` aside):
+    the reading half of a scan's digitising, done ahead of its tracing."""
+    kwargs.pop("rgb", None)
+    return [read_page(image if sec is None else _cut(image, calib.depth_axis, a, b),
+                      calib if sec is None else calib.section_calibration(i),
+                      source=source if sec is None else f"{source or 'scan'} (section {i + 1}, {sec.kind})",
+                      mask=mask if sec is None else _cut(mask, calib.depth_axis, a, b), **kwargs)
+            for _, i, sec, a, b in _parts(image, calib, only, source)]
+
+
+def _parts(image: np.ndarray, calib: Calibration, only: int | None, source: str | None):
+    """(LAS suffix, index, section, start, stop) of each part a scan is digitised in: its calibration's sections
+    (``only`` the given one) cut to the scan, or the whole picture (no section)."""
     if only is not None and not 0 <= only < len(calib.sections):
         raise InputError(source, f"there is no section {only + 1}: the calibration has "
                          + (f"{len(calib.sections)}" if calib.sections else "none (the whole picture is one log)"))
     if not calib.sections:
-        return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, **kwargs))]
+        return [("", None, None, 0, 0)]
     length = calib.depth_length(image.shape)
     names = calib.section_files()
     chosen = [only] if only is not None else list(range(len(calib.sections)))
@@ -205,18 +321,8 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
                              f"{length} px along depth")
         calib.section_calibration(i).check_fits(_cut(image, calib.depth_axis, sec.start, min(sec.stop, length)).shape,
                                                 source, f"section {i + 1}")
-    out = []
-    for i in chosen:
-        sec = calib.sections[i]
-        a, b = sec.start, min(sec.stop, length)
-        res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
-                       source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
-                       mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), **kwargs)
-        if sec.stop > length:  # said, not cut in silence: the calibration may belong to a longer scan
-            res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {length} px along depth: "
-                                f"read to the scan's end")
-        out.append((names[i], sec, res))
-    return out
+    return [(names[i], i, calib.sections[i], calib.sections[i].start, min(calib.sections[i].stop, length))
+            for i in chosen]
 
 
 def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibration,

@@ -153,26 +153,28 @@ def _load(job: ScanJob, loaded: Loaded | None):
 
 
 def digitize_scan(job: ScanJob, read: ReadOptions | Callable[[], ReadOptions], sink: EventSink | None = None,
-                  loaded: Loaded | None = None) -> ScanOutcome:
+                  loaded: Loaded | None = None, ahead=None) -> ScanOutcome:
     """Digitise the job's scan and write its outputs, together or not at all (``outputs_together``): each
     section's LAS, the class mask and the QC pages. Events go to ``sink`` as they happen (progress of the
     network's reading, the warnings, the files written). Raises ``InputError`` for a scan, calibration or output
     that cannot be used, before the long work where it can be known then. ``read`` may be a function that loads
-    the reader: it is called once the inputs are known good (a model takes seconds to load)."""
+    the reader: it is called once the inputs are known good (a model takes seconds to load). ``ahead``: the scan
+    already read, up to its tracing (``core/digitize/job/stream.py: read_ahead``, with these options)."""
     from core.digitize.job.pipeline import digitize_sections, in_scan_frame
     from core.digitize.output.las import write_result
     from core.digitize.rules.confidence import low_confidence_share
 
     emit = sink or (lambda event: None)
-    t0 = time.perf_counter()
-    scan, calib, mask = _load(job, loaded)
+    t0 = time.perf_counter() - (ahead.seconds if ahead is not None else 0.0)
+    scan, calib, mask = (ahead.scan, ahead.calib, ahead.mask) if ahead is not None else _load(job, loaded)
     if not isinstance(read, ReadOptions):
         read = read()
     source = f"mask {job.from_mask.name}" if job.from_mask is not None else read.model_name
     parts = digitize_sections(scan.image, calib, job.section, source=str(job.scan), mask=mask, rgb=scan.rgb,
                               model=read.model, precision=read.precision, device=read.device, tile=read.tile,
                               progress=lambda i, n: emit(JobProgress(i, n)), whole_picture=read.whole_picture,
-                              memory_ceiling=read.memory_ceiling, reference=read.reference)
+                              memory_ceiling=read.memory_ceiling, reference=read.reference,
+                              pages=ahead.pages if ahead is not None else None)
     warnings: list[str] = []
     for _, _, res in parts:
         for w in res.warnings:
@@ -212,13 +214,14 @@ def digitize_scan(job: ScanJob, read: ReadOptions | Callable[[], ReadOptions], s
                        written, parts=parts, qc_pages=[str(p) for p in pages])
 
 
-def digitize_file(job: ScanJob, read: ReadOptions) -> ScanOutcome:
+def digitize_file(job: ScanJob, read: ReadOptions, reading=None) -> ScanOutcome:
     """:func:`digitize_scan` for a batch: never raises for one bad scan (its outcome is ``failed`` with the
-    reason), and keeps no parts (a worker sends the outcome back)."""
+    reason), and keeps no parts (a worker sends the outcome back). ``reading``: a future of the scan read ahead
+    (``core/digitize/job/stream.py``); a reading that failed fails here, as if this call had read."""
     t0 = time.perf_counter()
     name = job.scan.name
     try:
-        outcome = digitize_scan(job, read)
+        outcome = digitize_scan(job, read, ahead=reading.result() if reading is not None else None)
     except (InputError, OSError) as exc:
         return ScanOutcome(name, "failed", seconds=time.perf_counter() - t0, error=str(exc))
     except Exception as exc:  # an internal failure on one scan: the batch goes on, the reason is kept

@@ -1,5 +1,12 @@
 """Running digitising jobs (``core/digitize/job/scan_job.py``) in parallel: worker processes on this machine, or the
-workers of a Dask distributed cluster. Both yield each :class:`ScanOutcome` as its scan finishes.
+workers of a Dask distributed cluster. Both yield each :class:`ScanOutcome` as its scan finishes, and both read a
+scan while they trace the one before (``core/digitize/job/stream.py``): a worker process of this machine runs a
+reader thread beside its tracer, taking scans from one queue the workers share; a Dask worker with two threads or
+more runs one task's reading while another's traces, one reading at a time (:data:`_READING`).
+
+Devices. ``RunOptions.device`` "auto" reads on a CUDA GPU where there is one: this machine's workers take its GPUs
+in turn (worker i the GPU i modulo their count), a Dask worker the GPU it sees (start one worker a GPU, each seeing
+its own: ``CUDA_VISIBLE_DEVICES=i dask worker … --nthreads 2``, or dask-cuda's cluster).
 
 Threads. The network's convolutions and OpenCV spread over threads; N workers each running every core's worth
 of threads would fight over the cores. So a thread budget (default: the machine's cores) is split among the
@@ -16,10 +23,12 @@ from __future__ import annotations
 import atexit
 import hashlib
 import os
+import queue
 import shutil
 import tempfile
+import threading
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -35,6 +44,7 @@ class RunOptions:
     precision: str = "model"
     threads: int = 0  # per worker; 0: leave the worker's own default (a cluster worker knows its machine)
     memory_ceiling: int | None = None  # bytes per worker; None: 90 % of what is available, split among workers
+    device: str = "cpu"  # "cpu", "cuda" or "auto" (a GPU where there is one)
 
 
 def thread_split(jobs: int, threads: int | None = None) -> tuple[int, int]:
@@ -46,7 +56,7 @@ def thread_split(jobs: int, threads: int | None = None) -> tuple[int, int]:
 
 # -- one worker's state: the model loaded once, the threads set once ------------------------------------------
 
-_STATE: dict = {}  # key, model, precision, loads (how many times this process loaded a model)
+_STATE: dict = {}  # key, model, precision, device, loads (how many times this process loaded a model)
 
 
 def loads_here() -> int:
@@ -62,34 +72,66 @@ def _set_threads(threads: int) -> None:
     cv2.setNumThreads(threads)
 
 
-def _load(options: RunOptions, model_path: str | None) -> tuple:
-    """(model, precision, model name) for ``model_path``, loaded on the first job of this process only."""
-    key = (model_path, options.precision, options.threads)
+def worker_device(device: str, index: int = 0) -> str:
+    """The device a worker reads on: ``device`` as asked, "auto" a CUDA GPU where there is one, and a worker of
+    this machine (``index``) the GPU its turn gives it."""
+    import torch
+
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and torch.cuda.device_count() > 1:
+        device = f"cuda:{index % torch.cuda.device_count()}"
+    return device
+
+
+def _load(options: RunOptions, model_path: str | None, index: int = 0) -> tuple:
+    """(model, precision, device) for ``model_path``, loaded on the first job of this process only."""
+    key = (model_path, options.precision, options.threads, options.device, index)
     if _STATE.get("key") != key:
         if options.threads:
             _set_threads(options.threads)
         model = precision = None
+        device = worker_device(options.device, index)
         if model_path:
             from core.model import precision as prec
             from core.model.model_io import load_model
 
             model, info = load_model(model_path)
-            precision = prec.for_inference(options.precision, info["precision"], "cpu")
-        _STATE.update(key=key, model=model, precision=precision, loads=_STATE.get("loads", 0) + 1)
-    return _STATE["model"], _STATE["precision"]
+            model.to(device)
+            precision = prec.for_inference(options.precision, info["precision"], device)
+        _STATE.update(key=key, model=model, precision=precision, device=device, loads=_STATE.get("loads", 0) + 1)
+    return _STATE["model"], _STATE["precision"], _STATE["device"]
+
+
+def _read_options(options: RunOptions, model_name: str | None, loaded: tuple) -> ReadOptions:
+    model, precision, device = loaded
+    return ReadOptions(model=model, model_name=model_name, precision=precision, device=device,
+                       memory_ceiling=options.memory_ceiling)
+
+
+_READING = threading.Lock()  # one scan read at a time in a process: its other threads trace
 
 
 def run_job(job: ScanJob, options: RunOptions, model_name: str | None, model_path: str | None = None) -> ScanOutcome:
-    """One job in a worker process (a module-level function: the pool and Dask pickle it by name)."""
+    """One job in a worker (a module-level function: Dask pickles it by name). Its reading waits for any other
+    task of this worker to finish reading (:data:`_READING`), so that a worker with two threads reads one scan
+    while it traces another, never two at once."""
+    from core.digitize.job.stream import read_ahead
+
     try:
-        model, precision = _load(options, model_path or options.model)
+        read = _read_options(options, model_name, _load(options, model_path or options.model))
     except Exception as exc:  # a model that cannot be read fails each job with the reason, not the worker
         return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be loaded: {exc}")
+    reading: Future = Future()
+    with _READING:
+        try:
+            reading.set_result(read_ahead(job, read))
+        except Exception as exc:  # noqa: BLE001 - the scan's failed outcome, as digitize_file words it
+            reading.set_exception(exc)
     import torch
 
     with torch.no_grad():
-        return digitize_file(job, ReadOptions(model=model, model_name=model_name, precision=precision,
-                                              memory_ceiling=options.memory_ceiling))
+        return digitize_file(job, read, reading)
 
 
 PARENT_POLL_S = 0.5  # how often a worker looks whether the run that started it is still there
@@ -113,67 +155,138 @@ def die_with_parent() -> None:
     threading.Thread(target=watch, name="welltrace-parent-watch", daemon=True).start()
 
 
-def run_local_job(job: ScanJob, options: RunOptions, model_name: str | None) -> ScanOutcome:
-    """:func:`run_job` in a worker process of this machine: interrupted (Ctrl-C on the terminal reaches every
-    process of the run; the run sends it to its workers itself when it alone was interrupted), the scan's
-    temporaries are removed as the interrupt unwinds, then the worker exits instead of taking the next scan (the
-    pool's worker loop took it: a terminal's Ctrl-C digitised 3 more scans in 11 s)."""
-    try:
-        return run_job(job, options, model_name)
-    except KeyboardInterrupt:
-        os._exit(130)
-
-
+WAIT_S = 0.5  # how often the run looks whether a worker died, while it waits for outcomes
 STOP_WAIT_S = 5.0  # how long an interrupted run waits for its workers to clean up and exit before killing them
 
 
 def run_local(jobs: list[ScanJob], options: RunOptions, workers: int) -> Iterator[ScanOutcome]:
-    """The jobs over ``workers`` worker processes of this machine, each outcome as its scan finishes. Workers are
-    started fresh (``spawn``): a forked copy of a process whose math libraries already started threads can hang.
-    Each ends with the run (``die_with_parent``). Interrupted (Ctrl-C) or stopped early, the scans not started are
-    cancelled and the workers stopped (:func:`_stop_pool`): none digitises another scan."""
+    """The jobs over ``workers`` worker processes of this machine, each outcome as its scan finishes. Each worker
+    takes scans from one queue as it can start them and reads the next while it traces one (``stream.py``).
+    Workers are started fresh (``spawn``): a forked copy of a process whose math libraries already started
+    threads can hang. Each ends with the run (``die_with_parent``). A worker that dies fails the scans it held
+    (the one it traced, the one it read ahead) with the reason; the others go on with the rest. Interrupted
+    (Ctrl-C) or stopped early, the workers are stopped (:func:`_stop_workers`): none takes another scan."""
     import multiprocessing
 
     name = Path(options.model).name if options.model else None
     ctx = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=die_with_parent)
+    todo, done = ctx.Queue(), ctx.Queue()
+    for i, job in enumerate(jobs):
+        todo.put((i, job))
+    for _ in range(workers):
+        todo.put(None)  # one stop a worker
+    procs = [ctx.Process(target=_stream_worker, args=(todo, done, options, name, w), name=f"welltrace-worker-{w}",
+                         daemon=True) for w in range(workers)]
+    for p in procs:
+        p.start()
+    held: dict[int, set[int]] = {w: set() for w in range(workers)}
+    left = set(range(len(jobs)))
     try:
-        futures = {pool.submit(run_local_job, job, options, name): job for job in jobs}
-        for fut in as_completed(futures):
-            yield _outcome_of(fut, futures[fut])
+        while left:
+            try:
+                message = done.get(timeout=WAIT_S)
+            except queue.Empty:
+                yield from _the_dead(procs, held, left, jobs, done)
+                continue
+            outcome = _handle(message, held, left)
+            if outcome is not None:
+                yield outcome
     except BaseException:  # Ctrl-C, the caller stopped reading (GeneratorExit), or a fault of the run itself
-        _stop_pool(pool)
+        _stop_workers(procs)
         raise
-    pool.shutdown(wait=True)
+    finally:
+        todo.cancel_join_thread()  # scans left in it (every worker gone) must not hold this process at its exit
+        for p in procs:
+            p.join(timeout=5 if not left else 0)
+            if p.is_alive():
+                p.terminate()
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
-    """Cancel the scans not started, interrupt the workers' current ones (SIGINT: their temporaries removed as
-    it unwinds), wait up to :data:`STOP_WAIT_S` for them to exit, then kill what is left. SIGINT sent to the run
-    alone (not the terminal's group) let all 9 queued scans be digitised."""
+def _stop_workers(procs: list) -> None:
+    """Interrupt the workers' current scans (SIGINT: their temporaries removed as it unwinds, then the worker
+    exits: :func:`_stream_worker`), wait up to :data:`STOP_WAIT_S` for them to exit, then kill what is left.
+    SIGINT sent to the run alone (not the terminal's group) let all 9 queued scans be digitised."""
     import signal
 
-    processes = list(getattr(pool, "_processes", {}).values())  # the pool keeps its workers by pid
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
+    for proc in procs:
         if proc.is_alive():
             try:
                 os.kill(proc.pid, signal.SIGINT)
             except (ProcessLookupError, TypeError):
                 pass
     deadline = time.monotonic() + STOP_WAIT_S
-    for proc in processes:
+    for proc in procs:
         proc.join(max(0.0, deadline - time.monotonic()))
         if proc.is_alive():
             proc.kill()  # a worker deep in native code: its hidden temporaries go with the next run
             proc.join(1.0)
 
 
-def _outcome_of(fut, job: ScanJob) -> ScanOutcome:
+def _handle(message: tuple, held: dict, left: set) -> ScanOutcome | None:
+    """A worker's message: it took a scan (None), or a scan's outcome."""
+    kind, worker, i, outcome = message
+    if kind == "took":
+        held[worker].add(i)
+        return None
+    held[worker].discard(i)
+    left.discard(i)
+    return outcome
+
+
+def _the_dead(procs: list, held: dict, left: set, jobs: list[ScanJob], done) -> Iterator[ScanOutcome]:
+    """The outcomes a dead worker still owes: what it said before it died first, then its scans failed; and,
+    with every worker gone, the scans none took."""
+    dead = [w for w, p in enumerate(procs) if not p.is_alive()]
+    if not dead:
+        return
+    while True:  # what it (or another) said before it died
+        try:
+            outcome = _handle(done.get_nowait(), held, left)
+        except queue.Empty:
+            break
+        if outcome is not None:
+            yield outcome
+    for w in dead:
+        for i in sorted(held[w]):
+            left.discard(i)
+            yield ScanOutcome(jobs[i].scan.name, "failed",
+                              error=f"its worker stopped (exit code {procs[w].exitcode})")
+        held[w].clear()
+    if len(dead) == len(procs):
+        for i in sorted(left):
+            yield ScanOutcome(jobs[i].scan.name, "failed", error="no worker was left to digitise it")
+        left.clear()
+
+
+def _stream_worker(todo, done, options: RunOptions, model_name: str | None, index: int) -> None:
+    """A worker process: the model loaded once, then the scans the shared queue gives it, each read while the one
+    before is traced (``stream.streamed``); what it takes and each outcome go back on ``done``. Interrupted, it
+    exits (status 130) without taking another scan."""
+    from core.digitize.job.stream import streamed
+
+    die_with_parent()
     try:
-        return fut.result()
-    except Exception as exc:  # the worker itself died (killed for memory, a crash in native code)
-        return ScanOutcome(job.scan.name, "failed", error=f"its worker stopped: {type(exc).__name__}: {exc}")
+        read = _read_options(options, model_name, _load(options, options.model, index))
+    except Exception as exc:  # a model that cannot be read fails each job with the reason, not the worker
+        read, reason = None, f"the model cannot be loaded: {exc}"
+
+    def taken():
+        while (item := todo.get()) is not None:
+            done.put(("took", index, item[0], None))
+            yield item
+
+    try:
+        if read is None:
+            for i, job in taken():
+                done.put(("done", index, i, ScanOutcome(job.scan.name, "failed", error=reason)))
+            return
+        for i, outcome in streamed(taken(), read):
+            done.put(("done", index, i, outcome))
+    except KeyboardInterrupt:
+        # interrupted (the terminal's Ctrl-C reaches every process of the run; the run sends SIGINT itself when it
+        # alone was): the scan's temporaries were removed as the interrupt unwound; the worker exits at once
+        # instead of taking the next scan, its reader thread (a daemon) with it
+        os._exit(130)
 
 
 # -- a Dask distributed cluster -------------------------------------------------------------------------------

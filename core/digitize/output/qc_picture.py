@@ -212,6 +212,7 @@ def _draw_part(canvas: np.ndarray, page: np.ndarray, header_h: int, p: QcPart, r
         # the track, so without the mark a GR of 325 looks like one of 25), and values flagged
         # low-confidence (amber, beside the NULL bar)
         values = p.result.values.get(spec.mnemonic, np.zeros(rows.shape))
+        flags = p.result.flags.get(spec.mnemonic) if p.result.flags else None
         marks = [(here & ~np.isfinite(values), NULL_COLOUR, "NULL", "left", 0)]
         if spec.wrap:
             with np.errstate(invalid="ignore"):
@@ -222,11 +223,13 @@ def _draw_part(canvas: np.ndarray, page: np.ndarray, header_h: int, p: QcPart, r
             with np.errstate(invalid="ignore"):
                 low = here & np.isfinite(values) & (conf < LOW_CONFIDENCE)
             marks.append((low, LOW_CONFIDENCE_COLOUR, "low confidence", "left", 3 * len(curves)))
-        for flags, colour, label, side, shift in marks:
-            for r0, r1 in zip(*true_runs(flags)):
+        for where, colour, label, side, shift in marks:
+            for r0, r1 in zip(*true_runs(where)):
                 y0 = int(max(0, (rows[r0] - a) * scale))
                 y1 = int(min(out_h - 1, (rows[r1 - 1] - a) * scale + 1))
-                _mark(page, spec, scale, y0, y1, i + shift, colours[i], colour, f"{spec.mnemonic} {label}", side)
+                why = _why(flags, r0, r1, label)
+                _mark(page, spec, scale, y0, y1, i + shift, colours[i], colour,
+                      f"{spec.mnemonic} {label}" + (f": {why}" if why else ""), side)
     # the depth column: ticks at round depths of this part
     d_a, d_b = p.calib.depth_at(np.array([s0 - p.offset, s1 - 1 - p.offset], float))
     per_px = abs(d_b - d_a) / max(1.0, (s1 - s0) * scale)
@@ -235,6 +238,21 @@ def _draw_part(canvas: np.ndarray, page: np.ndarray, header_h: int, p: QcPart, r
         y = int(round((p.offset + float(p.calib.pixel_at(d)) - a) * scale)) + header_h
         cv2.line(canvas, (MARGIN_PX - 10, y), (MARGIN_PX - 1, y), (0, 0, 0), 1)
         _put(canvas, f"{d:g}", 4, y + 5, (0, 0, 0), 0.45)
+
+
+def _why(flags: np.ndarray | None, r0: int, r1: int, label: str) -> str:
+    """What the passes say of a marked stretch (``core/digitize/rules/passes.py``): the reason of the pass that took
+    most of a NULL stretch's values away, or that doubted most of a low-confidence one; a low confidence no pass
+    names is the evidence's own (faint, a stroke of its style elsewhere, a neighbour near: the calibrated
+    confidence's signals)."""
+    if flags is None or label not in ("NULL", "low confidence"):
+        return ""
+    from core.digitize.rules.passes import BY_NAME, Effect, reasons
+
+    found = reasons(flags[r0:r1], effect=Effect.NULL if label == "NULL" else Effect.DOUBT)
+    if found:
+        return BY_NAME[found[0][0]].reason
+    return "" if label == "NULL" else "the evidence there"
 
 
 def _draw_header(canvas: np.ndarray, header_h: int, title: str, legend_lines: list[tuple[int, str]], colours: list,

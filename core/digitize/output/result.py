@@ -22,5 +22,8 @@ class DigitizeResult:
     # per curve and depth sample: how far its value can be trusted, in [0, 1], NaN where it is NULL
     # (``core/digitize/rules/confidence.py``); empty for a result read back from a LAS without it
     confidence: dict[str, np.ndarray] = field(default_factory=dict)
+    # per curve and depth sample: a bit for each pass that took its value away, doubted or filled it
+    # (``core/digitize/rules/passes.py``); empty for a result read back from a LAS
+    flags: dict[str, np.ndarray] = field(default_factory=dict)
     others: list = field(default_factory=list)  # (LAS suffix, result) of the scan's other sections, if any
 

@@ -6,7 +6,8 @@ the calibration's order (``core/digitize/trace/crossings.py``); a curve whose st
 shares traces on what that curve's stroke leaves (``_remove_line``); a curve riding the stroke of a curve of
 another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
 that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
-across its row is flagged low-confidence (``confidence.cap_steep``, ``confidence.stroke_across``).
+steeper than a row can place is doubted (``confidence.steep_columns``); then each column's confidence is calibrated
+(``confidence_model.py``).
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ import numpy as np
 from core.common.runs import distance_to_true, true_runs
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
-from core.digitize.rules.confidence import STEEP_CONFIDENCE, cap_steep, capped, column_confidence, stroke_across
-from core.digitize.rules.curve import trace_curve
+from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns
+from core.digitize.rules.confidence_model import bundled_confidence
+from core.digitize.rules.curve import _rides, trace_curve
 from core.digitize.rules.ink_levels import levels_by_ink
+from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
-from core.digitize.rules.riding import grid_rides, neighbour_rides, strength_along
+from core.digitize.rules.riding import neighbour_rides, strength_along
+from core.digitize.rules.signals import scan_signals
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
 from core.digitize.trace.params import Trace, TraceParams
 from core.io.calibration import Calibration, CurveSpec
@@ -57,6 +61,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     params = params or TraceParams()
     by_curve = by_curve or {}
     traces: list[Trace | None] = [None] * len(calib.curves)
+    identity: dict[int, np.ndarray] = {}  # a same-style group's curves: the margin of their naming per column
     for i, (offset, band, damp, inks) in by_curve.items():
         spec = calib.curves[i]
         # a damped colour map is ink a grey or same-tinted grid shares: on a grid line it is the grid's own
@@ -71,8 +76,10 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
             group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
             order_at_top(group, [calib.curves[i] for i in idx], body_start)
-            for i, tr in zip(idx, group):
+            margins = _settled(group, [calib.curves[i] for i in idx], params, body_start)
+            for i, tr, m in zip(idx, group, margins):
                 traces[i] = tr
+                identity[i] = m
     # the rest follow their own class's map; where another curve of the same class shares the track (one of
     # them wraps, so they are no joint group), each traced stroke is explained away before the next
     explained: dict[int, np.ndarray] = {}
@@ -91,25 +98,62 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             if spec.klass not in explained:
                 explained[spec.klass] = ev.astype(np.float32, copy=True)
             _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
-    if params.ink_checks:
+    if params.ink_checks and params.runs("neighbour_ride"):
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
-    _fill_hidden(traces, calib.curves, params)
+    if params.runs("hidden_fill"):
+        _fill_hidden(traces, calib.curves, params)
     positions = [tr.position for tr in traces]
     for i, (tr, spec) in enumerate(zip(traces, calib.curves)):  # with every curve's place and scale final
-        tr.confidence = cap_steep(tr.confidence, spec.fraction_of(tr.position) + tr.wraps)
+        if params.runs("steep"):
+            doubt(tr, steep_columns(spec.fraction_of(tr.position) + tr.wraps), "steep")
         ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
         if ev is not None and params.ink_checks:
-            tr.confidence = capped(tr.confidence, stroke_across(tr.position, ev, spec, params.threshold),
-                                   STEEP_CONFIDENCE)
-            if not spec.wrap:
+            if not spec.wrap and params.runs("unclaimed_stroke"):
                 lo, hi = spec.track_rows(ev.shape[0])
                 damping = (None if grid is None else
                            lambda cols: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
                 shares = [j != i and o.shares_track_with(spec) and j not in by_curve
                           for j, o in enumerate(calib.curves)]
-                doubt = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping)
-                tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
+                doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping),
+                      "unclaimed_stroke")
+    scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)
+    model = bundled_confidence() if params.calibrated else None
+    for tr, spec in zip(traces, calib.curves):
+        if not params.ink_checks:  # a painted mask, followed as painted: the user's labels are as sure as they are
+            tr.confidence = capped_by_flags(np.isfinite(tr.position).astype(np.float32), tr.flags)
+        elif model is None:
+            tr.confidence = capped_by_flags(tr.confidence, tr.flags)
+        else:
+            p = model.predict(tr.signals, spec.klass, spec.log, spec.wrap)
+            tr.confidence = np.where(np.isfinite(tr.position), p, 0.0).astype(np.float32)
     return traces
+
+
+_PER_COLUMN = ("position", "observed", "confidence", "flags")
+
+
+def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, start: int) -> list[np.ndarray]:
+    """The pass ``identity``: which trace of a same-style group each curve reads, decided over every stretch between
+    the places it could change (``core/digitize/trace/crossings.py: settle_identities``; the traces' columns
+    exchanged in place), the curves then named where the log starts to be sure (``order_at_top``), and each curve's
+    margin per column; a column named by a margin under ``IDENTITY_NATS`` is doubted. Switched off, the joint
+    tracer's naming stands (the margins are still measured)."""
+    from core.digitize.trace.crossings import IDENTITY_NATS, order_at_top, settle_identities
+
+    pos = np.stack([t.position for t in group])
+    take, margin = settle_identities(pos, specs[0].track_width, np.stack([t.observed for t in group]))
+    if params.runs("identity"):
+        cols = np.arange(pos.shape[1])
+        old = {n: np.stack([getattr(t, n) for t in group]) for n in _PER_COLUMN}
+        strength = np.stack([t.signals["strength"] for t in group])
+        for k, t in enumerate(group):
+            for n, v in old.items():
+                setattr(t, n, v[take[:, k], cols].copy())
+            t.signals = {"strength": strength[take[:, k], cols].copy()}
+        order_at_top(group, specs, start)  # the settled traces named (whole traces exchanged; signals with them)
+        for t in group:
+            doubt(t, margin < IDENTITY_NATS, "identity")
+    return [margin.copy() for _ in group]
 
 
 def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,
@@ -133,14 +177,10 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
             if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:
                 def unbroken(lo, hi, pos=tr.position):
                     return unbroken_stroke(pos, ink, lo, hi)
-            ride, doubt = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
-                                          (spec.track_lo, spec.track_hi), unbroken)
-            if ride.any():
-                tr.position[ride] = np.nan
-                tr.observed[ride] = False
-                tr.confidence[ride] = 0.0
-            # only the maps say so, or only the ink: written, flagged (``neighbour_rides``: mostly right)
-            tr.confidence = capped(tr.confidence, doubt, STEEP_CONFIDENCE)
+            # where only the maps say so, or only the ink, the stretch is written (``neighbour_rides``: mostly right)
+            ride, _ = neighbour_rides(tr.position, tr.observed, other.position, own, theirs,
+                                      (spec.track_lo, spec.track_hi), unbroken)
+            no_reading(tr, ride, "neighbour_ride")
 
 
 def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TraceParams) -> None:
@@ -178,6 +218,7 @@ def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TracePara
                 if all((np.abs(tr.position[s] - other.position[s]) > 2 * params.hidden_px)[tr.observed[s]].any()
                        for s in (before, after)):
                     tr.position[a:b] = beside[1:-1]
+                    tr.flags[a:b] |= BIT["hidden_fill"]
                     break
 
 
@@ -198,12 +239,19 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
         # curve gone off scale (KGS: DT carried to 192.5 on its 140-40 scale), no reading
         seen = observed[k].copy()
         p = np.where((pos[k] >= 0) & (pos[k] <= ev.shape[0] - 1), pos[k] + lo, np.nan)
-        riding, doubt = grid_rides(p, seen, s, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
+        flags = np.zeros(cols, np.uint32)
+        riding = _rides(p, seen, s, grid, params, flags)  # border_ride, grid_ride
         seen &= ~riding
-        dist = distance_to_true(seen)
-        p = np.where((dist <= params.max_gap_px) & ~riding, p, np.nan)
-        confidence = capped(column_confidence(conf[k], seen, p, params.max_gap_px), doubt, STEEP_CONFIDENCE)
-        out.append(Trace(s.mnemonic, p, np.zeros(cols, np.int64), confidence, seen))
+        gone = riding.copy()
+        if params.runs("gap"):
+            far = distance_to_true(seen) > params.max_gap_px
+            gone |= far
+            flags[far & ~riding] |= BIT["gap"]
+        p = np.where(gone, np.nan, p)
+        tr = Trace(s.mnemonic, p, np.zeros(cols, np.int64), column_confidence(conf[k], seen, p, params.max_gap_px),
+                   seen, flags=flags)
+        tr.signals = {"strength": conf[k].astype(np.float32)}
+        out.append(tr)
     return out
 
 

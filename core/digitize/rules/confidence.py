@@ -18,12 +18,21 @@ if TYPE_CHECKING:
     pass
 
 
-UNSURE_LEVEL_CONFIDENCE = 0.3  # a column whose scale (main or backup) is uncertain reads no surer than this
+# the capped confidence (``capped_by_flags``: the classical tracer's, a painted mask's): a column whose scale (main or
+# backup) is uncertain reads no surer than this
+UNSURE_LEVEL_CONFIDENCE = 0.3
 
 
 CONFIDENT_EVIDENCE = 0.5  # a map's evidence at the path from which a column's reading is fully confident
 CONFIDENCE_COLS = 9  # columns a column's confidence is averaged over (a dash gap is no doubt)
-LOW_CONFIDENCE = 0.5  # below this a written value is flagged low-confidence (QC picture, summary, metrics)
+# below this a written value is flagged low-confidence (QC picture, summary, metrics). A network's confidence is the
+# calibrated probability that the value is within 5 % of its scale (``confidence_model.py``): at 0.9 one flagged
+# value in ten or more is wrong. Chosen on the held-out families (evaluation seed, both shape draws) against 0.5,
+# where the probability is as calibrated but a confident value may be wrong one time in two: confidently wrong
+# 2.5-5.7 % at 0.5, 0.7-3.3 % at 0.9, where the rules' capped confidence of d36c861 read 0.7-2.1 % at 0.5, with
+# the yield (confident and right) 6-9 points higher than theirs (docs/accuracy.md). A reader of the LAS draws the
+# line where they need it: the CONF curve is the probability
+LOW_CONFIDENCE = 0.9
 
 
 def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.ndarray,
@@ -43,15 +52,8 @@ def column_confidence(strength: np.ndarray, observed: np.ndarray, position: np.n
     return np.where(np.isfinite(position), out, 0.0).astype(np.float32)
 
 
-STEEP_SHARE = 0.10  # a trace moving more than this share of its track in one column reads no surer than ...
-STEEP_CONFIDENCE = 0.4  # ... this (flagged: below LOW_CONFIDENCE)
-STROKE_EVIDENCE = 0.3  # a stroke across the track is seen this clearly (a depth line under a curve is seen faintly)
-STROKE_CHUNK = 4096  # columns of a band read at a time
-# columns either side of a stroke drawn across the row that its flag reaches. Measured (eval-styles, bundled model,
-# 4 logs a family; wrong / right values flagged, % of samples): random 3.14 / 12.3 with none, 2.58 / 13.5 with 1,
-# 2.22 / 14.9 with 2, 1.81 / 17.5 with 4 (the confidence window's half); two rows of registration either side
-# buy most of the wrong values for half the right ones flagged
-ACROSS_REACH_COLS = 2
+STEEP_SHARE = 0.10  # a trace moving more than this share of its track in one column is doubted (``steep_columns``)
+STEEP_CONFIDENCE = 0.4  # the capped confidence (``capped_by_flags``) of a value any pass doubts
 
 
 def capped(confidence: np.ndarray, where: np.ndarray, cap: float) -> np.ndarray:
@@ -59,52 +61,35 @@ def capped(confidence: np.ndarray, where: np.ndarray, cap: float) -> np.ndarray:
     return np.where(where, np.minimum(confidence, cap), confidence).astype(confidence.dtype)
 
 
-def cap_steep(confidence: np.ndarray, fraction: np.ndarray) -> np.ndarray:
-    """``confidence`` capped at :data:`STEEP_CONFIDENCE` in the columns where the trace (``fraction``: its
-    unwrapped place across the track, NaN where NULL) moves more than :data:`STEEP_SHARE` of the track to a
-    neighbouring column.
+def steep_columns(fraction: np.ndarray) -> np.ndarray:
+    """The columns where the trace (``fraction``: its unwrapped place across the track, NaN where NULL) moves more
+    than :data:`STEEP_SHARE` of the track to a neighbouring column: the pass ``steep``.
 
     A column is a row of the scan along depth: where the pen crosses a tenth of the track within one row (a
     bed boundary drawn as a near-horizontal stroke, a drilling-rate log swinging across the whole track
     several times a foot), half a row's registration moves the value by more than the 5 % of its scale a
     reading is judged by, and a LAS sample between two such rows takes a value the print passes through
-    rather than one it holds. Such a value is written and flagged, not left NULL: the print does pass there."""
+    rather than one it holds. Such a value is written and doubted, not left NULL: the print does pass there."""
     step = np.abs(np.diff(fraction))
     steep = np.zeros(fraction.size, bool)
     with np.errstate(invalid="ignore"):
         big = step > STEEP_SHARE
     steep[:-1] |= big
     steep[1:] |= big
-    return capped(confidence, steep, STEEP_CONFIDENCE)
+    return steep
 
 
-def stroke_across(position: np.ndarray, evidence, spec, threshold: float) -> np.ndarray:
-    """Columns where the curve's own evidence runs on from the trace across more than :data:`STEEP_SHARE` of
-    its track within the column: a stroke drawn across the depth row, whose value at that row is any along
-    it (a bed boundary drawn as a near-horizontal stroke the trace meets end-on; a drilling-rate log swinging
-    across its whole track several times a foot). Seen clearly (:data:`STROKE_EVIDENCE`): a heavy depth line
-    under a curve is seen faintly. ``spec``: the curve's ``CurveSpec``; ``evidence``: a canonical map (or a
-    coded one) of the curve's class.
+def capped_by_flags(confidence: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """The confidence of the rules before it was calibrated (d36c861): the evidence's (:func:`column_confidence`) no
+    higher than :data:`UNSURE_LEVEL_CONFIDENCE` where the scale is uncertain and :data:`STEEP_CONFIDENCE` where any
+    other pass doubts the value. What a tracer without a fitted calibrator writes (the classical tracer's ink, a
+    hand-painted mask), and the *before* of ``docs/accuracy.md``'s tables."""
+    from core.digitize.rules.passes import BIT, DOUBTS
 
-    The flag reaches :data:`ACROSS_REACH_COLS` columns either side: between two strokes drawn across the track
-    a few rows apart the trace lies wherever the pen turned, often on the track's border (iqa_01146's ROP over
-    8,485-8,511 ft, swinging across its track and its backup scale a few times a foot, read 145-150 along the
-    border at confidence 1 in 25 of 58 samples; 14 with the flag spread two columns, 5 with four)."""
-    out = np.zeros(position.size, bool)
-    lo, hi = spec.track_rows()
-    for c0 in range(0, position.size, STROKE_CHUNK):  # a long scan's band in pieces: a few MB at a time
-        ok = np.flatnonzero(np.isfinite(position[c0 : c0 + STROKE_CHUNK])) + c0
-        if ok.size == 0:
-            continue
-        band = np.asarray(evidence[lo : hi + 1, ok], np.float32) >= max(threshold, STROKE_EVIDENCE)
-        rows = np.clip(np.rint(position[ok]).astype(np.int64) - lo, 0, band.shape[0] - 1)
-        idx = np.arange(band.shape[0], dtype=np.int32)[:, None]
-        # the run of inked rows through the trace's row: from the last paper row above it to the first below
-        above = np.where(~band & (idx <= rows[None, :]), idx, -1).max(axis=0)
-        below = np.where(~band & (idx >= rows[None, :]), idx, band.shape[0]).min(axis=0)
-        run = np.where(band[rows, np.arange(ok.size)], below - above - 1, 0)
-        out[ok] = run > STEEP_SHARE * spec.track_width
-    return distance_to_true(out) <= ACROSS_REACH_COLS
+    level = BIT["backup_level"] | BIT["ink_level"]
+    other = sum(BIT[n] for n in DOUBTS) & ~level
+    out = capped(confidence, (flags & level) != 0, UNSURE_LEVEL_CONFIDENCE)
+    return capped(out, (flags & other) != 0, STEEP_CONFIDENCE)
 
 
 def low_confidence_share(values: np.ndarray, confidence: np.ndarray | None) -> float:

@@ -21,8 +21,17 @@ import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
 from core.digitize.page.grid import Grid
-from core.digitize.rules.confidence import STEEP_CONFIDENCE, UNSURE_LEVEL_CONFIDENCE, capped, column_confidence
-from core.digitize.rules.riding import BORDER_PX, JOIN_COLS, grid_rides, inside_log, on_border, on_grid_line
+from core.digitize.rules.confidence import column_confidence
+from core.digitize.rules.passes import BIT, doubt, no_reading
+from core.digitize.rules.riding import (
+    BORDER_PX,
+    JOIN_COLS,
+    border_rides,
+    inside_log,
+    line_rides,
+    on_border,
+    on_grid_line,
+)
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
 from core.digitize.trace.wraps import main_scale_level, resolve_wraps, two_level_wraps
@@ -31,7 +40,8 @@ from core.io.calibration import CurveSpec
 
 def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams | None = None,
                 grid: Grid | None = None, row_offset: int = 0) -> Trace:
-    """Trace one curve through its track of a canonical evidence map (rows across, columns along depth).
+    """Trace one curve through its track of a canonical evidence map (rows across, columns along depth), with the
+    per-curve passes of ``core/digitize/rules/passes.py`` (``border_ride`` to ``second_pass``, in that order).
 
     With a ``grid``, the evidence on its lines is damped (``params.grid_floor``) so a straight grid line
     never outranks a wiggling curve. Where the path does run on a grid line (a curve crossing one, or
@@ -47,36 +57,40 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     raw = evidence_full[lo - row_offset : hi - row_offset + 1].astype(np.float32)
     ev = raw * grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else raw
     trace, riding = _trace_band(raw, ev, lo, spec, params, grid)
-    if riding.any():
-        # the path rode a border or a grid line: where it did, take every line's evidence away (the borders and
-        # the grid's along lines, not only the one it rode) and trace again, so a faint curve beside heavy lines
-        # (a thin blue GR by the border of a North Dakota log) is followed where it is drawn, and a curve the
-        # map does not see there stays unseen rather than move to the next line
-        again = ev if ev is not raw else ev.copy()  # the first pass is done with its damped copy: reused
-        cols_r = np.flatnonzero(riding)
-        edge = int(np.ceil(BORDER_PX))
-        again[: edge + 1, cols_r] = 0.0
-        again[-edge - 1 :, cols_r] = 0.0
-        if grid is not None:
-            again[:, cols_r] *= 1.0 - grid.map(slice(lo, lo + ev.shape[0]), cols_r)
-        trace, _ = _trace_band(raw, again, lo, spec, params, grid)
-        # where the first pass rode a line, the second reads only off every line: on one again, however briefly,
-        # it found no curve there (the ROP of the North Dakota log went from the middle line to a thin one)
-        lined = on_border(trace.position, spec) | (on_grid_line(trace.position, grid, spec) if grid is not None
-                                                   else False)
-        near_ride = distance_to_true(riding) <= JOIN_COLS
-        again_lined = near_ride & lined
-        # ... but a stretch of it inside the log (the curve read before and after it) is mostly the curve crossing
-        # or touching a line (85 % of such columns right on the held-out families and foreign prints, stage 7):
-        # written, flagged. Open at the log's start or end it is a curve not yet begun or ended: NULL
-        doubt = np.zeros(again_lined.size, bool)
-        for a, b in zip(*true_runs(again_lined)):
-            doubt[a:b] = inside_log(trace.observed, a, b)
-        gone = again_lined & ~doubt
-        trace.position[gone] = np.nan
-        trace.observed[gone] = False
-        trace.confidence[gone] = 0.0
-        trace.confidence = capped(trace.confidence, doubt, STEEP_CONFIDENCE)
+    if riding.any() and params.runs("second_pass"):
+        trace = _second_pass(raw, ev, lo, spec, params, grid, riding)
+    return trace
+
+
+def _second_pass(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, params: TraceParams, grid: Grid | None,
+                 riding: np.ndarray) -> Trace:
+    """The pass ``second_pass``: the path rode a border or a grid line; where it did, every
+    line's evidence is taken away (the borders and the grid's along lines, not only the one it rode) and the
+    band traced again, so a faint curve beside heavy lines (a thin blue GR by the border of a North Dakota log)
+    is followed where it is drawn, and a curve the map does not see there stays unseen rather than move to the
+    next line."""
+    again = ev if ev is not raw else ev.copy()  # the first pass is done with its damped copy: reused
+    cols_r = np.flatnonzero(riding)
+    edge = int(np.ceil(BORDER_PX))
+    again[: edge + 1, cols_r] = 0.0
+    again[-edge - 1 :, cols_r] = 0.0
+    if grid is not None:
+        again[:, cols_r] *= 1.0 - grid.map(slice(lo, lo + ev.shape[0]), cols_r)
+    trace, _ = _trace_band(raw, again, lo, spec, params, grid)
+    # where the first pass rode a line, the second reads only off every line: on one again, however briefly,
+    # it found no curve there (the ROP of the North Dakota log went from the middle line to a thin one)
+    lined = on_border(trace.position, spec) | (on_grid_line(trace.position, grid, spec) if grid is not None
+                                               else False)
+    near_ride = distance_to_true(riding) <= JOIN_COLS
+    again_lined = near_ride & lined
+    # ... but a stretch of it inside the log (the curve read before and after it) is mostly the curve crossing
+    # or touching a line (85 % of such columns right on the held-out families and foreign prints, stage 7):
+    # written (a flag of its own was measured and bought nothing the calibrated confidence does not: docs/accuracy.md,
+    # *What each pass buys*). Open at the log's start or end it is a curve not yet begun or ended: NULL
+    inside = np.zeros(again_lined.size, bool)
+    for a, b in zip(*true_runs(again_lined)):
+        inside[a:b] = inside_log(trace.observed, a, b)
+    no_reading(trace, again_lined & ~inside, "second_pass")
     return trace
 
 
@@ -86,36 +100,31 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     the trace, and the columns where it rode a border or a grid line."""
     cols = raw.shape[1]
     path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
-    # sub-pixel refinement: probability-weighted centroid around the path
-    r = params.refine_radius
-    offsets = np.arange(-r, r + 1)
-    idx = path[None, :] + offsets[:, None]
-    valid = (idx >= 0) & (idx < ev.shape[0])
-    idxc = np.clip(idx, 0, ev.shape[0] - 1)
-    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
+    pos = _refined(ev, path, params) + lo
     conf = ev[path, np.arange(cols)]
-    wsum = w.sum(0)
-    centroid = np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
-    pos = centroid + lo
     strong_raw = raw[path, np.arange(cols)] >= params.threshold
     if grid is None or params.observe_on_grid:
         observed = strong_raw
     else:
         observed = _grid_supported(conf >= params.threshold, strong_raw, path, params.max_gap_px)
-    # stretches riding a border or a grid line are no reading (``core/digitize/rules/riding.py``): unseen, and
-    # NULL below, before the wrap count is decided from what is seen
-    riding, doubt = grid_rides(pos, observed, spec, grid) if params.ink_checks else (np.zeros(cols, bool),) * 2
+    flags = np.zeros(cols, np.uint32)
+    # border_ride, grid_ride: stretches riding a border or a grid line are no reading
+    # (``core/digitize/rules/riding.py``): unseen, and NULL below, before the wrap count is decided from what is seen
+    riding = _rides(pos, observed, spec, grid, params, flags)
     observed &= ~riding
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
-    doubtful = riding
+    gone = riding.copy()
     level_unsure = None
     if spec.wrap:
         lines = grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else None
         returning = (-1 if spec.backup == "high" else 1 if spec.backup == "low" else 0) * sign
         steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks, lines=lines,
                                       returning=returning)
-        wrap_step, doubtful = steps * sign, doubtful | unsure
+        wrap_step = steps * sign
+        if params.runs("unresolved_wrap"):  # a move neither direct nor a crossing the edges show: no reading
+            gone |= unsure
+            flags[unsure] |= BIT["unresolved_wrap"]
         if spec.backup:
             wraps, level_unsure = two_level_wraps(wrap_step, spec.backup)
         else:
@@ -123,21 +132,105 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
             wraps = wraps - main_scale_level(wraps[observed])
     else:
         wraps = np.zeros(cols, np.int64)
-    # honest gaps: NaN where the nearest observed column is farther than max_gap_px, and where the trace is
-    # no reading. A depth line or a box edge is ink at every row of the track: "the curve" seen on it alone
-    # shows no curve is there (the GR of the North Dakota log read 10 ft above its start, bridged from the
-    # header box's lower edge), so it bridges nothing; a curve crossing one is bridged over it. (The wrap
-    # count above keeps it: a return across the track's edge at a depth line is seen there.)
+    # gap: NaN where the nearest observed column is farther than max_gap_px. A depth line or a box edge is ink at
+    # every row of the track: "the curve" seen on it alone shows no curve is there (the GR of the North Dakota log
+    # read 10 ft above its start, bridged from the header box's lower edge), so it bridges nothing; a curve
+    # crossing one is bridged over it. (The wrap count above keeps it: a return across the track's edge at a depth
+    # line is seen there.)
     seen = observed & ~grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else observed
-    dist = distance_to_true(seen)
-    pos = np.where((dist <= params.max_gap_px) & ~doubtful, pos, np.nan)
+    if params.runs("gap"):
+        far = distance_to_true(seen) > params.max_gap_px
+        gone |= far
+        flags[far & ~riding] |= BIT["gap"]
+    pos = np.where(gone, np.nan, pos)
     strength = raw[path, np.arange(cols)]
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
-    if level_unsure is not None:
-        confidence = capped(confidence, level_unsure, UNSURE_LEVEL_CONFIDENCE)
-    confidence = capped(confidence, doubt, STEEP_CONFIDENCE)  # on a grid line, seen along most of it: flagged
-    trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure)
+    trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure, flags)
+    trace.signals = {"strength": strength.astype(np.float32)}
+    if spec.wrap:
+        trace.signals.update(level_anchors(wraps, unsure))
+    if level_unsure is not None and params.runs("backup_level"):  # main or backup scale uncertain: doubted
+        doubt(trace, level_unsure, "backup_level")
     return trace, riding
+
+
+def level_anchors(wraps: np.ndarray, unresolved: np.ndarray) -> dict[str, np.ndarray]:
+    """What pins the scale of each column of a wrapping curve: the stretch it lies in, between two changes of its
+    level or unresolved moves (a move neither direct nor a crossing the edges show, ``trace/wraps.py``), is
+    ``level_pinned`` (1) where a crossing taken bounds it on one side at least, and ``level_open`` (1) where an
+    unresolved move bounds it: a crossing may have been missed there, and the level on one side of it is off by a
+    scale. A stretch bounded by the log's ends alone is neither: its scale is the rule's guess (the main scale,
+    ``two_level_wraps``), which the picture cannot check."""
+    cols = wraps.size
+    change = np.flatnonzero(np.diff(wraps) != 0) + 1
+    starts, _ = true_runs(unresolved)
+    _, stops = true_runs(unresolved)
+    events = sorted([(int(c), 1) for c in change] + [(int(c), 2) for c in starts] + [(int(c), 2) for c in stops])
+    pinned = np.zeros(cols, np.float32)
+    open_ = np.zeros(cols, np.float32)
+    edges = [(0, 0)] + events + [(cols, 0)]
+    for (a, ka), (b, kb) in zip(edges[:-1], edges[1:]):
+        pinned[a:b] = float(ka == 1 or kb == 1)
+        open_[a:b] = float(ka == 2 or kb == 2)
+    return {"level_pinned": pinned, "level_open": open_}
+
+
+STROKE_CAP_SHARE = 0.1  # a run of inked rows through the path is centred up to this share of the track either side
+
+
+def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams) -> np.ndarray:
+    """Sub-pixel rows of the path: the probability-weighted centroid around it (``refine_radius`` rows either side),
+    widened to the whole run of rows the stroke inks in the column where the path crosses a steep stroke
+    (``params.refine_runs``): a pen crossing many rows within one column is there at the column's middle, at the
+    run's centre; the path's own row on it is any (where the Viterbi entered it), and moved by a pixel's shift of
+    the scan or a change in the maps' last bits."""
+    rows, cols = ev.shape
+    r = params.refine_radius
+    lo, hi = path - r, path + r
+    if params.refine_runs:
+        inked = ev >= params.threshold
+        cap = max(r, int(STROKE_CAP_SHARE * rows))
+        col = np.arange(cols)
+        on = inked[path, col]
+        for direction in (-1, 1):
+            edge = path.copy()
+            alive = on.copy()
+            for k in range(1, cap + 1):
+                nxt = path + direction * k
+                alive &= (nxt >= 0) & (nxt < rows)
+                alive &= inked[np.clip(nxt, 0, rows - 1), col]
+                if not alive.any():
+                    break
+                edge = np.where(alive, nxt, edge)
+            if direction < 0:
+                lo = np.minimum(lo, edge)
+            else:
+                hi = np.maximum(hi, edge)
+    width = int((hi - lo).max()) + 1
+    idx = lo[None, :] + np.arange(width)[:, None]
+    valid = (idx >= 0) & (idx < rows) & (idx <= hi[None, :])
+    idxc = np.clip(idx, 0, rows - 1)
+    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
+    wsum = w.sum(0)
+    return np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
+
+
+def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,
+           flags: np.ndarray) -> np.ndarray:
+    """The passes ``border_ride`` and ``grid_ride`` (their bits set in ``flags``): the columns they name no reading.
+    A stretch on a grid line inside the log that the trace saw along most of it is written (``line_rides``)."""
+    riding = np.zeros(pos.size, bool)
+    if not params.ink_checks:  # a hand-painted mask is followed as painted
+        return riding
+    if params.runs("border_ride"):
+        border = border_rides(pos, observed, spec)
+        riding |= border
+        flags[border] |= BIT["border_ride"]
+    if grid is not None and params.runs("grid_ride"):
+        on_line, _ = line_rides(pos, observed, spec, grid)
+        riding |= on_line
+        flags[on_line] |= BIT["grid_ride"]
+    return riding
 
 
 def _grid_supported(observed: np.ndarray, strong_raw: np.ndarray, path: np.ndarray, max_gap: int,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.digitize.rules.confidence import UNSURE_LEVEL_CONFIDENCE, capped
+from core.digitize.rules.passes import doubt
 from core.digitize.trace.params import Trace
 from core.io.calibration import CurveSpec
 
@@ -71,4 +71,4 @@ def levels_by_ink(trace: Trace, spec: CurveSpec, main: np.ndarray, backup: np.nd
     unsure &= reach
     old = trace.level_unsure if trace.level_unsure is not None else np.zeros(said.size, bool)
     trace.level_unsure = np.where(reach, unsure, old)
-    trace.confidence = capped(trace.confidence, trace.level_unsure, UNSURE_LEVEL_CONFIDENCE)
+    doubt(trace, trace.level_unsure, "ink_level")

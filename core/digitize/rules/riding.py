@@ -174,17 +174,10 @@ def _one_line_runs(on_line: np.ndarray, position: np.ndarray) -> tuple[np.ndarra
 SEEN_SHARE = 0.6
 
 
-def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
-               grid: Grid | None) -> tuple[np.ndarray, np.ndarray]:
-    """Columns where the trace rides a track border or a grid line rather than reads the curve (module
-    docstring), as two masks: ``no_reading``, every long stretch on a border and the long stretches on a grid
-    line not joined at either end; ``doubt``, those of the latter that lie inside the log (the curve was
-    read before and after them) and that the trace saw at :data:`SEEN_SHARE` of their columns or more.
-    Measured on the held-out families and the foreign hard prints: such stretches were right at 96-97 % of
-    their columns (a resistivity along a decade's line, a neutron along a ruled line), the stretches seen less
-    were mostly wrong (an excursion across the paper); they are written, flagged."""
+def border_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec) -> np.ndarray:
+    """Columns where the trace rides its track's border (module docstring): every stretch on it that the trace
+    neither joins nor leaves along the curve is no reading."""
     no_reading = np.zeros(position.size, bool)
-    doubt = np.zeros(position.size, bool)
     border = _closed(on_border(position, spec))
     a, b = true_runs(border)
     for lo, hi in zip(a, b):
@@ -193,8 +186,19 @@ def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
         # to a jump, it is no reading
         if not _joined_once(position, observed, border, lo, hi):
             no_reading[lo:hi] = True
-    if grid is None:
-        return no_reading, doubt
+    return no_reading
+
+
+def line_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
+    """Columns where the trace rides a grid line along depth rather than reads the curve, as two masks:
+    ``no_reading``, the long stretches on a line not joined at either end; ``doubt``, those of them that lie inside
+    the log (the curve was read before and after them) and that the trace saw at :data:`SEEN_SHARE` of their
+    columns or more. Measured on the held-out families and the foreign hard prints: such stretches were right at
+    96-97 % of their columns (a resistivity along a decade's line, a neutron along a ruled line), the stretches
+    seen less were mostly wrong (an excursion across the paper); they are written, doubted."""
+    no_reading = np.zeros(position.size, bool)
+    doubt = np.zeros(position.size, bool)
+    border = _closed(on_border(position, spec))
     line = _closed(on_grid_line(position, grid, spec) & ~border)
     a, b = _one_line_runs(line, position)
     for lo, hi in zip(a, b):
@@ -207,6 +211,17 @@ def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
         seen_most = inside_log(observed, lo, hi) and observed[lo:hi].mean() >= SEEN_SHARE
         (doubt if seen_most else no_reading)[lo:hi] = True
     return no_reading, doubt
+
+
+def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
+               grid: Grid | None) -> tuple[np.ndarray, np.ndarray]:
+    """Columns where the trace rides a track border or a grid line rather than reads the curve, as two masks:
+    ``no_reading`` (:func:`border_rides` and :func:`line_rides`'), and ``doubt`` (:func:`line_rides`')."""
+    no_reading = border_rides(position, observed, spec)
+    if grid is None:
+        return no_reading, np.zeros(position.size, bool)
+    on_line, doubt = line_rides(position, observed, spec, grid)
+    return no_reading | on_line, doubt
 
 
 PARKED_SHARE = 0.10  # a stretch on a neighbour this near its track's edge (a share of the width) is a parked curve

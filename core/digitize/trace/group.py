@@ -108,23 +108,31 @@ def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
     Thresholding the damped evidence instead cut each curve at every grid line it crosses, and a curve
     lying on an amplitude line became a run too weak to take: the second curve of the pair then rode the
     first one's stroke (a shared run is cheap, to let curves cross) and the first went untraced."""
+    bounds, lo, hi, centre, peak, strength = _runs(ev, threshold, max_runs, damping)
+    return [ColumnRuns(lo[a:b], hi[a:b], centre[a:b], peak[a:b], strength[a:b])
+            for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _runs(ev: np.ndarray, threshold: float, max_runs: int, damping: np.ndarray | None):
+    """:func:`column_runs` as flat arrays: (bounds, lo, hi, centre, peak, strength), column c's runs at
+    [bounds[c], bounds[c + 1])."""
+    from core.digitize.trace import kernels
+
     rows, cols = ev.shape
-    on_t = (ev >= threshold).T  # (cols, rows): runs are read down each column
-    edge = np.diff(np.pad(on_t, ((0, 0), (1, 1))).astype(np.int8), axis=1)  # (cols, rows + 1)
-    sc, sr = np.nonzero(edge == 1)  # run starts, sorted by column then row
-    _, er = np.nonzero(edge == -1)  # run ends (exclusive)
     # the on-pixels in (column, row) order: each run is a consecutive block of them, so sums and maxima per run
-    # are reductions over blocks (no cumulative sums over the whole map)
-    weighted = ev if damping is None else ev * damping
-    vals = weighted.T[on_t].astype(np.float64)
-    row_of = np.nonzero(on_t)[1]
+    # are reductions over blocks (no cumulative sums over the whole map); found compiled, summed by NumPy
+    ev = np.ascontiguousarray(ev)
+    damped = damping is not None
+    vals, ev_on, row_of, sc, sr, er = kernels.on_pixels(
+        ev, np.ascontiguousarray(damping) if damped else np.ones((1, 1), ev.dtype), damped,
+        np.asarray(threshold, ev.dtype)[()])  # compared in the map's dtype, as NumPy compares it
     lengths = er - sr
     starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
     if sc.size:
         mass = np.add.reduceat(vals, starts)
         centre = np.add.reduceat(vals * row_of, starts) / np.maximum(mass, 1e-9)
         strength = np.maximum.reduceat(vals, starts)
-        peak = strength if damping is None else np.maximum.reduceat(ev.T[on_t].astype(np.float64), starts)
+        peak = strength if damping is None else np.maximum.reduceat(ev_on, starts)
     else:
         mass = centre = strength = peak = np.zeros(0)
     # the max_runs strongest of each column, kept in row order: rank the runs within their column by mass
@@ -135,8 +143,7 @@ def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
     sc, lo, hi = sc[keep], sr[keep].astype(np.float64), er[keep].astype(np.float64) - 1.0
     centre, peak, strength = centre[keep], peak[keep], strength[keep]
     bounds = np.searchsorted(sc, np.arange(cols + 1))
-    return [ColumnRuns(lo[a:b], hi[a:b], centre[a:b], peak[a:b], strength[a:b])
-            for a, b in zip(bounds[:-1], bounds[1:])]
+    return bounds, lo, hi, centre, peak, strength
 
 
 @dataclass
@@ -163,10 +170,21 @@ def _table(m: int, k_n: int, cache: dict) -> _Table:
     return cache[(m, k_n)]
 
 
-def _runs_apart(lo: np.ndarray, hi: np.ndarray, within: float) -> np.ndarray:
-    """(m, m): runs of one column no more than ``within`` rows apart."""
-    apart = np.maximum(lo[None, :] - hi[:, None], lo[:, None] - hi[None, :])
-    return apart <= within
+def _tables(max_runs: int, k_n: int, pair_cost: np.ndarray):
+    """The joint-state tables of every run count 0..``max_runs`` stacked for the compiled tracer: (first row of
+    each count's table, states of each, options, shared, taken (``max_runs`` wide), pair cost of each state).
+    A state's pair cost is summed here, by NumPy, as the tracer always summed it."""
+    cache: dict = {}
+    tables = [_table(m, k_n, cache) for m in range(max_runs + 1)]
+    states = np.array([t.options.shape[0] for t in tables], np.int64)
+    start = np.concatenate([[0], np.cumsum(states)[:-1]]).astype(np.int64)
+    width = max(max_runs, 1)
+    taken = np.zeros((int(states.sum()), width), bool)
+    for t, a in zip(tables, start):
+        taken[a : a + t.taken.shape[0], : t.taken.shape[1]] = t.taken
+    pair = np.concatenate([(t.pairs * pair_cost).sum((1, 2)) / 2.0 for t in tables])
+    return (start, states, np.ascontiguousarray(np.concatenate([t.options for t in tables])),
+            np.ascontiguousarray(np.concatenate([t.shared for t in tables])), taken, pair)
 
 
 def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None = None,
@@ -175,107 +193,28 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
     ``damping``: the grid's factor on it (``column_runs``).
 
     Returns (positions, observed, confidence), each (K, columns): the row of each curve per column (NaN
-    where it is lost), whether a run was assigned to it there, and that run's strongest evidence."""
+    where it is lost), whether a run was assigned to it there, and that run's strongest evidence.
+
+    Per column, the cost of every joint state from each kept state of the column before (the module docstring
+    lists the terms), the cheapest way into each, the ``beam`` cheapest states kept with every curve's exit row,
+    velocity, gap length and the row it was last seen at (the best path into a state decides them); then back
+    from the cheapest last state. The recursion runs compiled (``kernels.group_viterbi``); the runs, the state
+    tables and the runs' evidence costs are found here."""
+    from core.digitize.trace import kernels
+
     p = params or GroupParams()
-    rows, cols = ev.shape
     k_n = len(classes)
     # a run or two beyond the curves' count for noise and text; three curves keep one, so the joint states
     # stay (runs + 1)^K ≤ 125
-    runs = column_runs(ev, p.threshold, min(p.max_runs, k_n + (2 if k_n <= 2 else 1)), damping)
-    gap = np.array([p.gap_cost[min(max(c, 1), 3) - 1] for c in classes])[None, None, :]  # (1, 1, K)
-    tables: dict = {}
+    max_runs = min(p.max_runs, k_n + (2 if k_n <= 2 else 1))
+    bounds, lo, hi, centre, peak, strength = _runs(ev, p.threshold, max_runs, damping)
+    weak = p.weak_run * -np.log(np.clip(peak, 1e-3, 1.0))
+    gap = np.array([p.gap_cost[min(max(c, 1), 3) - 1] for c in classes], np.float64)
     solid = np.array([c == 1 for c in classes])
     pair_cost = np.where(solid[:, None] & solid[None, :], p.share_solid_cost, p.share_cost)[None]  # (1, K, K)
-
-    # per state: every curve's exit row (NaN: lost), velocity, gap length
-    pos = np.full((1, k_n), np.nan)
-    vel = np.zeros((1, k_n))
-    gaps = np.full((1, k_n), p.max_gap_px + 1, np.int64)
-    seen_at = np.full((1, k_n), np.nan)  # the row each curve was last seen at (NaN: never)
-    acc = np.zeros(1)
-    back: list[np.ndarray] = []  # per column: best previous state of each state
-    chosen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # per column and kept state: runs, shared, rows
-    for c in range(cols):
-        r = runs[c]
-        m = r.lo.size
-        t = _table(m, k_n, tables)
-        j = np.where(t.seen, t.options, 0)  # (S_new, K)
-        if m:
-            lo, hi, ctr = r.lo[j][None], r.hi[j][None], r.centre[j][None]  # (1, S_new, K)
-            weak = p.weak_run * -np.log(np.clip(r.peak[j], 1e-3, 1.0))[None]
-        else:
-            lo = hi = ctr = weak = np.zeros((1,) + j.shape)
-        last = pos[:, None, :]  # (S_prev, 1, K)
-        pred = (pos + vel)[:, None, :]
-        lost = np.isnan(last)
-        between = np.maximum(0.0, np.maximum(lo - last, last - hi))
-        miss = np.minimum(np.maximum(0.0, np.maximum(lo - pred, pred - hi)), p.prediction_cap)
-        since = np.nan_to_num(np.maximum(0.0, np.maximum(lo - seen_at[:, None, :], seen_at[:, None, :] - hi)))
-        c_run = np.where(lost, p.reacquire + p.reacquire_per_px * since + weak,
-                         p.continuity * between + p.prediction * miss + weak)
-        per_curve = np.where(t.seen[None], c_run, np.where(lost, np.minimum(gap, p.lost_cost), gap))  # (S_prev, S_new, K)
-        cost = acc[:, None] + per_curve.sum(2)
-        strength = np.clip(r.strength, 0.0, 1.0)
-        if m:  # a run this near a taken one is the same stroke, broken where grid lines or blur thin it
-            near_taken = (t.taken.astype(np.float32) @ _runs_apart(r.lo, r.hi, p.stroke_px).astype(np.float32)) > 0
-            unexplained = ((~(t.taken | near_taken)) * strength[None]).sum(1)
-        else:
-            unexplained = 0.0
-        cost += ((t.pairs * pair_cost).sum((1, 2)) / 2.0 + p.unexplained * unexplained)[None]
-        best = np.argmin(cost, axis=0)
-        acc = cost[best, np.arange(best.size)]
-        keep = np.argsort(acc, kind="stable")[: p.beam] if acc.size > p.beam else np.arange(acc.size)
-        best, acc = best[keep], acc[keep] - acc[keep].min()
-        opts, seen, shared = t.options[keep], t.seen[keep], t.shared[keep]
-        # where each curve leaves this column, from its best previous state: a short run at its centre, a tall
-        # one (a steep stroke) at the end away from where it came in, a shared run (a crossing) at the point
-        # nearest its prediction
-        last_b, pred_b = pos[best], (pos + vel)[best]  # (S_new, K)
-        exit_ = _exits(last_b, pred_b, lo[0][keep], hi[0][keep], ctr[0][keep], shared, p.steep_px)
-        npos = np.where(seen, exit_, pred_b)
-        ngaps = np.where(seen, 0, gaps[best] + 1)
-        moved = npos - last_b
-        nvel = np.where(seen & ~np.isnan(last_b), p.momentum * vel[best] + (1 - p.momentum) * moved, vel[best])
-        lost_now = ngaps > p.max_gap_px
-        pos = np.where(lost_now, np.nan, npos)  # lost: taken up again anywhere, at a cost
-        vel = np.where(lost_now, 0.0, np.nan_to_num(nvel))
-        gaps = ngaps
-        seen_at = np.where(seen, npos, seen_at[best])
-        back.append(best)
-        chosen.append((opts, shared, pos))
-    return _backtrack(runs, chosen, back, int(np.argmin(acc)), k_n)
-
-
-def _exits(last: np.ndarray, pred: np.ndarray, lo: np.ndarray, hi: np.ndarray, ctr: np.ndarray, shared: np.ndarray,
-           steep_px: float) -> np.ndarray:
-    """Where each curve leaves the run it takes in a column (states × K): a short run at its centre, a tall one
-    (a steep stroke) at the end away from where the curve came in, a shared run (a crossing) at the point
-    nearest the curve's prediction."""
-    entry = np.clip(np.where(np.isnan(last), ctr, last), lo, hi)
-    far_end = np.where(entry - lo < hi - entry, hi, lo)
-    exit_ = np.where(hi - lo + 1.0 > steep_px, far_end, ctr)
-    at_pred = np.clip(np.where(np.isnan(pred), ctr, pred), lo, hi)
-    return np.where(shared, at_pred, exit_)
-
-
-def _backtrack(runs: list, chosen: list, back: list, s: int, k_n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(positions, observed, confidence) of the K curves along the best path, from its last state ``s`` back."""
-    cols = len(chosen)
-    positions = np.full((k_n, cols), np.nan)
-    observed = np.zeros((k_n, cols), bool)
-    confidence = np.zeros((k_n, cols))
-    for c in range(cols - 1, -1, -1):
-        opts, shared, state_pos = chosen[c]
-        positions[:, c] = state_pos[s]
-        observed[:, c] = opts[s] >= 0
-        r = runs[c]
-        for k in range(k_n):
-            j = opts[s, k]
-            if j >= 0:
-                confidence[k, c] = r.peak[j]
-                # the point reported for a column: the run's centre, unless two curves share it (a crossing):
-                # then each curve's own point in it
-                if not shared[s, k]:
-                    positions[k, c] = r.centre[j]
-        s = int(back[c][s])
-    return positions, observed, confidence
+    start, states, options, shared, taken, pair = _tables(max_runs, k_n, pair_cost)
+    return kernels.group_viterbi(
+        bounds.astype(np.int64), lo, hi, centre, peak, weak, strength, start, states, options, shared, taken, pair,
+        gap, float(p.continuity), float(p.prediction), float(p.prediction_cap), float(p.momentum),
+        float(p.unexplained), float(p.stroke_px), float(p.lost_cost), float(p.reacquire), float(p.reacquire_per_px),
+        int(p.max_gap_px), int(p.beam), float(p.steep_px))

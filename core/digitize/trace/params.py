@@ -17,6 +17,15 @@ class Trace:
     confidence: np.ndarray  # per column: how far the reading can be trusted, in [0, 1] (``column_confidence``)
     observed: np.ndarray  # per column: evidence above the threshold
     level_unsure: np.ndarray | None = None  # per column of a backup-scale curve: whether its scale is uncertain
+    # per column: a bit for every pass that took the value away, doubted it or filled it there
+    # (``core/digitize/rules/passes.py``)
+    flags: np.ndarray | None = None
+    # per column: what the calibrated confidence is computed from (``core/digitize/rules/confidence.py``)
+    signals: dict[str, np.ndarray] | None = None
+
+    def __post_init__(self):
+        if self.flags is None:
+            self.flags = np.zeros(np.shape(self.position)[0], np.uint32)
 
 
 @dataclass
@@ -29,6 +38,7 @@ class TraceParams:
     threshold: float = 0.3  # evidence that counts as seeing the curve
     max_gap_px: int = 16  # gaps (dash gaps, crossings) bridged along depth
     refine_radius: int = 3
+    refine_runs: bool = True  # centre the path on the whole run of rows a steep stroke inks (``rules/curve._refined``)
     wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap
     wrap_ink_gap_px: int = 16  # a direct move leaves no longer run of rows without ink than this ...
     wrap_ink_gap_share: float = 0.25  # ... and a longer one than this share of the track is a wrap
@@ -52,8 +62,19 @@ class TraceParams:
     # stroke are NULL (``core/digitize/rules/riding.py``) and a wrap counts only where the trace is seen at both edges
     # (``core/digitize/trace/wraps.py``); off for a hand-painted mask, which is followed as painted
     ink_checks: bool = True
+    # the confidence written: the calibrated probability of a fitted model (``core/digitize/rules/confidence_model.py``:
+    # a network's maps, which it was fitted on), or the evidence's capped by the doubts (``confidence.capped_by_flags``:
+    # the classical tracer's ink, a painted mask); None: by the evidence (``model_params`` calibrates a network's),
+    # False for the fit itself (``core/evaluation/confidence_fit.py``)
+    calibrated: bool | None = None
+    # the passes after the path switched off, by name (``core/digitize/rules/passes.py``): to measure what each buys
+    passes_off: frozenset[str] = frozenset()
     hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
     hidden_apart_cols: int = 48  # ... when it is seen apart from the neighbour within this many columns either side
+
+    def runs(self, name: str) -> bool:
+        """Whether the pass ``name`` runs (it is not in ``passes_off``)."""
+        return name not in self.passes_off
 
     def broken(self) -> "TraceParams":
         """These params for a dashed or dotted curve: its gaps are expected (``broken_eps``) and a steep stretch
@@ -80,5 +101,6 @@ def model_params(params: TraceParams | None = None) -> TraceParams:
     seen (``TraceParams.observe_on_grid``). Digitising and training-time validation both trace with these,
     so the figures a run is chosen by are the figures the LAS files get."""
     return replace(params or TraceParams(), observe_on_grid=True, unclaimed_styles=MODEL_UNCLAIMED_STYLES,
-                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX)
+                   threshold=MODEL_THRESHOLD, max_gap_px=MODEL_MAX_GAP_PX,
+                   calibrated=True if params is None or params.calibrated is None else params.calibrated)
 

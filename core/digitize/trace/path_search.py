@@ -2,8 +2,9 @@
 
 Per depth column, the cost of the path into each row is the best of every row of the column before plus the
 cost of moving across (``travel_costs``: cheap along the curve's own ink, dearer across paper or a grid line),
-computed exactly by a distance transform in a handful of vectorised scans a column (``_dt_path``). A cyclic
-path (a curve with a backup scale) may leave at one edge of the track and come in at the other.
+computed exactly by a distance transform in two scans a column (``_dt_path``). A cyclic path (a curve with a
+backup scale) may leave at one edge of the track and come in at the other. The recursion over the columns runs
+compiled (``core/digitize/trace/kernels.py``); the step costs are computed here, a block of columns at a time.
 
 All maps are canonical: rows across the tracks, columns along depth.
 """
@@ -13,6 +14,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from core.digitize.trace import kernels
 
 if TYPE_CHECKING:
     from core.digitize.trace.params import TraceParams
@@ -26,20 +29,8 @@ def _dt_path(cost: np.ndarray, travel: np.ndarray) -> tuple[np.ndarray, np.ndarr
     min over j ≤ i is a running minimum of cost[j] − travel[j] (plus travel[i]), the min over j ≥ i the same
     from the other end. The running argmin is the latest index that set the running minimum, so ties go to
     the nearer source. With ``travel = λ·i`` this is the L1 distance transform. This is the Viterbi inner
-    loop, once per depth column: a handful of vectorised scans.
-    """
-    n = cost.size
-    j = np.arange(n)
-    a = cost - travel
-    pre = np.minimum.accumulate(a)
-    pre_arg = np.maximum.accumulate(np.where(a == pre, j, 0))
-    b = (cost + travel)[::-1]
-    suf_rev = np.minimum.accumulate(b)
-    suf_arg = (n - 1 - np.maximum.accumulate(np.where(b == suf_rev, j, 0)))[::-1]
-    left = pre + travel
-    right = suf_rev[::-1] - travel
-    take_left = left <= right
-    return np.where(take_left, left, right), np.where(take_left, pre_arg, suf_arg)
+    step, once per depth column (``kernels.distance_transform``; the recursion runs it inside its own loop)."""
+    return kernels.distance_transform(np.ascontiguousarray(cost, np.float64), np.ascontiguousarray(travel, np.float64))
 
 
 def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -58,73 +49,59 @@ def travel_costs(evidence: np.ndarray, params: TraceParams) -> np.ndarray:
     (the excursions the first tracer made on log-decade and dense prints), while a resistivity spike drawn
     in ink still costs what it did. A dashed or dotted curve's steep stretch is ink in its dashes only, so
     its support is taken over ``broken_support_cols`` columns either side. The whole map at once: for a
-    look at it; the tracer takes it a block of columns at a time (``_travel_blocks``)."""
-    return np.concatenate([block for _, block in _travel_blocks(evidence, params, evidence.shape[1])], axis=1)
+    look at it; the tracer computes a column's as it reaches it (``kernels.viterbi_block``), from the same
+    code (``kernels.travel_block``)."""
+    out = [kernels.travel_block(cols, offset, n, _reach(params), float(params.threshold), float(params.jump_cost),
+                                float(params.gap_jump_cost)).T
+           for _, n, offset, cols in _column_blocks(evidence, params, TRAVEL_BLOCK_COLS)]
+    return np.concatenate(out, axis=1) if out else np.zeros(evidence.shape)
 
 
-TRAVEL_BLOCK_COLS = 2048  # columns of travel cost held at once: 8 MB at 500 rows, not 200 MB for a 50,000-column log
+TRAVEL_BLOCK_COLS = 2048  # columns turned column by column at once: 16 MB at 1,000 rows, not a 50,000-column log's
 
 
-def _travel_blocks(evidence: np.ndarray, params: TraceParams, block: int = TRAVEL_BLOCK_COLS):
-    """``travel_costs`` a block of columns at a time: (first column, rows × block float64). A whole tall
-    track's travel in float64 was most of digitising's peak memory on the tallest shared scan (52,000
-    columns); a column's travel needs only its own and its neighbours' evidence, so a block is computed
-    from the block's columns and a halo as far as the support reaches."""
-    import cv2
+def _reach(params: TraceParams) -> int:
+    """Columns either side whose evidence supports a steep move (0: the column and the one before only)."""
+    return params.support_cols if params.support_cols > 1 else 0
 
+
+def _column_blocks(evidence: np.ndarray, params: TraceParams, block: int):
+    """The evidence a block of columns at a time, column by column (each column's rows contiguous: the tracer
+    reads down a column), with the columns either side that its travel costs reach (the support's reach, and
+    the column before the first for its stroke): (first column, columns in the block, the block's first column
+    in the array, the array). A column's travel needs only its own and its neighbours' evidence, so a tall
+    track (52,000 columns on the tallest shared scan) is never turned, nor costed, whole."""
     rows, cols = evidence.shape
-    reach = params.support_cols if params.support_cols > 1 else 0  # the dilation's reach along depth
+    reach = _reach(params) if params.gap_jump_cost > params.jump_cost else 0
     for c0 in range(0, cols, block):
         c1 = min(cols, c0 + block)
-        # halo: the dilation's reach either side, plus the column before the first for its stroke
         h0, h1 = max(0, c0 - reach - 1), min(cols, c1 + reach)
-        ev = evidence[:, h0:h1].astype(np.float32)
-        # the stroke between a column and the one before it: both columns' evidence (the map's first column
-        # has none before it; a halo's first column is only a predecessor)
-        support = np.maximum(ev, np.concatenate([ev[:, :1], ev[:, :-1]], axis=1))
-        if reach:
-            support = cv2.dilate(support, np.ones((1, 2 * reach + 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
-        support = support[:, c0 - h0 : c1 - h0]
-        inked = np.clip(support / params.threshold, 0.0, 1.0)
-        inked = np.minimum(inked[:-1], inked[1:]) if rows > 1 else inked[:0]  # a step is inked when both rows are
-        step = params.jump_cost + (params.gap_jump_cost - params.jump_cost) * (1.0 - inked)
-        yield c0, np.concatenate([np.zeros((1, c1 - c0)), np.cumsum(step, axis=0, dtype=np.float64)], axis=0)
+        yield c0, c1 - c0, c0 - h0, np.ascontiguousarray(np.asarray(evidence[:, h0:h1]).T)
+
+
+def _log_evidence(columns: np.ndarray, eps: float) -> np.ndarray:
+    """log of the evidence floored at ``eps`` (a copy), in the evidence's own precision as the tracer always took
+    it (float64 for any but float32): NumPy's logarithm, whose last bits the paths' ties depend on."""
+    dtype = columns.dtype if columns.dtype in (np.float32, np.float64) else np.float64
+    out = np.clip(columns, eps, 1.0).astype(dtype, copy=False)
+    return np.log(out, out=out)
 
 
 def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Best path through ``evidence`` (rows × columns): row per column and wrap steps per column."""
+    """Best path through ``evidence`` (rows × columns): row per column and wrap steps per column. The recursion
+    runs compiled (``kernels.viterbi_block``), a block of columns at a time turned column by column for it."""
     rows, cols = evidence.shape
-    unary = -np.log(np.clip(evidence, params.eps, 1.0))
     back = np.zeros((cols, rows), np.int32)
-    acc = unary[:, 0].astype(np.float64)
     ink_aware = params.gap_jump_cost > params.jump_cost
-    blocks = _travel_blocks(evidence, params) if ink_aware else None
-    lin = params.jump_cost * np.arange(3 * rows if cyclic else rows, dtype=np.float64)
-    block_start, block = 0, np.zeros((rows, 0))
-    for c in range(1, cols):
-        if not ink_aware:
-            t = lin
+    flat = params.jump_cost * np.arange(3 * rows if cyclic else rows, dtype=np.float64)
+    acc = None
+    for c0, n, offset, columns in _column_blocks(evidence, params, TRAVEL_BLOCK_COLS):
+        logs = _log_evidence(columns[offset : offset + n], params.eps)
+        if acc is None:
+            acc = -logs[0].astype(np.float64)
+        if ink_aware:
+            kernels.viterbi_block(acc, logs, columns, offset, c0, back, cyclic, _reach(params),
+                                  float(params.threshold), float(params.jump_cost), float(params.gap_jump_cost))
         else:
-            if c >= block_start + block.shape[1]:
-                block_start, block = next(blocks)
-            t = block[:, c - block_start]
-            if cyclic:  # around the track edge: the pen jumps from one edge to the other, drawing nothing between
-                span = t[-1] + params.jump_cost
-                t = np.concatenate([t - span, t, t + span])
-        if cyclic:
-            tripled = np.concatenate([acc, acc, acc])
-            val, arg = _dt_path(tripled, t)
-            val, arg = val[rows : 2 * rows], arg[rows : 2 * rows] - rows
-        else:
-            val, arg = _dt_path(acc, t)
-        back[c] = arg
-        acc = val + unary[:, c]
-        acc -= acc.min()  # keep the running cost small: 12,800 columns of −log p would cost precision
-    path = np.zeros(cols, np.int64)
-    wrap_step = np.zeros(cols, np.int64)
-    path[-1] = int(np.argmin(acc))
-    for c in range(cols - 1, 0, -1):
-        prev = int(back[c, path[c]])
-        wrap_step[c] = -(prev // rows)  # prev < 0: came from beyond the low edge, etc.
-        path[c - 1] = prev % rows
-    return path, wrap_step
+            kernels.viterbi_flat(acc, logs, c0, back, cyclic, flat)
+    return kernels.viterbi_backtrack(acc, back)

@@ -97,8 +97,12 @@ def test_bench_digitize_prints_every_stage_for_both_paths(tmp_path, capsys):
         stages = out["seconds"][path]
         assert all(stages[s] >= 0 for s in ("read", "evidence", "grid", "trace", "write"))
         assert stages["evidence"] > 0 and stages["total"] >= stages["evidence"]
+        rate = out["scans_per_hour"][path]  # one after the other, and streamed: the longer half bounds it
+        assert rate["sequential"] == pytest.approx(3600 / stages["total"])
+        longer = max(stages["read"] + stages["grid"] + stages["evidence"], stages["trace"] + stages["write"])
+        assert rate["streamed"] == pytest.approx(3600 / longer) and rate["streamed"] >= rate["sequential"]
     assert out["las_r_fast_vs_reference"] and min(out["las_r_fast_vs_reference"].values()) >= 0.999
     assert main(["bench-digitize", str(tmp_path / "synth_000.png"), "--calib", str(tmp_path / "synth_000.calib.json"),
                  "--classical"]) == 0
     text = capsys.readouterr().out
-    assert all(s in text for s in ("read", "evidence", "grid", "trace", "write", "total"))
+    assert all(s in text for s in ("read", "evidence", "grid", "trace", "write", "total", "scans/h", "streamed"))

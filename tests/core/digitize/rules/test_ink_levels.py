@@ -3,6 +3,7 @@
 import numpy as np
 
 from core.digitize.rules.ink_levels import levels_by_ink
+from core.digitize.rules.passes import flagged
 from core.digitize.trace.params import Trace
 from core.io.calibration import CurveSpec
 
@@ -37,10 +38,10 @@ def test_the_ink_under_the_path_names_the_scale_and_a_crossing_between_is_uncert
     levels_by_ink(trace, spec, main, backup, OFFSET, max_gap_px=16)
     assert (trace.wraps[:80] == 0).all() and (trace.wraps[90:111] == 1).all() and (trace.wraps[121:] == 0).all()
     # between the last main-ink column and the first backup one the crossing lies somewhere: uncertain, each
-    # column on its nearer side's scale, its confidence capped
+    # column on its nearer side's scale, doubted (the pass ``ink_level``)
     assert trace.level_unsure[80:90].all() and trace.level_unsure[111:121].all()
     assert not trace.level_unsure[:80].any() and not trace.level_unsure[90:111].any()
-    assert (trace.confidence[80:90] <= 0.3).all() and (trace.confidence[:80] == 1).all()
+    assert flagged(trace.flags[80:90], "ink_level").all() and not flagged(trace.flags[:80], "ink_level").any()
     assert (trace.wraps[80:85] == 0).all() and (trace.wraps[86:90] == 1).all()
     assert np.allclose(spec.value_at(trace.position[95], trace.wraps[95]), spec.value_at(trace.position[95]) + 299)
     # a "low" backup reads a scale below

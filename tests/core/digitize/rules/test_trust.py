@@ -17,6 +17,7 @@ import pytest
 
 from core.digitize.job.pipeline import digitize_sections
 from core.digitize.output.las import confidence_mnemonic, write_result
+from core.digitize.rules.confidence import LOW_CONFIDENCE
 from core.digitize.rules.riding import grid_rides, neighbour_rides
 from core.digitize.trace.wraps import at_edges, two_level_wraps
 from core.io.calibration import Calibration, CurveSpec
@@ -181,7 +182,7 @@ def test_the_las_carries_each_curves_confidence(kgs_main, tmp_path):
             for span in w.split(" over ")[1].split(" FT")[0].split(", "):
                 top, bottom = (float(x) for x in span.split("–"))
                 inside = (depth >= top) & (depth <= bottom) & np.isfinite(gr)
-                assert inside.any() and (conf[inside] < 0.5).all(), span
+                assert inside.any() and (conf[inside] < LOW_CONFIDENCE).all(), span
 
 
 def test_the_gr_between_the_backup_hatches_is_main_scale_or_flagged(kgs_main):
@@ -194,7 +195,7 @@ def test_the_gr_between_the_backup_hatches_is_main_scale_or_flagged(kgs_main):
     conf = parts[0][2].confidence["GR"]
     stretch = (depth >= 386) & (depth <= 445) & np.isfinite(gr)
     high = stretch & (gr > 150)
-    assert stretch.sum() > 100 and (conf[high] < 0.5).all(), (high.sum(), np.nanmax(conf[high], initial=0))
+    assert stretch.sum() > 100 and (conf[high] < LOW_CONFIDENCE).all(), (high.sum(), np.nanmax(conf[high], initial=0))
 
 
 def test_the_sonic_and_the_tension_keep_their_own_lines(kgs_main):
@@ -209,7 +210,7 @@ def test_the_sonic_and_the_tension_keep_their_own_lines(kgs_main):
     stretch = (depth >= 805) & (depth <= 1100)
     assert np.isfinite(dt[stretch]).mean() > 0.9
     assert np.nanpercentile(dt[stretch], 90) - np.nanpercentile(dt[stretch], 10) > 30
-    confident = stretch & np.isfinite(lten) & (conf["LTEN"] >= 0.5)
+    confident = stretch & np.isfinite(lten) & (conf["LTEN"] >= LOW_CONFIDENCE)
     if confident.any():  # the tension, where it is written with confidence, is the straight line
         assert np.percentile(lten[confident], 90) - np.percentile(lten[confident], 10) < 1500
 
@@ -405,7 +406,7 @@ def test_a_stretch_on_a_grid_line_inside_the_log_seen_whole_is_doubted_not_dropp
     assert no_reading[:590].all() and not doubt.any()
 
 
-def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_flagged_not_dropped():
+def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_not_dropped():
     """Where the first pass rode a border (``trace_curve``), the second traces off every line, and what it still
     reads on a line near the ride was written NULL, however briefly: a curve crossing a ruled line there went too
     (85 % of such columns right on the held-out families and foreign prints). Inside the log (the curve read
@@ -413,8 +414,8 @@ def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_flagged_not_dropp
     North Dakota ROP on the middle line: ``test_no_value_before_a_curve_starts_or_along_the_middle_grid_line``)
     it stays NULL."""
     from core.digitize.page.grid import detect_grid
-    from core.digitize.rules.confidence import LOW_CONFIDENCE
     from core.digitize.rules.curve import trace_curve
+    from core.digitize.rules.passes import flagged
     from core.digitize.trace.params import model_params
 
     rows, cols = 121, 600
@@ -434,7 +435,7 @@ def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_flagged_not_dropp
     tr = trace_curve(ev, spec, model_params(), grid)
     crossing = slice(350, 362)
     assert np.allclose(tr.position[crossing], 60.0, atol=1.5)
-    assert (tr.confidence[crossing] < LOW_CONFIDENCE).all()
+    assert not flagged(tr.flags[crossing], "second_pass").any()  # written: the calibrated confidence judges it
     assert not (np.abs(tr.position - 110.0) <= 4).any()  # the border ride is no reading
 
 
@@ -465,33 +466,13 @@ def test_a_value_on_a_stroke_steeper_than_a_row_can_place_is_flagged():
     """Where the trace crosses more than a tenth of its track within one row, half a row of registration moves
     the value past the 5 % a reading is judged by: written, flagged low-confidence. A gentle slope and a wrap
     across the track's edge (continuous on its scales) are not."""
-    from core.digitize.rules.confidence import LOW_CONFIDENCE, cap_steep
+    from core.digitize.rules.confidence import steep_columns
 
     fraction = np.concatenate([np.linspace(0.2, 0.6, 40), [0.9, 0.9, 0.9], np.linspace(0.9, 1.3, 20)])  # a step
     fraction[50] = np.nan  # a NULL column: no move to it or from it
-    conf = cap_steep(np.ones(fraction.size, np.float32), fraction)
-    assert (conf[[39, 40]] < LOW_CONFIDENCE).all()  # either side of the step
-    assert (conf[:39] == 1).all() and (conf[41:] == 1).all()  # 1 % of the track a row, and 2 % past the edge
-
-
-def test_a_value_where_the_curve_is_drawn_across_its_row_is_flagged():
-    """The trace meets a stroke drawn across the track (its ink runs on from the trace over more than a tenth
-    of the track within the row): the value there is any along the stroke, and two columns either side a turn of
-    the pen away (a drilling-rate log swinging across its track a few times a foot, read along the border
-    between its strokes). A faint depth line under the curve is no such stroke, nor is the curve's own width."""
-    from core.digitize.rules.confidence import ACROSS_REACH_COLS, stroke_across
-    from core.io.calibration import CurveSpec
-
-    spec = CurveSpec("ROP", "F/HR", "", 1, (10.0, 110.0), (0.0, 150.0))
-    ev = np.zeros((130, 300), np.float32)
-    ev[58:63, :] = 0.9  # the curve, 5 rows wide, at row 60
-    ev[20:100, 100:104] = 0.9  # a stroke across the track at columns 100-103
-    ev[10:111, 200:202] = 0.2  # a heavy depth line, seen faintly
-    position = np.full(300, 60.0)
-    position[250:] = np.nan
-    across = stroke_across(position, ev, spec, threshold=0.12)
-    reach = ACROSS_REACH_COLS
-    assert across[100 - reach : 104 + reach].all() and across.sum() == 4 + 2 * reach
+    steep = steep_columns(fraction)
+    assert steep[[39, 40]].all()  # either side of the step
+    assert not steep[:39].any() and not steep[41:].any()  # 1 % of the track a row, and 2 % past the edge
 
 
 def test_a_crossing_is_seen_where_its_strokes_run_to_the_edges():

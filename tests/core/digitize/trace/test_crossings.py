@@ -182,3 +182,38 @@ def test_the_naming_rule_is_read_in_the_log_body_not_in_the_header_above_it():
     gone[1].position[start:] = np.nan  # nothing of the second curve in the body: the header names
     order_at_top(gone, specs, start)
     assert np.nanmedian(gone[0].position[:start]) == 20.0
+
+
+def _still_and_swinging(cols: int = 2000, seed: int = 0):
+    """A tension-like line lying still and a sonic-like curve swinging, in one track 1,000 rows wide."""
+    rng = np.random.default_rng(seed)
+    return 900 + np.cumsum(rng.normal(0, 0.2, cols)), 500 + np.cumsum(rng.laplace(0, 2.0, cols))
+
+
+def test_a_curve_taken_up_on_its_neighbours_stroke_is_given_back_its_own():
+    """KGS shifted by a pixel: the tension lost under a depth label was taken up on the sonic's stroke and the sonic
+    on the tension's line, for the rest of the log. Over the stretches between the loss and the log's end, where each
+    curve was and how it moves say which is which, by a wide margin."""
+    from core.digitize.trace.crossings import settle_identities
+
+    still, swinging = _still_and_swinging()
+    for cut in (800, 60):  # swapped mid-log, and just after the top where the naming rule read them
+        pos = np.stack([still, swinging])
+        pos[:, cut - 20 : cut] = np.nan
+        pos[:, cut:] = pos[::-1, cut:]
+        take, margin = settle_identities(pos, 1000.0)
+        assert (take[:cut - 20] == [0, 1]).all() and (take[cut:] == [1, 0]).all(), cut
+        assert margin[cut:].min() > 100
+
+
+def test_two_alike_curves_that_meet_are_named_by_a_small_margin_after_the_meeting():
+    from core.digitize.trace.crossings import IDENTITY_NATS, settle_identities
+
+    rng = np.random.default_rng(1)
+    cols = 2000
+    a = 500 + np.cumsum(rng.laplace(0, 1.0, cols))
+    b = a + np.concatenate([np.linspace(60, 0, 1000), np.linspace(0, 60, 1000)])  # meet at 1000 and part
+    take, margin = settle_identities(np.stack([a, b]), 1000.0)
+    assert np.isinf(margin[:900]).all()  # before the meeting: named at the top, nothing to decide
+    assert margin[1100:].max() < 3 * IDENTITY_NATS  # after it: a bounce and a crossing are alike
+

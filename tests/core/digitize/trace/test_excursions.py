@@ -49,17 +49,18 @@ def test_a_dashed_curve_s_steep_stretch_is_supported_by_its_dashes_nearby():
 
 
 def test_travel_taken_a_block_of_columns_at_a_time_is_the_whole_map_s(monkeypatch):
-    """The tracer holds a block of travel costs, not a tall track's whole map: the same costs, the same path."""
+    """The tracer turns and costs a block of columns at a time, not a tall track's whole map: the same costs,
+    the same path."""
     rng = np.random.default_rng(0)
     ev = (rng.random((40, 700)) ** 4).astype(np.float32)
     for params in (TraceParams(), TraceParams().broken()):
         whole = travel_costs(ev, params)
-        blocks = np.concatenate([b for _, b in path_search._travel_blocks(ev, params, block=97)], axis=1)
-        assert np.array_equal(blocks, whole)
+        monkeypatch.setattr(path_search, "TRAVEL_BLOCK_COLS", 97)
+        assert np.array_equal(travel_costs(ev, params), whole)
+        monkeypatch.undo()
         for cyclic in (False, True):
             expected = viterbi_path(ev, params, cyclic)
-            monkeypatch.setattr(path_search, "_travel_blocks",
-                                lambda e, p, block=97, f=path_search._travel_blocks: f(e, p, block))
+            monkeypatch.setattr(path_search, "TRAVEL_BLOCK_COLS", 97)
             got = viterbi_path(ev, params, cyclic)
             monkeypatch.undo()
             assert all(np.array_equal(a, b) for a, b in zip(expected, got))

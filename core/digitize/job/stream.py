@@ -1,0 +1,109 @@
+"""A folder streamed: while one scan is traced, the network reads the next.
+
+A scan's digitising is two halves (``pipeline.read_sections`` and ``pipeline.digitize_sections``): reading (the
+file, the calibration and the outputs checked, the page's ink, grid and log body, the network's evidence) and
+tracing (the paths, the rules, the values, the files written). On a GPU the network reads KGS in seconds while
+the tracer works on the CPU; on a CPU the network's threads leave a core idle while the tracer's single thread
+runs. So a worker reads the next scan in a thread of its own while it traces this one (:func:`streamed`), one
+scan ahead at most: two scans' maps in memory, one traced and one read, never a folder's.
+
+The same scans give the same LAS files as when read one after the other: the reading of a scan does not
+depend on what else runs (the network's maps are thread-invariant, ``core/model/cpu_group_norm.py``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Hashable, Iterable, Iterator
+
+from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, _load, digitize_file
+
+AHEAD = 1  # scans read ahead of the one traced: each holds its maps (7 bytes a pixel with a 4-class network)
+
+
+@dataclass
+class ReadAhead:
+    """A scan read up to its tracing: what ``digitize_scan`` takes as ``ahead``."""
+
+    scan: object  # ``core.io.scan.Scan``
+    calib: object  # ``core.io.calibration.Calibration``
+    mask: object  # the job's class mask to trace, or None
+    pages: list  # ``pipeline.PageRead`` per part
+    seconds: float  # what the reading took
+
+
+def read_ahead(job: ScanJob, read: ReadOptions) -> ReadAhead:
+    """The reading half of ``digitize_scan``: inputs checked and loaded, every part's page and evidence read."""
+    import torch
+
+    from core.digitize.job.pipeline import read_sections
+
+    t0 = time.perf_counter()
+    scan, calib, mask = _load(job, None)
+    with torch.no_grad():  # grad mode is a thread's own: the reader's thread sets it
+        pages = read_sections(scan.image, calib, job.section, source=str(job.scan), mask=mask, model=read.model,
+                              precision=read.precision, device=read.device, tile=read.tile,
+                              whole_picture=read.whole_picture, memory_ceiling=read.memory_ceiling,
+                              reference=read.reference)
+    return ReadAhead(scan, calib, mask, pages, time.perf_counter() - t0)
+
+
+def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead: int = AHEAD
+             ) -> Iterator[tuple[Hashable, ScanOutcome]]:
+    """(key, outcome) of each (key, job), in order, each scan read in a thread of its own while the one before is
+    traced: at most ``ahead`` scans read or being read beyond the one traced. ``jobs`` is drawn from lazily, one
+    job as a slot frees (a worker takes from a shared queue no more than it can start). A scan that cannot be
+    read is a failed outcome (``digitize_file``), as when read and traced in turn."""
+    import queue
+
+    handed: queue.Queue = queue.Queue()
+    slots = threading.Semaphore(ahead + 1)  # the scan traced and those read ahead
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            for key, job in _lazily(jobs, slots, stop):
+                reading: Future = Future()
+                try:
+                    reading.set_result(read_ahead(job, read))
+                except BaseException as exc:  # noqa: BLE001 - the tracer's side turns it into the scan's outcome
+                    reading.set_exception(exc)
+                handed.put((key, job, reading))
+        finally:
+            handed.put(None)
+
+    thread = threading.Thread(target=reader, name="welltrace-reader", daemon=True)
+    thread.start()
+    try:
+        while (item := handed.get()) is not None:
+            key, job, reading = item
+            try:
+                outcome = digitize_file(job, read, reading)
+            finally:
+                del reading, item  # its maps go with it, before the next scan's reading is let start
+                slots.release()
+            yield key, outcome
+    except BaseException:  # interrupted, or the caller stopped early: the reading under way is not waited for
+        stop.set()
+        slots.release()  # a reader waiting for a slot sees the stop; one reading ends with it (a daemon)
+        raise
+    stop.set()
+    slots.release()
+    thread.join()
+
+
+def _lazily(jobs: Iterable, slots: threading.Semaphore, stop: threading.Event) -> Iterator:
+    """``jobs``, each drawn once a slot is free, until ``stop``."""
+    it = iter(jobs)
+    while True:
+        slots.acquire()
+        if stop.is_set():
+            return
+        try:
+            item = next(it)
+        except StopIteration:
+            return
+        yield item

@@ -1,0 +1,139 @@
+"""The calibrated confidence: the probability that a written value lies within 5 % of its printed scale.
+
+A column's signals (``core/digitize/rules/signals.py``: the evidence, its runner-up, the neighbours and lines beside
+it, the passes' flags, the margins of the decisions behind it) go through a logistic regression, and its score
+through an isotonic map onto the share of values that were right: both fitted with scikit-learn on prints held out
+from the network's training (``core/evaluation/confidence_fit.py``, ``tools/fit_confidence.py``), checked on the
+foreign prints (never fitted on them). The fitted numbers are a small JSON file shipped with the project
+(``resources/models/confidence.json``): data, read at run time with numpy alone; no pickle, no scikit-learn needed to
+digitise. A confidence of 0.8 then means what it says: of the values written at 0.8, about eight in ten are right.
+
+The model is fitted on one network's maps (the bundled model's; the file names its digest): another network's
+evidence is not on the same scale, and its confidences are the same formula's, not a measured probability.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+FORMAT = "welltrace-confidence/1"
+BUNDLED_CONFIDENCE = Path(__file__).resolve().parents[3] / "resources" / "models" / "confidence.json"
+
+# the flags of the doubting passes the model reads, each a 0/1 column of the design
+PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
+# the passes that say a decision could not be made (a wrapping curve's scale, which curve is which after a meeting):
+# a value they flag is no surer than the share of such values that were right where the model was fitted
+# (``core/evaluation/confidence_fit.py``): the regression, additive in its features, let a scale the tracer knew it
+# had guessed read 0.98 (KGS's GR over 486-598 ft, its warning naming the stretch)
+DECISION_FLAGS = ("backup_level", "ink_level", "identity")
+
+
+def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> tuple[np.ndarray, list[str]]:
+    """The model's inputs per column (columns, features) from a trace's signals and its curve's kind, and their
+    names: the signals as they are, but for the few that act on a log scale (a slope, a margin) and the interactions
+    that carry a meaning of their own (a wrapping curve's scale not pinned by a crossing)."""
+    s = {k: np.asarray(v, np.float64) for k, v in signals.items()}
+    n = next(iter(s.values())).size
+    one = np.ones(n)
+    cols = {
+        "strength": s["strength"],
+        "support": s["support"],
+        "rival": s["rival"],
+        "rival_over_strength": np.clip(s["rival"] - s["strength"], -1.0, 1.0),
+        "neighbour": s["neighbour"],
+        "same_style": s["same_style"],
+        "edge": s["edge"],
+        "on_line": s["on_line"],
+        "log_slope": np.log(s["slope"] + 1e-3),
+        "log_wiggle": np.log(s["wiggle"] + 1e-3),
+        "unseen": s["unseen"],
+        "to_null": s["to_null"],
+        "run_cols": s["run_cols"],
+        "run_strength": s["run_strength"],
+        "curve_strength": s["curve_strength"],
+        "curve_null": s["curve_null"],
+        "backup": s["backup"],
+        "dashed": one * (klass == 2),
+        "dotted": one * (klass == 3),
+        "log_scale": one * bool(log_scale),
+        "wrap": one * bool(wrap),
+        "wrap_unpinned": one * bool(wrap) * (1.0 - s["level_pinned"]),
+        "wrap_open": one * bool(wrap) * s["level_open"],
+        "log_identity_margin": np.log1p(s["identity_margin"]),
+    }
+    for name in PASS_FLAGS:
+        cols[name] = s[name]
+    return np.stack(list(cols.values()), axis=1), list(cols)
+
+
+@dataclass
+class ConfidenceModel:
+    """A fitted calibrator: standardisation, logistic regression, isotonic map (:func:`design`'s features)."""
+
+    features: list[str]
+    mean: np.ndarray
+    scale: np.ndarray
+    coef: np.ndarray
+    intercept: float
+    iso_x: np.ndarray  # the isotonic map's knots: scores ...
+    iso_y: np.ndarray  # ... and the share right at each
+    about: dict = field(default_factory=dict)  # what it was fitted on and measured with
+    caps: dict[str, float] = field(default_factory=dict)  # per decision flag: the share right of the values it flags
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return ((x - self.mean) / self.scale) @ self.coef + self.intercept
+
+    def probability(self, x: np.ndarray) -> np.ndarray:
+        """The probability a column is right, per row of a design (``design``): the isotonic map of the regression's
+        score, no higher than a decision flag's share right where one is raised (:data:`DECISION_FLAGS`)."""
+        p = np.clip(np.interp(self.score(x), self.iso_x, self.iso_y), 0.0, 1.0)
+        for name, cap in self.caps.items():
+            p = np.where(x[:, self.features.index(name)] > 0.5, np.minimum(p, cap), p)
+        return p
+
+    def predict(self, signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> np.ndarray:
+        x, names = design(signals, klass, log_scale, wrap)
+        if names != self.features:
+            raise ValueError(f"the confidence model reads {self.features}, the tracer gives {names}: refit it "
+                             "(tools/fit_confidence.py)")
+        return self.probability(x).astype(np.float32)
+
+    def as_dict(self) -> dict:
+        return {"format": FORMAT, "features": self.features, "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+                "coef": self.coef.tolist(), "intercept": float(self.intercept), "isotonic_x": self.iso_x.tolist(),
+                "isotonic_y": self.iso_y.tolist(), "decision_caps": self.caps, "about": self.about}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "ConfidenceModel":
+        if d.get("format") != FORMAT:
+            raise ValueError(f"not a confidence model ({FORMAT}): format {d.get('format')!r}")
+        arr = {k: np.asarray(d[k], np.float64) for k in ("mean", "scale", "coef", "isotonic_x", "isotonic_y")}
+        if not (arr["mean"].size == arr["scale"].size == arr["coef"].size == len(d["features"])):
+            raise ValueError("a confidence model's mean, scale and coefficients must have one value per feature")
+        if arr["isotonic_x"].size != arr["isotonic_y"].size or arr["isotonic_x"].size < 2:
+            raise ValueError("a confidence model's isotonic map needs two knots or more, as many scores as shares")
+        caps = {str(k): float(v) for k, v in d.get("decision_caps", {}).items()}
+        if any(k not in d["features"] or not 0.0 <= v <= 1.0 for k, v in caps.items()):
+            raise ValueError("a confidence model's decision caps name its features, each a share in [0, 1]")
+        return cls(list(d["features"]), arr["mean"], arr["scale"], arr["coef"], float(d["intercept"]),
+                   arr["isotonic_x"], arr["isotonic_y"], dict(d.get("about", {})), caps)
+
+    def save(self, path: str | Path) -> None:
+        from core.common.atomic import atomic_write_bytes
+
+        atomic_write_bytes(path, (json.dumps(self.as_dict(), indent=1) + "\n").encode())
+
+    @classmethod
+    def load(cls, path: str | Path) -> "ConfidenceModel":
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+@lru_cache(maxsize=1)
+def bundled_confidence() -> ConfidenceModel | None:
+    """The shipped calibrator, or None where the file is missing (the capped confidence is written instead)."""
+    return ConfidenceModel.load(BUNDLED_CONFIDENCE) if BUNDLED_CONFIDENCE.is_file() else None

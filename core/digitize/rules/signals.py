@@ -1,0 +1,182 @@
+"""What the tracer knows of each column it read, as numbers the calibrated confidence is computed from.
+
+Every curve placed and every pass run (``core/digitize/rules/passes.py``), each column of a trace gets signals, all
+dimensionless, so a print's size and resolution do not change what they mean:
+
+- ``strength``: the map's evidence at the path (the curve seen, or not), and ``support``, that evidence over
+  ``CONFIDENT_EVIDENCE`` averaged over a few columns and fading across a bridged gap
+  (``confidence.column_confidence``);
+- ``rival``: the strongest evidence of the curve's own style elsewhere in its track, away from every traced curve
+  (a stroke of its style the path did not take and no curve explains: the runner-up), averaged like ``support``;
+- ``neighbour``: how far the nearest other curve of the track lies, and ``same_style``, the nearest of the curve's
+  own line style, in track widths;
+- ``edge``: how far the track's nearer edge lies, in track widths; ``on_line``: whether the trace lies on a printed
+  line along depth;
+- ``slope``: the largest move across the track to a neighbouring column, in track widths, and ``wiggle``, the range
+  the trace spans over ``WIGGLE_COLS`` columns either side: a value between a broken pen's marks on a wiggling
+  stretch is read on a straight line between them;
+- ``unseen``: how far the nearest column where the curve was seen lies, over the bridged gap's length;
+- ``to_null``: columns to the nearest column without a value, over ``NULL_REACH``: a value at the end of a stretch
+  the tracer gave up on is less sure than one in the middle of a long reading; ``run_cols``, the length of the
+  unbroken reading the column is in (over ``RUN_REACH``), and ``run_strength``, the evidence along all of it: a
+  short island of values between NULLs, or a long one seen faintly throughout, is a reading to doubt;
+- ``curve_strength`` and ``curve_null``: over the whole log, the median evidence where the curve was read and the
+  share of its columns without a value: a curve the network barely sees anywhere is read less surely everywhere;
+- ``backup``: the value is read on a backup scale; for a wrapping curve ``level_pinned`` and ``level_open``, what
+  bounds the stretch of its scale (``rules/curve.py: level_anchors``; a curve that cannot wrap is pinned);
+- one per doubting pass, 1 where it doubted the column (``passes.DOUBTS``), and ``hidden_fill``;
+- ``identity_margin``: the margin, in nats, by which the curves of one line style were told apart over the stretch
+  (``core/digitize/trace/crossings.py: settle_identities``), 0 where the curve is alone in its style.
+
+Columns without a value have signals too; nothing reads them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from core.common.runs import distance_to_true, true_runs
+from core.digitize.rules.confidence import CONFIDENCE_COLS, column_confidence
+from core.digitize.rules.passes import BIT, DOUBTS
+
+TOLERANCE_SHARE = 0.05  # rows within this share of the track of a traced curve are its stroke (the tolerance a
+# reading is judged by): evidence there is no rival
+FAR = 0.25  # a neighbour or an edge farther than this share of the track is far: the signal saturates
+NULL_REACH = 48  # columns beyond which a NULL is too far to tell anything of a column
+RUN_REACH = 400  # an unbroken reading this long is long: the signal saturates
+WIGGLE_COLS = 8  # columns either side over which a trace's wiggle is its range
+CHUNK = 4096  # columns of a track's band read at a time (a few MB of a long scan's map)
+ALONE_NATS = 20.0  # the identity signal of a curve alone in its style: as sure as a clear decision
+
+
+def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep_px: float,
+                   damping=None, row_offset: int = 0) -> np.ndarray:
+    """Per column, the strongest evidence of ``evidence`` (a canonical map of one style) in rows ``lo``..``hi``
+    farther than ``keep_px`` from every one of ``positions`` (the track's traced curves, canonical rows; NaN where
+    NULL). ``damping``: the grid's factor for those rows at some columns, so a ruled line the map calls a pen is no
+    rival. ``row_offset``: the canonical row of ``evidence``'s first (a map of one track's band)."""
+    cols = positions[0].size if positions else evidence.shape[1]
+    out = np.zeros(cols, np.float32)
+    height = hi - lo + 1
+    for c0 in range(0, cols, CHUNK):
+        c1 = min(cols, c0 + CHUNK)
+        band = np.array(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
+        if damping is not None:
+            band *= damping(np.arange(c0, c1))
+        # each curve's rows (|row - position| <= keep_px) as an interval per column: +1 at its first row, -1 past
+        # its last, summed along the rows (one pass over the band, not one per curve; columns first, so the sum runs
+        # along memory)
+        kept = np.zeros((c1 - c0, height + 1), np.int8)
+        for p in positions:
+            q = np.asarray(p[c0:c1], np.float64)
+            at = np.flatnonzero(np.isfinite(q))
+            first = np.clip(np.ceil(q[at] - keep_px) - lo, 0, height).astype(np.int64)
+            past = np.clip(np.floor(q[at] + keep_px) - lo + 1, 0, height).astype(np.int64)
+            some = first < past
+            kept[at[some], first[some]] += 1
+            kept[at[some], past[some]] -= 1
+        np.putmask(band, np.cumsum(kept[:, :-1], axis=1, dtype=np.int8).T > 0, 0.0)
+        out[c0:c1] = band.max(axis=0)
+    return out
+
+
+def smoothed(x: np.ndarray, k: int = CONFIDENCE_COLS) -> np.ndarray:
+    """``x`` averaged over ``k`` columns (its ends repeated)."""
+    return np.convolve(np.pad(x.astype(np.float64), k // 2, mode="edge"), np.ones(k) / k, mode="valid")
+
+
+def nearest_apart(position: np.ndarray, others: list[np.ndarray], width: float) -> np.ndarray:
+    """Per column, the distance to the nearest of ``others`` (NaN where NULL), in track widths, at most
+    :data:`FAR`."""
+    out = np.full(position.size, FAR)
+    for o in others:
+        with np.errstate(invalid="ignore"):
+            d = np.abs(position - o) / width
+        out = np.where(np.isfinite(d), np.minimum(out, d), out)
+    return out
+
+
+def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.ndarray], rival: np.ndarray,
+                  on_line: np.ndarray, identity: np.ndarray | None, max_gap_px: int) -> dict[str, np.ndarray]:
+    """The signals of one trace (module docstring). ``positions``: the other curves of its track; ``same_style``:
+    those of them in its line style; ``rival``: :func:`rival_strength` of its track; ``on_line``: per column,
+    whether the trace lies on a printed line; ``identity``: the margin of its naming, None where it is alone."""
+    width = max(spec.track_width, 1.0)
+    pos = trace.position
+    finite = np.isfinite(pos)
+    strength = trace.signals.get("strength", np.zeros(pos.size, np.float32)) if trace.signals else \
+        np.zeros(pos.size, np.float32)
+    support = column_confidence(strength, trace.observed, pos, max_gap_px)
+    edge = np.minimum(np.abs(pos - spec.track_lo), np.abs(pos - spec.track_hi)) / width
+    fraction = spec.fraction_of(pos) + trace.wraps
+    step = np.abs(np.diff(fraction))
+    slope = np.zeros(pos.size)
+    with np.errstate(invalid="ignore"):
+        slope[1:] = np.fmax(slope[1:], step)
+        slope[:-1] = np.fmax(slope[:-1], step)
+    run_cols = np.zeros(pos.size, np.float32)
+    run_strength = np.zeros(pos.size, np.float32)
+    for a, b in zip(*true_runs(finite)):
+        run_cols[a:b] = min(b - a, RUN_REACH) / RUN_REACH
+        run_strength[a:b] = float(np.mean(np.nan_to_num(strength[a:b])))
+    read = np.nan_to_num(strength)[finite]
+    near = np.lib.stride_tricks.sliding_window_view(np.pad(fraction, WIGGLE_COLS, constant_values=np.nan),
+                                                    2 * WIGGLE_COLS + 1)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a window without a value: no wiggle
+        wiggle = np.nan_to_num(np.nanmax(near, axis=1) - np.nanmin(near, axis=1))
+    out = {
+        "wiggle": np.clip(wiggle, 0.0, 1.0).astype(np.float32),
+        "unseen": np.minimum(distance_to_true(trace.observed) / max(max_gap_px, 1), 1.0).astype(np.float32),
+        "curve_strength": np.full(pos.size, float(np.median(read)) if read.size else 0.0, np.float32),
+        "curve_null": np.full(pos.size, 1.0 - float(finite.mean()), np.float32),
+        "strength": np.nan_to_num(strength).astype(np.float32),
+        "run_cols": run_cols,
+        "run_strength": run_strength,
+        "support": support.astype(np.float32),
+        "rival": smoothed(rival).astype(np.float32),
+        "neighbour": nearest_apart(pos, positions, width).astype(np.float32),
+        "same_style": nearest_apart(pos, same_style, width).astype(np.float32),
+        "edge": np.clip(np.nan_to_num(edge, nan=FAR), 0.0, FAR).astype(np.float32),
+        "on_line": on_line.astype(np.float32),
+        "slope": np.clip(np.nan_to_num(slope), 0.0, 1.0).astype(np.float32),
+        "to_null": np.minimum(distance_to_true(~finite), NULL_REACH).astype(np.float32) / NULL_REACH,
+        "backup": (trace.wraps != 0).astype(np.float32),
+        "level_pinned": np.asarray(trace.signals.get("level_pinned", np.ones(pos.size)), np.float32)
+        if trace.signals else np.ones(pos.size, np.float32),
+        "level_open": np.asarray(trace.signals.get("level_open", np.zeros(pos.size)), np.float32)
+        if trace.signals else np.zeros(pos.size, np.float32),
+        "identity_margin": (np.full(pos.size, ALONE_NATS) if identity is None else np.minimum(identity, ALONE_NATS))
+        .astype(np.float32),
+    }
+    for name in DOUBTS + ("hidden_fill",):
+        out[name] = ((trace.flags & BIT[name]) != 0).astype(np.float32)
+    return out
+
+
+def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: dict, grid, params,
+                 identity: dict[int, np.ndarray]) -> None:
+    """Every trace's signals (in place: ``Trace.signals``), every pass run. ``by_curve``: the curves that follow
+    their own ink's map (``all_curves.trace_all``); ``identity``: the naming margin of the curves in a same-style
+    group, by index."""
+    from core.digitize.rules.riding import on_grid_line
+
+    for i, (tr, spec) in enumerate(zip(traces, curves)):
+        mates = [j for j, o in enumerate(curves) if j != i and o.shares_track_with(spec)]
+        others = [traces[j].position for j in mates]
+        same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
+        keep = TOLERANCE_SHARE * spec.track_width
+        lo, hi = spec.track_rows(grid.shape[0] if grid is not None else None)
+        if i in by_curve:
+            offset, band = by_curve[i][0], by_curve[i][1]
+            lo, hi = max(lo, offset), min(hi, offset + band.shape[0] - 1)
+            ev = band
+        else:
+            offset, ev = 0, evidence_by_class.get(spec.klass, evidence_by_class.get(0))
+            lo, hi = max(lo, 0), min(hi, ev.shape[0] - 1)
+        damping = None if grid is None else (lambda c, a=lo, b=hi: grid.damping(slice(a, b + 1), params.grid_floor, c))
+        rival = rival_strength(ev, lo, hi, [tr.position] + others, keep, damping, offset)
+        on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
+        tr.signals = trace_signals(tr, spec, others, same, rival, on_line, identity.get(i), params.max_gap_px)

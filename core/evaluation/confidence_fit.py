@@ -1,0 +1,163 @@
+"""Fitting the calibrated confidence (``core/digitize/rules/confidence_model.py``) on prints held out from the network.
+
+Every LAS sample of a digitised log with a truth is a case: its nearest column's signals (the design the calibrator
+reads at run time) and whether the value written there lies within 5 % of its printed scale of the truth. The logs
+are fresh draws of the synthetic families the bundled network never trained on (:data:`FIT_FAMILIES`, from a seed of
+their own: :data:`FIT_SEED`, not the evaluation's), so the confidence is fitted on prints as unfamiliar to the network
+as a user's; the foreign prints (``../shared/data/foreign``) check it and are never fitted on.
+
+The fit is scikit-learn's: a logistic regression on the standardised design (``C`` :data:`REGULARISATION`, its
+classes weighted as they come), then an isotonic regression of the share right on the regression's score, so the
+number written is the share of values right at that score on the fitted prints, whatever the regression's own
+curve. A value a decision flag names (a wrapping curve's scale, which curve is which: the tracer says it could not
+tell) is no surer than the share of such values right in the fit. :func:`leave_one_family_out` measures the fit on each family with the others alone: how it carries to a
+print style it was not fitted on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import numpy as np
+
+from core.digitize.rules.confidence_model import DECISION_FLAGS, ConfidenceModel, design
+from core.evaluation.styles import WRONG_SHARE, CaseLog, family_logs, family_set_name
+
+FIT_FAMILIES = ("log_decades", "dotted_fax", "dense", "random")  # held out from the bundled network's training
+FIT_SEED = 515151  # neither the evaluation's seed (styles.EVAL_SEED) nor any training stream's
+FIT_COUNT = 10  # logs a family
+FIT_SIZE = (1600, 480)
+REGULARISATION = 1.0  # the logistic regression's C on standardised features: scikit-learn's default
+# a decision flag raised on fewer fitted values than this has no share of its own: a coin's (the tracer could not tell)
+MIN_FLAGGED = 30
+
+
+@dataclass
+class Samples:
+    """Cases for the calibrator: a design row per written sample, whether it was right, and where it came from."""
+
+    x: np.ndarray
+    right: np.ndarray
+    group: np.ndarray  # the set each sample came from (a family, a folder)
+    features: list[str] = field(default_factory=list)
+
+    @classmethod
+    def join(cls, parts: list["Samples"]) -> "Samples":
+        return cls(np.concatenate([p.x for p in parts]), np.concatenate([p.right for p in parts]),
+                   np.concatenate([p.group for p in parts]), parts[0].features if parts else [])
+
+
+def result_samples(lg: CaseLog, res, group: str) -> Samples:
+    """The written samples of one digitised log (``res``, a ``DigitizeResult`` read with ``model_params``: its traces
+    carry their signals) with a truth: each sample's nearest column's design row and whether it is right."""
+    xs, ys, names = [], [], []
+    px = lg.calibration.pixel_at(lg.depth)
+    for tr, spec in zip(res.traces, lg.calibration.curves):
+        truth = lg.truth.get(spec.mnemonic)
+        if truth is None or not tr.signals:
+            continue
+        pred = np.interp(lg.depth, res.depth, res.values[spec.mnemonic], left=np.nan, right=np.nan)
+        pf, tf = spec.unwrapped_fraction(pred), spec.unwrapped_fraction(truth)
+        written = np.isfinite(pf) & np.isfinite(tf)
+        if not written.any():
+            continue
+        col = np.clip(np.rint(px[written]), 0, tr.position.size - 1).astype(np.int64)
+        x, names = design({k: v[col] for k, v in tr.signals.items()}, spec.klass, spec.log, spec.wrap)
+        xs.append(x)
+        ys.append(np.abs(pf - tf)[written] <= WRONG_SHARE)
+    if not xs:
+        return Samples(np.zeros((0, 0)), np.zeros(0, bool), np.zeros(0, "<U1"))
+    n = sum(len(y) for y in ys)
+    return Samples(np.concatenate(xs), np.concatenate(ys), np.full(n, group), names)
+
+
+def collect(model, sets: Iterable[tuple[str, str, Iterable[CaseLog]]], params=None, cache=None,
+            progress: Callable[[str], None] | None = None) -> Samples:
+    """The samples of every log of ``sets`` ((group, evidence-cache set name, logs) each), digitised with ``model``
+    (from ``cache``'s maps where it has them: ``core/evaluation/evidence_cache.py``)."""
+    from core.evaluation.styles import _digitize
+
+    parts = []
+    for group, set_name, logs in sets:
+        t0 = time.perf_counter()
+        for lg in logs:
+            res = _digitize(lg, model, True, params, cache, set_name)
+            s = result_samples(lg, res, group)
+            if s.right.size:
+                parts.append(s)
+        if progress:
+            progress(f"{group}: {time.perf_counter() - t0:.0f} s")
+    return Samples.join(parts)
+
+
+def family_sets(families=FIT_FAMILIES, count: int = FIT_COUNT, seed: int = FIT_SEED, size=FIT_SIZE,
+                las_dir: str | None = None):
+    """(group, cache set name, logs) for ``count`` fresh logs of each family."""
+    w, h = size
+    return [(f, family_set_name(f, w, h, seed, las_dir), family_logs(f, count, w, h, seed, las_dir)) for f in families]
+
+
+def fit(samples: Samples, about: dict | None = None) -> ConfidenceModel:
+    """The calibrator fitted on ``samples`` (module docstring)."""
+    from sklearn.isotonic import IsotonicRegression
+    from sklearn.linear_model import LogisticRegression
+
+    x, y = samples.x, samples.right.astype(np.int64)
+    mean = x.mean(axis=0)
+    scale = x.std(axis=0)
+    scale = np.where(scale > 1e-9, scale, 1.0)  # a feature constant over the fit (a flag never raised) reads 0
+    lr = LogisticRegression(C=REGULARISATION, max_iter=5000).fit((x - mean) / scale, y)
+    score = lr.decision_function((x - mean) / scale)
+    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(score, y)
+    knots_x, knots_y = np.asarray(iso.X_thresholds_, np.float64), np.asarray(iso.y_thresholds_, np.float64)
+    if knots_x.size < 2:  # every sample alike: a flat map
+        knots_x, knots_y = np.array([score.min() - 1.0, score.max() + 1.0]), np.full(2, y.mean())
+    caps, flagged = {}, {}
+    for name in DECISION_FLAGS:
+        if name in samples.features:
+            on = x[:, samples.features.index(name)] > 0.5
+            flagged[name] = int(on.sum())
+            caps[name] = float(y[on].mean()) if on.sum() >= MIN_FLAGGED else 0.5
+    info = {"samples": int(y.size), "right": float(y.mean()), "groups": sorted(set(samples.group.tolist())),
+            "decision_flagged": flagged,
+            "fitted_with": "scikit-learn LogisticRegression(C=%g) + IsotonicRegression" % REGULARISATION}
+    return ConfidenceModel(samples.features, mean, scale, lr.coef_[0].astype(np.float64), float(lr.intercept_[0]),
+                           knots_x, knots_y, {**info, **(about or {})}, caps)
+
+
+def leave_one_family_out(samples: Samples) -> dict[str, np.ndarray]:
+    """Each group's probabilities from a calibrator fitted on the other groups alone."""
+    out = {}
+    for g in sorted(set(samples.group.tolist())):
+        rest = samples.group != g
+        m = fit(Samples(samples.x[rest], samples.right[rest], samples.group[rest], samples.features))
+        out[g] = m.probability(samples.x[~rest])
+    return out
+
+
+def network_samples(model_path: str | Path, cache_folder: str | Path | None = None,
+                    progress: Callable[[str], None] | None = None) -> Samples:
+    """The fit families' samples as the network of ``model_path`` reads them (``cache_folder``: keep its maps)."""
+    import torch
+
+    from core.digitize.trace.params import TraceParams
+    from core.evaluation.evidence_cache import EvidenceCache
+    from core.model.model_io import load_model
+
+    model, _ = load_model(model_path)
+    cache = EvidenceCache(cache_folder, model_path) if cache_folder else None
+    with torch.no_grad():
+        return collect(model, family_sets(), TraceParams(calibrated=False), cache, progress)  # signals, no calibrator
+
+
+def fit_for(model_path: str | Path, samples: Samples) -> ConfidenceModel:
+    """The calibrator of ``samples``, saying which network and draw it was fitted on."""
+    from core.evaluation.evidence_cache import model_digest
+
+    about = {"network": Path(model_path).name, "network_sha256_16": model_digest(model_path),
+             "families": list(FIT_FAMILIES), "seed": FIT_SEED, "logs_per_family": FIT_COUNT,
+             "size": list(FIT_SIZE), "date": time.strftime("%Y-%m-%d")}
+    return fit(samples, about)

@@ -1,0 +1,164 @@
+"""GroupNorm for the network's inference on a CPU in channels-last: the same numbers as the reductions of
+``norms._GroupNormByReduction``, in two compiled passes over the map.
+
+Profiled on a 1,664 × 1,024 window of KGS (the bundled model, bf16 autocast, channels-last, 2-core EPYC), the
+group norms took 61 % of the forward: ``var_mean`` over the channels-last memory reduces 16-channel groups
+strided a whole pixel apart, and around it ran an fp32 copy of the input, the affine ``addcmul`` and the cast
+back to bf16, each a pass over the map. Here the statistics are one pass (per pixel, every channel's sum and
+sum of squares in float64, contiguous) and the affine and the rounding to the compute dtype a second.
+
+Bit for bit the reductions' output: their ``var_mean`` accumulates in float64 and rounds mean and variance to
+float32 (so do these sums: E[x²] − E[x]² in float64 keeps 1e-13 of a variance, far below float32's step), then
+rstd, scale and shift are taken in float32 as they were (NumPy, the same operations in the same order), and
+the affine is one fused multiply-add a value, as PyTorch's vectorised ``addcmul`` computes it (``_fma32``),
+rounded to bf16 to nearest even as PyTorch rounds. So the network's maps, and the LAS, are those of the
+reductions (``tests/core/test_cpu_group_norm.py``).
+
+The maps must not depend on the thread count (a folder's one-thread worker and a scan read alone with two
+threads wrote different LAS files when PyTorch's own kernel split its sums by thread: ``core/model/norms.py``).
+The pixels are cut into fixed chunks whatever the threads, each chunk's sums taken in order and the chunks'
+sums added in chunk order; the threads only decide who computes which chunk.
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import torch
+from llvmlite import ir
+from numba import njit
+from numba.core import types
+from numba.extending import intrinsic
+
+CHUNK_PX = 16384  # pixels a chunk: fixed, so the sums are the same at any thread count
+BLOCK_PX = 256  # pixels the affine takes at once, every channel of them as one flat run (vectorised)
+
+_POOL: dict = {}
+_POOL_LOCK = threading.Lock()
+
+
+def applies(x: torch.Tensor) -> bool:
+    """Whether :func:`group_norm` takes this map: inference on a CPU, a channels-last fp32 or bf16 map."""
+    return (not torch.is_grad_enabled() and x.device.type == "cpu" and x.dim() == 4
+            and x.dtype in (torch.float32, torch.bfloat16) and x.is_contiguous(memory_format=torch.channels_last)
+            and not x.is_contiguous())
+
+
+def group_norm(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.Tensor, eps: float) -> torch.Tensor:
+    """``F.group_norm(x, groups, weight, bias, eps)`` of a channels-last map (:func:`applies`), in its dtype and
+    layout, as ``norms._GroupNormByReduction`` computes it."""
+    n, c, h, w = x.shape
+    bf16 = x.dtype == torch.bfloat16
+    pixels = h * w
+    flat = x.permute(0, 2, 3, 1).reshape(n, pixels, c)  # a view: channels-last is (n, h, w, c) in memory
+    out = torch.empty_like(x)
+    flat_out = out.permute(0, 2, 3, 1).reshape(n, pixels, c)
+    src = (flat.view(torch.int16) if bf16 else flat).numpy()
+    dst = (flat_out.view(torch.int16) if bf16 else flat_out).numpy()
+    chunks = [(a, min(pixels, a + CHUNK_PX)) for a in range(0, pixels, CHUNK_PX)]
+    per_group = c // groups
+    w32 = weight.detach().float().numpy()
+    b32 = bias.detach().float().numpy()
+    for s in range(n):
+        sums = np.zeros((len(chunks), 2, c))
+        _spread(lambda i, a, b: _sums(src[s], bf16, a, b, sums[i]), chunks)
+        total = sums.sum(0)  # chunk order: the same at any thread count
+        count = float(pixels * per_group)
+        mean = total[0].reshape(groups, per_group).sum(1) / count
+        var = total[1].reshape(groups, per_group).sum(1) / count - mean * mean
+        mean32, var32 = mean.astype(np.float32), np.maximum(var, 0.0).astype(np.float32)
+        rstd = np.float32(1.0) / np.sqrt(var32 + np.float32(eps))  # float32, as torch.rsqrt takes it
+        scale = np.repeat(rstd, per_group) * w32
+        shift = b32 - np.repeat(mean32, per_group) * scale
+        _spread(lambda i, a, b: _affine(src[s], bf16, a, b, scale, shift, dst[s]), chunks)
+    return out
+
+
+def _spread(work, chunks: list[tuple[int, int]]) -> None:
+    """``work(i, start, stop)`` for every chunk, over PyTorch's intra-op thread count (the kernels release the
+    GIL); which thread takes which chunk changes nothing in the result."""
+    threads = max(1, torch.get_num_threads())
+    if threads == 1 or len(chunks) == 1:
+        for i, (a, b) in enumerate(chunks):
+            work(i, a, b)
+        return
+    with _POOL_LOCK:
+        pool = _POOL.get(threads)
+        if pool is None:
+            pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="welltrace-norm")
+    list(pool.map(lambda args: work(*args), [(i, a, b) for i, (a, b) in enumerate(chunks)]))
+
+
+@intrinsic
+def _fma32(typingctx, a, b, c):
+    """a · b + c in float32, rounded once (LLVM's fma: one instruction, and vectorised in a loop)."""
+    sig = types.float32(types.float32, types.float32, types.float32)
+
+    def codegen(context, builder, signature, args):
+        f32 = ir.FloatType()
+        fn = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32, f32, f32]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _widen_bf16(src, bits):
+    """bf16 bits (int16) to the bits of the same float32 values."""
+    for k in range(src.size):
+        bits[k] = np.uint32(np.uint16(src[k])) << np.uint32(16)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _sums(x, bf16, start, stop, out):
+    """Per channel, the sum (``out[0]``) and the sum of squares (``out[1]``) over pixels [start, stop), float64."""
+    c = x.shape[1]
+    bits = np.empty(c, np.uint32)
+    vals = bits.view(np.float32)
+    total, squares = out[0], out[1]
+    for p in range(start, stop):
+        if bf16:
+            _widen_bf16(x[p], bits)
+        else:
+            vals[:] = x[p]
+        for k in range(c):
+            v = np.float64(vals[k])
+            total[k] += v
+            squares[k] += v * v
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _affine(x, bf16, start, stop, scale, shift, out):
+    """fma(x, scale, shift) per channel in float32 over pixels [start, stop), into ``out`` in the map's dtype (bf16
+    rounded to nearest even; no NaN comes out of a norm). ``BLOCK_PX`` pixels at a time, their channels one flat
+    run (the factors repeated along it)."""
+    c = x.shape[1]
+    n = BLOCK_PX * c
+    scale_run = np.empty(n, np.float32)
+    shift_run = np.empty(n, np.float32)
+    for i in range(BLOCK_PX):
+        scale_run[i * c : (i + 1) * c] = scale
+        shift_run[i * c : (i + 1) * c] = shift
+    bits = np.empty(n, np.uint32)
+    vals = bits.view(np.float32)
+    flat_x = x.reshape(x.size)
+    flat_out = out.reshape(out.size)
+    for a in range(start, stop, BLOCK_PX):
+        m = (min(stop, a + BLOCK_PX) - a) * c
+        src = flat_x[a * c : a * c + m]
+        dst = flat_out[a * c : a * c + m]
+        if bf16:
+            _widen_bf16(src, bits[:m])
+        else:
+            vals[:m] = src
+        for k in range(m):
+            vals[k] = _fma32(vals[k], scale_run[k], shift_run[k])
+        if bf16:
+            for k in range(m):
+                u = bits[k]
+                dst[k] = np.int16(np.uint16((u + (((u >> np.uint32(16)) & np.uint32(1)) + np.uint32(0x7FFF)))
+                                            >> np.uint32(16)))
+        else:
+            dst[:] = vals[:m]

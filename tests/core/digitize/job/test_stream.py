@@ -1,0 +1,114 @@
+"""``core/digitize/job/stream.py``: a folder streamed, the next scan read while one is traced, one ahead at most, the
+same files as one after the other; and the bookkeeping that fails a dead worker's scans (``workers.py``)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import lasio
+import numpy as np
+
+from core.cli.main import main
+from core.digitize.job import scan_job, stream
+from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, digitize_file
+from core.digitize.job.workers import _the_dead
+
+
+def _jobs(tmp_path: Path, count: int, out: str) -> list[tuple[int, ScanJob]]:
+    folder = tmp_path / "scans"
+    if not folder.exists():
+        assert main(["synth", str(folder), "--count", str(count), "--seed", "11", "--width", "900",
+                     "--height", "256"]) == 0
+    (tmp_path / out).mkdir()
+    return [(i, ScanJob(folder / f"synth_{i:03d}.png", folder / f"synth_{i:03d}.calib.json",
+                        tmp_path / out / f"synth_{i:03d}.las")) for i in range(count)]
+
+
+def test_streamed_scans_are_written_as_one_after_the_other(tmp_path):
+    jobs = _jobs(tmp_path, 3, "streamed")
+    got = dict(stream.streamed(jobs, ReadOptions()))
+    alone = {i: digitize_file(ScanJob(j.scan, j.calib, tmp_path / f"alone_{i}.las"), ReadOptions()) for i, j in jobs}
+    for i, job in jobs:
+        assert got[i].status == "written", got[i].error
+        assert got[i].null_share == alone[i].null_share and got[i].warnings == alone[i].warnings
+        a, b = lasio.read(job.las), lasio.read(tmp_path / f"alone_{i}.las")
+        for name in a.keys():
+            assert np.array_equal(a[name], b[name], equal_nan=True), name
+
+
+def test_the_next_scan_is_read_while_one_is_traced_and_never_two_ahead(tmp_path, monkeypatch):
+    """The reading of scan 2 starts before the tracing of scan 1 ends; at most two scans are held at once (the one
+    traced and the one read ahead)."""
+    jobs = _jobs(tmp_path, 4, "out")
+    lock = threading.Lock()
+    held, most, log = [0], [0], []
+    read, trace = stream.read_ahead, scan_job.digitize_scan
+
+    def reading(job, options):
+        with lock:
+            held[0] += 1
+            most[0] = max(most[0], held[0])
+            log.append(("read", job.scan.name, time.perf_counter()))
+        return read(job, options)
+
+    def tracing(job, options, sink=None, loaded=None, ahead=None):
+        try:
+            time.sleep(0.3)  # a tracer slower than the reading: the reader must wait for a slot, not run ahead
+            return trace(job, options, sink, loaded, ahead)
+        finally:
+            with lock:
+                held[0] -= 1
+                log.append(("traced", job.scan.name, time.perf_counter()))
+
+    monkeypatch.setattr(stream, "read_ahead", reading)
+    monkeypatch.setattr(scan_job, "digitize_scan", tracing)
+    outcomes = [o for _, o in stream.streamed(jobs, ReadOptions())]
+    assert [o.status for o in outcomes] == ["written"] * 4
+    when = {(kind, name): t for kind, name, t in log}
+    assert when["read", "synth_001.png"] < when["traced", "synth_000.png"]
+    assert most[0] == 2
+
+
+def test_a_scan_that_cannot_be_read_fails_alone(tmp_path):
+    jobs = _jobs(tmp_path, 2, "out")
+    broken = tmp_path / "scans" / "synth_000.png"
+    broken.write_bytes(b"no picture")
+    outcomes = dict(stream.streamed(jobs, ReadOptions()))
+    assert outcomes[0].failed and ("not an image" in outcomes[0].error.lower() or "identify" in outcomes[0].error)
+    assert outcomes[1].status == "written"
+
+
+class _Process:
+    def __init__(self, alive: bool, exitcode: int | None = None):
+        self._alive, self.exitcode = alive, exitcode
+
+    def is_alive(self) -> bool:
+        return self._alive
+
+
+class _Queue:
+    def __init__(self, messages):
+        self.messages = list(messages)
+
+    def get_nowait(self):
+        import queue
+
+        if not self.messages:
+            raise queue.Empty
+        return self.messages.pop(0)
+
+
+def test_a_dead_worker_s_scans_fail_after_what_it_said_and_the_rest_go_on():
+    jobs = [ScanJob(Path(f"s{i}.png"), Path(f"s{i}.calib.json"), Path(f"s{i}.las")) for i in range(4)]
+    written = ScanOutcome("s0.png", "written")
+    held = {0: {0, 1}, 1: {2}}
+    left = {0, 1, 2, 3}
+    said = _Queue([("done", 0, 0, written)])  # worker 0 finished s0, then died holding s1
+    out = list(_the_dead([_Process(False, -9), _Process(True)], held, left, jobs, said))
+    assert [(o.scan, o.status) for o in out] == [("s0.png", "written"), ("s1.png", "failed")]
+    assert "exit code -9" in out[1].error and left == {2, 3} and held == {0: set(), 1: {2}}
+    out = list(_the_dead([_Process(False, -9), _Process(False, 1)], held, left, jobs, _Queue([])))
+    assert [(o.scan, o.status) for o in out] == [("s2.png", "failed"), ("s3.png", "failed")]
+    assert "no worker was left" in out[1].error and not left

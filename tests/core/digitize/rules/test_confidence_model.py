@@ -1,0 +1,143 @@
+"""The calibrated confidence (core/digitize/rules/confidence_model.py, core/evaluation/confidence_fit.py): a probability
+fitted on held-out prints, kept as data (JSON), read with numpy; and the signals it reads (rules/signals.py)."""
+
+import json
+
+import numpy as np
+import pytest
+
+from core.digitize.rules.confidence_model import (
+    BUNDLED_CONFIDENCE,
+    DECISION_FLAGS,
+    PASS_FLAGS,
+    ConfidenceModel,
+    bundled_confidence,
+    design,
+)
+from core.digitize.rules.curve import level_anchors
+from core.digitize.rules.signals import rival_strength, trace_signals
+from core.digitize.trace.params import Trace
+from core.evaluation.confidence_fit import Samples, fit, leave_one_family_out
+from core.evaluation.styles import confidence_bins, expected_calibration_error
+from core.io.calibration import CurveSpec
+
+
+def _signals(n: int, rng) -> dict[str, np.ndarray]:
+    names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "unseen",
+             "to_null",
+             "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
+             "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
+    return {k: rng.random(n).astype(np.float32) for k in names}
+
+
+def _samples(rng, n=6000) -> Samples:
+    """Cases where a value is right with probability sigmoid(6·strength − 4·rival − 1): a known truth to fit (no pass
+    flags a value)."""
+    s = _signals(n, rng)
+    s.update({k: np.zeros(n, np.float32) for k in PASS_FLAGS})
+    x, names = design(s, 1, False, False)
+    p = 1 / (1 + np.exp(-(6 * s["strength"] - 4 * s["rival"] - 1)))
+    return Samples(x, rng.random(n) < p, np.repeat(np.array(["a", "b", "c"]), n // 3), names), p
+
+
+def test_a_fitted_confidence_is_the_probability_a_value_is_right():
+    rng = np.random.default_rng(3)
+    samples, truth_p = _samples(rng)
+    m = fit(samples)
+    p = m.probability(samples.x)
+    assert np.corrcoef(p, truth_p)[0, 1] > 0.95
+    fresh, fresh_p = _samples(np.random.default_rng(4))
+    q = m.probability(fresh.x)
+    assert expected_calibration_error(confidence_bins(q, fresh.right)) < 0.03  # calibrated on draws it never saw
+    assert np.all((q >= 0) & (q <= 1))
+    for g, r in leave_one_family_out(samples).items():  # each group from a fit on the others
+        assert r.shape == (np.sum(samples.group == g),)
+    assert m.caps == {name: 0.5 for name in DECISION_FLAGS}  # no value flagged: a coin's
+
+
+def test_a_decision_the_tracer_could_not_make_caps_the_confidence_at_its_share_right():
+    """A wrapping curve's scale that the edges did not settle: the regression, additive in its features, read 0.98 on
+    KGS's GR where the warning named the stretch; such a value is no surer than the share of them right."""
+    rng = np.random.default_rng(6)
+    samples, _ = _samples(rng, 6000)
+    flag = samples.features.index("backup_level")
+    samples.x[:600, flag] = 1.0
+    samples.right[:600] = np.arange(600) % 3 == 0  # a third of the flagged values right
+    m = fit(samples)
+    assert abs(m.caps["backup_level"] - 1 / 3) < 0.01
+    p = m.probability(samples.x)
+    assert (p[:600] <= m.caps["backup_level"] + 1e-9).all() and p[600:].max() > 0.9
+
+
+def test_the_model_is_data_read_back_exactly_and_refused_when_it_does_not_fit(tmp_path):
+    rng = np.random.default_rng(5)
+    samples, _ = _samples(rng, 3000)
+    m = fit(samples, {"note": "test"})
+    m.save(tmp_path / "c.json")
+    back = ConfidenceModel.load(tmp_path / "c.json")
+    assert np.array_equal(back.probability(samples.x), m.probability(samples.x)) and back.about["note"] == "test"
+    d = json.loads((tmp_path / "c.json").read_text())
+    with pytest.raises(ValueError, match="not a confidence model"):
+        ConfidenceModel.from_dict({**d, "format": "pickle"})
+    with pytest.raises(ValueError, match="one value per feature"):
+        ConfidenceModel.from_dict({**d, "coef": d["coef"][:-1]})
+    renamed = ConfidenceModel.from_dict({**d, "features": ["x"] + d["features"][1:]})
+    with pytest.raises(ValueError, match="refit it"):
+        renamed.predict(_signals(10, rng), 1, False, False)
+
+
+def test_the_shipped_model_reads_what_the_tracer_gives_and_trusts_a_clean_reading_more():
+    assert BUNDLED_CONFIDENCE.is_file()
+    m = bundled_confidence()
+    _, names = design(_signals(3, np.random.default_rng(0)), 1, False, False)
+    assert m.features == names  # the JSON and the code agree (a changed signal needs a refit)
+    assert m.about["families"] == ["log_decades", "dotted_fax", "dense", "random"]
+    clean = {k: np.zeros(1, np.float32) for k in _signals(1, np.random.default_rng(0))}
+    clean.update(strength=np.ones(1), support=np.ones(1), neighbour=np.full(1, 0.25), same_style=np.full(1, 0.25),
+                 edge=np.full(1, 0.25), to_null=np.ones(1), run_cols=np.ones(1), run_strength=np.ones(1),
+                 curve_strength=np.ones(1), level_pinned=np.ones(1), identity_margin=np.full(1, 20.0),
+                 slope=np.full(1, 0.002), wiggle=np.full(1, 0.01))
+    faint = {**clean, "strength": np.full(1, 0.05), "support": np.full(1, 0.1), "rival": np.full(1, 0.8),
+             "run_strength": np.full(1, 0.1), "curve_strength": np.full(1, 0.1), "curve_null": np.full(1, 0.5),
+             "unclaimed_stroke": np.ones(1)}
+    p_clean, p_faint = m.predict(clean, 1, False, False)[0], m.predict(faint, 1, False, False)[0]
+    assert p_clean > 0.95 and p_faint < 0.6 and p_clean > p_faint
+
+
+def test_a_wrapping_curves_scale_is_pinned_where_a_crossing_bounds_its_stretch():
+    wraps = np.zeros(100, np.int64)
+    wraps[40:70] = 1  # up at 40, back at 70: both stretches' scales pinned by a crossing
+    unresolved = np.zeros(100, bool)
+    anchors = level_anchors(wraps, unresolved)
+    assert anchors["level_pinned"].all() and not anchors["level_open"].any()
+    anchors = level_anchors(np.zeros(100, np.int64), unresolved)  # no crossing: the main scale is the rule's guess
+    assert not anchors["level_pinned"].any()
+    unresolved[50:55] = True  # a move neither direct nor seen at the edges: either side may be a scale off
+    anchors = level_anchors(np.zeros(100, np.int64), unresolved)
+    assert anchors["level_open"].all() and not anchors["level_pinned"].any()
+
+
+def test_the_runner_up_is_evidence_no_traced_curve_explains():
+    ev = np.zeros((100, 50), np.float32)
+    ev[30, :] = 0.9  # the traced curve
+    ev[70, :] = 0.6  # a stroke of its style nobody traced
+    ev[52, :] = 0.8  # a neighbour's stroke, traced
+    traced = np.full(50, 30.0)
+    rival = rival_strength(ev, 0, 99, [traced, np.full(50, 52.0)], keep_px=4.0)
+    assert np.allclose(rival, 0.6)
+    assert np.allclose(rival_strength(ev, 0, 99, [traced, np.full(50, 52.0), np.full(50, 70.0)], 4.0), 0.0)
+
+
+def test_signals_say_where_a_reading_is_beside_a_neighbour_near_an_edge_or_alone():
+    spec = CurveSpec("GR", "API", "", 1, (0.0, 200.0), (0.0, 150.0))
+    cols = 60
+    pos = np.full(cols, 100.0)
+    pos[50:] = np.nan
+    tr = Trace("GR", pos, np.zeros(cols, np.int64), np.ones(cols, np.float32), np.isfinite(pos))
+    tr.signals = {"strength": np.full(cols, 0.8, np.float32)}
+    other = np.full(cols, 104.0)
+    s = trace_signals(tr, spec, [other], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24)
+    assert np.allclose(s["neighbour"][:50], 4 / 200) and np.allclose(s["same_style"], 0.25)
+    assert np.allclose(s["edge"][:50], 0.25) and s["to_null"][0] == 1.0 and s["to_null"][49] < 0.05
+    assert np.allclose(s["run_cols"][:50], 50 / 400) and np.allclose(s["curve_null"], 10 / 60)
+    assert (s["identity_margin"] == 20.0).all()  # alone in its style: as sure as a clear decision

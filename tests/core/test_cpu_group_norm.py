@@ -1,0 +1,72 @@
+"""``core/model/cpu_group_norm.py``: the compiled group norm of a CPU's channels-last inference gives the numbers of
+the reductions it replaced, bit for bit, at any thread count; and so the network's maps."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from core.model import cpu_group_norm
+from core.model.network import NetConfig, VeerNet
+from core.model.norms import GroupNorm16, _GroupNormByReduction
+from core.model.precision import Precision
+
+
+def _map(c: int, dtype, shape=(1, 2), mean: float = 0.3, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    h, w = 97 * shape[0], 331 * shape[1]  # pixels no multiple of a chunk or a block
+    x = torch.randn(2, c, h, w, generator=g) * 0.7 + mean
+    return x.to(dtype).contiguous(memory_format=torch.channels_last)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("c, mean", [(16, 0.3), (32, 3.0), (96, -1.0)])
+def test_the_compiled_norm_is_the_reductions_bit_for_bit(dtype, c, mean):
+    torch.manual_seed(c)
+    norm = GroupNorm16(c // 16 if c >= 32 else 2, c)
+    torch.nn.init.normal_(norm.weight)
+    torch.nn.init.normal_(norm.bias)
+    x = _map(c, dtype, mean=mean)
+    with torch.inference_mode():
+        assert cpu_group_norm.applies(x)
+        expected = _GroupNormByReduction.apply(x, norm.weight, norm.bias, norm.num_groups, norm.eps)
+        got = cpu_group_norm.group_norm(x, norm.num_groups, norm.weight, norm.bias, norm.eps)
+    assert got.dtype == dtype and got.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(got, expected)
+
+
+def test_the_same_numbers_at_one_and_two_threads():
+    norm = GroupNorm16(2, 32)
+    x = _map(32, torch.bfloat16, shape=(4, 4))
+    before = torch.get_num_threads()
+    out = []
+    try:
+        for threads in (1, 2, 3):
+            torch.set_num_threads(threads)
+            with torch.inference_mode():
+                out.append(cpu_group_norm.group_norm(x, 2, norm.weight, norm.bias, norm.eps))
+    finally:
+        torch.set_num_threads(before)
+    assert torch.equal(out[0], out[1]) and torch.equal(out[0], out[2])
+
+
+def test_it_takes_only_a_cpu_s_channels_last_inference_map():
+    x = _map(16, torch.float32)
+    assert not cpu_group_norm.applies(x.contiguous())  # the reference path's layout: PyTorch's own
+    with torch.enable_grad():
+        assert not cpu_group_norm.applies(x)  # training: autograd's norms
+    with torch.inference_mode():
+        assert not cpu_group_norm.applies(x.half())
+
+
+@pytest.mark.parametrize("mode", ["fp32", "bf16"])
+def test_the_network_s_maps_are_unchanged(mode, monkeypatch):
+    torch.manual_seed(0)
+    model = VeerNet(NetConfig(channels=(16, 32, 48), attn_dim=32, attn_heads=2, classes=4)).eval()
+    model.to(memory_format=torch.channels_last)
+    x = torch.rand(1, 1, 160, 352).contiguous(memory_format=torch.channels_last)
+    with torch.inference_mode(), Precision.pinned(mode, "cpu", "test").autocast():
+        fast = model(x)
+        monkeypatch.setattr(cpu_group_norm, "applies", lambda t: False)
+        before = model(x)
+    assert torch.equal(fast, before)
