@@ -93,7 +93,10 @@ def read_body(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[fl
     if box.turned:
         return _read_turned(upright, rgb, tracks, span, dpi, box, section)
     reading, box_row = box.reading, box.top
-    items = sw.legend(reading)
+    # a curve the box prints its ends for is no legend entry, though a pen sample stands beside its name (an
+    # open-hole box's dashed PEFZ): the body's bare ends are not its
+    given = {m for r in box.rows for m in _mnemonics(r)}
+    items = [i for i in sw.legend(reading) if i.mnemonic not in given]
     if not items:
         return BodyReading()
     start, stop = span

@@ -33,6 +33,7 @@ NAMES = {
     "minimumthickness": "TMIN", "maximumthickness": "TMAX", "averagethickness": "TAVG",
     "minid": "MINID", "maxid": "MAXID", "apinomid": "NOMID", "nomid": "NOMID", "nominalid": "NOMID",
     "bonded": "BOND",
+    "externalradiusaverage": "ERAV", "internalradiusaverage": "IRAV",
     # ultrasonic cement evaluation: each sector's impedance, its number printed after the name (#1 … #9)
     "minimumacousticimpedance": "MIN_AI", "maximumacousticimpedance": "MAX_AI", "averageacousticimpedance": "AV_AI",
     "minimumofai": "AIMN", "maximumofai": "AIMX", "averageofai": "AIAV",

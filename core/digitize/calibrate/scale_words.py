@@ -251,8 +251,10 @@ def read_region(grey: np.ndarray, rgb: np.ndarray | None, dpi: float, borders: t
                 words.append(Word(x0 + wx0, y0 + wy0, x0 + wx1, y0 + wy1, text,
                                   _word_ink(rgb, ink, x0 + wx0, y0 + wy0, x0 + wx1, y0 + wy1)))
     lines = lines_in_cells(words, walls, grey.shape[1])
+    reread_struck_numbers(lines, clean, scale)
     complete_ends(lines, clean, scale)
     minus_signs(lines, clean)
+    decimal_points(lines, clean)
     return Reading(words, lines, clean, scale, across, walls, ink)
 
 
@@ -509,11 +511,13 @@ def minus_signs(lines: list[Line], clean: np.ndarray) -> None:
                 continue
             h = w.y1 - w.y0
             a, b = max(0, int(w.y0)), min(dark.shape[0], int(np.ceil(w.y1)) + 1)
-            c0, c1 = max(0, int(w.x0 - 0.8 * h)), min(dark.shape[1], int(np.ceil(w.x0 + 0.8 * h)))
+            # within its cell: the end of the cell to the left stands a pixel or two past the wall
+            c0 = max(0, int(w.x0 - 0.8 * h), int(line.cell[0]) + 1)
+            c1 = min(dark.shape[1], int(np.ceil(w.x0 + 0.8 * h)))
             if b - a < 4 or c1 - c0 < 3:
                 continue
-            count, _, stats, _ = cv2.connectedComponentsWithStats(dark[a:b, c0:c1], connectivity=8)
-            if count < 3:
+            count, labels, stats, _ = cv2.connectedComponentsWithStats(dark[a:b, c0:c1], connectivity=8)
+            if count < 2:
                 continue
             first = 1 + int(np.argmin(stats[1:, 0]))
             x, y, cw, ch = stats[first, :4]
@@ -522,14 +526,103 @@ def minus_signs(lines: list[Line], clean: np.ndarray) -> None:
             level = w.y0 + 0.3 * h <= mid <= w.y1 - 0.25 * h
             rest = [i for i in range(1, count) if i != first]
             apart = all(stats[i, 0] >= x + cw for i in rest)  # the digits begin right of the dash
-            if flat and level and apart:
+            if count >= 3 and flat and level and apart:
                 w.text = "-" + w.text
+            elif not w.text.startswith("4") and _fused_dash(labels[:, x : x + cw] == first, a - w.y0, h):
+                w.text = "-" + w.text
+
+
+def _fused_dash(blob: np.ndarray, offset: float, h: float) -> bool:
+    """Whether a number's first blob (its rows from ``offset`` below the word's top; ``h`` the word's height)
+    begins with a minus sign fused to its first digit (``-0.05`` in 14-px type, the dash touching the 0): its
+    first columns hold a thin bar at mid-height, at least a fifth of the height long, and then the digit's stroke
+    rises at once to 0.4 of the height and more. A 4's bar runs into a slanted stroke that rises gradually and a
+    4 is never taken (the caller leaves it out)."""
+    spans = []
+    for col in blob.T:
+        rows = np.flatnonzero(col)
+        spans.append((rows[0] + offset, rows[-1] + offset) if rows.size else None)
+    run = 0
+    for k, span in enumerate(spans):
+        if span is None:
+            return False
+        top, bottom = span
+        thin = bottom - top + 1 <= max(2, 0.25 * h) and 0.3 * h <= 0.5 * (top + bottom) <= 0.75 * h
+        if thin:
+            run += 1
+            continue
+        tall = bottom - top + 1 >= 0.4 * h  # a round digit's first column is shorter than its height
+        return tall and 0.2 * h <= run <= 0.8 * h and k == run
+    return False
+
+
+def decimal_points(lines: list[Line], clean: np.ndarray) -> None:
+    """A decimal point Tesseract dropped from a small print's end (``7.5`` read ``75``, ``2.7`` read ``27``: one
+    pixel of ink at 70 dpi) put back: between two of the number's digits lies a blob no wider or taller than a
+    quarter of the digits' height, sitting on their baseline (in place). The number's digits must be its blobs
+    one for one, so a digit broken in two is never taken for a point."""
+    dark = (clean < INK_LEVEL).astype(np.uint8)
+    for line in lines:
+        toks = tokens(line)
+        for w in (toks[0], toks[-1]) if len(toks) > 1 else toks:
+            digits = w.text.lstrip("-+")
+            if w not in line.words or not re.fullmatch(r"\d{2,}", digits):
+                continue
+            h = w.y1 - w.y0
+            a, b = max(0, int(w.y0) - 1), min(dark.shape[0], int(np.ceil(w.y1)) + 2)
+            c0, c1 = max(0, int(w.x0) - 1), min(dark.shape[1], int(np.ceil(w.x1)) + 2)
+            if b - a < 5 or c1 - c0 < 4:
+                continue
+            count, _, stats, _ = cv2.connectedComponentsWithStats(dark[a:b, c0:c1], connectivity=8)
+            blobs = sorted((stats[i, 0], stats[i, 1], stats[i, 2], stats[i, 3]) for i in range(1, count))
+            tall = [s for s in blobs if s[3] >= 0.55 * h]
+            if len(tall) != len(digits):
+                continue
+            # between the first digit and the last (a minus sign stands left of them all), in the digits' rows (a
+            # speck of the rule above, left by the cleaning, is no point)
+            top = min(y for _, y, _, _ in tall)
+            inside = [s for s in blobs if s not in tall and s[0] >= tall[0][0] + tall[0][2] and s[0] < tall[-1][0]
+                      and s[1] >= top]
+            small = [s for s in inside if s[2] <= max(2, 0.25 * h) and s[3] <= max(2, 0.25 * h)]
+            if len(small) != 1 or len(inside) != 1:
+                continue
+            bottom = max(y + ch for _, y, _, ch in tall)
+            x, y, cw, ch = small[0]
+            on_baseline = bottom - 0.25 * h <= y + ch <= bottom + 1
+            k = sum(1 for s in tall if s[0] + s[2] <= x)  # digits left of the point
+            if on_baseline and 0 < k < len(digits):
+                sign = w.text[: len(w.text) - len(digits)]
+                w.text = f"{sign}{digits[:k]}.{digits[k:]}"
 
 
 def _stray(word: Word) -> bool:
     """A word too short and narrow to be a name's: a lone end digit Tesseract misread (``it)`` for a 0)."""
     return (number(word.text) is None and len(word.text) <= 3 and word.x1 - word.x0 <= 1.3 * word.height
             and not re.fullmatch(r"[A-Za-z]{2,3}", word.text))
+
+
+_STRUCK = re.compile(r"^(?=(?:\D*\d){2})\d[\d.]*[^\d\s().,/]{1,2}[\d.]*$")  # digits, a stray mark or two: "10€"
+
+
+def reread_struck_numbers(lines: list[Line], clean: np.ndarray, scale: float) -> None:
+    """Numbers a grid line or a wall runs through, read with a stray mark for a digit (a mud log's ``100`` over the
+    gas track's grid read ``10€``, ``1000`` read ``10NI0``), read again alone with digits only, in lines that are
+    mostly numbers already (a row of ends or ticks; a name's words are left alone); in place. Kept only where
+    the reading is a number with a digit for each of the word's marks (``10€`` read ``1010`` is no 100)."""
+    wanted: list[tuple[Word, tuple[int, int, int, int]]] = []
+    for line in lines:
+        nums = sum(number(w.text) is not None for w in line.words)
+        for w in line.words:
+            if nums >= 1 and 2 * (nums + 1) >= len(line.words) + 1 and _STRUCK.match(w.text):
+                a, b = max(0, int(w.y0) - 1), min(clean.shape[0], int(np.ceil(w.y1)) + 2)
+                c0, c1 = max(0, int(w.x0) - 2), min(clean.shape[1], int(np.ceil(w.x1)) + 3)
+                if b - a >= 4 and c1 - c0 >= 4:
+                    wanted.append((w, (a, b, c0, c1)))
+    texts = read_strips([clean[a:b, c0:c1] for _, (a, b, c0, c1) in wanted], scale)
+    for (w, _), text in zip(wanted, texts):
+        text = text.replace(" ", "")
+        if number(text) is not None and sum(ch.isdigit() for ch in text) == len(w.text.replace(".", "")):
+            w.text = text
 
 
 def complete_ends(lines: list[Line], clean: np.ndarray, scale: float) -> None:
@@ -551,7 +644,12 @@ def complete_ends(lines: list[Line], clean: np.ndarray, scale: float) -> None:
             if (left_side and first) or (not left_side and last):
                 continue
             outer = toks[0] if left_side else toks[-1]
-            stray = outer if _stray(outer) and len(toks) >= 2 else None
+            # a short word against the wall across from a number is that end misread (``7.5`` read ``Ze`` in a
+            # 70-dpi cement log's cells): a name's words stand clear of the walls
+            walled = (outer.x0 - line.cell[0] if left_side else line.cell[1] - outer.x1) <= 0.5 * h
+            opposite = last if left_side else first
+            stray = outer if len(toks) >= 2 and (_stray(outer) or (walled and opposite and len(outer.text) <= 3
+                                                                   and "(" not in outer.text)) else None
             if left_side:
                 x0, x1 = int(np.ceil(line.cell[0] + 2)), int((outer.x1 + 2) if stray else (outer.x0 - 2))
             else:
@@ -650,7 +748,10 @@ def _ends_by_spacing(toks: list[Word], cell: tuple[float, float], h: float) -> t
     ``1`` lost against the border): the ticks' places fix the scale, the wall's place gives the end, kept only when
     it is a value a print would label (:func:`_nice`). None where the numbers are no such series."""
     nums = [(w, number(w.text)) for w in toks if number(w.text) is not None]
-    if len(nums) < 3 or len(nums) != len(toks):
+    # a tick struck through by the grid and read with a stray mark (``10€`` for 100) holds its place in the
+    # series; the fit must then say a value whose digits begin with the ones read
+    struck = [w for w in toks if number(w.text) is None and _STRUCK.match(w.text)]
+    if len(nums) < 3 - len(struck) or len(nums) < 2 or len(nums) + len(struck) != len(toks):
         return None
     values = np.array([v for _, v in nums])
     width = cell[1] - cell[0]
@@ -681,14 +782,28 @@ def _ends_by_spacing(toks: list[Word], cell: tuple[float, float], h: float) -> t
     slope, offset = np.polyfit(t, y, 1)
     if np.max(np.abs(offset + slope * t - y)) > (0.08 if log else 0.04 * abs(values[-1] - values[0])):
         return None  # the ticks are not evenly placed: no scale to extend
+    for w in struck:
+        at = offset + slope * (0.5 * (w.x0 + w.x1) - cell[0]) / width
+        said = _nice(10.0**at if log else at)
+        lead = re.match(r"\d+", w.text).group(0)
+        if said is None or not f"{said:g}".startswith(lead):
+            return None
     ends = [offset, offset + slope]
     if log:
         ends = [10.0 ** e for e in ends]
-    left = nums[0][1] if at_left else _nice(ends[0]) if log or ends[0] > 0 else (0.0 if abs(ends[0]) < 0.04 * abs(slope) else None)
-    right = nums[-1][1] if at_right else _nice(ends[1])
+    left = (_decade_end(nums[0][1], log) if at_left else _nice(ends[0]) if log or ends[0] > 0
+            else (0.0 if abs(ends[0]) < 0.04 * abs(slope) else None))
+    right = _decade_end(nums[-1][1], log) if at_right else _nice(ends[1])
     if left is None or right is None:
         return None
     return float(left), float(right)
+
+
+def _decade_end(value: float, log: bool) -> float:
+    """An end printed against its wall in a series of decades, as read: its last digit can merge with the wall
+    (``1000`` read ``1006``), so on a log series a value within 1 % of one a print labels is that value."""
+    nice = _nice(value) if log else None
+    return nice if nice is not None and abs(value - nice) <= 0.01 * nice else value
 
 
 def _ruled_between(across: np.ndarray | None, cell: tuple[float, float], top: float, bottom: float) -> bool:

@@ -67,6 +67,8 @@ def test_curve_names_the_archive_prints():
     assert mnemonic_for("C3 (ppm)") == "C3" and mnemonic_for("Iso C4") == "IC4" and mnemonic_for("N C4") == "NC4"
     assert mnemonic_for("Mimimum Amplitude") == "MINAMP"  # a misprint one letter off a known name
     assert mnemonic_for("ROP Track: 1") == "ROP" and mnemonic_for("Average Acoustic Impedance #9") == "AV_AI9"
+    # a cement log's radii: the name is surer than its small print's brackets, ``(ERAV)`` read ``(ERAY)``
+    assert mnemonic_for("External radius Average") == "ERAV" and mnemonic_for("Internal radius Average") == "IRAV"
     assert names_a_curve("WOB", "UNITS") and not names_a_curve("Charted by", "")
     assert not names_a_curve("Depth in Feet scaled 1:240", "")
 
@@ -131,6 +133,113 @@ def test_a_rendered_box_is_read_whole_lone_digits_and_minus_signs_too():
     assert rows["BS"].colour is None
 
 
+def _ends_picture(*blobs: tuple[int, int, int, int]) -> np.ndarray:
+    """A cleaned picture (ink 0 on paper 255), 40 x 80 px, inked in the given (x, y, width, height) boxes."""
+    clean = np.full((40, 80), 255, np.uint8)
+    for x, y, w, h in blobs:
+        clean[y : y + h, x : x + w] = 0
+    return clean
+
+
+def test_a_small_print_s_dropped_decimal_point_is_put_back():
+    """``-7.5`` in 9-px type read ``-75``: one blob the size of a pixel or two on the digits' baseline between the
+    7 and the 5 is the point. A speck above the digits (a rule's remnant) is none, nor is a gap with no ink."""
+    digits = [(12, 10, 5, 9), (21, 10, 5, 9)]  # the 7 and the 5, rows 10-18
+    with_point = _ends_picture(*digits, (18, 17, 2, 2), (5, 14, 4, 1))  # the point on the baseline; a minus
+    speck_above = _ends_picture(*digits, (19, 8, 1, 1))
+    bare = _ends_picture(*digits)
+    read = []
+    for clean, text in ((with_point, "-75"), (speck_above, "75"), (bare, "75")):
+        line = sw.Line([sw.Word(5, 10, 26, 19, text), sw.Word(60, 10, 72, 19, "75")], (0.0, 80.0))
+        sw.decimal_points([line], clean)
+        read.append(line.words[0].text)
+    assert read == ["-7.5", "75", "75"]
+
+
+def test_a_minus_sign_fused_to_its_first_digit_is_put_back():
+    """``-0.05`` in 14-px type with the dash touching the 0 (one blob): a thin bar at mid-height leads into the
+    0's stroke. A 0 with no bar, and a 4 (whose bar runs into its slanted stroke), keep their signs."""
+    ring = [(20, 10, 2, 14), (20, 10, 8, 2), (20, 22, 8, 2), (26, 10, 2, 14)]  # a 0, rows 10-23
+    fused = _ends_picture(*ring, (14, 16, 6, 2))
+    plain = _ends_picture(*ring)
+    read = []
+    for clean, text in ((fused, "0.05"), (plain, "0.05"), (fused, "4")):
+        line = sw.Line([sw.Word(14, 10, 28, 24, text), sw.Word(60, 10, 72, 24, "0.45")], (10.0, 80.0))
+        sw.minus_signs([line], clean)
+        read.append(line.words[0].text)
+    assert read == ["-0.05", "0.05", "4"]
+
+
+def test_the_minus_sign_is_looked_for_within_its_own_cell():
+    """Ends a cell apart (``7.5|-7.5`` over a 75-dpi cement log's sectors): the 5 of the cell to the left, a pixel
+    past the wall, is not the leftmost blob of the next cell's number, so that number's own dash is found."""
+    clean = _ends_picture((20, 10, 4, 8), (27, 14, 3, 1), (32, 10, 4, 8), (38, 10, 4, 8))  # a 5, then "-75"
+    line = sw.Line([sw.Word(27, 10, 42, 18, "75"), sw.Word(70, 10, 78, 18, "75")], (25.0, 80.0))
+    sw.minus_signs([line], clean)
+    assert line.words[0].text == "-75"
+
+
+def test_a_decade_series_with_a_struck_tick_and_an_end_merged_with_its_wall():
+    """A mud log's gas row ``1  10  100  1000`` over its grid, read ``10  10€  1006`` (the 1 lost in the left
+    border, the 100 struck by a grid line, the 1000's last 0 merged with the right border): the struck tick holds
+    its place, the fit says 100 there, which begins with the ``10`` read, so the ends are 1 and 1000. A struck tick
+    whose digits the fit does not say gives no ends."""
+    cell = (762.0, 1122.0)
+    left, right, _ = sw.ends_of(_line((876, "10"), (992, "10€"), (1094, "1006"), cell=cell))
+    assert (left, right) == (1.0, 1000.0)
+    assert sw.ends_of(_line((876, "10"), (992, "30€"), (1094, "1000"), cell=cell))[:2] == (10.0, 1000.0)
+
+
+@needs_ocr
+def test_a_short_word_against_the_wall_across_from_a_number_is_that_end_read_again():
+    """``-7.5 … 7.5`` in a cell whose right end Tesseract read ``Ze``: a word of three letters or fewer standing
+    against the wall, across from a number, is read again alone as a number; a name's word clear of the wall is
+    left alone."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("L", (400, 40), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=22)
+    draw.text((6, 8), "-7.5", fill=0, font=font)
+    draw.text((350, 8), "7.5", fill=0, font=font)
+    draw.text((160, 8), "in", fill=0, font=font)
+    clean = np.asarray(page).copy()
+    x1 = float(np.flatnonzero((clean[:, 300:] < 128).any(axis=0))[-1] + 300)
+    walled = sw.Line([sw.Word(6, 8, 48, 30, "-7.5"), sw.Word(350, 8, x1, 30, "Ze")], (0.0, x1 + 2))
+    clear = sw.Line([sw.Word(6, 8, 48, 30, "-7.5"), sw.Word(160, 8, 180, 30, "in")], (0.0, 399.0))
+    sw.complete_ends([walled, clear], clean, 1.0)
+    assert [w.text for w in walled.words] == ["-7.5", "7.5"]
+    assert [w.text for w in clear.words][:2] == ["-7.5", "in"]
+
+
+def test_a_curve_whose_ends_the_box_prints_is_no_legend_entry(monkeypatch):
+    """An open-hole box prints ``0 … 10`` under ``Photoelectric Factor (PEFZ)`` beside a dashed pen sample: the
+    name and its pen look like a mud log's legend entry, but the box gives its ends, so the body is not read for
+    them (it took the body's bare ``2 … 7`` before). A legend curve the box gives no ends for is still looked for
+    in the body."""
+    from core.digitize.calibrate import body_scales as bs
+    from core.digitize.calibrate.scale_box import Box
+
+    item = sw.LegendItem("Photoelectric Factor", "", "PEFZ", (0.0, 400.0), 5.0, 15.0, None, (200, 300))
+    gas = sw.LegendItem("TG", "UNITS", "TG", (0.0, 400.0), 25.0, 35.0, None, (200, 300))
+    reading = sw.Reading([], [], np.full((60, 400), 255, np.uint8), 1.0, np.zeros((60, 400), bool), [])
+    box = Box([ScaleRow((0.0, 400.0), "Photoelectric Factor", "", 0, 10, 2, 20, mnemonic="PEFZ")], reading, 100)
+
+    class BodyRead(Exception):
+        pass
+
+    def no_body(*_args, **_kwargs):
+        raise BodyRead
+
+    monkeypatch.setattr(sw, "read_region", no_body)
+    upright = np.full((1000, 400), 255, np.uint8)
+    monkeypatch.setattr(sw, "legend", lambda _reading: [item])
+    assert bs.read_body(upright, None, [(0.0, 400.0)], (200, 900), 100.0, box).rows == []
+    monkeypatch.setattr(sw, "legend", lambda _reading: [item, gas])
+    with pytest.raises(BodyRead):
+        bs.read_body(upright, None, [(0.0, 400.0)], (200, 900), 100.0, box)
+
+
 # -- the labelled archive --------------------------------------------------------------------------------------
 
 # boxes of the develop half in the archive's layouts: a one-line Schlumberger-style cement box (02014), a casing
@@ -144,8 +253,9 @@ ARCHIVE_BOXES = [("33-025-02014-0003", 0), ("33-025-01979-0007", 0), ("33-023-01
 @needs_ocr
 def test_the_labelled_boxes_curves_are_read(shared_data):
     """The box above a labelled section read with its labelled tracks: its curves, by mnemonic family and both ends
-    as printed, against the labels read by eye. Asserts the share over the four boxes (33 of their 54 curves read
-    with Tesseract 5.3.0; the bound leaves room for another version), never one scan's number."""
+    as printed, against the labels read by eye. Asserts the share over the four boxes (44 of their 54 curves read
+    with Tesseract 5.3.0 since decimal points, fused minus signs and ends against a wall are read, 33 before; the
+    bound leaves room for another version), never one scan's number."""
     from core.digitize.calibrate.scale_box import read_box
     from core.evaluation.archive_labels import load_labels
     from core.evaluation.calibration_scores import _score_curves
@@ -166,7 +276,7 @@ def test_the_labelled_boxes_curves_are_read(shared_data):
         boxes = [b for b in lab.scale_boxes if b.section == k][:1]
         n, r, _ = _score_curves(type(lab)(**{**lab.__dict__, "scale_boxes": tuple(boxes)}), {"curves": curves})
         labelled, right = labelled + n, right + r
-    assert labelled == 54 and right >= 0.55 * labelled, (right, labelled)
+    assert labelled == 54 and right >= 0.7 * labelled, (right, labelled)
 
 
 def test_split_json_names_the_boxes_used_here_as_developed_on():
