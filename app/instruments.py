@@ -52,6 +52,19 @@ class TitledPlot(pg.PlotWidget):
         # width it may take is the widget's
         self.plotItem.layout.removeItem(label)
         self.plotItem.layout.addItem(label, 0, 0, 1, 3)
+        # pyqtgraph's LabelItem takes its text's width as its minimum and preferred width at every resize
+        # (updateMin), and the view then clamps the whole plot to it: a title wider than the widget for a moment
+        # kept the plot past the widget's right edge. The title's forms and key lines are chosen to fit
+        # (title_lines), so the label asks for no width of its own
+        keep_height = label.updateMin
+
+        def update_min_no_width():
+            keep_height()
+            label.setMinimumWidth(0)
+            for hint in (QtCore.Qt.SizeHint.MinimumSize, QtCore.Qt.SizeHint.PreferredSize):
+                label._sizeHint[hint] = (0, label._sizeHint[hint][1])
+
+        label.updateMin = update_min_no_width
 
     def set_title(self, forms: str | list[str], key: list[tuple[str, str, str]] | None = None) -> None:
         """The title (its forms, longest first: the first that fits is shown) and its key."""

@@ -108,8 +108,9 @@ def test_a_cpu_prediction_holds_the_transient_a_checkpointed_step_rises_by():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     rise, predicted, workspace = json.loads(out.stdout.strip().splitlines()[-1])
     assert predicted - workspace < 0.5 * rise  # without the transient: under half of it
-    # measured: 12-17 % under in quiet runs (rise 1.10-1.16 GB); once +34 % in a CI run beside the suite (rise
-    # 722 MB: a resident size's rise also counts the library pages the kernel keeps or drops under memory pressure).
+    # measured: +3 % (rise 1.18 GB, tiny's shares measured again 2026-11-27; 12-17 % under before); once +34 % in a
+    # CI run beside the suite (rise 722 MB: a resident size's rise also counts the library pages the kernel keeps or
+    # drops under memory pressure).
     # Under is what breaks a plan (a lever taken as fitting where it does not); over takes a lever it did not need
     assert -0.25 < predicted / rise - 1 < 0.45, (rise, predicted)
 
@@ -124,13 +125,19 @@ def test_budget_cli_json(capsys):
     assert "machine" in out and out["plan"]["summary"]
 
 
-def test_budget_cli_measure(capsys):
+def test_budget_cli_measure():
     # a size inside the device's calibration (core/engine/transient.py): the CPU's shares hold from a 128-px step,
-    # CUDA's lines from 800 x 640 (under it they overstate: a tiny 800 x 128 step's total by 27 %)
+    # CUDA's lines from 800 x 640 (under it they overstate: a tiny 800 x 128 step's total by 27 %). Measured in a
+    # fresh process, as the shares were (inside the suite's process, 4.8 GB resident by then, the allocator's reuse
+    # moves the measured rise). Measured: +3 % on the total
+    import subprocess
+    import sys
+
     w, h = (1600, 640) if pick_device("auto").type == "cuda" else (800, 128)
-    assert main(["budget", "--width", str(w), "--height", str(h), "--precision", "fp32", "--checkpointing", "off",
-                 "--tile", "off", "--measure", "--json", "--preset", "tiny"]) == 0
-    out = json.loads(capsys.readouterr().out)
+    cmd = [sys.executable, "-m", "app.launch", "budget", "--width", str(w), "--height", str(h), "--precision", "fp32",
+           "--checkpointing", "off", "--tile", "off", "--measure", "--json", "--preset", "tiny"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=300, check=True)
+    out = json.loads(done.stdout)
     assert abs(out["error"]["activations"]) < 0.05 and abs(out["error"]["total"]) < 0.10
 
 
