@@ -16,7 +16,9 @@ preset, precision, lever and log length, and was a straight line in the padded p
 - CPU (``measure_step``'s resident-size rise, one process a row): on the 2-core AMD EPYC with AVX512-BF16
   (torch 2.13.0+cpu), 2026-11-26, 800 and 1,600 × 640 px (``tiny`` in fp32 to 3,200), as a share of the saved
   activations: within 9 % of the calibration rows' rise from 1,600 px up, up to 24 % under it at 800 px (a
-  checkpointed ``tiny`` step measured again: 13-18 % under, its rise varying 5 % run to run).
+  checkpointed ``tiny`` step measured again: 13-18 % under, its rise varying 5 % run to run). Measured again on
+  2026-11-27 (one process a row, 800 and 1,600 × 640): ``tiny``'s shares had risen 8-39 % and were refitted
+  (checkpointed fp32 at 1,600 px now +3 %); ``demo``'s refitted within 10 % of these and were kept.
   Without the term a checkpointed ``demo`` step rose 2.1 to 2.3 times the predicted total in fp32, and a bf16
   one 3.7 times: a laptop's plan took checkpointing as a lever that fits where it did not. In bf16 on the CPU
   checkpointing saves a fifth of a step's peak, not two thirds: its recomputation casts back and forth.
