@@ -339,6 +339,7 @@ def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, mode
 
 
 WORKER_WAIT_S = 60  # how long a run waits for the cluster's first worker before it says there is none
+CONNECT_S = 30  # how long a run tries to reach the scheduler (Dask retries a refused connection until then)
 TASK_RETRIES = 2  # a scan's task run again this often when its worker dies under it (``Client.submit(retries=)``)
 RESUBMIT_PAUSE_S = 1.0  # the pause before a resubmission, times its number
 RESUBMITS = 4  # ... and resubmitted this often more when its inputs were lost with the workers (the model): on a
@@ -362,7 +363,7 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
         raise RuntimeError("--scheduler needs Dask's distributed scheduler: pip install 'welltrace[cluster]'") from None
     name = Path(options.model).name if options.model else None
     worker_wait_s = WORKER_WAIT_S if worker_wait_s is None else worker_wait_s
-    with Client(scheduler, timeout="30s") as client:
+    with Client(scheduler, timeout=f"{CONNECT_S}s") as client:
         try:
             client.wait_for_workers(1, timeout=worker_wait_s)
         except TimeoutError:

@@ -148,8 +148,11 @@ def test_a_local_dask_cluster_digitises_the_folder_with_the_model_sent_once(tmp_
         assert np.isfinite(las.curves[1].data).mean() > 0.5
 
 
-def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys):
+def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
+    from core.digitize.job import workers
+
+    monkeypatch.setattr(workers, "CONNECT_S", 3)  # a refused port is retried until then: the same line, sooner
     folder = _folder(tmp_path, 1)
     assert main(["digitize", str(folder), "--classical", "--scheduler", "tcp://127.0.0.1:9", "--no-qc"]) == 2
     assert "the Dask scheduler cannot be used" in capsys.readouterr().err
