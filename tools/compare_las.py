@@ -17,9 +17,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-AGREE_SHARE = 0.01  # of the printed scale's range: a value this close is the same reading
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a", help="the first reading's LAS (e.g. the CPU's)")
@@ -33,7 +30,7 @@ def main() -> int:
     import numpy as np
 
     from core.common.errors import InputError
-    from core.digitize.rules.confidence import LOW_CONFIDENCE
+    from core.evaluation.agreement import confident_agreement
     from core.io.calibration import Calibration
     from core.io.las_io import read_las
 
@@ -48,19 +45,17 @@ def main() -> int:
         n = spec.mnemonic
         try:
             va, ca = a.curve(n).values, a.curve(n + "_CONF").values
-            vb = np.interp(a.depth, b.depth, b.curve(n).values, left=np.nan, right=np.nan)
-            cb = np.interp(a.depth, b.depth, b.curve(n + "_CONF").values, left=np.nan, right=np.nan)
+            vb_own, cb_own = b.curve(n).values, b.curve(n + "_CONF").values
         except KeyError as exc:
             print(f"{n}: not in both files ({exc})")
             failed = True
             continue
-        with np.errstate(invalid="ignore"):
-            both = (ca >= LOW_CONFIDENCE) & (cb >= LOW_CONFIDENCE)
-            agree = np.abs(va - vb)[both] <= AGREE_SHARE * abs(spec.scale[1] - spec.scale[0])
-        line = f"{n:<8} confident in both {int(both.sum()):6d}"
-        if both.any():
-            line += f"  within 1 % of the scale {100 * agree.mean():6.2f} %"
-            failed |= bool(agree.mean() < args.least)
+        count, share = confident_agreement(a.depth, va, ca, b.depth, vb_own, cb_own, spec.scale)
+        vb = np.interp(a.depth, b.depth, vb_own, left=np.nan, right=np.nan)
+        line = f"{n:<8} confident in both {count:6d}"
+        if share is not None:
+            line += f"  within 1 % of the scale {100 * share:6.2f} %"
+            failed |= bool(share < args.least)
         if args.top is not None or args.bottom is not None:
             lo = -np.inf if args.top is None else args.top
             hi = np.inf if args.bottom is None else args.bottom

@@ -39,6 +39,7 @@ def main() -> int:
     from core.common.errors import InputError
     from core.digitize.job.pipeline import digitize
     from core.digitize.rules.confidence import LOW_CONFIDENCE
+    from core.evaluation.agreement import confident_agreement
     from core.io.calibration import Calibration
     from core.io.scan import load_scan
     from core.model import precision as prec
@@ -78,12 +79,9 @@ def main() -> int:
         res, cells = reads[other], []
         for spec in calib.curves:
             n = spec.mnemonic
-            v = np.interp(base.depth, res.depth, res.values[n], left=np.nan, right=np.nan)
-            c = np.interp(base.depth, res.depth, res.confidence[n], left=np.nan, right=np.nan)
-            with np.errstate(invalid="ignore"):
-                both = (base.confidence[n] >= LOW_CONFIDENCE) & (c >= LOW_CONFIDENCE)
-                agree = np.abs(base.values[n] - v)[both] <= 0.01 * abs(spec.scale[1] - spec.scale[0])
-            cells.append(f"{100 * agree.mean():6.2f} % ({int(both.sum()):5d})" if both.any() else "none confident")
+            count, share = confident_agreement(base.depth, base.values[n], base.confidence[n], res.depth,
+                                               res.values[n], res.confidence[n], spec.scale)
+            cells.append(f"{100 * share:6.2f} % ({count:5d})" if share is not None else "none confident")
         print(f"{other:<8} " + "  ".join(f"{c:>16}" for c in cells))
     for label, res in reads.items():
         s = (res.depth >= 700) & (res.depth <= 1129)

@@ -11,6 +11,7 @@ import pytest
 
 from core.digitize.job.pipeline import digitize
 from core.digitize.rules.confidence import LOW_CONFIDENCE
+from core.evaluation.agreement import confident_agreement
 from core.io.calibration import Calibration
 from core.model import precision as prec
 from core.model.bundled import BUNDLED_MODEL
@@ -49,12 +50,9 @@ def _agreement(base, other, spec) -> tuple[int, float]:
     """Of the samples both readings write at or above the low-confidence line, how many, and the share within 1 %
     of the curve's scale."""
     n = spec.mnemonic
-    v = np.interp(base.depth, other.depth, other.values[n], left=np.nan, right=np.nan)
-    c = np.interp(base.depth, other.depth, other.confidence[n], left=np.nan, right=np.nan)
-    with np.errstate(invalid="ignore"):
-        both = (base.confidence[n] >= LOW_CONFIDENCE) & (c >= LOW_CONFIDENCE)
-        agree = np.abs(base.values[n] - v)[both] <= 0.01 * abs(spec.scale[1] - spec.scale[0])
-    return int(both.sum()), float(agree.mean()) if both.any() else 1.0
+    count, share = confident_agreement(base.depth, base.values[n], base.confidence[n], other.depth, other.values[n],
+                                       other.confidence[n], spec.scale)
+    return count, 1.0 if share is None else share
 
 
 @pytest.mark.parametrize("other, least", [("fp32", 0.99), ("shifted", 0.98)])
