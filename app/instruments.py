@@ -101,12 +101,6 @@ class TitledPlot(pg.PlotWidget):
         height = int(label.item.boundingRect().height()) + 2
         self.plotItem.layout.setRowFixedHeight(0, height)  # pyqtgraph's 30 px holds two lines, not three
         label.setMaximumHeight(height)
-        label.setMinimumWidth(0)  # a title never widens the plot past its widget
-        # pyqtgraph's setText set the label's minimum to the text's width first, and the view clamped the plot to
-        # that minimum; nothing sets the plot back to the view's width until the view is resized, so a key wider
-        # than the widget for a moment kept the plot 12 px past its right edge (the dock at 1177 x 662)
-        if self.centralWidget is not None:
-            self.centralWidget.setGeometry(self.range)
 
     def resizeEvent(self, ev):  # noqa: N802 - Qt's name
         super().resizeEvent(ev)
