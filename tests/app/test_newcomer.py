@@ -214,7 +214,8 @@ def test_quit_with_a_task_that_cannot_be_interrupted_ends_the_app_cleanly(tmp_pa
 
 
 def test_cancel_of_a_long_proposal_on_a_real_scan(win, qtbot, kgs_scan, shots_dir):
-    """The KGS scan's proposal cancelled three seconds in: the window is free within a second of Esc."""
+    """The KGS scan's proposal cancelled one second in: the window is free within a second of Esc. (Since the
+    proposal got faster it ends 3-4 s in on the 2-core machine, so a later Cancel can come after the end.)"""
     from core.digitize.calibrate.proposal import ocr_available
 
     if ocr_available() is not None:
@@ -224,7 +225,7 @@ def test_cancel_of_a_long_proposal_on_a_real_scan(win, qtbot, kgs_scan, shots_di
     win.calibration.propose()
     assert win.task_running()
     task = win.task
-    qtbot.wait(3000)
+    qtbot.wait(1000)
     assert task.isRunning()
     t0 = time.monotonic()
     win.actions_["cancel"].trigger()
