@@ -141,3 +141,16 @@ def test_signals_say_where_a_reading_is_beside_a_neighbour_near_an_edge_or_alone
     assert np.allclose(s["edge"][:50], 0.25) and s["to_null"][0] == 1.0 and s["to_null"][49] < 0.05
     assert np.allclose(s["run_cols"][:50], 50 / 400) and np.allclose(s["curve_null"], 10 / 60)
     assert (s["identity_margin"] == 20.0).all()  # alone in its style: as sure as a clear decision
+
+
+def test_a_trace_lying_still_on_its_border_is_a_feature_of_its_own():
+    """A trace still on the track's border (within STILL_SHARE of it, spanning less than that about the column) reads
+    the border's ink as much as a curve's; one on the border that moves, or still away from it, does not."""
+    from core.digitize.rules.confidence_model import STILL_SHARE
+
+    s = _signals(4, np.random.default_rng(8))
+    s["edge"] = np.array([0.0, 0.0, 0.2, STILL_SHARE], np.float32)
+    s["wiggle"] = np.array([0.002, 0.3, 0.002, 0.002], np.float32)
+    x, names = design(s, 1, False, False)
+    assert x[:, names.index("still_on_border")].tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert "still_on_border" in bundled_confidence().features  # the shipped model reads it
