@@ -22,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> int:
+    from core.digitize.rules.confidence import LOW_CONFIDENCE
     from core.digitize.rules.confidence_model import BUNDLED_CONFIDENCE
     from core.model.bundled import BUNDLED_MODEL
 
@@ -38,11 +39,11 @@ def main() -> int:
 
     samples = network_samples(args.model, args.cache, print)
     print(f"{samples.right.size} written samples, {100 * samples.right.mean():.1f} % right")
-    print("each family with a calibrator fitted on the others (of its written samples): confidently wrong, confident "
-          "and right, expected calibration error")
+    print(f"each family with a calibrator fitted on the others (of its written samples; confident at {LOW_CONFIDENCE}): "
+          "confidently wrong, confident and right, expected calibration error")
     for group, p in leave_one_family_out(samples).items():
         y = samples.right[samples.group == group]
-        sure = p >= 0.5
+        sure = p >= LOW_CONFIDENCE
         print(f"  {group:<12} {100 * np.mean(sure & ~y):5.2f} %  {100 * np.mean(sure & y):5.1f} %  "
               f"{expected_calibration_error(confidence_bins(p, y)):.3f}")
     m = fit_for(args.model, samples)
