@@ -149,7 +149,7 @@ def test_a_trace_lying_still_on_its_border_is_a_feature_of_its_own():
     from core.digitize.rules.confidence_model import STILL_SHARE
 
     s = _signals(4, np.random.default_rng(8))
-    s["edge"] = np.array([0.0, 0.0, 0.2, STILL_SHARE], np.float32)
+    s["edge"] = np.array([0.0, 0.0, 0.2, 2 * STILL_SHARE], np.float32)
     s["wiggle"] = np.array([0.002, 0.3, 0.002, 0.002], np.float32)
     x, names = design(s, 1, False, False)
     assert x[:, names.index("still_on_border")].tolist() == [1.0, 0.0, 0.0, 0.0]
