@@ -117,9 +117,24 @@ def read_body(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[fl
         first = _first_rows(entries, band, track, a, rows)
         if first is not None:
             firsts.append(first)
-    out = BodyReading([r for rows in by_track.values() for r in rows])
+    # each legend curve's ends read from its ink alone where its print is coloured, for the curves the band read
+    # whole gives no ends (a row struck through by the grid, run into its neighbours), and their tracks' changes:
+    # the ends printed again in those inks
+    placed = [(i, t) for i in items for t in [_track_of(i.cell, tracks)] if t is not None]
+    by_ink, ink_changes = _read_inks(rgb, placed, (a, b), stop, dpi, upright=True)
+    inked_tracks = {placed[k][1] for k in by_ink}
+    for k, ends in by_ink.items():
+        item, track = placed[k]
+        rows = by_track.setdefault(track, [])
+        if any(item.mnemonic in _mnemonics(r) for r in rows):
+            continue
+        klass, pen_colour = _pen_of(reading, item, box_rgb)
+        rows.append(ScaleRow(track, item.name, item.unit, ends.left, ends.right, klass, int(item.y0),
+                             pen_colour or _hex(item.ink), item.mnemonic, False, float(start), section))
+    out = BodyReading([r for rows in by_track.values() for r in rows], ink_changes)
     for first in firsts:
-        out.changes += _changes(upright, rgb, first, (b, stop), dpi)
+        if first.track not in inked_tracks:
+            out.changes += _changes(upright, rgb, first, (b, stop), dpi)
     return out
 
 
@@ -314,8 +329,6 @@ def _read_turned(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple
     ink. Each legend curve's ends are read from its ink alone (``sideways_ends.py``); a curve whose ends that does
     not give (a black pen, a grey scan) takes the numbers of its ink in the band read whole: the one nearest the
     left border is the left end, the one nearest the right border the right end."""
-    from core.digitize.calibrate import sideways_ends
-
     width = box.width
     items = sw.legend(box.reading)
     if not items:
@@ -329,31 +342,7 @@ def _read_turned(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple
         track = next(((float(lo), float(hi)) for lo, hi in tracks if lo <= x <= hi), None)
         if track is not None:
             placed.append((item, track))
-    by_ink: dict[int, sideways_ends.InkEnds] = {}
-    changes: list[ScaleChange] = []
-    if rgb is not None:
-        for track in dict.fromkeys(t for _, t in placed):
-            inked = [(k, item) for k, (item, t) in enumerate(placed) if t == track and item.ink is not None]
-            inks = list(dict.fromkeys(item.ink for _, item in inked))
-            read = sideways_ends.read_ends([rgb[a:b]], track, inks, dpi)[0]
-            for k, item in inked:
-                if read[inks.index(item.ink)].both:
-                    by_ink[k] = read[inks.index(item.ink)]
-            # ends printed again down the section: where the right end reads and differs, a scale change (the
-            # left end, under the curves that start there, kept as it is when it does not read)
-            current = {k: (by_ink[k].left, by_ink[k].right) for k, _ in inked if k in by_ink}
-            for row, ends in sideways_ends.read_changes(rgb, track, inks, (a, b), (b, stop), dpi):
-                for k, item in inked:
-                    new = ends[inks.index(item.ink)]
-                    if new.right is None or k not in current:
-                        continue
-                    left = current[k][0] if new.left is None else new.left
-                    if left == new.right or (_same(current[k][0], left) and _same(current[k][1], new.right)):
-                        continue
-                    current[k] = (left, new.right)
-                    changes.append(ScaleChange([item.mnemonic], track, float(row), left, new.right,
-                                               f"scale change printed at row {row}: {item.mnemonic} "
-                                               f"{left:g}–{new.right:g} from there on"))
+    by_ink, changes = _read_inks(rgb, placed, (a, b), stop, dpi, upright=False)
     numbers = None
     rows = []
     for k, (item, track) in enumerate(placed):
@@ -398,3 +387,46 @@ def _ends_by_ink(numbers: list[tuple[float, float, tuple[int, int, int] | None]]
         return None
     lv, rv = min(left)[1], max(right)[1]
     return None if lv == rv else (lv, rv)
+
+
+def _read_inks(rgb: np.ndarray | None, placed: list, band: tuple[int, int], stop: int, dpi: float, upright: bool
+               ) -> tuple[dict, list[ScaleChange]]:
+    """The ends each legend curve prints in its ink at the top of its track (``sideways_ends.py``), by the curve's
+    index in ``placed`` ((item, track) pairs), and the scale changes printed further down (ends printed again
+    that differ from those in force)."""
+    from core.digitize.calibrate import sideways_ends
+
+    by_ink: dict[int, sideways_ends.InkEnds] = {}
+    changes: list[ScaleChange] = []
+    if rgb is None:
+        return by_ink, changes
+    a, b = band
+    for track in dict.fromkeys(t for _, t in placed):
+        inked = [(k, item) for k, (item, t) in enumerate(placed) if t == track and item.ink is not None]
+        inks = list(dict.fromkeys(item.ink for _, item in inked))
+        if not inks:
+            continue
+        read = sideways_ends.read_ends([rgb[a:b]], track, inks, dpi, upright)[0]
+        for k, item in inked:
+            if read[inks.index(item.ink)].both:
+                by_ink[k] = read[inks.index(item.ink)]
+        # ends printed again down the section: where the right end reads and differs, a scale change; a left
+        # end under the curves that start there is often unread or misread, and is kept as it is unless two
+        # inks read the same new one
+        current = {k: (by_ink[k].left, by_ink[k].right) for k, _ in inked if k in by_ink}
+        if not current:
+            continue
+        for row, ends in sideways_ends.read_changes(rgb, track, inks, (a, b), (b, stop), dpi, upright):
+            lefts = [e.left for e in ends if e.left is not None]
+            for k, item in inked:
+                new = ends[inks.index(item.ink)]
+                if new.right is None or k not in current:
+                    continue
+                left = new.left if new.left is not None and lefts.count(new.left) >= 2 else current[k][0]
+                if left == new.right or (_same(current[k][0], left) and _same(current[k][1], new.right)):
+                    continue
+                current[k] = (left, new.right)
+                changes.append(ScaleChange([item.mnemonic], track, float(row), left, new.right,
+                                           f"scale change printed at row {row}: {item.mnemonic} "
+                                           f"{left:g}–{new.right:g} from there on"))
+    return by_ink, changes

@@ -28,9 +28,12 @@ GLYPH_MAX_IN = (0.25, 0.35)  # a blob wider (across the rows) or longer (down th
 WORD_GAP_IN = 0.07  # turned letters this close down the rows are one word (as ``scale_words.GROUP_GAP_IN``)
 TEXT_IN = (0.04, 0.15)  # a turned number's letters are this tall (its width across the rows)
 WORD_MAX_IN = 0.6  # ... and the number no longer than this down the rows
-PER_SIDE = 2  # of an ink's words on a side, this many nearest the border are read
+TOP_IN = 0.35  # a band's turned ends begin within this of its top row
+LINE_IN = 0.05  # an upright print's ends stand on one line: their tops within this of one another
+PER_SIDE = 3  # of an ink's words on a side, this many nearest the border are read
 SIDE = 0.45  # a left end stands within this share of the track's width from its left border, a right end alike
 PITCH_TOL = 0.6  # characters a number's reading may be off the count its length holds at the batch's pitch
+HEIGHT_TOL = 0.2  # ... and its letters' height off the batch's by no more than this share
 READ_PX = 42.0  # a number is enlarged to about this tall for Tesseract (8-px digits read best at about 5 times)
 
 
@@ -78,7 +81,10 @@ def _words(mask: np.ndarray, dpi: float) -> list[tuple[int, int, int, int, np.nd
     the size of a number's letters."""
     rule = max(3, int(round(GLYPH_MAX_IN[0] * dpi)))
     mask = cv2.subtract(mask, cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((1, rule), np.uint8)))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    # the grid is drawn over the curves and cuts them into pieces a letter's size: pieces a pixel or two apart
+    # are joined before the long blobs are told from letters
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cv2.dilate(mask, np.ones((3, 3), np.uint8)),
+                                                               connectivity=8)
     big = np.flatnonzero((stats[1:, 2] > GLYPH_MAX_IN[0] * dpi) | (stats[1:, 3] > GLYPH_MAX_IN[1] * dpi)) + 1
     letters = mask.copy()
     curve = np.isin(labels, big) if big.size else np.zeros(mask.shape, bool)
@@ -94,6 +100,20 @@ def _words(mask: np.ndarray, dpi: float) -> list[tuple[int, int, int, int, np.nd
         if curve[max(0, y - 2) : y + h + 2, max(0, x - 1) : x + w + 1].any():
             continue
         out.append((int(x), int(y), int(w), int(h), letters[y : y + h, x : x + w]))
+    return out
+
+
+def _frame_words(mask: np.ndarray, dpi: float, upright: bool) -> list[tuple[int, int, int, int, np.ndarray]]:
+    """The words of an ink's mask in the scan's frame (column, row, columns, rows) with each word's letters as an
+    upright picture (ink dark on paper): a print turned sideways is looked through as it is, an upright one
+    through its transpose (its lines then run down the rows as a turned print's do)."""
+    out = []
+    if upright:
+        for x, y, w, h, letters in _words(np.ascontiguousarray(mask.T), dpi):
+            out.append((y, x, h, w, np.where(letters.T > 0, 0, 255).astype(np.uint8)))
+    else:
+        for x, y, w, h, letters in _words(mask, dpi):
+            out.append((x, y, w, h, sw.turn(np.where(letters > 0, 0, 255).astype(np.uint8))))
     return out
 
 
@@ -130,37 +150,49 @@ def read_numbers(crops: list[np.ndarray]) -> list[float | None]:
         out.append(sw.number(t) if 0 < blobs <= len(t) else None)
     # one type prints every number of a batch: a reading with more or fewer characters than its picture's length
     # holds at their pitch is a part of the number (a curve through ``200000`` read ``200``) or more than it
+    # (and its letters are as tall as the others': a dash of a dashed curve, or a dot, is read as a 1 or a 4)
     pitches = [c.shape[1] / len(t) for c, t, v in zip(crops, text, out) if v is not None and len(t) >= 2]
     if len(pitches) >= 3:
         pitch = float(np.median(pitches))
+        tall = float(np.median([c.shape[0] for c, t, v in zip(crops, text, out) if v is not None and len(t) >= 2]))
         for k, (c, t) in enumerate(zip(crops, text)):
-            if out[k] is not None and len(t) >= 2 and abs(c.shape[1] / pitch - len(t)) > PITCH_TOL:
+            if out[k] is None:
+                continue
+            if (len(t) >= 2 and abs(c.shape[1] / pitch - len(t)) > PITCH_TOL) or abs(c.shape[0] - tall) > max(
+                    1.0, HEIGHT_TOL * tall):
                 out[k] = None
     return out
 
 
-def _candidates(rgb: np.ndarray, track: tuple[float, float], inks: list[tuple[int, int, int]], dpi: float
-                ) -> tuple[list[np.ndarray], list[tuple[int, str, float]]]:
-    """The turned words of each ink in a band of a track that may be an end: upright crops, and for each its ink,
-    its side (``L``, ``R``) and the column of its border-side edge."""
+def _candidates(rgb: np.ndarray, track: tuple[float, float], inks: list[tuple[int, int, int]], dpi: float,
+                upright: bool = False) -> tuple[list[np.ndarray], list[tuple[int, str, float]]]:
+    """The words of each ink in a band of a track that may be an end: upright crops, and for each its ink, its side
+    (``L``, ``R``) and the column of its border-side edge. A turned print's ends stand at the band's top (its names
+    run on below them); an upright print's on the line of its ink's first word against the right border."""
     lo, hi = int(np.floor(track[0])), int(np.ceil(track[1])) + 1
     masks = _ink_masks(rgb[:, lo:hi], inks)
     width = track[1] - track[0]
     crops: list[np.ndarray] = []
     owners: list[tuple[int, str, float]] = []
     for k, mask in enumerate(masks):
-        sides: dict[str, list[tuple[float, np.ndarray]]] = {"L": [], "R": []}
-        for x, y, w, h, letters in _words(mask, dpi):
+        sides: dict[str, list[tuple[float, int, np.ndarray]]] = {"L": [], "R": []}
+        for x, y, w, _, crop in _frame_words(mask, dpi, upright):
             left_edge, right_edge = lo + x, lo + x + w
             if left_edge < track[0] + SIDE * width:
-                sides["L"].append((float(left_edge), letters))
+                sides["L"].append((float(left_edge), y, crop))
             elif right_edge > track[1] - SIDE * width:
-                sides["R"].append((float(right_edge), letters))
-        # the words nearest each border (the end, and one more should it not read): the rest is names
+                sides["R"].append((float(right_edge), y, crop))
+        if upright:  # the line of the ink's first word against the right border (a title above it is no end)
+            found = [y for _, y, _ in sides["R"]] or [y for _, y, _ in sides["L"]]
+            line = min(found, default=0)
+            rows = (line - LINE_IN * dpi, line + LINE_IN * dpi)
+        else:
+            rows = (-1.0, TOP_IN * dpi)
+        # the words nearest each border (the end, and more should it not read): the rest is names
         for side, words in sides.items():
-            words.sort(key=lambda t: t[0], reverse=side == "R")
-            for edge, letters in words[:PER_SIDE]:
-                crops.append(sw.turn(np.where(letters > 0, 0, 255).astype(np.uint8)))
+            words = sorted((t for t in words if rows[0] <= t[1] <= rows[1]), key=lambda t: t[0], reverse=side == "R")
+            for edge, _, crop in words[:PER_SIDE]:
+                crops.append(crop)
                 owners.append((k, side, edge))
     return crops, owners
 
@@ -176,13 +208,13 @@ def _ends(owners: list[tuple[int, str, float]], values: list[float | None], coun
     return out
 
 
-def read_ends(bands: list[np.ndarray], track: tuple[float, float], inks: list[tuple[int, int, int]], dpi: float
-              ) -> list[list[InkEnds]]:
+def read_ends(bands: list[np.ndarray], track: tuple[float, float], inks: list[tuple[int, int, int]], dpi: float,
+              upright: bool = False) -> list[list[InkEnds]]:
     """Each ink's ends in each band of a track printed sideways (``bands``: rows of the scan's colour, its whole
     width; ``inks``: the track's curves' inks), all read in one Tesseract call."""
     if not inks or track[1] - track[0] < 10:
         return [[InkEnds(None, None, None, None) for _ in inks] for _ in bands]
-    found = [_candidates(band, track, inks, dpi) for band in bands]
+    found = [_candidates(band, track, inks, dpi, upright) for band in bands]
     values = read_numbers([c for crops, _ in found for c in crops])
     out, at = [], 0
     for crops, owners in found:
@@ -200,9 +232,9 @@ MAX_CHANGES = 16  # at most this many places are read per track (a gas scale cha
 
 
 def _right_words(rgb: np.ndarray, track: tuple[float, float], inks: list[tuple[int, int, int]],
-                 span: tuple[int, int], dpi: float) -> list[tuple[int, int, int, np.ndarray]]:
+                 span: tuple[int, int], dpi: float, upright: bool) -> list[tuple[int, int, int, np.ndarray]]:
     """Every word of the track's inks against its right border down a span of rows: (row, ink, right edge, its
-    mask). Only the columns next to the right border are looked at, a chunk of rows at a time."""
+    upright picture). Only the columns next to the right border are looked at, a chunk of rows at a time."""
     lo, hi = track
     zone = (int(np.floor(hi - SIDE * (hi - lo))), int(np.ceil(hi)) + 1)
     out = []
@@ -210,7 +242,7 @@ def _right_words(rgb: np.ndarray, track: tuple[float, float], inks: list[tuple[i
     for top in range(a, b, CHUNK_ROWS):
         masks = _ink_masks(rgb[top : min(b, top + CHUNK_ROWS), zone[0] : zone[1]], inks)
         for k, mask in enumerate(masks):
-            for x, y, w, _, letters in _words(mask, dpi):
+            for x, y, w, _, letters in _frame_words(mask, dpi, upright):
                 out.append((top + y, k, zone[0] + x + w, letters))
     out.sort(key=lambda t: t[0])
     return out
@@ -229,11 +261,12 @@ def _places(words: list[tuple[int, int, int, np.ndarray]], count: int, dpi: floa
         near = [w for w in words[i:] if w[0] - row <= reach]
         if len({k for _, k, _, _ in near}) < need:
             continue
-        rightmost: dict[int, tuple[int, np.ndarray]] = {}
-        for _, k, edge, mask in near:
+        rightmost: dict[int, tuple[int, int, np.ndarray]] = {}
+        for r, k, edge, mask in near:
             if k not in rightmost or edge > rightmost[k][0]:
-                rightmost[k] = (edge, mask)
-        places.append((row, {k: m for k, (_, m) in rightmost.items()}))
+                rightmost[k] = (edge, r, mask)
+        # the place begins at its first end (a word of a curve's ink above the ends may have begun the search)
+        places.append((min(r for _, r, _ in rightmost.values()), {k: m for k, (_, _, m) in rightmost.items()}))
     return places
 
 
@@ -242,26 +275,27 @@ def _same_print(p: np.ndarray, q: np.ndarray) -> bool:
     if abs(p.shape[0] - q.shape[0]) > 1 or abs(p.shape[1] - q.shape[1]) > 1:
         return False
     h, w = min(p.shape[0], q.shape[0]), min(p.shape[1], q.shape[1])
-    a, b = p[:h, :w] > 0, q[:h, :w] > 0
+    a, b = p[:h, :w] < 128, q[:h, :w] < 128  # ink dark on paper
     return float((a ^ b).sum()) <= SAME_SHARE * max(1, int((a | b).sum()))
 
 
 def read_changes(rgb: np.ndarray, track: tuple[float, float], inks: list[tuple[int, int, int]],
-                 first: tuple[int, int], span: tuple[int, int], dpi: float) -> list[tuple[int, list[InkEnds]]]:
+                 first: tuple[int, int], span: tuple[int, int], dpi: float, upright: bool = False
+                 ) -> list[tuple[int, list[InkEnds]]]:
     """The places down a sideways section where a track's ends are printed again and differ from the ends before
     them (``first``: the rows of the first ends; ``span``: the rows below them), with the ends each ink prints
     there. A mud log prints its ends again every few hundred feet: a place whose right ends are the pictures of
     those before it is the same scale, and is not read."""
-    before = _places(_right_words(rgb, track, inks, first, dpi), len(inks), dpi)
+    before = _places(_right_words(rgb, track, inks, first, dpi, upright), len(inks), dpi)
     if not before:
         return []
     last = dict(before[0][1])
     rows = []
-    for row, words in _places(_right_words(rgb, track, inks, span, dpi), len(inks), dpi):
+    for row, words in _places(_right_words(rgb, track, inks, span, dpi, upright), len(inks), dpi):
         if any(k not in last or not _same_print(m, last[k]) for k, m in words.items()):
             rows.append(row)
         last.update(words)
     rows = rows[:MAX_CHANGES]
     above, below = (int(f * dpi) for f in CHANGE_BAND_IN)
     bands = [rgb[max(0, r - above) : min(rgb.shape[0], r + below)] for r in rows]
-    return list(zip(rows, read_ends(bands, track, inks, dpi))) if rows else []
+    return list(zip(rows, read_ends(bands, track, inks, dpi, upright))) if rows else []

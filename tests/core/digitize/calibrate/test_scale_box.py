@@ -309,3 +309,63 @@ def test_a_legend_s_curves_take_their_ends_from_the_body_and_changes_land_on_the
     assert by[("TG2", 700.0)]["scale_changes"] == [{"from_pixel": 7500.0, "scale": [0, 300]}]  # numbered: a second TG
     assert "scale_changes" not in by[("TG", 10.0)] and [c.kept for c in changes] == [True, False]
     assert bs._peaks(np.array([0.1, 0.9, 0.8, 0.2, 0.7, 0.3]), 0.5, 2) == [1, 4]  # one match a row apart kept
+
+
+# -- ends printed sideways (sideways_ends.py) -----------------------------------------------------------------------
+
+RED, MAGENTA, BLUE = (255, 0, 0), (255, 0, 255), (0, 0, 255)
+
+
+def _sideways_band(rows: int, prints: list[tuple[str, int, int, tuple[int, int, int]]]) -> np.ndarray:
+    """A track 0-300 of a mud log printed sideways, 100 dpi: a grey grid, each ``(text, column, row, ink)`` printed
+    turned (reading down the rows) with its top left at that column and row."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    band = np.full((rows, 320, 3), 255, np.uint8)
+    band[:, ::25] = band[::25, :] = 123  # the grid, drawn under the prints
+    font = ImageFont.load_default(size=11)
+    for text, col, row, ink in prints:
+        x0, y0, x1, y1 = font.getbbox(text)
+        word = Image.new("L", (x1 + 2, y1 + 2), 255)
+        ImageDraw.Draw(word).text((1, 1), text, fill=0, font=font)
+        turned = np.rot90(np.asarray(word), -1)  # reads down the rows
+        h, w = turned.shape
+        on = turned < 128
+        band[row : row + h, col : col + w][on] = ink
+    return band
+
+
+def test_each_ink_is_taken_apart_even_where_two_prints_overlap():
+    """A red print half under a magenta one: each pixel goes to the ink it is nearest, the grid and paper to none."""
+    from core.digitize.calibrate.sideways_ends import _ink_masks
+
+    band = np.full((10, 10, 3), 255, np.uint8)
+    band[2:6, 2:6] = RED
+    band[4:8, 4:8] = MAGENTA
+    band[:, 0] = 123
+    band[9, 9] = (250, 30, 20)  # an antialiased red
+    red, magenta = _ink_masks(band, [RED, MAGENTA])
+    assert red.sum() == 16 - 4 + 1 and magenta.sum() == 16 and red[9, 9] and not (red | magenta)[:, 0].any()
+    assert not (red & magenta).any()
+
+
+@needs_ocr
+def test_a_sideways_track_s_ends_are_read_one_ink_at_a_time_and_a_scale_change_found_down_it():
+    """Two curves' ends printed turned against the borders of a track, staggered, each in its ink, over a grid,
+    with the red curve's line running down through its own ends' rows: each ink's ends are read apart. Printed
+    again twice down the track, the same once and then with new right ends: only the second is a change, and
+    it is read."""
+    from core.digitize.calibrate import sideways_ends as se
+
+    def ends_at(row: int, red_right: str, blue_right: str) -> list:
+        return [("0", 4, row + 2, BLUE), ("0", 18, row + 2, RED), (red_right, 300, row, RED),
+                (blue_right, 286, row, BLUE), ("TG (units)", 150, row, RED)]
+
+    band = _sideways_band(900, ends_at(3, "100", "10000") + ends_at(300, "100", "10000")
+                          + ends_at(600, "500", "50000"))
+    band[:, 200:203][np.arange(900) % 200 < 150] = RED  # the red curve, broken where the grid crosses it
+    first = se.read_ends([band[0:60]], (0.0, 310.0), [RED, BLUE], 100.0)[0]
+    assert [(e.left, e.right) for e in first] == [(0, 100), (0, 10000)]
+    changes = se.read_changes(band, (0.0, 310.0), [RED, BLUE], (0, 60), (60, 900), 100.0)
+    assert [(abs(row - 600) <= 3, [(e.left, e.right) for e in ends]) for row, ends in changes] == [
+        (True, [(0, 500), (0, 50000)])]
