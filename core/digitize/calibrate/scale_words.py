@@ -255,6 +255,7 @@ def read_region(grey: np.ndarray, rgb: np.ndarray | None, dpi: float, borders: t
     complete_ends(lines, clean, scale)
     minus_signs(lines, clean)
     decimal_points(lines, clean)
+    reread_lone_digits(lines, clean)
     return Reading(words, lines, clean, scale, across, walls, ink)
 
 
@@ -623,6 +624,26 @@ def reread_struck_numbers(lines: list[Line], clean: np.ndarray, scale: float) ->
         text = text.replace(" ", "")
         if number(text) is not None and sum(ch.isdigit() for ch in text) == len(w.text.replace(".", "")):
             w.text = text
+
+
+def reread_lone_digits(lines: list[Line], clean: np.ndarray) -> None:
+    """An end of one digit read again alone, enlarged and softened (``sideways_ends.read_numbers``): in the one
+    call that reads a box, a 6 against a wall in 10-px type comes out a 5 (a caliper's ``6 … 16``). Where the
+    second reading is one digit too and differs, it is the end (in place); where it is none, the first stands."""
+    from core.digitize.calibrate.sideways_ends import read_numbers
+
+    lone = []
+    for line in lines:
+        toks = tokens(line)
+        for w in {id(t): t for t in (toks[0], toks[-1])}.values():
+            if re.fullmatch(r"\d", w.text):
+                y0, y1 = max(0, int(w.y0) - 1), min(clean.shape[0], int(np.ceil(w.y1)) + 1)
+                x0, x1 = max(0, int(w.x0) - 1), min(clean.shape[1], int(np.ceil(w.x1)) + 1)
+                if y1 - y0 >= 4 and x1 - x0 >= 2:
+                    lone.append((w, np.ascontiguousarray(clean[y0:y1, x0:x1])))
+    for (w, _), value in zip(lone, read_numbers([c for _, c in lone])):
+        if value is not None and re.fullmatch(r"\d", f"{value:g}") and f"{value:g}" != w.text:
+            w.text = f"{value:g}"
 
 
 def complete_ends(lines: list[Line], clean: np.ndarray, scale: float) -> None:
