@@ -369,3 +369,28 @@ def test_a_sideways_track_s_ends_are_read_one_ink_at_a_time_and_a_scale_change_f
     changes = se.read_changes(band, (0.0, 310.0), [RED, BLUE], (0, 60), (60, 900), 100.0)
     assert [(abs(row - 600) <= 3, [(e.left, e.right) for e in ends]) for row, ends in changes] == [
         (True, [(0, 500), (0, 50000)])]
+
+
+@needs_ocr
+def test_a_lone_digit_end_is_read_again_alone_and_a_differing_digit_kept():
+    """``6  in  16`` in 10-px type, the 6 read 5 in the box's one call (as the archive's caliper rows were): read
+    again alone it is a 6; the 16 (two digits) and a name are left as read."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("L", (200, 30), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=13)
+    for x, text in ((3, "6"), (90, "in"), (170, "16")):
+        draw.text((x, 8), text, fill=0, font=font)
+    clean = np.asarray(page).copy()
+    boxes = {t: np.flatnonzero((clean[:, x - 1 : x + 20] < 128).any(axis=1)) for x, t in ((3, "6"), (170, "16"))}
+    cols = {t: np.flatnonzero((clean[:, x - 1 : x + 20] < 128).any(axis=0)) + x - 1
+            for x, t in ((3, "6"), (170, "16"))}
+    words = [sw.Word(float(cols["6"][0]), float(boxes["6"][0]), float(cols["6"][-1] + 1), float(boxes["6"][-1] + 1),
+                     "5"),
+             sw.Word(90.0, 8.0, 100.0, 20.0, "in"),
+             sw.Word(float(cols["16"][0]), float(boxes["16"][0]), float(cols["16"][-1] + 1),
+                     float(boxes["16"][-1] + 1), "16")]
+    line = sw.Line(words, (0.0, 200.0))
+    sw.reread_lone_digits([line], clean)
+    assert [w.text for w in line.words] == ["6", "in", "16"]
