@@ -10,8 +10,11 @@ them as one garbled word or not at all.
 Here each curve's ink is taken apart from the rest: the pixels nearest that ink (and near it in colour), with the
 grid, black print and every other ink left out; its curve's line, a long blob, is dropped; what stays is grouped
 into turned words, and the words nearest each border are cut out, turned upright and read together, digits only,
-in one Tesseract call. The number nearest the left border is the left end, the one nearest the right border the
-right end.
+in one Tesseract call (``scale_words.read_small_numbers``). The number nearest the left border is the left end,
+the one nearest the right border the right end.
+
+A colour mud log printed upright (``0  TG (units)  100``, a row per ink, struck through by the grid) is read the
+same way through its transpose, each ink's ends on the line of its first word against the right border.
 """
 
 from __future__ import annotations
@@ -32,9 +35,6 @@ TOP_IN = 0.35  # a band's turned ends begin within this of its top row
 LINE_IN = 0.05  # an upright print's ends stand on one line: their tops within this of one another
 PER_SIDE = 3  # of an ink's words on a side, this many nearest the border are read
 SIDE = 0.45  # a left end stands within this share of the track's width from its left border, a right end alike
-PITCH_TOL = 0.6  # characters a number's reading may be off the count its length holds at the batch's pitch
-HEIGHT_TOL = 0.2  # ... and its letters' height off the batch's by no more than this share
-READ_PX = 42.0  # a number is enlarged to about this tall for Tesseract (8-px digits read best at about 5 times)
 
 
 @dataclass
@@ -117,53 +117,6 @@ def _frame_words(mask: np.ndarray, dpi: float, upright: bool) -> list[tuple[int,
     return out
 
 
-def read_numbers(crops: list[np.ndarray]) -> list[float | None]:
-    """The numbers of upright crops (ink dark on paper), read in one Tesseract call, digits only: each enlarged to
-    about :data:`READ_PX` tall and softened (a print's square pixels enlarged sharp read a 1 as a 4), stacked with
-    paper between. A reading with fewer characters than the crop has blobs is none: read with digits only, a
-    name's letters come out as a digit or two, and a number half hidden under another ink as a 1."""
-    from core.digitize.calibrate.ocr import image_to_data
-
-    if not crops:
-        return []
-    parts, starts, y = [], [], 0
-    scales = [float(np.clip(READ_PX / max(1, c.shape[0]), 2.0, 8.0)) for c in crops]
-    width = int(max(c.shape[1] * s for c, s in zip(crops, scales))) + 60
-    for crop, s in zip(crops, scales):
-        big = cv2.GaussianBlur(cv2.resize(crop, None, fx=s, fy=s, interpolation=cv2.INTER_LINEAR), (0, 0), s / 3)
-        gap = max(12, big.shape[0] // 2)
-        part = np.full((big.shape[0] + 2 * gap, width), 255, np.uint8)
-        part[gap : gap + big.shape[0], 30 : 30 + big.shape[1]] = big
-        parts.append(part)
-        starts.append(y)
-        y += part.shape[0]
-    data = image_to_data(np.concatenate(parts, axis=0), config="--psm 6 -c tessedit_char_whitelist=0123456789.-")
-    text = [""] * len(crops)
-    first = np.array(starts)
-    for i, t in enumerate(data["text"]):
-        if t.strip():
-            k = int(np.searchsorted(first, data["top"][i] + data["height"][i] / 2, side="right") - 1)
-            text[k] += t.strip()
-    out: list[float | None] = []
-    for crop, t in zip(crops, text):
-        blobs = cv2.connectedComponents((crop < 128).astype(np.uint8), connectivity=8)[0] - 1
-        out.append(sw.number(t) if 0 < blobs <= len(t) else None)
-    # one type prints every number of a batch: a reading with more or fewer characters than its picture's length
-    # holds at their pitch is a part of the number (a curve through ``200000`` read ``200``) or more than it
-    # (and its letters are as tall as the others': a dash of a dashed curve, or a dot, is read as a 1 or a 4)
-    pitches = [c.shape[1] / len(t) for c, t, v in zip(crops, text, out) if v is not None and len(t) >= 2]
-    if len(pitches) >= 3:
-        pitch = float(np.median(pitches))
-        tall = float(np.median([c.shape[0] for c, t, v in zip(crops, text, out) if v is not None and len(t) >= 2]))
-        for k, (c, t) in enumerate(zip(crops, text)):
-            if out[k] is None:
-                continue
-            if (len(t) >= 2 and abs(c.shape[1] / pitch - len(t)) > PITCH_TOL) or abs(c.shape[0] - tall) > max(
-                    1.0, HEIGHT_TOL * tall):
-                out[k] = None
-    return out
-
-
 def _candidates(rgb: np.ndarray, track: tuple[float, float], inks: list[tuple[int, int, int]], dpi: float,
                 upright: bool = False) -> tuple[list[np.ndarray], list[tuple[int, str, float]]]:
     """The words of each ink in a band of a track that may be an end: upright crops, and for each its ink, its side
@@ -215,7 +168,7 @@ def read_ends(bands: list[np.ndarray], track: tuple[float, float], inks: list[tu
     if not inks or track[1] - track[0] < 10:
         return [[InkEnds(None, None, None, None) for _ in inks] for _ in bands]
     found = [_candidates(band, track, inks, dpi, upright) for band in bands]
-    values = read_numbers([c for crops, _ in found for c in crops])
+    values = sw.read_small_numbers([c for crops, _ in found for c in crops])
     out, at = [], 0
     for crops, owners in found:
         out.append(_ends(owners, values[at : at + len(crops)], len(inks)))
