@@ -170,10 +170,77 @@ def read_ends(bands: list[np.ndarray], track: tuple[float, float], inks: list[tu
     found = [_candidates(band, track, inks, dpi, upright) for band in bands]
     values = sw.read_small_numbers([c for crops, _ in found for c in crops])
     out, at = [], 0
-    for crops, owners in found:
-        out.append(_ends(owners, values[at : at + len(crops)], len(inks)))
+    for band, (crops, owners) in zip(bands, found):
+        ends = _ends(owners, values[at : at + len(crops)], len(inks))
+        if not upright:
+            _hidden_lefts(band, track, inks, ends, dpi)
+        out.append(ends)
         at += len(crops)
     return out
+
+
+HIDDEN_SEEN = 0.4  # a glyph half hidden under another ink shows this share of itself at least ...
+HIDDEN_UNDER = 0.8  # ... and the rest of it lies under other inks' print, this share at least
+
+
+def _hidden_lefts(band: np.ndarray, track: tuple[float, float], inks: list[tuple[int, int, int]],
+                  ends: list[InkEnds], dpi: float) -> None:
+    """A left end printed under another ink's letters (a sideways gas track's red TG ``0`` lies under the start of
+    the magenta ``C4 (ppm)``): where every other ink's left end reads one value, an ink whose right end reads and
+    whose left does not takes that value when its unread left word is that value's glyph (another ink's left end,
+    the same type) half seen: every pixel of it on the glyph, the glyph shown in part, and the rest of the glyph
+    under other inks (in place)."""
+    known = [(k, e) for k, e in enumerate(ends) if e.left is not None and e.left_x is not None]
+    wanting = [k for k, e in enumerate(ends) if e.left is None and e.right is not None]
+    if not wanting or len(known) < 2 or len({e.left for _, e in known}) != 1:
+        return
+    value = known[0][1].left
+    lo, hi = int(np.floor(track[0])), int(np.ceil(track[1])) + 1
+    masks = _ink_masks(band[:, lo:hi], inks)
+    top = TOP_IN * dpi
+
+    def left_words(k: int) -> list[tuple[int, int, np.ndarray]]:
+        out = []
+        for x, y, _, _, letters in _words(masks[k], dpi):
+            if y <= top and lo + x < track[0] + SIDE * (track[1] - track[0]):
+                rows, cols = np.nonzero(letters)
+                if rows.size:
+                    out.append((x + int(cols.min()), y + int(rows.min()),
+                                letters[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1] > 0))
+        return out
+
+    k0, e0 = known[0]
+    glyph = next((g for x, _, g in left_words(k0) if lo + x == int(e0.left_x) or abs(lo + x - e0.left_x) <= 1), None)
+    if glyph is None or glyph.sum() < 6:
+        return
+    gh, gw = glyph.shape
+    grown = cv2.dilate(glyph.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    for k in wanting:
+        others = np.zeros(masks[k].shape, bool)
+        for j, m in enumerate(masks):
+            if j != k:
+                others |= m > 0
+        others = cv2.dilate(others.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        mine = masks[k] > 0
+        for x, y, seen in sorted(left_words(k)):
+            if seen.shape[0] > gh + 1 or seen.shape[1] > gw + 1:
+                continue
+            fits = False
+            for dy in range(seen.shape[0] - gh, 1):
+                for dx in range(seen.shape[1] - gw, 1):
+                    y0, x0 = y + dy, x + dx
+                    if y0 < 0 or x0 < 0 or y0 + gh > mine.shape[0] or x0 + gw > mine.shape[1]:
+                        continue
+                    here = mine[y0 : y0 + gh, x0 : x0 + gw]
+                    if here.sum() < seen.sum() or (here & ~grown).any():
+                        continue  # the word is not all inside the glyph's place, or strays off its strokes
+                    shown = (here & glyph).sum() / glyph.sum()
+                    hidden = glyph & ~here
+                    under = (hidden & others[y0 : y0 + gh, x0 : x0 + gw]).sum() / max(1, hidden.sum())
+                    fits = fits or (shown >= HIDDEN_SEEN and under >= HIDDEN_UNDER)
+            if fits:
+                ends[k] = InkEnds(value, ends[k].right, float(lo + x), ends[k].right_x)
+                break
 
 
 CHANGE_INKS = 3  # ends printed again stand in this many of a track's inks at least (or in all, when fewer) ...
