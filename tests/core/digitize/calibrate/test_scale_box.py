@@ -394,3 +394,36 @@ def test_a_lone_digit_end_is_read_again_alone_and_a_differing_digit_kept():
     line = sw.Line(words, (0.0, 200.0))
     sw.reread_lone_digits([line], clean)
     assert [w.text for w in line.words] == ["6", "in", "16"]
+
+
+def test_a_left_end_half_hidden_under_another_ink_is_the_glyph_the_others_read():
+    """Blue and green ``0`` read at the left border; the red one beside them lies half under a magenta print: what
+    shows of it is on a 0's strokes and the rest is under magenta, so red's left end is 0. A red 1 (turned: a bar
+    across the 0's middle) half under the magenta is not."""
+    from core.digitize.calibrate.sideways_ends import InkEnds, _hidden_lefts
+
+    GREEN = (0, 200, 0)
+
+    def ring(band, x, ink):
+        band[3:8, x : x + 7] = ink
+        band[4:7, x + 1 : x + 6] = 255
+
+    def ends():
+        return [InkEnds(0, 100, 2, 95), InkEnds(0, 100, 12, 95), InkEnds(None, 100, None, 95),
+                InkEnds(None, None, None, None)]
+
+    inks = [BLUE, GREEN, RED, MAGENTA]
+    band = np.full((60, 100, 3), 255, np.uint8)
+    ring(band, 2, BLUE)
+    ring(band, 12, GREEN)
+    ring(band, 22, RED)
+    band[5:9, 21:30] = MAGENTA  # the magenta print over the red 0's lower half
+    got = ends()
+    _hidden_lefts(band, (0.0, 99.0), inks, got, 100.0)
+    assert (got[2].left, got[2].left_x) == (0, 22) and got[3].left is None
+    band[3:9, 21:30] = 255
+    band[5, 22:29] = RED  # a turned 1's stroke ...
+    band[6:9, 21:30] = MAGENTA  # ... beside magenta
+    got = ends()
+    _hidden_lefts(band, (0.0, 99.0), inks, got, 100.0)
+    assert got[2].left is None
