@@ -20,9 +20,9 @@ from dataclasses import dataclass
 
 # the trace stage's rise over the pages it traces, per pixel of the largest track's band (rows × columns of one
 # part): its float32 band, the grid's float64 damping and the damped band, the Viterbi's column-major copy.
-# Measured (VmHWM over the stage, the maps read before; 2-core EPYC): KGS whole 297 MiB for a 999 × 17,864 band
-# (17.4 B/px); ``iqa_33-025-02289-0001``'s section, see docs/benchmarks.md (issue #64). The largest measured, with
-# a margin: a prediction under the rise would let the reader start too soon
+# Measured (VmHWM over the stage, the maps read before; 2-core EPYC, docs/benchmarks.md, issue #64): KGS whole
+# 297 MiB for its 999 × 17,864 band (17.4 B/px), iqa_33-025-02289-0001's section 420 MiB for 501 × 52,313
+# (16.8 B/px). The largest, with a margin: a prediction under the rise would let the reader start too soon
 TRACE_BYTES_PER_BAND_PX = 20
 COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (``core/io/scan.py``)
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)
