@@ -12,10 +12,9 @@ float32 (so do these sums: E[x²] − E[x]² in float64 keeps 1e-13 of a varianc
 rstd, scale and shift are taken in float32 as they were (NumPy, the same operations in the same order), and
 the affine is one fused multiply-add a value, as PyTorch's vectorised ``addcmul`` computes it (``_fma32``),
 rounded to bf16 to nearest even as PyTorch rounds. So the network's maps, and the LAS, are those of the
-reductions on the maps tested (``tests/core/test_cpu_group_norm.py``) and on KGS and three more shared scans; not on
-every input yet: one window of ``iqa_33-025-02289-0001`` differs in 0.3 % of its codes (a one-pass E[x²] − E[x]²
-is the suspect where a group's variance is tiny beside its mean; docs/benchmarks.md), which moves 230 of its
-20,925 GR samples by at most 0.2 API.
+reductions (``tests/core/test_cpu_group_norm.py``; KGS and four more shared scans). One place the two float64
+computations can round apart is kept to the reductions: a statistic on a float32 rounding edge
+(:func:`_on_a_rounding_edge`; a group mean of ``iqa_33-025-02289-0001``'s section was exactly a float32 midpoint).
 
 The maps must not depend on the thread count (a folder's one-thread worker and a scan read alone with two
 threads wrote different LAS files when PyTorch's own kernel split its sums by thread: ``core/model/norms.py``).
