@@ -1,7 +1,7 @@
 """How the column classifier scores every labelled column of the archive: curve track or not, a confusion table.
 
     python3 tools/column_confusion.py tests/data/archive_labels ../shared/data/archive [--split develop]
-        [--only NAME ...] [--cache DIR] [--verbose] [--export FILE]
+        [--only NAME ...] [--cache DIR] [--verbose] [--margins] [--export FILE]
 
 For each labelled scan of the split, each stretch of log body the proposal finds (``find_all_sections``, as
 ``propose`` finds them) is read once for its lines along depth, with how far each runs on into the header's and
@@ -16,6 +16,12 @@ the classifier called it; a labelled column no proposed column matches is "not p
 not both found, or a line inside it was taken for one). Proposed columns that match no labelled one and were
 called tracks are counted apart (a false track that costs its scan). A scan's tracks are right where its main
 section's labelled tracks are exactly the proposed tracks, as ``eval-calibration`` scores them on framed bodies.
+
+``--margins``: for each labelled column, the test that settled its kind and by how much (``columns.decide``: the
+least relative distance of a measure from its threshold on the way, 0.1 = 10 % short of flipping), the thinnest
+first, and per kind of column the least margin; for columns the width rule told apart, also the margin of the
+tests behind it (as they would tell it were it wider): how far a lithology column is from passing as a track where
+its width does not say.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from core.digitize.calibrate.columns import (  # noqa: E402
     Column,
     classify,
     columns_of,
+    decide,
     mark_frames,
     measure,
     section_lines,
@@ -104,7 +111,7 @@ def _read_bodies(scan_path: Path, cache: Path) -> dict:
 def body_columns_from(body: dict, dpi: float) -> tuple[BodyLines, list[Column]]:
     """The framing rule and the classifier replayed on a cached body, as ``columns.body_columns`` runs them."""
     lines = [BodyLine(**{**ln, "rows": tuple(ln["rows"]), "frame": False}) for ln in body["lines"]]
-    found = mark_frames(BodyLines(lines, boxed=body["boxed"]))
+    found = mark_frames(BodyLines(lines, boxed=body["boxed"]), dpi)
     cols = columns_of(found)
     ink = body["ink"].astype(np.float32)
     for col in cols:
@@ -130,6 +137,7 @@ def score(labels_dir: Path, scans_dir: Path, split: str, only: list[str] | None,
     half = {w: name for name, wells in load_split(labels_dir).items() for w in wells}
     table: Counter = Counter()
     kinds: Counter = Counter()
+    margins = []
     scans_right, scans = 0, 0
     rows_out = []
     for lab in load_folder(labels_dir):
@@ -152,6 +160,12 @@ def score(labels_dir: Path, scans_dir: Path, split: str, only: list[str] | None,
                 got = "not parted" if hit is None else cols[hit].kind
                 if hit is not None:
                     used.add(hit)
+                    c = cols[hit]
+                    kind_of, test, margin = decide(c, meta["dpi"])
+                    behind = decide(c, meta["dpi"], by_width=False) if test == "narrow" else None
+                    margins.append({"scan": lab.stem, "section": s_i, "kind": kind, "truth": truth,
+                                    "cols": (lo, hi), "got": kind_of, "test": test, "margin": margin,
+                                    "behind": behind})
                 table[(truth, got)] += 1
                 kinds[(kind, got)] += 1
                 if verbose:
@@ -175,7 +189,37 @@ def score(labels_dir: Path, scans_dir: Path, split: str, only: list[str] | None,
                     rows_out.append(f"{lab.stem}: main section's tracks WRONG: "
                                     + ", ".join(f"{a:.0f}–{b:.0f}" for a, b in tracks))
         scans_right += bool(main_ok)
-    return {"table": table, "kinds": kinds, "scans": scans, "scans_right": scans_right, "rows": rows_out}
+    return {"table": table, "kinds": kinds, "scans": scans, "scans_right": scans_right, "rows": rows_out,
+            "margins": margins}
+
+
+def print_margins(margins: list[dict]) -> None:
+    """Each labelled column's deciding test and margin, the thinnest first (a wrong kind's margin signed
+    negative), then the least margin per kind of column."""
+    def signed(m: dict) -> float:
+        return m["margin"] if m["got"] == m["truth"] else -m["margin"]
+
+    print("\nmargins (labelled column: the test that settled it, its margin; narrow ones: the tests behind width)")
+    for m in sorted(margins, key=signed):
+        behind = m["behind"]
+        extra = ""
+        if behind is not None:
+            right = (behind[0] == m["truth"])
+            extra = f"   behind width: {behind[0]:<5} by {behind[1]:<8} {behind[2] if right else -behind[2]:+.2f}"
+        print(f"{m['scan']} s{m['section']} {m['kind']:<14} {m['cols'][0]:7.1f}–{m['cols'][1]:7.1f} "
+              f"{m['got']:<5} by {m['test']:<8} {signed(m):+.2f}{extra}")
+    print("\nleast margin per kind of column (and behind the width rule, where it told them):")
+    for kind in sorted({m["kind"] for m in margins}):
+        ms = [m for m in margins if m["kind"] == kind]
+        least = min(ms, key=signed)
+        line = f"  {kind:<14} {len(ms):>3} columns  least {signed(least):+.2f} ({least['scan']}, by {least['test']})"
+        behind = [m for m in ms if m["behind"] is not None]
+        if behind:
+            vals = [(b["behind"][2] if b["behind"][0] == b["truth"] else -b["behind"][2], b) for b in behind]
+            v, b = min(vals, key=lambda x: x[0])
+            wrong = sum(x < 0 for x, _ in vals)
+            line += f"; behind width {len(behind)}: least {v:+.2f} ({b['scan']}, by {b['behind'][1]}), {wrong} wrong"
+        print(line)
 
 
 def export(labels_dir: Path, scans_dir: Path, split: str, cache: Path) -> dict:
@@ -223,6 +267,8 @@ def main() -> int:
     p.add_argument("--only", nargs="+")
     p.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "welltrace" / "columns")
     p.add_argument("--verbose", action="store_true", help="one line per labelled column, with its measures")
+    p.add_argument("--margins", action="store_true",
+                   help="each labelled column's deciding test and margin, the thinnest first, and the least per kind")
     p.add_argument("--export", type=Path, metavar="FILE",
                    help="write what the classifier and the framing rule read of every labelled section (JSON)")
     a = p.parse_args()
@@ -232,6 +278,8 @@ def main() -> int:
     out = score(a.labels, a.scans, a.split, a.only, a.cache, a.verbose)
     for line in out["rows"]:
         print(line)
+    if a.margins:
+        print_margins(out["margins"])
     t = out["table"]
     print(f"\n{a.split}: columns by label (rows) and as the classifier read them (columns)")
     print(f"{'':<14}{'track':>8}{'other':>8}{'not parted':>12}")

@@ -12,10 +12,9 @@ float32 (so do these sums: E[x²] − E[x]² in float64 keeps 1e-13 of a varianc
 rstd, scale and shift are taken in float32 as they were (NumPy, the same operations in the same order), and
 the affine is one fused multiply-add a value, as PyTorch's vectorised ``addcmul`` computes it (``_fma32``),
 rounded to bf16 to nearest even as PyTorch rounds. So the network's maps, and the LAS, are those of the
-reductions on the maps tested (``tests/core/test_cpu_group_norm.py``) and on KGS and three more shared scans; not on
-every input yet: one window of ``iqa_33-025-02289-0001`` differs in 0.3 % of its codes (a one-pass E[x²] − E[x]²
-is the suspect where a group's variance is tiny beside its mean; docs/benchmarks.md), which moves 230 of its
-20,925 GR samples by at most 0.2 API.
+reductions (``tests/core/test_cpu_group_norm.py``; KGS and four more shared scans). One place the two float64
+computations can round apart is kept to the reductions: a statistic on a float32 rounding edge
+(:func:`_on_a_rounding_edge`; a group mean of ``iqa_33-025-02289-0001``'s section was exactly a float32 midpoint).
 
 The maps must not depend on the thread count (a folder's one-thread worker and a scan read alone with two
 threads wrote different LAS files when PyTorch's own kernel split its sums by thread: ``core/model/norms.py``).
@@ -72,11 +71,56 @@ def group_norm(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.T
         mean = total[0].reshape(groups, per_group).sum(1) / count
         var = total[1].reshape(groups, per_group).sum(1) / count - mean * mean
         mean32, var32 = mean.astype(np.float32), np.maximum(var, 0.0).astype(np.float32)
+        squares = total[1].reshape(groups, per_group).sum(1) / count
+        if _on_a_rounding_edge(mean, var, squares, count, eps):
+            # a statistic within the two computations' error of a float32 rounding edge: the reductions' own
+            # Welford sums decide which way it rounds (``_on_a_rounding_edge``)
+            var_t, mean_t = torch.var_mean(x[s : s + 1].float().unflatten(1, (groups, per_group)), dim=(2, 3, 4),
+                                           correction=0)
+            mean32, var32 = mean_t[0].numpy(), var_t[0].numpy()
+            EDGES[0] += 1
         rstd = np.float32(1.0) / np.sqrt(var32 + np.float32(eps))  # float32, as torch.rsqrt takes it
         scale = np.repeat(rstd, per_group) * w32
         shift = b32 - np.repeat(mean32, per_group) * scale
         _spread(lambda i, a, b: _affine(src[s], bf16, a, b, scale, shift, dst[s]), chunks)
     return out
+
+
+EDGES = [0]  # samples whose statistics were taken by the reductions (``_on_a_rounding_edge``): counted for the tools
+
+
+def _on_a_rounding_edge(mean: np.ndarray, var: np.ndarray, squares: np.ndarray, count: float, eps: float) -> bool:
+    """Whether any group's mean or variance (float64) lies so near the middle between two float32 values that
+    rounding it may go the other way than the reductions' (``norms._GroupNormByReduction``: PyTorch's Welford sums
+    in float64) does.
+
+    The two float64 computations differ by their rounding errors: these sums are exact or nearly (a bf16 value has
+    8 significant bits), the mean one division off, the variance E[x²] − E[x]² a few roundings of E[x²] off;
+    Welford's mean and M2 drift by about √n roundings. Where a value's distance to the nearest float32 midpoint is
+    under both errors' bound, which float32 each rounds to is not known from here. That happens: the exact mean of
+    a group of bf16 values is a fraction of a power of two and can be a midpoint itself (iqa_33-025-02289-0001's
+    section: one group of 55,296 values whose mean is exactly −33,269,833 / 2²³; rounded to even here, PyTorch's
+    Welford mean lands past it, the float32 mean a step apart and 0.3 % of that window's codes with it). Such a
+    sample's statistics are then the reductions' own; elsewhere the error bound is far below float32's step and
+    the two round alike. The bound: 16 √n units of float64 rounding of each statistic (Welford's drift, with room),
+    plus 4 units of E[x²] for the variance's cancellation; a variance step that ``var + eps`` loses in float32 (a
+    flat group's, beside eps) is no edge."""
+    unit = np.finfo(np.float64).eps
+    drift = 16.0 * np.sqrt(count) * unit
+    var = np.maximum(var, 0.0)
+    for value, slack, plus in ((mean, drift * np.abs(mean) + 4.0 * unit * np.sqrt(squares), None),
+                               (var, drift * var + 4.0 * unit * (squares + mean * mean), np.float32(eps))):
+        f = value.astype(np.float32)
+        below, above = np.nextafter(f, np.float32(-np.inf)), np.nextafter(f, np.float32(np.inf))
+        to_below = np.abs(value - (f.astype(np.float64) + below) / 2)
+        to_above = np.abs(value - (f.astype(np.float64) + above) / 2)
+        near = np.minimum(to_below, to_above) <= slack
+        if plus is not None:  # the variance counts as var + eps in float32: a step lost in the sum changes nothing
+            other = np.where(to_below < to_above, below, above)
+            near &= (f + plus) != (other + plus)
+        if np.any(near):
+            return True
+    return False
 
 
 def _spread(work, chunks: list[tuple[int, int]]) -> None:

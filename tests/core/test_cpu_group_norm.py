@@ -1,9 +1,12 @@
 """``core/model/cpu_group_norm.py``: the compiled group norm of a CPU's channels-last inference gives the numbers of
-the reductions it replaced, bit for bit on these maps, at any thread count; and so the network's maps
-(one window of a shared scan is known to differ: docs/benchmarks.md)."""
+the reductions it replaced, bit for bit on these maps, at any thread count, a group whose mean is exactly a float32
+midpoint included (how one window of a shared scan differed: docs/benchmarks.md); and so the network's maps."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
+import numpy as np
 import pytest
 import torch
 
@@ -71,3 +74,46 @@ def test_the_network_s_maps_are_unchanged(mode, monkeypatch):
         monkeypatch.setattr(cpu_group_norm, "applies", lambda t: False)
         before = model(x)
     assert torch.equal(fast, before)
+
+
+def _mean_on_a_midpoint(seed: int) -> torch.Tensor:
+    """A (1, 16, 32, 32) bf16 channels-last map whose mean is exactly halfway between two float32 values (as a
+    group of iqa_33-025-02289-0001's section's was): random values, a few of them set to the bf16 pieces that
+    bring the exact sum there."""
+    g = torch.Generator().manual_seed(seed)
+    v = (torch.randn(1, 16, 32, 32, generator=g) * 2 - 3.9).to(torch.bfloat16).double().flatten()
+    v[:64] = 0.0  # room for the pieces
+    n, total = v.numel(), Fraction(float(v.sum()))  # exact: bf16 values summed in float64
+    f = np.float32(float(total / n))
+    midpoint = (Fraction(float(f)) + Fraction(float(np.nextafter(f, np.float32(np.inf))))) / 2
+    short, k = midpoint * n - total, 0
+    while short:
+        piece = Fraction(float(torch.tensor(float(short), dtype=torch.float64).to(torch.bfloat16)))
+        v[k], short, k = float(piece), short - piece, k + 1
+    x = v.to(torch.bfloat16)
+    assert torch.equal(x.double(), v) and Fraction(float(v.sum())) / n == midpoint
+    return x.view(1, 16, 32, 32).contiguous(memory_format=torch.channels_last)
+
+
+def test_a_mean_exactly_between_two_float32_values_rounds_as_the_reductions_round(monkeypatch):
+    """Rounded to even here, the exact mean went one float32 step from PyTorch's Welford mean, and with it some
+    outputs: on such an edge the kernel takes the reductions' statistics."""
+    x = _mean_on_a_midpoint(0)
+    weight, bias = torch.ones(16), torch.zeros(16)
+    with torch.inference_mode():
+        expected = _GroupNormByReduction.apply(x, weight, bias, 1, 1e-5)
+        assert torch.equal(cpu_group_norm.group_norm(x, 1, weight, bias, 1e-5), expected)
+        monkeypatch.setattr(cpu_group_norm, "_on_a_rounding_edge", lambda *args: False)  # the kernel of before
+        assert not torch.equal(cpu_group_norm.group_norm(x, 1, weight, bias, 1e-5), expected)
+
+
+def test_a_flat_group_is_no_edge():
+    """A constant map's variance is 0 in one computation and a rounding away in the other: lost in var + eps, so
+    the kernel keeps its own statistics, and the same numbers."""
+    x = torch.full((1, 32, 40, 50), 0.25).to(torch.bfloat16).contiguous(memory_format=torch.channels_last)
+    weight, bias = torch.randn(32, generator=torch.Generator().manual_seed(1)), torch.zeros(32)
+    before = cpu_group_norm.EDGES[0]
+    with torch.inference_mode():
+        got = cpu_group_norm.group_norm(x, 2, weight, bias, 1e-5)
+        assert torch.equal(got, _GroupNormByReduction.apply(x, weight, bias, 2, 1e-5))
+    assert cpu_group_norm.EDGES[0] == before

@@ -117,9 +117,24 @@ def read_body(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[fl
         first = _first_rows(entries, band, track, a, rows)
         if first is not None:
             firsts.append(first)
-    out = BodyReading([r for rows in by_track.values() for r in rows])
+    # each legend curve's ends read from its ink alone where its print is coloured, for the curves the band read
+    # whole gives no ends (a row struck through by the grid, run into its neighbours), and their tracks' changes:
+    # the ends printed again in those inks
+    placed = [(i, t) for i in items for t in [_track_of(i.cell, tracks)] if t is not None]
+    by_ink, ink_changes = _read_inks(rgb, placed, (a, b), stop, dpi, upright=True)
+    inked_tracks = {placed[k][1] for k in by_ink}
+    for k, ends in by_ink.items():
+        item, track = placed[k]
+        rows = by_track.setdefault(track, [])
+        if any(item.mnemonic in _mnemonics(r) for r in rows):
+            continue
+        klass, pen_colour = _pen_of(reading, item, box_rgb)
+        rows.append(ScaleRow(track, item.name, item.unit, ends.left, ends.right, klass, int(item.y0),
+                             pen_colour or _hex(item.ink), item.mnemonic, False, float(start), section))
+    out = BodyReading([r for rows in by_track.values() for r in rows], ink_changes)
     for first in firsts:
-        out.changes += _changes(upright, rgb, first, (b, stop), dpi)
+        if first.track not in inked_tracks:
+            out.changes += _changes(upright, rgb, first, (b, stop), dpi)
     return out
 
 
@@ -311,41 +326,107 @@ def _read_turned(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple
                  span: tuple[int, int], dpi: float, box, section: int) -> BodyReading:
     """A mud log printed to be read sideways (six of the labelled archive's 36 scans): the legend's names and the body's
     ends are turned, and a track's curves' ends are printed staggered across the track's top, each in its curve's
-    ink. Each legend curve takes the numbers of its ink in its track: the one nearest the left border is the left
-    end, the one nearest the right border the right end."""
-    from core.io.colour import delta_e
-
+    ink. Each legend curve's ends are read from its ink alone (``sideways_ends.py``); a curve whose ends that does
+    not give (a black pen, a grey scan) takes the numbers of its ink in the band read whole: the one nearest the
+    left border is the left end, the one nearest the right border the right end."""
     width = box.width
     items = sw.legend(box.reading)
     if not items:
         return BodyReading()
     start, stop = span
     a, b = max(0, start - int(0.05 * dpi)), min(stop, start + int(BAND_IN * dpi))
+    box_rgb = sw.turn(None if rgb is None else rgb[box.top : box.top + box.reading.clean.shape[1]])
+    placed = []  # (item, its track)
+    for item in items:
+        x = width - 1 - 0.5 * (item.y0 + item.y1)
+        track = next(((float(lo), float(hi)) for lo, hi in tracks if lo <= x <= hi), None)
+        if track is not None:
+            placed.append((item, track))
+    by_ink, changes = _read_inks(rgb, placed, (a, b), stop, dpi, upright=False)
+    numbers = None
+    rows = []
+    for k, (item, track) in enumerate(placed):
+        if k in by_ink:
+            lv, rv = by_ink[k].left, by_ink[k].right
+        else:
+            if numbers is None:
+                numbers = _band_numbers(upright, rgb, (a, b), dpi, width)
+            ends = _ends_by_ink(numbers, track, item.ink)
+            if ends is None:
+                continue
+            lv, rv = ends
+        klass, pen_colour = _pen_of(box.reading, item, box_rgb)
+        rows.append(ScaleRow(track, item.name, item.unit, lv, rv, klass, int(item.y0), pen_colour or _hex(item.ink),
+                             item.mnemonic, False, float(start), section))
+    return BodyReading(rows, changes)
+
+
+def _band_numbers(upright: np.ndarray, rgb: np.ndarray | None, rows: tuple[int, int], dpi: float, width: int
+                  ) -> list[tuple[float, float, tuple[int, int, int] | None]]:
+    """The numbers of a band of a sideways print read whole: (column, value, ink)."""
+    a, b = rows
     grey = np.ascontiguousarray(upright[a:b])
     colour = None if rgb is None else np.ascontiguousarray(rgb[a:b])
     band = sw.read_region(sw.turn(grey), sw.turn(colour), dpi, box_walls=False)
-    box_rgb = sw.turn(None if rgb is None else rgb[box.top : box.top + box.reading.clean.shape[1]])
-    numbers = [(width - 1 - w.yc, sw.number(w.text), w.ink) for w in band.words if sw.number(w.text) is not None]
+    return [(width - 1 - w.yc, sw.number(w.text), w.ink) for w in band.words if sw.number(w.text) is not None]
+
+
+def _ends_by_ink(numbers: list[tuple[float, float, tuple[int, int, int] | None]], track: tuple[float, float],
+                 ink: tuple[int, int, int] | None) -> tuple[float, float] | None:
+    """A curve's ends among a band's numbers: those of its ink in its track nearest each border."""
+    from core.io.colour import delta_e
 
     def same_ink(p, q) -> bool:
         return (p is None and q is None) or (p is not None and q is not None and delta_e(p, q) < INK_SAME_DE)
 
-    rows = []
-    for item in items:
-        x = width - 1 - 0.5 * (item.y0 + item.y1)
-        track = next(((float(lo), float(hi)) for lo, hi in tracks if lo <= x <= hi), None)
-        if track is None:
+    lo, hi = track
+    mine = [(px, v) for px, v, i in numbers if lo <= px <= hi and same_ink(i, ink)]
+    left = [m for m in mine if m[0] < lo + 0.45 * (hi - lo)]
+    right = [m for m in mine if m[0] > hi - 0.45 * (hi - lo)]
+    if not left or not right:
+        return None
+    lv, rv = min(left)[1], max(right)[1]
+    return None if lv == rv else (lv, rv)
+
+
+def _read_inks(rgb: np.ndarray | None, placed: list, band: tuple[int, int], stop: int, dpi: float, upright: bool
+               ) -> tuple[dict, list[ScaleChange]]:
+    """The ends each legend curve prints in its ink at the top of its track (``sideways_ends.py``), by the curve's
+    index in ``placed`` ((item, track) pairs), and the scale changes printed further down (ends printed again
+    that differ from those in force)."""
+    from core.digitize.calibrate import sideways_ends
+
+    by_ink: dict[int, sideways_ends.InkEnds] = {}
+    changes: list[ScaleChange] = []
+    if rgb is None:
+        return by_ink, changes
+    a, b = band
+    for track in dict.fromkeys(t for _, t in placed):
+        inked = [(k, item) for k, (item, t) in enumerate(placed) if t == track and item.ink is not None]
+        inks = list(dict.fromkeys(item.ink for _, item in inked))
+        if not inks:
             continue
-        lo, hi = track
-        mine = [(px, v) for px, v, ink in numbers if lo <= px <= hi and same_ink(ink, item.ink)]
-        left = [m for m in mine if m[0] < lo + 0.45 * (hi - lo)]
-        right = [m for m in mine if m[0] > hi - 0.45 * (hi - lo)]
-        if not left or not right:
+        read = sideways_ends.read_ends([rgb[a:b]], track, inks, dpi, upright)[0]
+        for k, item in inked:
+            if read[inks.index(item.ink)].both:
+                by_ink[k] = read[inks.index(item.ink)]
+        # ends printed again down the section: where the right end reads and differs, a scale change; a left
+        # end under the curves that start there is often unread or misread, and is kept as it is unless two
+        # inks read the same new one
+        current = {k: (by_ink[k].left, by_ink[k].right) for k, _ in inked if k in by_ink}
+        if not current:
             continue
-        lv, rv = min(left)[1], max(right)[1]
-        if lv == rv:
-            continue
-        klass, pen_colour = _pen_of(box.reading, item, box_rgb)
-        rows.append(ScaleRow(track, item.name, item.unit, lv, rv, klass, int(item.y0), pen_colour or _hex(item.ink),
-                             item.mnemonic, False, float(start), section))
-    return BodyReading(rows)
+        for row, ends in sideways_ends.read_changes(rgb, track, inks, (a, b), (b, stop), dpi, upright):
+            lefts = [e.left for e in ends if e.left is not None]
+            for k, item in inked:
+                new = ends[inks.index(item.ink)]
+                if new.right is None or k not in current:
+                    continue
+                left = new.left if new.left is not None and lefts.count(new.left) >= 2 else current[k][0]
+                if left == new.right or (_same(current[k][0], left) and _same(current[k][1], new.right)):
+                    continue
+                current[k] = (left, new.right)
+                changes.append(ScaleChange([item.mnemonic], track, float(row), left, new.right,
+                                           f"scale change printed at row {row}: {item.mnemonic} "
+                                           f"{left:g}–{new.right:g} from there on"))
+    return by_ink, changes

@@ -182,12 +182,13 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
                 ln.shift = float(off)
     for ln in lines:
         ln.centre += ln.shift
-    return mark_frames(BodyLines(lines, boxed=framed))
+    return mark_frames(BodyLines(lines, boxed=framed), d)
 
 
-def mark_frames(found: BodyLines) -> BodyLines:
+def mark_frames(found: BodyLines, dpi: float | None = None) -> BodyLines:
     """``found`` with each line's ``frame`` set from how far it runs on into the boxes (``up``, ``down``) and how
-    heavy it is, and ``framed`` kept only where a line inside the body frames a column; in place."""
+    heavy it is (and a shared border of two equal tracks, :func:`_frame_halves`), and ``framed`` kept only where a
+    line inside the body frames a column; in place."""
     lines = found.lines
     # a legend's pen sample printed sideways in the box over a track is a stroke along depth that may stand where a
     # grid line would run on (the mud logs' legends, over grid lines of a quarter of their borders' weight); a
@@ -197,10 +198,42 @@ def mark_frames(found: BodyLines) -> BodyLines:
         least = FRAME_WEIGHT * float(np.median(running))
         for ln in lines:
             ln.frame = ln.runs_on and ln.strength >= least
+        _frame_halves(lines, dpi)
     # the outermost lines frame the body anyway: only a framing line inside it says how its columns are parted
     ordered = sorted(lines, key=lambda ln: ln.centre)
     found.framed = found.boxed and any(ln.frame for ln in ordered[1:-1])
     return found
+
+
+HALF_SHARE = 0.5  # a shared border of two equal tracks runs on along at least this share of both boxes' rows ...
+HALF_HEAVIER = 1.25  # ... and outweighs every other line inside its column by this factor ...
+HALF_TOLERANCE = 0.02  # ... at the column's middle, the column twice a framed track's width, within this share of it
+
+
+def _frame_halves(lines: list[BodyLine], dpi: float | None) -> None:
+    """Frame the shared border of two touching tracks of equal width where the box's row over it is crossed by
+    print (a caliper's mirrored scales written across the border), so that the border runs on along part of the
+    row only: the API layout prints tracks 2 and 3 as wide as track 1, so a framed column twice as wide as a framed
+    track beside it, whose heaviest inner line lies at its middle, outweighs every other line inside it and runs
+    on into both the header's and the footer's box (a grid line stops at the body's edge) is two tracks. In place.
+    """
+    ordered = sorted(lines, key=lambda ln: ln.centre)
+    if len(ordered) < 3:
+        return
+    frames = [ln for i, ln in enumerate(ordered) if ln.frame or i in (0, len(ordered) - 1)]
+    widths = [b.centre - a.centre for a, b in zip(frames, frames[1:])]
+    tracks = [w for w in widths if w >= MIN_TRACK_IN * _dpi_or(dpi)]
+    for a, b in zip(frames, frames[1:]):
+        inner = [ln for ln in ordered if a.centre < ln.centre < b.centre]
+        width = b.centre - a.centre
+        if len(inner) < 2 or not any(abs(2 * w - width) <= HALF_TOLERANCE * width for w in tracks):
+            continue
+        heavy = max(inner, key=lambda ln: ln.strength)
+        others = [ln for ln in inner if ln is not heavy]
+        if (abs(heavy.centre - (a.centre + b.centre) / 2) <= HALF_TOLERANCE * width
+                and min(heavy.up, heavy.down) >= HALF_SHARE
+                and all(heavy.strength >= HALF_HEAVIER * ln.strength for ln in others)):
+            heavy.frame = True
 
 
 @dataclass
@@ -271,13 +304,36 @@ def classify(col: Column, dpi: float | None) -> str:
     """A column's kind: "track" (a curve track: gridded, empty gridded, an image or a fill) or "other" (the depth
     column, lithology, porosity and show columns, descriptions, photographs, a well-bore plot). Figures are over
     the columns of the archive's labelled develop half."""
-    if col.width / _dpi_or(dpi) < MIN_TRACK_IN:
-        return "other"
+    return decide(col, dpi)[0]
+
+
+def decide(col: Column, dpi: float | None, by_width: bool = True) -> tuple[str, str, float]:
+    """:func:`classify`'s kind, the test that settled it, and its margin: the least relative distance of a measure
+    from its threshold over the tests on the way to the kind (0.1: a measure 10 % short of flipping it), so that
+    a rule's thin margins over the labelled columns can be found (``tools/column_confusion.py --margins``).
+    ``by_width`` False: the tests behind the width rule, as they would tell a column wider than it."""
+    def gap(value: float, limit: float) -> float:
+        return abs(value - limit) / limit
+
+    width = col.width / _dpi_or(dpi)
+    if by_width and width < MIN_TRACK_IN:
+        return "other", "narrow", gap(width, MIN_TRACK_IN)
+    margin = gap(width, MIN_TRACK_IN) if by_width else np.inf
     if col.busy >= BUSY_SHARE:
-        return "track" if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED else "other"
+        margin = min(margin, gap(col.busy, BUSY_SHARE))
+        if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED:
+            return "track", "image", min(margin, gap(col.ink, IMAGE_INK), gap(col.inked, IMAGE_INKED))
+        return "other", "crossed", min(margin, max(gap(col.ink, IMAGE_INK) if col.ink < IMAGE_INK else 0.0,
+                                                   gap(col.inked, IMAGE_INKED) if col.inked < IMAGE_INKED else 0.0))
+    margin = min(margin, gap(col.busy, BUSY_SHARE))
     if len(col.inner) >= GRID_LINES:
-        return "track" if col.ink < FILL_INK else "other"
-    return "track" if col.inked >= OPEN_INKED and col.ink >= OPEN_INK else "other"
+        margin = min(margin, gap(len(col.inner), GRID_LINES - 0.5))
+        return ("track" if col.ink < FILL_INK else "other"), "gridded", min(margin, gap(col.ink, FILL_INK))
+    margin = min(margin, gap(len(col.inner), GRID_LINES - 0.5))
+    if col.inked >= OPEN_INKED and col.ink >= OPEN_INK:
+        return "track", "filled", min(margin, gap(col.inked, OPEN_INKED), gap(col.ink, OPEN_INK))
+    return "other", "open", min(margin, max(gap(col.inked, OPEN_INKED) if col.inked < OPEN_INKED else 0.0,
+                                            gap(col.ink, OPEN_INK) if col.ink < OPEN_INK else 0.0))
 
 
 def body_columns(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> tuple[BodyLines, list[Column]]:

@@ -40,6 +40,7 @@ class DepthNumber:
     text: str
     kept: bool = False
     across: float | None = None  # where across it was read (the centre of its strip), when known
+    glyphs: tuple[float, float] | None = None  # [first, last + 1) rows along depth of its glyphs, when known
 
 
 @dataclass
@@ -168,6 +169,34 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> float 
         agrees = ok and (usual is None or abs(s - usual) <= SNAP_AGREE_PX)
         n.pixel += float(s) if agrees else (usual or 0.0)
     return usual
+
+
+CENTRED_SHARE = 0.25  # numbers that moved less than this share of half a glyph onto their lines are centred on them
+
+
+def place_without_lines(numbers: list[DepthNumber], moves: list[float]) -> None:
+    """Place the numbers of a section that prints no depth lines (a cement print's 1:12,000 summary) as the page's
+    other sections' numbers stand to their lines (in place): ``moves``, how far each of those sections' numbers
+    moved onto their lines (:func:`snap_to_depth_lines`). Numbers centred on their lines moved by next to nothing:
+    each number moves as they did. Numbers that sit on their lines (moved down by a good share of half a glyph) or
+    hang from them (moved up) stand on the depth they label with their glyphs' foot (or head): the drawn line keeps
+    a pixel or two clear of the glyphs, a gap an undrawn line does not leave, so moving by the others' move puts a
+    number that much past its depth (a 1:12,000 summary's 10000 ft 2.4 px low, 32 ft at 0.075 px/ft, where its
+    foot is within a pixel of where the body's ends put it). A number whose glyphs are unknown moves as the others
+    did."""
+    if not moves:
+        return
+    usual = float(np.median(moves))
+    for n in numbers:
+        if n.glyphs is None:
+            n.pixel += usual
+            continue
+        head, foot = n.glyphs
+        half = (foot - head) / 2.0
+        if abs(usual) <= CENTRED_SHARE * half:
+            n.pixel += usual
+        else:  # the pixel rows' edges: the last row of ink ends half a row below its index
+            n.pixel = foot - 0.5 if usual > 0 else head - 0.5
 
 
 def _monotonic(picks: list[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -177,6 +177,17 @@ def _on_glyphs(row: float, groups: list[tuple[int, int]], reach: float) -> float
     return row if best is None else best
 
 
+def glyph_rows(row: float, found: NumberRows | None) -> tuple[int, int] | None:
+    """[first, last + 1) rows of the glyphs of the number read at ``row`` (a row :func:`read_numbers` gives: their
+    centre, where it stood on them), or None where it stood on none (read off Tesseract's box alone)."""
+    if found is None:
+        return None
+    for a, b in found.groups:
+        if abs((a + b) / 2.0 - row) < 1e-6:
+            return a, b
+    return None
+
+
 def _pack(strip: np.ndarray, spans: list[tuple[int, int]], spacer: int = SPACER_PX
           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The strip's ``spans`` one after another with ``spacer`` rows of paper before each and after the last, and as

@@ -37,6 +37,7 @@ from core.digitize.calibrate.depth_fit import (
     ProposedSection,
     fit_section,
     name_sections,
+    place_without_lines,
     snap_to_depth_lines,
     split_passes,
 )
@@ -397,8 +398,9 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
     way, and, where neither gives a depth scale, the numbers printed inside its tracks, the narrowest track
     first and track by track until they do (:data:`TRACK_READING_MPX` at most, over the whole scan: a mud log's
     tracks hold 50 megapixels of curves and text to read, minutes). Its numbers go onto the depth lines they
-    label; a section without depth lines (a compressed summary log) moves them as the page's other sections'
-    moved (a print sets its labels one way: on their line, or just above it). A section left without three
+    label; a section without depth lines (a compressed summary log) places them as the page's other sections'
+    numbers stand to their lines (a print sets its labels one way: centred on their line, or on it: then the
+    undrawn line is at their glyphs' foot; ``depth_fit.place_without_lines``). A section left without three
     agreeing labels then borrows the scale of a section that has picks, for two printed depths."""
     from core.digitize.calibrate.depth_numbers import read_numbers
 
@@ -428,14 +430,13 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
                         report(share[0] + (share[1] - share[0]) * (m + a / max(1, b)) / len(strips))
 
                     read[id(strip), turned] = _read_strip(sec, strip, turned, read_numbers, step)
-            found = sorted((DepthNumber(x.pixel, x.value, x.text, across=x.across)
+            found = sorted((DepthNumber(x.pixel, x.value, x.text, across=x.across, glyphs=x.glyphs)
                             for strip, turned in zip(strips, turns) for x in read[id(strip), turned]),
                            key=lambda x: x.pixel)
             turned = any(turns)
             move = snap_to_depth_lines(found, lines[k])
-            if lines[k].size == 0 and moves:
-                for x in found:
-                    x.pixel += float(np.median(moves))
+            if lines[k].size == 0:
+                place_without_lines(found, moves)
             parts = split_passes(sec.with_span(sec.start, sec.stop), found, dpi, depth_unit)  # each try its own
             for part in parts:
                 fit_section(part, found, dpi, depth_unit)
@@ -508,9 +509,16 @@ def _scales(sections: list[ProposedSection]) -> list[float]:
 
 
 def _read_strip(sec: ProposedSection, strip: _Strip, turned: bool, read_numbers, progress) -> list[DepthNumber]:
-    """Every number read in a strip (upright or ``turned``), placed at its row along depth."""
-    return [DepthNumber(sec.start + centre, float(text), text, across=(strip.lo + strip.hi) / 2.0)
-            for centre, text in read_numbers(strip.grey, turned, progress, found=strip.rows)]
+    """Every number read in a strip (upright or ``turned``), placed at its row along depth; an upright one with the
+    rows of its glyphs (where a section prints no depth lines, its foot or head is the row it labels)."""
+    from core.digitize.calibrate.depth_numbers import glyph_rows
+
+    out = []
+    for centre, text in read_numbers(strip.grey, turned, progress, found=strip.rows):
+        glyphs = None if turned else glyph_rows(centre, strip.rows)  # a turned number's glyphs run along depth
+        out.append(DepthNumber(sec.start + centre, float(text), text, across=(strip.lo + strip.hi) / 2.0,
+                               glyphs=None if glyphs is None else (sec.start + glyphs[0], sec.start + glyphs[1])))
+    return out
 
 
 def _report(prop: Proposal, length: int) -> None:

@@ -42,6 +42,9 @@ RULE_IN = 0.2  # ink runs across this long (about twice a capital's width) are r
 GRAPHIC_IN = 0.28  # a blob taller than this after the rules are gone is no letter: a fill, a colour legend, a curve
 GROUP_GAP_IN = 0.07  # letters this close (a word space and more at 8 pt) are read as one run of text
 MAX_STACK_PX = 30000  # Tesseract refuses a picture taller than 32,767 px
+PITCH_TOL = 0.6  # characters a number's reading may be off the count its length holds at the batch's pitch
+HEIGHT_TOL = 0.2  # ... and its letters' height off the batch's by no more than this share
+SOFT_READ_PX = 42.0  # a number is enlarged to about this tall for Tesseract (8-px digits read best at about 5 times)
 APART = 0.9  # a scale end stands at least this many text heights from the words beside it
 NAME_LINES = 7  # a name is printed on up to this many lines (a cement log's 0.75-in cells: name, sector, mnemonic
 # broken over two lines, unit)
@@ -255,6 +258,7 @@ def read_region(grey: np.ndarray, rgb: np.ndarray | None, dpi: float, borders: t
     complete_ends(lines, clean, scale)
     minus_signs(lines, clean)
     decimal_points(lines, clean)
+    reread_lone_digits(lines, clean)
     return Reading(words, lines, clean, scale, across, walls, ink)
 
 
@@ -623,6 +627,71 @@ def reread_struck_numbers(lines: list[Line], clean: np.ndarray, scale: float) ->
         text = text.replace(" ", "")
         if number(text) is not None and sum(ch.isdigit() for ch in text) == len(w.text.replace(".", "")):
             w.text = text
+
+
+def read_small_numbers(crops: list[np.ndarray]) -> list[float | None]:
+    """The numbers of upright crops (ink dark on paper), read in one Tesseract call, digits only: each enlarged to
+    about :data:`SOFT_READ_PX` tall and softened (a print's square pixels enlarged sharp read a 1 as a 4), stacked with
+    paper between. A reading with fewer characters than the crop has blobs is none: read with digits only, a
+    name's letters come out as a digit or two, and a number half hidden under another ink as a 1."""
+    from core.digitize.calibrate.ocr import image_to_data
+
+    if not crops:
+        return []
+    parts, starts, y = [], [], 0
+    scales = [float(np.clip(SOFT_READ_PX / max(1, c.shape[0]), 2.0, 8.0)) for c in crops]
+    width = int(max(c.shape[1] * s for c, s in zip(crops, scales))) + 60
+    for crop, s in zip(crops, scales):
+        big = cv2.GaussianBlur(cv2.resize(crop, None, fx=s, fy=s, interpolation=cv2.INTER_LINEAR), (0, 0), s / 3)
+        gap = max(12, big.shape[0] // 2)
+        part = np.full((big.shape[0] + 2 * gap, width), 255, np.uint8)
+        part[gap : gap + big.shape[0], 30 : 30 + big.shape[1]] = big
+        parts.append(part)
+        starts.append(y)
+        y += part.shape[0]
+    data = image_to_data(np.concatenate(parts, axis=0), config="--psm 6 -c tessedit_char_whitelist=0123456789.-")
+    text = [""] * len(crops)
+    first = np.array(starts)
+    for i, t in enumerate(data["text"]):
+        if t.strip():
+            k = int(np.searchsorted(first, data["top"][i] + data["height"][i] / 2, side="right") - 1)
+            text[k] += t.strip()
+    out: list[float | None] = []
+    for crop, t in zip(crops, text):
+        blobs = cv2.connectedComponents((crop < 128).astype(np.uint8), connectivity=8)[0] - 1
+        out.append(number(t) if 0 < blobs <= len(t) else None)
+    # one type prints every number of a batch: a reading with more or fewer characters than its picture's length
+    # holds at their pitch is a part of the number (a curve through ``200000`` read ``200``) or more than it
+    # (and its letters are as tall as the others': a dash of a dashed curve, or a dot, is read as a 1 or a 4)
+    pitches = [c.shape[1] / len(t) for c, t, v in zip(crops, text, out) if v is not None and len(t) >= 2]
+    if len(pitches) >= 3:
+        pitch = float(np.median(pitches))
+        tall = float(np.median([c.shape[0] for c, t, v in zip(crops, text, out) if v is not None and len(t) >= 2]))
+        for k, (c, t) in enumerate(zip(crops, text)):
+            if out[k] is None:
+                continue
+            if (len(t) >= 2 and abs(c.shape[1] / pitch - len(t)) > PITCH_TOL) or abs(c.shape[0] - tall) > max(
+                    1.0, HEIGHT_TOL * tall):
+                out[k] = None
+    return out
+
+
+def reread_lone_digits(lines: list[Line], clean: np.ndarray) -> None:
+    """An end of one digit read again alone, enlarged and softened (:func:`read_small_numbers`): in the one
+    call that reads a box, a 6 against a wall in 10-px type comes out a 5 (a caliper's ``6 … 16``). Where the
+    second reading is one digit too and differs, it is the end (in place); where it is none, the first stands."""
+    lone = []
+    for line in lines:
+        toks = tokens(line)
+        for w in {id(t): t for t in (toks[0], toks[-1])}.values():
+            if re.fullmatch(r"\d", w.text):
+                y0, y1 = max(0, int(w.y0) - 1), min(clean.shape[0], int(np.ceil(w.y1)) + 1)
+                x0, x1 = max(0, int(w.x0) - 1), min(clean.shape[1], int(np.ceil(w.x1)) + 1)
+                if y1 - y0 >= 4 and x1 - x0 >= 2:
+                    lone.append((w, np.ascontiguousarray(clean[y0:y1, x0:x1])))
+    for (w, _), value in zip(lone, read_small_numbers([c for _, c in lone])):
+        if value is not None and re.fullmatch(r"\d", f"{value:g}") and f"{value:g}" != w.text:
+            w.text = f"{value:g}"
 
 
 def complete_ends(lines: list[Line], clean: np.ndarray, scale: float) -> None:

@@ -14,6 +14,7 @@ nearly tie the Viterbi took the other (a GR trace at r 0.995 against float maps 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 TOP = 65535
 _DECODE = ((np.arange(TOP + 1, dtype=np.float64) / TOP) ** 2).astype(np.float32)
@@ -25,7 +26,20 @@ def encode(p: np.ndarray) -> np.ndarray:
 
 
 def decode(q: np.ndarray) -> np.ndarray:
+    """Codes → probabilities (float32): the table's values, looked up in one compiled pass for a 2-D band (the
+    tracer's reads: NumPy's fancy indexing took a fifth of KGS's trace stage), by NumPy otherwise."""
+    if isinstance(q, np.ndarray) and q.ndim == 2 and q.dtype == np.uint16:
+        out = np.empty(q.shape, np.float32)
+        _lookup(q, _DECODE, out)
+        return out
     return _DECODE[q]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _lookup(q, table, out):
+    for r in range(q.shape[0]):
+        for c in range(q.shape[1]):
+            out[r, c] = table[q[r, c]]
 
 
 def max_error(p: np.ndarray | float) -> np.ndarray | float:
@@ -59,11 +73,11 @@ class CodedMap:
         return self.codes.nbytes
 
     def __getitem__(self, key) -> np.ndarray:
-        return _DECODE[self.codes[key]]
+        return decode(self.codes[key])
 
     def astype(self, dtype, copy: bool = True) -> np.ndarray:
-        return _DECODE[self.codes].astype(dtype, copy=False)
+        return decode(self.codes).astype(dtype, copy=False)
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
-        out = _DECODE[self.codes]
+        out = decode(self.codes)
         return out if dtype is None else out.astype(dtype, copy=False)

@@ -19,6 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Iterator
 
+from core.digitize.job.memory_gate import MemoryGate, ScanMemory, scan_memory
 from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, _load, digitize_file
 
 AHEAD = 1  # scans read ahead of the one traced: each holds its maps (7 bytes a pixel with a 4-class network)
@@ -51,14 +52,23 @@ def read_ahead(job: ScanJob, read: ReadOptions) -> ReadAhead:
     return ReadAhead(scan, calib, mask, pages, time.perf_counter() - t0)
 
 
-def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead: int = AHEAD
-             ) -> Iterator[tuple[Hashable, ScanOutcome]]:
+def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead: int = AHEAD,
+             gate: MemoryGate | None = None) -> Iterator[tuple[Hashable, ScanOutcome]]:
     """(key, outcome) of each (key, job), in order, each scan read in a thread of its own while the one before is
     traced: at most ``ahead`` scans read or being read beyond the one traced. ``jobs`` is drawn from lazily, one
     job as a slot frees (a worker takes from a shared queue no more than it can start). A scan that cannot be
-    read is a failed outcome (``digitize_file``), as when read and traced in turn."""
+    read is a failed outcome (``digitize_file``), as when read and traced in turn.
+
+    A network's reading waits for memory (``memory_gate.py``): it starts when its prediction fits beside what the
+    scans read and not yet traced hold, under ``read.memory_ceiling`` (default: 90 % of the memory available);
+    ``gate``: the one to use (a test's)."""
     import queue
 
+    if gate is None and read.model is not None:
+        from core.common.sysmem import proc_status
+        from core.digitize.evidence.network import default_ceiling
+
+        gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0))
     handed: queue.Queue = queue.Queue()
     slots = threading.Semaphore(ahead + 1)  # the scan traced and those read ahead
     stop = threading.Event()
@@ -67,11 +77,18 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
         try:
             for key, job in _lazily(jobs, slots, stop):
                 reading: Future = Future()
+                held = 0
                 try:
+                    memory = _predicted(job, read) if gate is not None else None
+                    if memory is not None:
+                        gate.admit(memory.reading, stop)
                     reading.set_result(read_ahead(job, read))
+                    if memory is not None:
+                        held = memory.held
+                        gate.hold(held)
                 except BaseException as exc:  # noqa: BLE001 - the tracer's side turns it into the scan's outcome
                     reading.set_exception(exc)
-                handed.put((key, job, reading))
+                handed.put((key, job, reading, held))
         finally:
             handed.put(None)
 
@@ -79,11 +96,13 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     thread.start()
     try:
         while (item := handed.get()) is not None:
-            key, job, reading = item
+            key, job, reading, held = item
             try:
                 outcome = digitize_file(job, read, reading)
             finally:
                 del reading, item  # its maps go with it, before the next scan's reading is let start
+                if held:
+                    gate.give(held)
                 slots.release()
             yield key, outcome
     except BaseException:  # interrupted, or the caller stopped early: the reading under way is not waited for
@@ -93,6 +112,18 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     stop.set()
     slots.release()
     thread.join()
+
+
+def _predicted(job: ScanJob, read: ReadOptions) -> ScanMemory | None:
+    """The job's memory (``memory_gate.scan_memory``), or None where it cannot be told from its files (the
+    reading then fails with the reason, or reads a scan the header did not describe) or nothing is predicted (a
+    mask or the classical ink, read in a fraction of a network's memory)."""
+    if read.model is None or job.from_mask is not None:
+        return None
+    try:
+        return scan_memory(job, read)
+    except Exception:  # noqa: BLE001 - the reading itself says what is wrong with the job
+        return None
 
 
 def _lazily(jobs: Iterable, slots: threading.Semaphore, stop: threading.Event) -> Iterator:

@@ -40,6 +40,7 @@ import numpy as np
 from core.common.runs import distance_to_true, true_runs
 from core.digitize.rules.confidence import CONFIDENCE_COLS, column_confidence
 from core.digitize.rules.passes import BIT, DOUBTS
+from core.digitize.rules.track_scans import strongest_uncovered
 
 TOLERANCE_SHARE = 0.05  # rows within this share of the track of a traced curve are its stroke (the tolerance a
 # reading is judged by): evidence there is no rival
@@ -59,26 +60,16 @@ def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep
     rival. ``row_offset``: the canonical row of ``evidence``'s first (a map of one track's band)."""
     cols = positions[0].size if positions else evidence.shape[1]
     out = np.zeros(cols, np.float32)
-    height = hi - lo + 1
+    traced = (np.stack([np.asarray(p, np.float64) for p in positions]) if positions
+              else np.zeros((0, cols)))
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
-        band = np.array(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
-        if damping is not None:
-            band *= damping(np.arange(c0, c1))
-        # each curve's rows (|row - position| <= keep_px) as an interval per column: +1 at its first row, -1 past
-        # its last, summed along the rows (one pass over the band, not one per curve; columns first, so the sum runs
-        # along memory)
-        kept = np.zeros((c1 - c0, height + 1), np.int8)
-        for p in positions:
-            q = np.asarray(p[c0:c1], np.float64)
-            at = np.flatnonzero(np.isfinite(q))
-            first = np.clip(np.ceil(q[at] - keep_px) - lo, 0, height).astype(np.int64)
-            past = np.clip(np.floor(q[at] + keep_px) - lo + 1, 0, height).astype(np.int64)
-            some = first < past
-            kept[at[some], first[some]] += 1
-            kept[at[some], past[some]] -= 1
-        np.putmask(band, np.cumsum(kept[:, :-1], axis=1, dtype=np.int8).T > 0, 0.0)
-        out[c0:c1] = band.max(axis=0)
+        band = np.asarray(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
+        factor = damping(np.arange(c0, c1)) if damping is not None else np.ones((1, 1))
+        # the rows each curve covers (|row - position| <= keep_px) taken out, the largest of the rest per column
+        # (compiled: ``track_scans.py``)
+        strongest_uncovered(band, np.asarray(factor, np.float64), damping is not None,
+                            np.ascontiguousarray(traced[:, c0:c1]), lo, float(keep_px), out[c0:c1])
     return out
 
 

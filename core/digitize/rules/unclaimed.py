@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from core.common.runs import distance_to_true
+from core.digitize.rules.track_scans import uncovered_ink_rows
 
 # a trace this near a neighbour's (a share of the track's width: the tolerance a reading is judged by) lies beside
 # it. A fixed 12 px missed hard_006's dots drifting 13-20 px from the caliper on its 423-px track (173 of 485 wrong
@@ -48,19 +49,22 @@ def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track
         beside = np.zeros(cols, bool)
         for p in others:
             beside |= np.abs(pos - p) <= BESIDE_SHARE_OF_TRACK * (hi - lo)
-    traced = [pos] + others
+    traced = np.stack([pos] + others).astype(np.float64)
     unclaimed = np.zeros(cols, bool)
-    idx = np.arange(lo, hi + 1, dtype=np.float32)[:, None]
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
         band = np.asarray(evidence[lo : hi + 1, c0:c1], np.float32)
-        if damping is not None:
-            band = band * damping(np.arange(c0, c1))
-        ink = band >= threshold
-        for p in traced:
-            near = np.abs(idx - p[None, c0:c1]) <= CLAIM_PX  # NaN compares False: a NULL curve claims nothing
-            ink &= ~near
-        unclaimed[c0:c1] = ink.sum(axis=0) >= MIN_INK_ROWS
+        factor = np.ones((1, 1)) if damping is None else np.asarray(damping(np.arange(c0, c1)))
+        damped = damping is not None and factor.dtype == np.float64  # the grid's: the product in float64, compiled
+        if damping is not None and not damped:
+            band = band * factor
+        # ink where the value reaches the threshold, compared in the value's precision (a Python float against a
+        # float32 map compares in float32)
+        at = float(threshold) if damped else float(band.dtype.type(threshold))
+        rows = np.zeros(c1 - c0, np.int64)
+        uncovered_ink_rows(band, factor, damped, at, np.ascontiguousarray(traced[:, c0:c1]), lo, float(CLAIM_PX),
+                           rows)
+        unclaimed[c0:c1] = rows >= MIN_INK_ROWS
     k = np.ones(WINDOW_COLS) / WINDOW_COLS
     share_beside = np.convolve(beside.astype(float), k, mode="same")
     share_unclaimed = np.convolve(unclaimed.astype(float), k, mode="same")

@@ -154,17 +154,68 @@ def test_every_labelled_column_of_the_archives_develop_half_is_told_track_or_not
 
 def test_the_framing_lines_of_the_archives_develop_half_part_its_labelled_tracks():
     """Each labelled section's lines (how far each runs on into the boxes, how heavy) framed as
-    :func:`mark_frames` does: every labelled curve track is a column within 5 px but 01135-0002's two resistivity
-    tracks, whose shared border runs on along 0.76 of the header's first box row and 0.61 of the footer's (a heavy
-    grid line of the held-out 02079's density track runs on as far: no share tells them apart)."""
+    :func:`mark_frames` does: every labelled curve track of the develop half is a column within 5 px, 01135-0002's
+    two resistivity tracks too (their shared border runs on along 0.76 of the header's first box row and 0.61 of
+    the footer's, where the Density Caliper's mirrored scales are printed across it: framed as the shared border of
+    two tracks as wide as track 1)."""
     from core.digitize.calibrate.columns import BodyLine, BodyLines, mark_frames
 
     missed, labelled = [], 0
     for b in _develop()["bodies"]:
         lines = [BodyLine(c, s, d, up=u, down=w) for c, s, d, u, w in b["lines"]]
-        cols = columns_of(mark_frames(BodyLines(lines, boxed=b["boxed"])))
+        cols = columns_of(mark_frames(BodyLines(lines, boxed=b["boxed"]), b["dpi"]))
         for lo, hi in b["tracks"]:
             labelled += 1
             if not any(abs(c.lo - lo) <= 5 and abs(c.hi - hi) <= 5 for c in cols):
                 missed.append((b["scan"], lo, hi))
-    assert labelled == 97 and missed == [("33-023-01135-0002", 670, 1170), ("33-023-01135-0002", 1170, 1670)], missed
+    assert labelled == 97 and missed == [], missed
+
+
+def _api_body(middle, track1: float = 500.0) -> list:
+    """The lines of an API layout at 200 dpi: track 1 (20 to 20 + ``track1``), the depth column, and a column
+    of two tracks' width (670-1670) with a grid every 50 px, its middle line ``middle``."""
+    from core.digitize.calibrate.columns import BodyLine
+
+    border = dict(strength=5.0, darkness=1.0, up=1.0, down=1.0)
+    lines = [BodyLine(x, **border) for x in (20.0, 20.0 + track1, 670.0, 1670.0)]
+    lines += [BodyLine(x, 1.0 + (x % 100 == 20), 1.0, up=0.35, down=0.4)
+              for x in np.arange(720.0, 1670.0, 50.0) if x != 1170.0]
+    return lines + [middle]
+
+
+def test_the_shared_border_of_two_tracks_as_wide_as_track_1_frames_them_where_the_box_is_written_across_it():
+    from core.digitize.calibrate.columns import BodyLine, BodyLines, mark_frames
+
+    def tracks(middle: BodyLine, track1: float = 500.0) -> list:
+        found = mark_frames(BodyLines(_api_body(middle, track1), boxed=True), 200.0)
+        return [(c.lo, c.hi) for c in columns_of(found)]
+
+    # heavier than the grid, drawn on along part of both boxes' first rows: two tracks
+    assert tracks(BodyLine(1170.0, 3.0, 1.0, up=0.76, down=0.61)) == [
+        (20.0, 520.0), (520.0, 670.0), (670.0, 1170.0), (1170.0, 1670.0)]
+    # a heavy grid line that stops at the body's edge (a density track's middle line): one column
+    assert (670.0, 1670.0) in tracks(BodyLine(1170.0, 3.0, 1.0, up=0.2, down=0.1))
+    # no heavier than the grid's major lines: one column
+    assert (670.0, 1670.0) in tracks(BodyLine(1170.0, 2.0, 1.0, up=0.76, down=0.61))
+    # no framed track beside it of half its width: one column
+    assert (670.0, 1670.0) in tracks(BodyLine(1170.0, 3.0, 1.0, up=0.76, down=0.61), track1=400.0)
+
+
+def test_a_columns_kind_comes_with_the_test_that_settled_it_and_how_far_it_was_from_flipping():
+    from core.digitize.calibrate.columns import BodyLine, Column, decide
+
+    grid = [BodyLine(100.0 + 20 * k, 1.0, 0.5) for k in range(6)]
+    # a gridded track whose ink is a fifth short of filling it: settled by the grid, 0.2 from flipping
+    kind, test, margin = decide(Column(0.0, 250.0, inner=grid, ink=0.2, inked=0.95, busy=0.1), DPI)
+    assert (kind, test) == ("track", "gridded") and abs(margin - 0.2) < 1e-9
+    # a lithology column 0.6 in wide: told by its width (0.1 in under 0.7: 0.14), and behind it by its fill
+    col = Column(0.0, 60.0, inner=grid, ink=0.3, inked=0.4, busy=0.0)
+    kind, test, margin = decide(col, DPI)
+    assert (kind, test) == ("other", "narrow") and abs(margin - 0.1 / 0.7) < 1e-9
+    kind, test, margin = decide(col, DPI, by_width=False)
+    assert (kind, test) == ("other", "gridded") and abs(margin - 0.2) < 1e-9
+    # every kind decide gives is classify's
+    for c in _develop()["columns"][:60]:
+        col = Column(*map(float, c["cols"]), inner=[BodyLine(0.0, 1.0, 1.0)] * c["lines"], ink=c["ink"],
+                     inked=c["inked"], busy=c["busy"])
+        assert decide(col, c["dpi"])[0] == classify(col, c["dpi"])

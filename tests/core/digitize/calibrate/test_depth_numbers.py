@@ -117,3 +117,28 @@ def test_a_picture_tesseract_fails_on_costs_its_numbers_only_and_a_cancel_stops_
             break
         time.sleep(0.1)
     assert threading.active_count() <= before
+
+
+def test_a_number_read_on_its_glyphs_knows_their_rows_and_a_section_without_lines_puts_it_where_the_page_does():
+    """A 1:12,000 summary prints no depth lines: its numbers stand on their depths as the page's other sections'
+    stand on their lines. Sitting on them (the others moved down by half a glyph): at their glyphs' foot, not a
+    drawn line's gap below it; hanging from them: at their head; centred on them: moved as the others were."""
+    from core.digitize.calibrate.depth_fit import DepthNumber, place_without_lines
+    from core.digitize.calibrate.depth_numbers import glyph_rows
+
+    img, rows = _strip()
+    found = number_rows(_ink(img), DPI)
+    for a, b in found.groups:
+        assert glyph_rows((a + b) / 2.0, found) == (a, b)
+    assert glyph_rows(found.groups[0][0] - 30.0, found) is None and glyph_rows(100.0, None) is None
+
+    def placed(moves: list[float], glyphs=(100, 108)) -> float:
+        n = DepthNumber(104.0, 1000.0, "1000", glyphs=glyphs)
+        place_without_lines([n], moves)
+        return n.pixel
+
+    assert placed([3.5, 2.0, 2.5]) == 107.5  # sitting on their lines: the last row of ink's lower edge
+    assert placed([-3.5, -3.0]) == 99.5  # hanging from them: the first row's upper edge
+    assert placed([0.5, 0.0, 1.0]) == 104.5  # centred on them: moved as they were
+    assert placed([3.5, 2.5], glyphs=None) == 107.0  # its glyphs unknown: moved as they were
+    assert placed([]) == 104.0  # no other section to say: left where it was read

@@ -253,9 +253,9 @@ ARCHIVE_BOXES = [("33-025-02014-0003", 0), ("33-025-01979-0007", 0), ("33-023-01
 @needs_ocr
 def test_the_labelled_boxes_curves_are_read(shared_data):
     """The box above a labelled section read with its labelled tracks: its curves, by mnemonic family and both ends
-    as printed, against the labels read by eye. Asserts the share over the four boxes (44 of their 54 curves read
-    with Tesseract 5.3.0 since decimal points, fused minus signs and ends against a wall are read, 33 before; the
-    bound leaves room for another version), never one scan's number."""
+    as printed, against the labels read by eye. Asserts the share over the four boxes (46 of their 54 curves read
+    with Tesseract 5.3.0 since lone digits are read again, 44 since decimal points, fused minus signs and ends
+    against a wall are read, 33 before; the bound leaves room for another version), never one scan's number."""
     from core.digitize.calibrate.scale_box import read_box
     from core.evaluation.archive_labels import load_labels
     from core.evaluation.calibration_scores import _score_curves
@@ -309,3 +309,121 @@ def test_a_legend_s_curves_take_their_ends_from_the_body_and_changes_land_on_the
     assert by[("TG2", 700.0)]["scale_changes"] == [{"from_pixel": 7500.0, "scale": [0, 300]}]  # numbered: a second TG
     assert "scale_changes" not in by[("TG", 10.0)] and [c.kept for c in changes] == [True, False]
     assert bs._peaks(np.array([0.1, 0.9, 0.8, 0.2, 0.7, 0.3]), 0.5, 2) == [1, 4]  # one match a row apart kept
+
+
+# -- ends printed sideways (sideways_ends.py) -----------------------------------------------------------------------
+
+RED, MAGENTA, BLUE = (255, 0, 0), (255, 0, 255), (0, 0, 255)
+
+
+def _sideways_band(rows: int, prints: list[tuple[str, int, int, tuple[int, int, int]]]) -> np.ndarray:
+    """A track 0-300 of a mud log printed sideways, 100 dpi: a grey grid, each ``(text, column, row, ink)`` printed
+    turned (reading down the rows) with its top left at that column and row."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    band = np.full((rows, 320, 3), 255, np.uint8)
+    band[:, ::25] = band[::25, :] = 123  # the grid, drawn under the prints
+    font = ImageFont.load_default(size=11)
+    for text, col, row, ink in prints:
+        x0, y0, x1, y1 = font.getbbox(text)
+        word = Image.new("L", (x1 + 2, y1 + 2), 255)
+        ImageDraw.Draw(word).text((1, 1), text, fill=0, font=font)
+        turned = np.rot90(np.asarray(word), -1)  # reads down the rows
+        h, w = turned.shape
+        on = turned < 128
+        band[row : row + h, col : col + w][on] = ink
+    return band
+
+
+def test_each_ink_is_taken_apart_even_where_two_prints_overlap():
+    """A red print half under a magenta one: each pixel goes to the ink it is nearest, the grid and paper to none."""
+    from core.digitize.calibrate.sideways_ends import _ink_masks
+
+    band = np.full((10, 10, 3), 255, np.uint8)
+    band[2:6, 2:6] = RED
+    band[4:8, 4:8] = MAGENTA
+    band[:, 0] = 123
+    band[9, 9] = (250, 30, 20)  # an antialiased red
+    red, magenta = _ink_masks(band, [RED, MAGENTA])
+    assert red.sum() == 16 - 4 + 1 and magenta.sum() == 16 and red[9, 9] and not (red | magenta)[:, 0].any()
+    assert not (red & magenta).any()
+
+
+@needs_ocr
+def test_a_sideways_track_s_ends_are_read_one_ink_at_a_time_and_a_scale_change_found_down_it():
+    """Two curves' ends printed turned against the borders of a track, staggered, each in its ink, over a grid,
+    with the red curve's line running down through its own ends' rows: each ink's ends are read apart. Printed
+    again twice down the track, the same once and then with new right ends: only the second is a change, and
+    it is read."""
+    from core.digitize.calibrate import sideways_ends as se
+
+    def ends_at(row: int, red_right: str, blue_right: str) -> list:
+        return [("0", 4, row + 2, BLUE), ("0", 18, row + 2, RED), (red_right, 300, row, RED),
+                (blue_right, 286, row, BLUE), ("TG (units)", 150, row, RED)]
+
+    band = _sideways_band(900, ends_at(3, "100", "10000") + ends_at(300, "100", "10000")
+                          + ends_at(600, "500", "50000"))
+    band[:, 200:203][np.arange(900) % 200 < 150] = RED  # the red curve, broken where the grid crosses it
+    first = se.read_ends([band[0:60]], (0.0, 310.0), [RED, BLUE], 100.0)[0]
+    assert [(e.left, e.right) for e in first] == [(0, 100), (0, 10000)]
+    changes = se.read_changes(band, (0.0, 310.0), [RED, BLUE], (0, 60), (60, 900), 100.0)
+    assert [(abs(row - 600) <= 3, [(e.left, e.right) for e in ends]) for row, ends in changes] == [
+        (True, [(0, 500), (0, 50000)])]
+
+
+@needs_ocr
+def test_a_lone_digit_end_is_read_again_alone_and_a_differing_digit_kept():
+    """``6  in  16`` in 10-px type, the 6 read 5 in the box's one call (as the archive's caliper rows were): read
+    again alone it is a 6; the 16 (two digits) and a name are left as read."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    page = Image.new("L", (200, 30), 255)
+    draw = ImageDraw.Draw(page)
+    font = ImageFont.load_default(size=13)
+    for x, text in ((3, "6"), (90, "in"), (170, "16")):
+        draw.text((x, 8), text, fill=0, font=font)
+    clean = np.asarray(page).copy()
+    boxes = {t: np.flatnonzero((clean[:, x - 1 : x + 20] < 128).any(axis=1)) for x, t in ((3, "6"), (170, "16"))}
+    cols = {t: np.flatnonzero((clean[:, x - 1 : x + 20] < 128).any(axis=0)) + x - 1
+            for x, t in ((3, "6"), (170, "16"))}
+    words = [sw.Word(float(cols["6"][0]), float(boxes["6"][0]), float(cols["6"][-1] + 1), float(boxes["6"][-1] + 1),
+                     "5"),
+             sw.Word(90.0, 8.0, 100.0, 20.0, "in"),
+             sw.Word(float(cols["16"][0]), float(boxes["16"][0]), float(cols["16"][-1] + 1),
+                     float(boxes["16"][-1] + 1), "16")]
+    line = sw.Line(words, (0.0, 200.0))
+    sw.reread_lone_digits([line], clean)
+    assert [w.text for w in line.words] == ["6", "in", "16"]
+
+
+def test_a_left_end_half_hidden_under_another_ink_is_the_glyph_the_others_read():
+    """Blue and green ``0`` read at the left border; the red one beside them lies half under a magenta print: what
+    shows of it is on a 0's strokes and the rest is under magenta, so red's left end is 0. A red 1 (turned: a bar
+    across the 0's middle) half under the magenta is not."""
+    from core.digitize.calibrate.sideways_ends import InkEnds, _hidden_lefts
+
+    GREEN = (0, 200, 0)
+
+    def ring(band, x, ink):
+        band[3:8, x : x + 7] = ink
+        band[4:7, x + 1 : x + 6] = 255
+
+    def ends():
+        return [InkEnds(0, 100, 2, 95), InkEnds(0, 100, 12, 95), InkEnds(None, 100, None, 95),
+                InkEnds(None, None, None, None)]
+
+    inks = [BLUE, GREEN, RED, MAGENTA]
+    band = np.full((60, 100, 3), 255, np.uint8)
+    ring(band, 2, BLUE)
+    ring(band, 12, GREEN)
+    ring(band, 22, RED)
+    band[5:9, 21:30] = MAGENTA  # the magenta print over the red 0's lower half
+    got = ends()
+    _hidden_lefts(band, (0.0, 99.0), inks, got, 100.0)
+    assert (got[2].left, got[2].left_x) == (0, 22) and got[3].left is None
+    band[3:9, 21:30] = 255
+    band[5, 22:29] = RED  # a turned 1's stroke ...
+    band[6:9, 21:30] = MAGENTA  # ... beside magenta
+    got = ends()
+    _hidden_lefts(band, (0.0, 99.0), inks, got, 100.0)
+    assert got[2].left is None

@@ -106,6 +106,16 @@ def test_coded_maps_are_within_half_a_step_of_the_probabilities():
     assert m.nbytes == 200
 
 
+def test_a_band_decodes_to_the_table_s_values_however_it_is_sliced():
+    codes = np.random.default_rng(3).integers(0, 65536, (120, 300)).astype(np.uint16)
+    m = CodedMap(codes)
+    table = ((np.arange(65536, dtype=np.float64) / 65535) ** 2).astype(np.float32)
+    for key in (np.s_[10:90, 5:250], np.s_[:, ::7], np.s_[5], np.s_[[1, 2, 3], 4], np.s_[3, 4]):
+        got = m[key]
+        assert np.asarray(got).dtype == np.float32 and np.array_equal(got, table[codes[key]])
+    assert np.array_equal(np.asarray(m), table[codes]) and np.array_equal(m.astype(np.float32), table[codes])
+
+
 def test_the_live_tensor_meter_counts_what_is_alive_at_once():
     with LiveTensorMeter() as meter:
         a = torch.zeros(1000, dtype=torch.float32)  # 4,000 B

@@ -112,3 +112,43 @@ def test_a_dead_worker_s_scans_fail_after_what_it_said_and_the_rest_go_on():
     out = list(_the_dead([_Process(False, -9), _Process(False, 1)], held, left, jobs, _Queue([])))
     assert [(o.scan, o.status) for o in out] == [("s2.png", "failed"), ("s3.png", "failed")]
     assert "no worker was left" in out[1].error and not left
+
+
+def _gated_log(tmp_path, monkeypatch, ceiling: int):
+    """Two small scans streamed through a gate under ``ceiling`` bytes, each predicted to need 60 to read and to
+    hold 50 until traced (30 kept, 20 to trace): the times each reading started and each tracing ended."""
+    from core.digitize.job.memory_gate import MemoryGate, ScanMemory
+
+    jobs = _jobs(tmp_path, 2, f"gated_{ceiling}")
+    log = []
+    read, trace = stream.read_ahead, scan_job.digitize_scan
+
+    def reading(job, options):
+        log.append(("read", job.scan.name, time.perf_counter()))
+        return read(job, options)
+
+    def tracing(job, options, sink=None, loaded=None, ahead=None):
+        try:
+            time.sleep(0.2)  # a tracer slower than the reading
+            return trace(job, options, sink, loaded, ahead)
+        finally:
+            log.append(("traced", job.scan.name, time.perf_counter()))
+
+    monkeypatch.setattr(stream, "read_ahead", reading)
+    monkeypatch.setattr(scan_job, "digitize_scan", tracing)
+    monkeypatch.setattr(stream, "_predicted", lambda job, options: ScanMemory(reading=60, kept=30, tracing=20))
+    gate = MemoryGate(ceiling, base=0)
+    outcomes = [o for _, o in stream.streamed(jobs, ReadOptions(), gate=gate)]
+    assert [o.status for o in outcomes] == ["written"] * 2
+    assert gate.held == 0  # every scan's memory given back once traced
+    return {(kind, name): t for kind, name, t in log}, gate
+
+
+def test_the_reader_waits_for_the_tracer_when_the_memory_plan_says_the_next_reading_does_not_fit(tmp_path,
+                                                                                             monkeypatch):
+    when, gate = _gated_log(tmp_path, monkeypatch, ceiling=100)  # 50 held + 60 to read > 100: one at a time
+    assert when["read", "synth_001.png"] > when["traced", "synth_000.png"]
+    assert gate.waited[0] < 0.05 and gate.waited[1] > 0.1  # the first scan read at once: nothing was held
+    when, gate = _gated_log(tmp_path, monkeypatch, ceiling=110)  # 50 + 60 fits: read while the other is traced
+    assert when["read", "synth_001.png"] < when["traced", "synth_000.png"]
+    assert max(gate.waited) < 0.05

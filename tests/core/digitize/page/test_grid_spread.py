@@ -1,0 +1,42 @@
+"""The grid's damping and map, spread over the columns in one compiled pass (core/digitize/page/grid.py:
+_spread_lines), are the NumPy of before bit for bit: random grids with bands that overlap, miss or clip the rows
+asked for, whole bands and chosen columns, float32 and float64 lines."""
+
+import numpy as np
+
+from core.digitize.page.grid import Grid
+
+
+def _combined_numpy(g: Grid, along: np.ndarray, r0: int, r1: int, cols=None) -> np.ndarray:
+    if cols is None:
+        out = np.repeat(along, np.diff(g.windows).astype(np.int64), axis=1)
+    else:
+        out = along[:, np.searchsorted(g.windows, cols, side="right") - 1]
+    for (lo, hi), prof in zip(g.bands, g.across):
+        a, b = max(lo, r0), min(hi, r1)
+        if a < b:
+            across = prof[None, :] if cols is None else prof[None, cols]
+            np.maximum(out[a - r0 : b - r0], across, out=out[a - r0 : b - r0])
+    return out
+
+
+def test_the_compiled_spread_is_the_numpy_one():
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        rows, cols = int(rng.integers(5, 60)), int(rng.integers(10, 300))
+        n = int(rng.integers(1, 6))
+        edges = np.linspace(0, cols, n + 1).round().astype(np.int64)
+        along = (rng.random((rows, n)) * (rng.random((rows, n)) < 0.5)).astype(np.float32)
+        bands = [(int(rng.integers(0, rows)), int(rng.integers(0, rows + 1))) for _ in range(rng.integers(0, 3))]
+        across = (rng.random((len(bands), cols)) * (rng.random((len(bands), cols)) < 0.3)).astype(np.float32)
+        g = Grid(along, edges, across, bands)
+        r0 = int(rng.integers(0, rows))
+        r1 = int(rng.integers(r0, rows + 1))
+        pick = None if rng.random() < 0.5 else rng.integers(0, cols, int(rng.integers(1, 50)))
+        floor = float(rng.random())
+        want = 1.0 - (1.0 - floor) * _combined_numpy(g, g.ruled(slice(r0, r1)), r0, r1, pick)
+        got = g.damping(slice(r0, r1), floor, pick)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+        want = _combined_numpy(g, g.along[r0:r1], r0, r1, pick)
+        got = g.map(slice(r0, r1), pick)
+        assert got.dtype == want.dtype and np.array_equal(got, want)

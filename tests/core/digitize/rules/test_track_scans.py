@@ -1,0 +1,109 @@
+"""The compiled track scans (core/digitize/rules/track_scans.py) give the NumPy of before bit for bit: the rival
+strength of the signals and the unclaimed-stroke flags, on random bands with curves that cross, leave the track, go
+NULL and sit exactly on a claim's or a cover's edge, damped by a float64 grid factor, a float32 factor or none."""
+
+import numpy as np
+import pytest
+
+from core.digitize.rules import signals, unclaimed
+from core.digitize.rules.signals import rival_strength
+from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
+
+
+def _rival_numpy(evidence, lo, hi, positions, keep_px, damping=None, row_offset=0):
+    """signals.rival_strength as it was in NumPy (d36c861 to this change)."""
+    cols = positions[0].size if positions else evidence.shape[1]
+    out = np.zeros(cols, np.float32)
+    height = hi - lo + 1
+    for c0 in range(0, cols, signals.CHUNK):
+        c1 = min(cols, c0 + signals.CHUNK)
+        band = np.array(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
+        if damping is not None:
+            band *= damping(np.arange(c0, c1))
+        kept = np.zeros((c1 - c0, height + 1), np.int8)
+        for p in positions:
+            q = np.asarray(p[c0:c1], np.float64)
+            at = np.flatnonzero(np.isfinite(q))
+            first = np.clip(np.ceil(q[at] - keep_px) - lo, 0, height).astype(np.int64)
+            past = np.clip(np.floor(q[at] + keep_px) - lo + 1, 0, height).astype(np.int64)
+            some = first < past
+            kept[at[some], first[some]] += 1
+            kept[at[some], past[some]] -= 1
+        np.putmask(band, np.cumsum(kept[:, :-1], axis=1, dtype=np.int8).T > 0, 0.0)
+        out[c0:c1] = band.max(axis=0)
+    return out
+
+
+def _unclaimed_numpy(i, positions, shares_track, evidence, lo, hi, threshold, damping=None):
+    """unclaimed.beside_an_unclaimed_stroke as it was in NumPy (before this change)."""
+    from core.common.runs import distance_to_true
+
+    pos = positions[i]
+    cols = pos.size
+    others = [p for j, p in enumerate(positions) if j != i and shares_track[j]]
+    if not others:
+        return np.zeros(cols, bool)
+    with np.errstate(invalid="ignore"):
+        beside = np.zeros(cols, bool)
+        for p in others:
+            beside |= np.abs(pos - p) <= unclaimed.BESIDE_SHARE_OF_TRACK * (hi - lo)
+    traced = [pos] + others
+    found = np.zeros(cols, bool)
+    idx = np.arange(lo, hi + 1, dtype=np.float32)[:, None]
+    for c0 in range(0, cols, unclaimed.CHUNK):
+        c1 = min(cols, c0 + unclaimed.CHUNK)
+        band = np.asarray(evidence[lo : hi + 1, c0:c1], np.float32)
+        if damping is not None:
+            band = band * damping(np.arange(c0, c1))
+        ink = band >= threshold
+        for p in traced:
+            ink &= ~(np.abs(idx - p[None, c0:c1]) <= unclaimed.CLAIM_PX)
+        found[c0:c1] = ink.sum(axis=0) >= unclaimed.MIN_INK_ROWS
+    k = np.ones(unclaimed.WINDOW_COLS) / unclaimed.WINDOW_COLS
+    share_beside = np.convolve(beside.astype(float), k, mode="same")
+    share_unclaimed = np.convolve(found.astype(float), k, mode="same")
+    flag = (share_beside >= unclaimed.BESIDE_SHARE) & (share_unclaimed >= unclaimed.UNCLAIMED_SHARE) & beside
+    return distance_to_true(flag) <= unclaimed.WINDOW_COLS // 4
+
+
+def _case(seed: int, rows: int = 90, cols: int = 700):
+    rng = np.random.default_rng(seed)
+    ev = rng.random((rows, cols)).astype(np.float32) ** 3
+    ev[rng.random((rows, cols)) < 0.3] = 0.0
+    ev[:, rng.integers(0, cols, 20)] = np.float32(0.3)  # values on the threshold itself
+    positions = []
+    for _ in range(rng.integers(1, 5)):
+        p = np.cumsum(rng.normal(0, 2, cols)) + rng.uniform(-10, rows + 10)
+        p[rng.random(cols) < 0.2] = np.nan
+        p[rng.random(cols) < 0.1] = 40.5  # exactly between two rows
+        positions.append(p)
+    d64 = 1.0 - 0.85 * (rng.random((rows, cols)) < 0.2) * rng.random((rows, cols))
+    return rng, ev, positions, d64
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_rival_strength_is_the_numpy_one(seed, monkeypatch):
+    monkeypatch.setattr(signals, "CHUNK", 256)  # chunk edges inside the case
+    rng, ev, positions, d64 = _case(seed)
+    lo, hi = int(rng.integers(0, 20)), int(rng.integers(60, 90))
+    keep = float(rng.choice([2.0, 4.5, 3.7]))
+    for damping in (None, lambda c: d64[lo : hi + 1, c], lambda c: d64[lo : hi + 1, c].astype(np.float32)):
+        got = rival_strength(ev, lo, hi, positions, keep, damping)
+        assert np.array_equal(got, _rival_numpy(ev, lo, hi, positions, keep, damping))
+    band = ev[lo : hi + 1]  # a map of the track's band alone
+    assert np.array_equal(rival_strength(band, lo, hi, positions, keep, None, row_offset=lo),
+                          _rival_numpy(band, lo, hi, positions, keep, None, row_offset=lo))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compiled_unclaimed_stroke_is_the_numpy_one(seed, monkeypatch):
+    monkeypatch.setattr(unclaimed, "CHUNK", 256)
+    rng, ev, positions, d64 = _case(seed)
+    positions = positions + [positions[0] + 3.0]  # a neighbour beside the first curve: some columns flag
+    lo, hi = int(rng.integers(0, 20)), int(rng.integers(60, 90))
+    shares = [True] * len(positions)
+    for threshold in (0.3, float(np.float32(0.3)) + 1e-9):
+        for damping in (None, lambda c: d64[lo : hi + 1, c], lambda c: d64[lo : hi + 1, c].astype(np.float32)):
+            for i in range(len(positions)):
+                got = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, threshold, damping)
+                assert np.array_equal(got, _unclaimed_numpy(i, positions, shares, ev, lo, hi, threshold, damping))
