@@ -5,7 +5,7 @@ NULL and sit exactly on a claim's or a cover's edge, damped by a float64 grid fa
 import numpy as np
 import pytest
 
-from core.digitize.rules import signals, unclaimed
+from core.digitize.rules import signals, track_scans, unclaimed
 from core.digitize.rules.signals import rival_strength
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
 
@@ -107,3 +107,21 @@ def test_compiled_unclaimed_stroke_is_the_numpy_one(seed, monkeypatch):
             for i in range(len(positions)):
                 got = beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, threshold, damping)
                 assert np.array_equal(got, _unclaimed_numpy(i, positions, shares, ev, lo, hi, threshold, damping))
+
+
+def test_the_kernels_on_a_band_worked_by_hand():
+    """Three columns of five rows from row 10: a curve at row 12 covers rows 11-13 (keep 1 px), so the strongest
+    uncovered value is the largest outside them; NaN covers nothing; damping halves every value first. The inked
+    rows (>= 0.5) farther than 1 px from the curve are counted into what ``out`` held."""
+    band = np.array([[0.9, 0.2, 0.6], [0.1, 0.8, 0.7], [0.7, 0.3, 0.9], [0.2, 0.9, 0.1], [0.4, 0.1, 0.5]],
+                    np.float32)
+    positions = np.array([[12.0, 12.0, np.nan]])
+    half = np.full(band.shape, 0.5)
+    out = np.zeros(3, np.float32)
+    track_scans.strongest_uncovered(band, half, False, positions, 10, 1.0, out)
+    assert out.tolist() == pytest.approx([0.9, 0.2, 0.9])
+    track_scans.strongest_uncovered(band, half, True, positions, 10, 1.0, out)
+    assert out.tolist() == pytest.approx([0.45, 0.1, 0.45])
+    rows = np.array([1, 1, 1], np.int64)
+    track_scans.uncovered_ink_rows(band, half, False, 0.5, positions, 10, 1.0, rows)
+    assert rows.tolist() == [1 + 1, 1 + 0, 1 + 4]  # column 0: row 10 (0.9); column 1: none; column 2: all but 0.1
