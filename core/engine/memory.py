@@ -13,8 +13,6 @@ what the app's live gauge shows (``training_memory``).
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -22,7 +20,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
-from core.common.sysmem import proc_status, total_memory
+from core.common.sysmem import proc_status, release_free_heap, total_memory
 
 DTYPE_NAMES = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16", torch.float64: "fp64"}
 
@@ -122,13 +120,6 @@ def state_bytes(model: nn.Module, optimizer: torch.optim.Optimizer | None) -> di
 # -- process / device peaks ------------------------------------------------------
 
 
-def _release_free_heap() -> None:
-    """Hand the C heap's free pages back to the system (glibc ``malloc_trim``). Without it the resident size
-    before a step still holds what the previous step freed, and the step's rise over it understates the step."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
-
-
 def reset_peaks(device: torch.device, release_heap: bool = False) -> None:
     """Start a new peak window. ``release_heap`` (CPU) trims the C heap first so that a measured step's rise
     over the resident size is the whole step; training leaves it off (the step would fault its pages in again)."""
@@ -136,7 +127,7 @@ def reset_peaks(device: torch.device, release_heap: bool = False) -> None:
         torch.cuda.reset_peak_memory_stats(device)
     else:
         if release_heap:
-            _release_free_heap()
+            release_free_heap()  # the step's rise is over a resident size that holds no freed pages
         with contextlib.suppress(OSError):  # Linux: resets VmHWM to the current RSS
             with open("/proc/self/clear_refs", "w") as fh:
                 fh.write("5")

@@ -64,8 +64,9 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     ``gate``: the one to use (a test's)."""
     import queue
 
+    from core.common.sysmem import proc_status, release_free_heap
+
     if gate is None and read.model is not None:
-        from core.common.sysmem import proc_status
         from core.digitize.evidence.network import default_ceiling
 
         gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0))
@@ -82,6 +83,10 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
                     memory = _predicted(job, read) if gate is not None else None
                     if memory is not None:
                         gate.admit(memory.reading, stop)
+                        # the reading's own plan starts from the resident size: without this it would still
+                        # hold what the scan traced before freed (a tall scan's tracing: 0.5 GiB and more),
+                        # and a scan that fits alone is refused ("needs at least ... GiB")
+                        release_free_heap()
                     reading.set_result(read_ahead(job, read))
                     if memory is not None:
                         held = memory.held

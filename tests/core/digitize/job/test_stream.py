@@ -11,6 +11,7 @@ import lasio
 import numpy as np
 
 from core.cli.main import main
+from core.common import sysmem
 from core.digitize.job import scan_job, stream
 from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, digitize_file
 from core.digitize.job.workers import _the_dead
@@ -137,6 +138,13 @@ def _gated_log(tmp_path, monkeypatch, ceiling: int):
     monkeypatch.setattr(stream, "read_ahead", reading)
     monkeypatch.setattr(scan_job, "digitize_scan", tracing)
     monkeypatch.setattr(stream, "_predicted", lambda job, options: ScanMemory(reading=60, kept=30, tracing=20))
+    real_release = sysmem.release_free_heap
+
+    def release():  # the freed heap handed back before each gated reading, after the scan before was traced
+        log.append(("released", f"before {len(log)}", time.perf_counter()))
+        real_release()
+
+    monkeypatch.setattr(sysmem, "release_free_heap", release)
     gate = MemoryGate(ceiling, base=0)
     outcomes = [o for _, o in stream.streamed(jobs, ReadOptions(), gate=gate)]
     assert [o.status for o in outcomes] == ["written"] * 2
@@ -148,6 +156,9 @@ def test_the_reader_waits_for_the_tracer_when_the_memory_plan_says_the_next_read
                                                                                              monkeypatch):
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=100)  # 50 held + 60 to read > 100: one at a time
     assert when["read", "synth_001.png"] > when["traced", "synth_000.png"]
+    released = sorted(t for (kind, _), t in when.items() if kind == "released")
+    assert len(released) == 2  # a reading's plan starts from a resident size that holds no freed pages
+    assert when["traced", "synth_000.png"] < released[1] < when["read", "synth_001.png"]
     assert gate.waited[0] < 0.05 and gate.waited[1] > 0.1  # the first scan read at once: nothing was held
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=110)  # 50 + 60 fits: read while the other is traced
     assert when["read", "synth_001.png"] < when["traced", "synth_000.png"]
