@@ -69,9 +69,9 @@ def group_norm(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.T
         total = sums.sum(0)  # chunk order: the same at any thread count
         count = float(pixels * per_group)
         mean = total[0].reshape(groups, per_group).sum(1) / count
-        var = total[1].reshape(groups, per_group).sum(1) / count - mean * mean
+        squares = total[1].reshape(groups, per_group).sum(1) / count  # E[x²]
+        var = squares - mean * mean
         mean32, var32 = mean.astype(np.float32), np.maximum(var, 0.0).astype(np.float32)
-        squares = total[1].reshape(groups, per_group).sum(1) / count
         if _on_a_rounding_edge(mean, var, squares, count, eps):
             # a statistic within the two computations' error of a float32 rounding edge: the reductions' own
             # Welford sums decide which way it rounds (``_on_a_rounding_edge``)
