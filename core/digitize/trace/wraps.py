@@ -315,14 +315,22 @@ def take_hidden_returns(wrap_step: np.ndarray, candidates: np.ndarray, backup: s
     """:func:`two_level_wraps` with the returns :func:`hidden_returns` found (``candidates``, columns) taken where the
     curve is on its backup scale there and no crossing was taken at the column: the wrap steps, the levels and the
     columns whose level is uncertain. A candidate while on the main scale says nothing (a curve by the edge beside
-    its own steep strokes), so it is no crossing and no misread."""
+    its own steep strokes), so it is no crossing and no misread; nor does one inside a stretch a later return
+    pins (taking it would make that seen return a misread): on the fit's 80 logs (``confidence_fit.FIT_SEED``) the
+    only two candidates taken inside such stretches were both wrong (random_13's RHOB: 56 columns of its backup read
+    on the main scale), and with this rule no value there changes."""
     wrap_step = wrap_step.copy()
     back = -1 if backup == "high" else 1
     level, unsure = two_level_wraps(wrap_step, backup)
     for c in candidates:
-        if level[c - 1] != 0 and wrap_step[c] == 0:
-            wrap_step[c] = back
-            level, unsure = two_level_wraps(wrap_step, backup)
+        if level[c - 1] == 0 or wrap_step[c] != 0:
+            continue
+        wrap_step[c] = back
+        with_it = two_level_wraps(wrap_step, backup)
+        if (with_it[1] & ~unsure).any():  # a crossing seen later no longer fits: the stretch was pinned by it
+            wrap_step[c] = 0
+            continue
+        level, unsure = with_it
     return wrap_step, level, unsure
 
 

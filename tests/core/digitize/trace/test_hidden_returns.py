@@ -52,3 +52,11 @@ def test_a_hidden_return_is_taken_only_from_the_backup_scale():
     assert list(np.flatnonzero(steps_after)) == [10, 40] and not unsure.any()
     low = take_hidden_returns(-steps, np.array([40]), "low")[1]
     assert (low[10:40] == -1).all() and (low[40:] == 0).all()
+
+
+def test_no_hidden_return_inside_a_stretch_a_later_return_pins():
+    steps = np.zeros(100, np.int64)
+    steps[[10, 60]] = [1, -1]  # up, and back at 60, both seen
+    steps_after, level, unsure = take_hidden_returns(steps, np.array([40]), "high")
+    assert (level[10:60] == 1).all() and (level[60:] == 0).all() and not unsure.any()
+    assert list(np.flatnonzero(steps_after)) == [10, 60]
