@@ -56,6 +56,7 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "on_line": s["on_line"],
         "log_slope": np.log(s["slope"] + 1e-3),
         "log_wiggle": np.log(s["wiggle"] + 1e-3),
+        "log_curve_wiggle": np.log(s["curve_wiggle"] + 1e-3),
         "unseen": s["unseen"],
         "to_null": s["to_null"],
         "run_cols": s["run_cols"],

@@ -23,8 +23,8 @@ from core.io.calibration import CurveSpec
 
 
 def _signals(n: int, rng) -> dict[str, np.ndarray]:
-    names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "unseen",
-             "to_null",
+    names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "curve_wiggle",
+             "unseen", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
     return {k: rng.random(n).astype(np.float32) for k in names}
@@ -154,3 +154,24 @@ def test_a_trace_lying_still_on_its_border_is_a_feature_of_its_own():
     x, names = design(s, 1, False, False)
     assert x[:, names.index("still_on_border")].tolist() == [1.0, 0.0, 0.0, 0.0]
     assert "still_on_border" in bundled_confidence().features  # the shipped model reads it
+
+
+def test_a_curves_wiggle_over_the_whole_log_is_its_median_wiggle_where_it_has_a_value():
+    """A curve calm over most of its log but for one busy stretch is a calm curve (the median, not the mean), the
+    NULL columns say nothing of it, and the shipped model reads it (on a log scale, like the column's wiggle)."""
+    spec = CurveSpec("GR", "API", "", 1, (0.0, 200.0), (0.0, 150.0))
+    cols = 100
+    pos = np.full(cols, 100.0)
+    pos[40:44] = [20.0, 180.0, 20.0, 180.0]  # a busy stretch: 0.8 of the track within four columns
+    pos[90:] = np.nan
+    tr = Trace("GR", pos, np.zeros(cols, np.int64), np.ones(cols, np.float32), np.isfinite(pos))
+    tr.signals = {"strength": np.full(cols, 0.8, np.float32)}
+    s = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24)
+    assert np.isclose(s["wiggle"][41], 0.8) and s["wiggle"][0] == 0.0
+    assert (s["curve_wiggle"] == 0.0).all()  # 20 busy columns of 90 valued ones: the median is calm
+    pos[::2] = np.where(np.arange(cols)[::2] < 90, 110.0, np.nan)  # a curve that swings every column
+    s = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24)
+    assert np.allclose(s["curve_wiggle"], 10 / 200)
+    x, names = design(s, 1, False, False)
+    assert np.allclose(x[:, names.index("log_curve_wiggle")], np.log(10 / 200 + 1e-3))
+    assert "log_curve_wiggle" in bundled_confidence().features  # the shipped model reads it
