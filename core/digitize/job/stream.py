@@ -69,11 +69,6 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     if gate is None and read.model is not None:
         from core.digitize.evidence.network import default_ceiling
 
-        # the process's own memory includes what its first reading loads for good: the network's code (oneDNN's
-        # and the compiled norm's, ~145 MiB on the 2-core EPYC) and, unless kept on disk, the memory plan's probes.
-        # Read before them, the base missed that much and the gated folder peaked over its ceiling (issue #64)
-        preload_reading(read)
-        release_free_heap()
         gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0))
     handed: queue.Queue = queue.Queue()
     slots = threading.Semaphore(ahead + 1)  # the scan traced and those read ahead
@@ -122,17 +117,6 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     stop.set()
     slots.release()
     thread.join()
-
-
-def preload_reading(read: ReadOptions) -> None:
-    """Load what a network's first reading on the CPU loads and keeps (``footprint.load_forward``)."""
-    from core.model import precision as prec
-    from core.model.footprint import load_forward
-
-    device = "cuda" if str(read.device).startswith("cuda") else "cpu"
-    if read.model is not None and device == "cpu":
-        mode = (read.precision or prec.for_inference("model", read.model.trained_precision, device)).mode
-        load_forward(read.model.cfg, mode)
 
 
 def _predicted(job: ScanJob, read: ReadOptions) -> ScanMemory | None:

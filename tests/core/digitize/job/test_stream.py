@@ -163,24 +163,3 @@ def test_the_reader_waits_for_the_tracer_when_the_memory_plan_says_the_next_read
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=110)  # 50 + 60 fits: read while the other is traced
     assert when["read", "synth_001.png"] < when["traced", "synth_000.png"]
     assert max(gate.waited) < 0.05
-
-
-def test_the_gate_s_base_holds_what_the_first_reading_loads_for_good(monkeypatch):
-    """The process's own memory is read after the network's first forward has loaded its code (and the memory
-    plan's fit): read before, it missed ~145 MiB and the gated folder of the shared scans peaked over its
-    ceiling."""
-    from core.model import footprint
-    from core.model.network import build, preset
-
-    footprint._forward_once.cache_clear()
-    seen = []
-
-    class Recorder(stream.MemoryGate):
-        def __init__(self, ceiling, base):
-            seen.append(footprint._forward_once.cache_info().currsize)
-            super().__init__(ceiling, base)
-
-    monkeypatch.setattr(stream, "MemoryGate", Recorder)
-    model = build(preset("tiny", classes=4)).eval()
-    assert list(stream.streamed(iter(()), ReadOptions(model=model))) == []
-    assert seen == [1]
