@@ -153,9 +153,9 @@ def _keep_fit(path: Path, fit: tuple[float, float]) -> None:
 @functools.lru_cache(maxsize=16)
 def _fit(cfg_key: str, precision_mode: str, device_type: str) -> tuple[float, float]:
     """The probes' fit, measured once per configuration and kept on disk: the two probe forwards under the meter
-    and the ``torch._dynamo`` import its dispatch mode pulls in took 6.6 s of every ``digitize``'s start (the
-    bundled model, bf16, the 2-core EPYC at load ~7) and ~0.1 GiB of its peak (docs/benchmarks.md, issue #64),
-    and the count is the same in every process."""
+    and the ``torch._dynamo`` import its dispatch mode pulls in took 3.8-8.0 s of every ``digitize``'s start and
+    85 MiB of its resident size (the bundled model, bf16, the 2-core EPYC at load ~5; kept: 0.6-1.8 s with
+    :func:`load_forward`, docs/benchmarks.md, issue #64), and the count is the same in every process."""
     path = _fit_cache_file(cfg_key, precision_mode, device_type)
     fit = _cached_fit(path)
     if fit is None:
