@@ -6,7 +6,8 @@ each track and again every hundred feet or so: ``0  ROP (min/ft)  10`` across th
 under ``TG (Units)``, or bare ends for all the curves of a track. When a gas scale is changed while drilling, the
 rows printed from there on carry the new ends (often under a ``Scale Change`` title).
 
-This module reads the body's first inch in each track that has a legend (``scale_words.py``), gives each legend
+This module reads the body's first inch in each track that has a legend (``scale_words.py``, its entries
+``scale_entries.py``), gives each legend
 curve its ends (by name, else the track's bare ends), and then finds the rows again down the section: the first
 rows' names are a template matched along the track (cheap: the section downscaled, one correlation per track),
 and only where the ends beside a match differ from the first rows' is it read; ends that differ from the scale
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from core.digitize.calibrate import printed_words as pw
+from core.digitize.calibrate import scale_entries as se
 from core.digitize.calibrate import scale_words as sw
 from core.digitize.calibrate.scale_box import ScaleRow, _colour, _hex, _mnemonics, _same, _style
 
@@ -61,7 +64,7 @@ class _TrackRows:
     rows: list[ScaleRow]
 
 
-def _pen_of(reading: sw.Reading, item: sw.LegendItem, box_rgb: np.ndarray | None) -> tuple[int, str | None]:
+def _pen_of(reading: sw.Reading, item: se.LegendItem, box_rgb: np.ndarray | None) -> tuple[int, str | None]:
     """The line style and ink of a legend item's pen sample: the most inked row of the ink beside its name."""
     h = item.y1 - item.y0
     a, b = max(0, int(item.y0 - 0.3 * h)), min(reading.across.shape[0], int(item.y1 + 0.3 * h) + 1)
@@ -96,7 +99,7 @@ def read_body(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[fl
     # a curve the box prints its ends for is no legend entry, though a pen sample stands beside its name (an
     # open-hole box's dashed PEFZ): the body's bare ends are not its
     given = {m for r in box.rows for m in _mnemonics(r)}
-    items = [i for i in sw.legend(reading) if i.mnemonic not in given]
+    items = [i for i in se.legend(reading) if i.mnemonic not in given]
     if not items:
         return BodyReading()
     start, stop = span
@@ -105,7 +108,7 @@ def read_body(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[fl
     colour = None if rgb is None else np.ascontiguousarray(rgb[a:b])
     borders = tuple(float(x) for t in tracks for x in t)
     band = sw.read_region(grey, colour, dpi, borders, box_walls=False)
-    found = sw.entries(band.lines, band.across)
+    found = se.entries(band.lines, band.across)
     box_rgb = None if rgb is None else rgb[box_row : box_row + reading.clean.shape[0]]
     by_track: dict[tuple[float, float], list[ScaleRow]] = {}
     firsts: list[_TrackRows] = []
@@ -138,7 +141,7 @@ def read_body(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[fl
     return out
 
 
-def _name_ends(entries: list[sw.Entry], legend: list[sw.LegendItem], reading: sw.Reading,
+def _name_ends(entries: list[pw.Entry], legend: list[se.LegendItem], reading: sw.Reading,
                box_rgb: np.ndarray | None, track: tuple[float, float], offset: int, section: int) -> list[ScaleRow]:
     """Scale rows for a track: each named entry of the body (its pen from the legend item of its name), and each
     legend curve without one given the track's bare ends."""
@@ -167,7 +170,7 @@ def _name_ends(entries: list[sw.Entry], legend: list[sw.LegendItem], reading: sw
     return rows
 
 
-def _first_rows(entries: list[sw.Entry], band: sw.Reading, track: tuple[float, float], offset: int,
+def _first_rows(entries: list[pw.Entry], band: sw.Reading, track: tuple[float, float], offset: int,
                 rows: list[ScaleRow]) -> _TrackRows | None:
     """Where a track's first scale rows lie: their rows, the boxes of their ends, the columns of their names."""
     named = [e for e in entries if e.name and not e.continues]
@@ -179,7 +182,7 @@ def _first_rows(entries: list[sw.Entry], band: sw.Reading, track: tuple[float, f
         line = next((ln for ln in band.lines if ln.cell == e.cell and ln.y0 - 1 <= e.numbers_row <= ln.y1 + 1), None)
         if line is None:
             continue
-        toks = sw.tokens(line)
+        toks = pw.tokens(line)
         lw, rw = toks[0], toks[-1]
         ends.append(((lw.x0, lw.y0 + offset, lw.x1, lw.y1 + offset), (rw.x0, rw.y0 + offset, rw.x1, rw.y1 + offset)))
         lefts.append(lw.x1)
@@ -239,7 +242,7 @@ def _changes(upright: np.ndarray, rgb: np.ndarray | None, first: _TrackRows, spa
         y += p.shape[0] + gap
     left = lo - max(0, lo - 2)
     reading = sw.read_region(stack, colour, dpi, (float(left), float(left + hi - lo)), box_walls=False)
-    found_entries = sw.entries(reading.lines, reading.across)
+    found_entries = se.entries(reading.lines, reading.across)
     changes: list[ScaleChange] = []
     current = {tuple(_mnemonics(r)): (r.left, r.right) for r in first.rows}
     for y, m in zip(offsets, places):
@@ -330,7 +333,7 @@ def _read_turned(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple
     not give (a black pen, a grey scan) takes the numbers of its ink in the band read whole: the one nearest the
     left border is the left end, the one nearest the right border the right end."""
     width = box.width
-    items = sw.legend(box.reading)
+    items = se.legend(box.reading)
     if not items:
         return BodyReading()
     start, stop = span
@@ -368,7 +371,7 @@ def _band_numbers(upright: np.ndarray, rgb: np.ndarray | None, rows: tuple[int, 
     grey = np.ascontiguousarray(upright[a:b])
     colour = None if rgb is None else np.ascontiguousarray(rgb[a:b])
     band = sw.read_region(sw.turn(grey), sw.turn(colour), dpi, box_walls=False)
-    return [(width - 1 - w.yc, sw.number(w.text), w.ink) for w in band.words if sw.number(w.text) is not None]
+    return [(width - 1 - w.yc, pw.number(w.text), w.ink) for w in band.words if pw.number(w.text) is not None]
 
 
 def _ends_by_ink(numbers: list[tuple[float, float, tuple[int, int, int] | None]], track: tuple[float, float],

@@ -7,7 +7,7 @@ goes on where the first ends (``150 … 300``) is its backup scale: the curve wr
 names and pen samples instead, and the scales in the log body (``core/digitize/calibrate/body_scales.py``).
 
 This module finds the box above each section (up to the top of the box's own frame), reads its words once
-(``scale_words.py``), and proposes one curve per entry: mnemonic (the one printed in brackets, else from the
+(``scale_words.py``), makes its entries (``scale_entries.py``) and proposes one curve per entry: mnemonic (the one printed in brackets, else from the
 name: ``curve_names.py``), unit, the ends as printed (a reversed scale stays reversed), log or linear, pen style,
 ink colour, track, wrap and backup side. A box over a later section that repeats the first box's curves adds
 nothing; one that prints other curves (another log on the page) adds them. What it cannot read is left out and
@@ -24,6 +24,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from core.digitize.calibrate import printed_words as pw
+from core.digitize.calibrate import scale_entries as se
 from core.digitize.calibrate import scale_words as sw
 from core.digitize.calibrate.curve_names import mnemonic_for
 
@@ -173,7 +175,7 @@ def rows_of(reading: sw.Reading, ink: np.ndarray, rgb: np.ndarray | None, tracks
     in the scan, so that each row says where it is printed)."""
     walls = {round(x) for x, _, _ in reading.walls}
     out = []
-    for e in sw.entries(reading.lines, reading.across):
+    for e in se.entries(reading.lines, reading.across):
         walled = round(e.cell[0]) in walls and round(e.cell[1]) in walls
         track = _track_of(e.cell, tracks, walled)
         line_height = max(4.0, 2.0 * (e.bottom - e.numbers_row))
@@ -280,7 +282,7 @@ def box_top(upright: np.ndarray, stop: int, floor: int, dpi: float) -> int:
     the top of the box's frame, the highest top that two or more of the walls running down to the section share
     (the page's frame lines, which run on up out of the window, left out), less a title's height; without such
     walls, :data:`BOX_LOOK_IN` above."""
-    ink = upright[floor:stop] < sw.INK_LEVEL
+    ink = upright[floor:stop] < pw.INK_LEVEL
     look = max(floor, stop - int(BOX_LOOK_IN * dpi))
     if ink.shape[0] < 8:
         return floor
@@ -377,7 +379,7 @@ def read_scales(upright: np.ndarray, rgb: np.ndarray | None, tracks: list[tuple[
 def guess_dpi(region: np.ndarray) -> float:
     """A print's resolution from its letters: a scale box's capitals and digits stand :data:`LETTER_IN` tall (8-9
     pt type), so the median height of the letter-sized blobs above the log body says the dots per inch."""
-    dark = (region < sw.INK_LEVEL).astype(np.uint8)
+    dark = (region < pw.INK_LEVEL).astype(np.uint8)
     count, _, stats, _ = cv2.connectedComponentsWithStats(dark, connectivity=8)
     h = stats[1:, cv2.CC_STAT_HEIGHT]
     w = stats[1:, cv2.CC_STAT_WIDTH]

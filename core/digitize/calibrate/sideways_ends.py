@@ -10,7 +10,7 @@ them as one garbled word or not at all.
 Here each curve's ink is taken apart from the rest: the pixels nearest that ink (and near it in colour), with the
 grid, black print and every other ink left out; its curve's line, a long blob, is dropped; what stays is grouped
 into turned words, and the words nearest each border are cut out, turned upright and read together, digits only,
-in one Tesseract call (``scale_words.read_small_numbers``). The number nearest the left border is the left end,
+in one Tesseract call (``dropped_ends.read_small_numbers``). The number nearest the left border is the left end,
 the one nearest the right border the right end.
 
 A colour mud log printed upright (``0  TG (units)  100``, a row per ink, struck through by the grid) is read the
@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from core.digitize.calibrate import dropped_ends as de
 from core.digitize.calibrate import scale_words as sw
 
 INK_DE = 35.0  # a pixel this near an ink (CIE76 ΔE) and nearer to it than to the track's other inks is that ink's
@@ -168,7 +169,7 @@ def read_ends(bands: list[np.ndarray], track: tuple[float, float], inks: list[tu
     if not inks or track[1] - track[0] < 10:
         return [[InkEnds(None, None, None, None) for _ in inks] for _ in bands]
     found = [_candidates(band, track, inks, dpi, upright) for band in bands]
-    values = sw.read_small_numbers([c for crops, _ in found for c in crops])
+    values = de.read_small_numbers([c for crops, _ in found for c in crops])
     out, at = [], 0
     for band, (crops, owners) in zip(bands, found):
         ends = _ends(owners, values[at : at + len(crops)], len(inks))

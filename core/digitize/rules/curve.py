@@ -34,7 +34,12 @@ from core.digitize.rules.riding import (
 )
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
-from core.digitize.trace.wraps import main_scale_level, resolve_wraps, two_level_wraps
+from core.digitize.trace.wraps import (
+    hidden_returns,
+    main_scale_level,
+    resolve_wraps,
+    take_hidden_returns,
+)
 from core.io.calibration import CurveSpec
 
 
@@ -126,7 +131,11 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
             gone |= unsure
             flags[unsure] |= BIT["unresolved_wrap"]
         if spec.backup:
-            wraps, level_unsure = two_level_wraps(wrap_step, spec.backup)
+            # a return the path cut short is taken where the curve is on its backup scale there
+            hidden = (hidden_returns(path, ev >= params.threshold, observed, steps, returning, params.max_gap_px,
+                                     params.wrap_ink_gap_px) if params.hidden_returns and params.ink_checks
+                      else np.zeros(0, np.int64))
+            wrap_step, wraps, level_unsure = take_hidden_returns(wrap_step, hidden, spec.backup)
         else:
             wraps = np.cumsum(wrap_step)
             wraps = wraps - main_scale_level(wraps[observed])

@@ -167,7 +167,8 @@ class _MoveJudge:
 RUN_GAP_PX = 6  # gaps a stroke's run of inked rows may have on its way to the edge (a dashed pen, a thin stroke)
 
 
-def strokes_reach_edges(inked: np.ndarray, a: int, b: int, before: float, after: float, step: int) -> bool:
+def strokes_reach_edges(inked: np.ndarray, a: int, b: int, before: float, after: float, step: int,
+                        gap_px: int = RUN_GAP_PX) -> bool:
     """Whether the ink runs from ``before`` (the path at column ``a``) on to the edge a wrap by ``step`` leaves
     by, and from ``after`` (at ``b``) on to the edge it enters from, each over the columns about its side of
     the move (``inked``: the band's evidence above threshold, rows across). random_00's GR came back from its
@@ -178,8 +179,9 @@ def strokes_reach_edges(inked: np.ndarray, a: int, b: int, before: float, after:
     leave = inked[:, max(0, a - 2) : b].any(axis=1)
     enter = inked[:, a + 1 : min(cols, b + 3)].any(axis=1)
     if step > 0:  # out through the last row, in at row 0
-        return _reach(leave, int(before), +1) >= rows - 1 - zone and _reach(enter, int(after), -1) <= zone
-    return _reach(leave, int(before), -1) <= zone and _reach(enter, int(after), +1) >= rows - 1 - zone
+        return (_reach(leave, int(before), +1, gap_px) >= rows - 1 - zone
+                and _reach(enter, int(after), -1, gap_px) <= zone)
+    return _reach(leave, int(before), -1, gap_px) <= zone and _reach(enter, int(after), +1, gap_px) >= rows - 1 - zone
 
 
 BORDER_SPAN = 40  # columns either side of a move whose ink at the track's edge is the border's own, not a stroke
@@ -209,9 +211,9 @@ def hidden_crossing(inked: np.ndarray, a: int, b: int, before: float, step: int)
     return abs(_reach(beside, edge, inward) - edge) >= border_depth + EDGE_PX
 
 
-def _reach(profile: np.ndarray, start: int, direction: int) -> int:
+def _reach(profile: np.ndarray, start: int, direction: int, gap_px: int = RUN_GAP_PX) -> int:
     """The farthest row from ``start`` in ``direction`` that ``profile``'s ink reaches, over gaps of at most
-    :data:`RUN_GAP_PX` rows (``start`` itself if there is no ink there)."""
+    ``gap_px`` rows (``start`` itself if there is no ink there)."""
     start = int(np.clip(start, 0, profile.size - 1))
     far, gap, r = start, 0, start
     while 0 <= r + direction < profile.size:
@@ -220,7 +222,7 @@ def _reach(profile: np.ndarray, start: int, direction: int) -> int:
             far, gap = r, 0
         else:
             gap += 1
-            if gap > RUN_GAP_PX:
+            if gap > gap_px:
                 break
     return far
 
@@ -278,6 +280,58 @@ def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.
                 uncertain[a:b] = True
     return level, uncertain
 
+
+
+def hidden_returns(path: np.ndarray, inked: np.ndarray, observed: np.ndarray, taken: np.ndarray, returning: int,
+                   max_gap_px: int, gap_px: int) -> np.ndarray:
+    """Columns where a wrapping curve may have come back from its backup scale unseen by its path: between two
+    neighbouring observed columns with unseen ones between (at most ``max_gap_px`` apart), where no crossing was
+    taken (``taken``: :func:`resolve_wraps`' steps), the curve's own ink (``inked``) runs from the path's place
+    before to the edge a return by ``returning`` leaves by and in from the other edge to its place after
+    (:func:`strokes_reach_edges`, over gaps of up to ``gap_px`` rows: the longest a drawn move leaves,
+    ``TraceParams.wrap_ink_gap_px``; a dotted pen's steep stroke leaves 7-8). The column returned is the first
+    unseen one.
+
+    A return drawn in two steep strokes that cross each other can be cut short by the path: ``dense``'s real-shapes
+    log 0's CALI came down its backup in a stroke to the track's row-0 edge and in from the far edge in another,
+    and the path ran straight across from the one stroke to the other where they crossed, unseen for 7 columns (a
+    depth line among them); the move was no move, the return was never judged, and the rest of the log (24 %) read a
+    whole scale up at confidence 0.97-1.00. Only a return is taken on this evidence, and only from the backup scale
+    (``rules/curve.py``): a step away taken wrongly carries the rest of a log a scale off (:func:`resolve_wraps`)."""
+    out = []
+    if not returning:
+        return np.zeros(0, np.int64)
+    obs = np.flatnonzero(observed)
+    for a, b in zip(obs[:-1], obs[1:]):
+        if b - a < 2 or b - a > max_gap_px + 1 or taken[a + 1 : b + 1].any():
+            continue
+        if strokes_reach_edges(inked, int(a), int(b), path[a], path[b], returning, gap_px):
+            out.append(int(a) + 1)
+    return np.asarray(out, np.int64)
+
+
+def take_hidden_returns(wrap_step: np.ndarray, candidates: np.ndarray, backup: str
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`two_level_wraps` with the returns :func:`hidden_returns` found (``candidates``, columns) taken where the
+    curve is on its backup scale there and no crossing was taken at the column: the wrap steps, the levels and the
+    columns whose level is uncertain. A candidate while on the main scale says nothing (a curve by the edge beside
+    its own steep strokes), so it is no crossing and no misread; nor does one inside a stretch a later return
+    pins (taking it would make that seen return a misread): on the fit's 80 logs (``confidence_fit.FIT_SEED``) the
+    only two candidates taken inside such stretches were both wrong (random_13's RHOB: 56 columns of its backup read
+    on the main scale), and with this rule no value there changes."""
+    wrap_step = wrap_step.copy()
+    back = -1 if backup == "high" else 1
+    level, unsure = two_level_wraps(wrap_step, backup)
+    for c in candidates:
+        if level[c - 1] == 0 or wrap_step[c] != 0:
+            continue
+        wrap_step[c] = back
+        with_it = two_level_wraps(wrap_step, backup)
+        if (with_it[1] & ~unsure).any():  # a crossing seen later no longer fits: the stretch was pinned by it
+            wrap_step[c] = 0
+            continue
+        level, unsure = with_it
+    return wrap_step, level, unsure
 
 
 def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:

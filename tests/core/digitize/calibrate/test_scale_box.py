@@ -1,4 +1,5 @@
-"""The scale boxes read (``core/digitize/calibrate/scale_words.py``, ``scale_box.py``, ``body_scales.py``,
+"""The scale boxes read (``core/digitize/calibrate/scale_words.py``, ``printed_words.py``, ``dropped_ends.py``,
+``scale_entries.py``, ``scale_box.py``, ``body_scales.py``,
 ``curve_names.py``): words into entries for every layout the archive prints, rows into curves, scale changes into
 the calibration; and, on the labelled archive scans where they are present, the share of boxes' curves read right."""
 
@@ -9,6 +10,9 @@ import cv2
 import numpy as np
 import pytest
 
+from core.digitize.calibrate import dropped_ends as de
+from core.digitize.calibrate import printed_words as pw
+from core.digitize.calibrate import scale_entries as se
 from core.digitize.calibrate import scale_words as sw
 from core.digitize.calibrate.curve_names import mnemonic_for, names_a_curve, split_name
 from core.digitize.calibrate.proposal import ocr_available
@@ -18,19 +22,19 @@ needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is
 LABELS = Path(__file__).resolve().parents[3] / "data" / "archive_labels"
 
 
-def _line(*words: tuple[float, str], y: float = 100.0, h: float = 10.0, cell=(0.0, 400.0)) -> sw.Line:
+def _line(*words: tuple[float, str], y: float = 100.0, h: float = 10.0, cell=(0.0, 400.0)) -> pw.Line:
     """A line of words at row ``y``, each (left column, text), about 7 px a letter."""
-    return sw.Line([sw.Word(x, y, x + 7 * len(t), y + h, t) for x, t in words], cell)
+    return pw.Line([pw.Word(x, y, x + 7 * len(t), y + h, t) for x, t in words], cell)
 
 
 def test_printed_ends_are_numbers_and_names_are_not():
-    assert sw.number("150") == 150 and sw.number("-7.5") == -7.5 and sw.number("−4") == -4
-    assert sw.number("10,000") == 10000 and sw.number("0,2") == 0.2 and sw.number("150|") == 150
-    assert sw.number(".5") == 0.5 and sw.number("3'") is None and sw.number("TT3") is None
+    assert pw.number("150") == 150 and pw.number("-7.5") == -7.5 and pw.number("−4") == -4
+    assert pw.number("10,000") == 10000 and pw.number("0,2") == 0.2 and pw.number("150|") == 150
+    assert pw.number(".5") == 0.5 and pw.number("3'") is None and pw.number("TT3") is None
     # a number glued to a bracket is split off it, and a wide "1" read apart from its digits is joined
-    glued = sw.tokens(_line((2, "0"), (60, "3'"), (80, "Amplitude"), (160, "(mV)100")))
+    glued = pw.tokens(_line((2, "0"), (60, "3'"), (80, "Amplitude"), (160, "(mV)100")))
     assert [w.text for w in glued] == ["0", "3'", "Amplitude", "(mV)", "100"]
-    assert [w.text for w in sw.tokens(_line((2, "1"), (11, "50")))] == ["150"]
+    assert [w.text for w in pw.tokens(_line((2, "1"), (11, "50")))] == ["150"]
 
 
 def test_entries_in_every_layout_the_archive_prints():
@@ -43,7 +47,7 @@ def test_entries_in_every_layout_the_archive_prints():
         _line((2, "0"), (190, "(mV)"), (380, "20"), y=130),
         _line((2, "1"), (380, "1000"), y=200),  # bare ends, apart: a legend's curves' (mud logs)
     ]
-    got = {(e.mnemonic, e.left, e.right, e.unit, e.continues) for e in sw.entries(lines)}
+    got = {(e.mnemonic, e.left, e.right, e.unit, e.continues) for e in se.entries(lines)}
     assert got == {("GR", 0, 150, "GAPI", False), ("GR", 150, 300, "GAPI", False), ("BS", 6, 16, "IN", False),
                    ("AMP", 0, 20, "MV", False), (None, 1, 1000, "", False)}
 
@@ -56,7 +60,7 @@ def test_a_name_over_seven_lines_of_a_narrow_cell_keeps_its_sector_number():
     lines = [_line(*[(58 + 12 * k, t) for k, t in enumerate(w.split())], y=10 + 11 * i, h=8, cell=cell)
              for i, w in enumerate(words)]
     lines.append(_line((57, "-7.5"), (95, "7.5"), y=10 + 11 * len(words), h=8, cell=cell))
-    [e] = sw.entries(lines)
+    [e] = se.entries(lines)
     assert (e.mnemonic, e.left, e.right, e.unit) == ("MIN_AI2", -7.5, 7.5, "MRAY")
 
 
@@ -150,8 +154,8 @@ def test_a_small_print_s_dropped_decimal_point_is_put_back():
     bare = _ends_picture(*digits)
     read = []
     for clean, text in ((with_point, "-75"), (speck_above, "75"), (bare, "75")):
-        line = sw.Line([sw.Word(5, 10, 26, 19, text), sw.Word(60, 10, 72, 19, "75")], (0.0, 80.0))
-        sw.decimal_points([line], clean)
+        line = pw.Line([pw.Word(5, 10, 26, 19, text), pw.Word(60, 10, 72, 19, "75")], (0.0, 80.0))
+        de.decimal_points([line], clean)
         read.append(line.words[0].text)
     assert read == ["-7.5", "75", "75"]
 
@@ -164,8 +168,8 @@ def test_a_minus_sign_fused_to_its_first_digit_is_put_back():
     plain = _ends_picture(*ring)
     read = []
     for clean, text in ((fused, "0.05"), (plain, "0.05"), (fused, "4")):
-        line = sw.Line([sw.Word(14, 10, 28, 24, text), sw.Word(60, 10, 72, 24, "0.45")], (10.0, 80.0))
-        sw.minus_signs([line], clean)
+        line = pw.Line([pw.Word(14, 10, 28, 24, text), pw.Word(60, 10, 72, 24, "0.45")], (10.0, 80.0))
+        de.minus_signs([line], clean)
         read.append(line.words[0].text)
     assert read == ["-0.05", "0.05", "4"]
 
@@ -174,8 +178,8 @@ def test_the_minus_sign_is_looked_for_within_its_own_cell():
     """Ends a cell apart (``7.5|-7.5`` over a 75-dpi cement log's sectors): the 5 of the cell to the left, a pixel
     past the wall, is not the leftmost blob of the next cell's number, so that number's own dash is found."""
     clean = _ends_picture((20, 10, 4, 8), (27, 14, 3, 1), (32, 10, 4, 8), (38, 10, 4, 8))  # a 5, then "-75"
-    line = sw.Line([sw.Word(27, 10, 42, 18, "75"), sw.Word(70, 10, 78, 18, "75")], (25.0, 80.0))
-    sw.minus_signs([line], clean)
+    line = pw.Line([pw.Word(27, 10, 42, 18, "75"), pw.Word(70, 10, 78, 18, "75")], (25.0, 80.0))
+    de.minus_signs([line], clean)
     assert line.words[0].text == "-75"
 
 
@@ -185,9 +189,9 @@ def test_a_decade_series_with_a_struck_tick_and_an_end_merged_with_its_wall():
     its place, the fit says 100 there, which begins with the ``10`` read, so the ends are 1 and 1000. A struck tick
     whose digits the fit does not say gives no ends."""
     cell = (762.0, 1122.0)
-    left, right, _ = sw.ends_of(_line((876, "10"), (992, "10€"), (1094, "1006"), cell=cell))
+    left, right, _ = se.ends_of(_line((876, "10"), (992, "10€"), (1094, "1006"), cell=cell))
     assert (left, right) == (1.0, 1000.0)
-    assert sw.ends_of(_line((876, "10"), (992, "30€"), (1094, "1000"), cell=cell))[:2] == (10.0, 1000.0)
+    assert se.ends_of(_line((876, "10"), (992, "30€"), (1094, "1000"), cell=cell))[:2] == (10.0, 1000.0)
 
 
 @needs_ocr
@@ -205,9 +209,9 @@ def test_a_short_word_against_the_wall_across_from_a_number_is_that_end_read_aga
     draw.text((160, 8), "in", fill=0, font=font)
     clean = np.asarray(page).copy()
     x1 = float(np.flatnonzero((clean[:, 300:] < 128).any(axis=0))[-1] + 300)
-    walled = sw.Line([sw.Word(6, 8, 48, 30, "-7.5"), sw.Word(350, 8, x1, 30, "Ze")], (0.0, x1 + 2))
-    clear = sw.Line([sw.Word(6, 8, 48, 30, "-7.5"), sw.Word(160, 8, 180, 30, "in")], (0.0, 399.0))
-    sw.complete_ends([walled, clear], clean, 1.0)
+    walled = pw.Line([pw.Word(6, 8, 48, 30, "-7.5"), pw.Word(350, 8, x1, 30, "Ze")], (0.0, x1 + 2))
+    clear = pw.Line([pw.Word(6, 8, 48, 30, "-7.5"), pw.Word(160, 8, 180, 30, "in")], (0.0, 399.0))
+    de.complete_ends([walled, clear], clean, 1.0)
     assert [w.text for w in walled.words] == ["-7.5", "7.5"]
     assert [w.text for w in clear.words][:2] == ["-7.5", "in"]
 
@@ -220,8 +224,8 @@ def test_a_curve_whose_ends_the_box_prints_is_no_legend_entry(monkeypatch):
     from core.digitize.calibrate import body_scales as bs
     from core.digitize.calibrate.scale_box import Box
 
-    item = sw.LegendItem("Photoelectric Factor", "", "PEFZ", (0.0, 400.0), 5.0, 15.0, None, (200, 300))
-    gas = sw.LegendItem("TG", "UNITS", "TG", (0.0, 400.0), 25.0, 35.0, None, (200, 300))
+    item = se.LegendItem("Photoelectric Factor", "", "PEFZ", (0.0, 400.0), 5.0, 15.0, None, (200, 300))
+    gas = se.LegendItem("TG", "UNITS", "TG", (0.0, 400.0), 25.0, 35.0, None, (200, 300))
     reading = sw.Reading([], [], np.full((60, 400), 255, np.uint8), 1.0, np.zeros((60, 400), bool), [])
     box = Box([ScaleRow((0.0, 400.0), "Photoelectric Factor", "", 0, 10, 2, 20, mnemonic="PEFZ")], reading, 100)
 
@@ -233,9 +237,9 @@ def test_a_curve_whose_ends_the_box_prints_is_no_legend_entry(monkeypatch):
 
     monkeypatch.setattr(sw, "read_region", no_body)
     upright = np.full((1000, 400), 255, np.uint8)
-    monkeypatch.setattr(sw, "legend", lambda _reading: [item])
+    monkeypatch.setattr(se, "legend", lambda _reading: [item])
     assert bs.read_body(upright, None, [(0.0, 400.0)], (200, 900), 100.0, box).rows == []
-    monkeypatch.setattr(sw, "legend", lambda _reading: [item, gas])
+    monkeypatch.setattr(se, "legend", lambda _reading: [item, gas])
     with pytest.raises(BodyRead):
         bs.read_body(upright, None, [(0.0, 400.0)], (200, 900), 100.0, box)
 
@@ -295,9 +299,9 @@ def test_a_legend_s_curves_take_their_ends_from_the_body_and_changes_land_on_the
     across[10:12, 900:960] = True  # every legend item's pen sample, solid
     reading = sw.Reading([], [], np.full((100, 1000), 255, np.uint8), 1.0, across, [],
                          np.where(across, 0, 255).astype(np.uint8))
-    legend = [sw.LegendItem(n, "UNITS", n, (700.0, 980.0), 5.0, 15.0, None, (900, 960)) for n in ("TG", "C1", "C2")]
-    entries = [sw.Entry("TG", "TG", "UNITS", 0, 100, track, 0, 10, 5),
-               sw.Entry("", None, "", 1, 1000, track, 20, 30, 25)]
+    legend = [se.LegendItem(n, "UNITS", n, (700.0, 980.0), 5.0, 15.0, None, (900, 960)) for n in ("TG", "C1", "C2")]
+    entries = [pw.Entry("TG", "TG", "UNITS", 0, 100, track, 0, 10, 5),
+               pw.Entry("", None, "", 1, 1000, track, 20, 30, 25)]
     rows = bs._name_ends(entries, legend, reading, None, track, 3000, 0)
     assert {(r.mnemonic, r.left, r.right, r.row) for r in rows} == {
         ("TG", 0, 100, 3005), ("C1", 1, 1000, 3025), ("C2", 1, 1000, 3025)}
@@ -386,13 +390,13 @@ def test_a_lone_digit_end_is_read_again_alone_and_a_differing_digit_kept():
     boxes = {t: np.flatnonzero((clean[:, x - 1 : x + 20] < 128).any(axis=1)) for x, t in ((3, "6"), (170, "16"))}
     cols = {t: np.flatnonzero((clean[:, x - 1 : x + 20] < 128).any(axis=0)) + x - 1
             for x, t in ((3, "6"), (170, "16"))}
-    words = [sw.Word(float(cols["6"][0]), float(boxes["6"][0]), float(cols["6"][-1] + 1), float(boxes["6"][-1] + 1),
+    words = [pw.Word(float(cols["6"][0]), float(boxes["6"][0]), float(cols["6"][-1] + 1), float(boxes["6"][-1] + 1),
                      "5"),
-             sw.Word(90.0, 8.0, 100.0, 20.0, "in"),
-             sw.Word(float(cols["16"][0]), float(boxes["16"][0]), float(cols["16"][-1] + 1),
+             pw.Word(90.0, 8.0, 100.0, 20.0, "in"),
+             pw.Word(float(cols["16"][0]), float(boxes["16"][0]), float(cols["16"][-1] + 1),
                      float(boxes["16"][-1] + 1), "16")]
-    line = sw.Line(words, (0.0, 200.0))
-    sw.reread_lone_digits([line], clean)
+    line = pw.Line(words, (0.0, 200.0))
+    de.reread_lone_digits([line], clean)
     assert [w.text for w in line.words] == ["6", "in", "16"]
 
 
