@@ -209,7 +209,8 @@ def _forward_once(cfg_key: str, precision_mode: str, device_type: str) -> None:
     from .precision import Precision
 
     cfg = NetConfig.from_dict(json.loads(cfg_key))
-    model = build(cfg).eval()
+    with torch.random.fork_rng(devices=[]):  # its weights' draws leave the caller's random state as it was
+        model = build(cfg).eval()
     prec = Precision(precision_mode, device_type, "first forward")
     x = torch.zeros(1, 1, 2 * cfg.stride, 4 * cfg.stride)
     if device_type == "cpu":
