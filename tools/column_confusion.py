@@ -8,7 +8,9 @@ For each labelled scan of the split, each stretch of log body the proposal finds
 footer's boxes (``columns.section_lines``), and its ink; both are cached (``--cache``, default
 ``~/.cache/welltrace/columns``), so a change to the framing rule (``columns.mark_frames``) or to the classifier
 (``columns.classify``, ``columns.measure``) is scored over every column in seconds, not minutes of proposals.
-A change to how lines are found or measured needs the cache removed.
+The cache is keyed by the code that finds the lines and measures how far they run on (``page/grid.py``,
+``page/sections.py``, ``columns.section_lines`` and the functions it calls): a change to any of them reads the
+bodies again; a change to the framing rule or the classifier does not.
 
 Every labelled column (each section's ``tracks`` and ``other_columns``) is matched to the proposed column whose
 both borders lie within 5 px (the scorer's tolerance), and counted by its label (curve track or not) against what
@@ -56,9 +58,15 @@ CACHE_VERSION = 1
 
 def _source_key() -> str:
     """The cache's key: the code that finds and measures lines (a change to it invalidates what was cached)."""
+    import inspect
+
+    from core.digitize.calibrate import columns
     from core.digitize.page import grid, sections
 
-    text = "".join(Path(m.__file__).read_text() for m in (grid, sections))
+    # the columns module's line reading only: a change to the framing rule or the classifier keeps the cache
+    reading = (columns._core, columns._lines_of, columns._run_end, columns.frame_share, columns.section_lines)
+    text = "".join(Path(m.__file__).read_text() for m in (grid, sections)) + "".join(
+        inspect.getsource(f) for f in reading)
     return hashlib.sha1(f"{CACHE_VERSION}{text}".encode()).hexdigest()[:12]
 
 
@@ -172,7 +180,7 @@ def score(labels_dir: Path, scans_dir: Path, split: str, only: list[str] | None,
                     c = cols[hit] if hit is not None else None
                     rows_out.append(f"{lab.stem} s{s_i} {kind:<14} {lo:7.1f}–{hi:7.1f} -> {got:<10}"
                                     + (f" w={c.width / meta['dpi']:.2f}in lines={len(c.inner)} ink={c.ink:.3f} "
-                                       f"inked={c.inked:.2f} busy={c.busy:.2f}" if c else ""))
+                                       f"inked={c.inked:.2f} busy={c.busy:.2f} across/in={c.crossings * meta['dpi']:.2f}" if c else ""))
             extra = [c for k, c in enumerate(cols) if k not in used and c.kind == "track"]
             table[("none", "track")] += len(extra)
             if verbose:
@@ -255,7 +263,7 @@ def export(labels_dir: Path, scans_dir: Path, split: str, cache: Path) -> dict:
                 out["columns"].append({"scan": lab.stem, "truth": truth, "kind": kind, "cols": [lo, hi],
                                        "lines": len(col.inner), "ink": round(col.ink, 4),
                                        "inked": round(col.inked, 4), "busy": round(col.busy, 4),
-                                       "dpi": meta["dpi"]})
+                                       "crossings": round(col.crossings, 6), "dpi": meta["dpi"]})
     return out
 
 

@@ -168,7 +168,10 @@ def _score_depths(labelled: LabelledSection, proposal: dict, index: int | None) 
     tolerance = max(DEPTH_TOLERANCE_FT, DEPTH_TOLERANCE_PX / labelled.px_per_unit if labelled.px_per_unit else 0.0)
     errors = [depth_at(picks, row) - depth for row, depth in labelled.depths]
     worst = max(errors, key=abs)
-    return abs(worst) <= tolerance, f"off by {worst:+.1f} (tolerance {tolerance:.1f})"
+    rms = proposal["sections"][index].get("rms_px")
+    # how many printed depths agreed on the line, and how tightly: a section right by a thin margin shows here
+    return abs(worst) <= tolerance, (f"off by {worst:+.1f} (tolerance {tolerance:.1f}); {len(picks)} picks"
+                                     + (f", rms {rms:.2f} px" if rms is not None else ""))
 
 
 def _proposed_ends(curve: dict, row: float | None = None) -> tuple[float, float]:

@@ -147,7 +147,9 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
         a, b = c + off - 1 - rows.start, c + off + 2 - rows.start
         if a < 0 or b > drawn.shape[0]:
             continue
-        share = float(drawn[a:b].any(axis=0).mean())
+        # along one row of the box at least: a line runs straight through it, where a dotted fill's dots (a cement
+        # row's, as dark as a faint grid line once a low-resolution scan has blurred them) stand in rows turn about
+        share = float(drawn[a:b].mean(axis=1).max())
         if share > best + 1e-9:
             best, at = share, off
     return best, at
@@ -228,12 +230,16 @@ def _frame_halves(lines: list[BodyLine], dpi: float | None) -> None:
         width = b.centre - a.centre
         if len(inner) < 2 or not any(abs(2 * w - width) <= HALF_TOLERANCE * width for w in tracks):
             continue
-        heavy = max(inner, key=lambda ln: ln.strength)
-        others = [ln for ln in inner if ln is not heavy]
-        if (abs(heavy.centre - (a.centre + b.centre) / 2) <= HALF_TOLERANCE * width
-                and min(heavy.up, heavy.down) >= HALF_SHARE
-                and all(heavy.strength >= HALF_HEAVIER * ln.strength for ln in others)):
-            heavy.frame = True
+        middle = min(inner, key=lambda ln: abs(ln.centre - (a.centre + b.centre) / 2))
+        others = [ln for ln in inner if ln is not middle]
+        # heavier in its weight (core width × darkness), or in its darkness alone: a line under a pixel wide (a
+        # 3-px border scanned at 72 dpi) is drawn paler, not narrower, and a pale smear beside a curve may be as
+        # wide as it
+        if (abs(middle.centre - (a.centre + b.centre) / 2) <= HALF_TOLERANCE * width
+                and min(middle.up, middle.down) >= HALF_SHARE
+                and all(middle.strength >= HALF_HEAVIER * ln.strength or middle.darkness >= HALF_HEAVIER * ln.darkness
+                        for ln in others)):
+            middle.frame = True
 
 
 @dataclass
@@ -246,6 +252,7 @@ class Column:
     ink: float = 0.0  # share of its interior's pixels (its lines left out) that are ink
     inked: float = 0.0  # share of the body's length along which its interior has any ink
     busy: float = 0.0  # share of the body's length along which six strokes or more cross it (text, an image)
+    crossings: float = 0.0  # lines drawn wholly across it (depth lines, a pattern block's edges), per pixel along depth
     kind: str = "other"  # "track": a curve track (gridded, empty gridded, an image); "other": depth, lithology, text
 
     @property
@@ -262,7 +269,12 @@ FILL_INK = 0.25  # ... and its ink covers less than this share of it: a litholog
 BUSY_SHARE = 0.5  # ... unless six strokes or more cross it along this share of the body: text blocks or a plot
 #   (the mud logs' well-bore column, 0.83-0.94; curve tracks 0-0.34) or an image (VDL, radii: 0.88-1.0) ...
 IMAGE_INK = 0.15  # ... which is an image track where its ink covers this share of it (images 0.18-0.46, text 0.08-0.12)
-IMAGE_INKED = 0.8  # ... along this share of the body (images 0.93-1.0; a photo column, 0.57)
+IMAGE_INKED = 0.8  # ... along this share of the body (images 0.93-1.0; a photo column, 0.57) ...
+IMAGE_CROSSINGS_IN = 0.3  # ... and printed over its width with no line drawn wholly across it more often than this
+#   per inch along depth: a column ruled across by the depth lines, patterned blocks between, is a lithology (or
+#   porosity) column (the develop half's image tracks 0-0.06 such lines an inch; its gridded lithology columns
+#   9.7-20.5, its curve tracks up to 20.8; one every 2.5 in where only 1:240's 50-ft lines cross it)
+ACROSS_SHARE = 0.9  # a line across a column inks this share of its width at one depth
 OPEN_INKED = 0.4  # a column without a grid is a track (an image, a fill) where ink lies along this share of it ...
 OPEN_INK = 0.12  # ... covering this share of it (such tracks 0.125-0.71; depth columns up to 0.12, text ones 0.08)
 # (figures over the columns of the archive's develop half, each measured along every column of its body)
@@ -298,6 +310,8 @@ def measure(col: Column, body: np.ndarray) -> None:
     col.inked = float(ink.any(axis=0).mean())
     strokes = (ink[1:] & ~ink[:-1]).sum(axis=0) + ink[0]
     col.busy = float((strokes >= 6).mean())
+    across = ink.mean(axis=0) >= ACROSS_SHARE
+    col.crossings = float((np.count_nonzero(across[1:] & ~across[:-1]) + int(across[0])) / across.size)
 
 
 def classify(col: Column, dpi: float | None) -> str:
@@ -321,10 +335,14 @@ def decide(col: Column, dpi: float | None, by_width: bool = True) -> tuple[str, 
     margin = gap(width, MIN_TRACK_IN) if by_width else np.inf
     if col.busy >= BUSY_SHARE:
         margin = min(margin, gap(col.busy, BUSY_SHARE))
-        if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED:
-            return "track", "image", min(margin, gap(col.ink, IMAGE_INK), gap(col.inked, IMAGE_INKED))
+        ruled = col.crossings * _dpi_or(dpi)  # lines wholly across it, per inch along depth
+        if col.ink >= IMAGE_INK and col.inked >= IMAGE_INKED and ruled < IMAGE_CROSSINGS_IN:
+            return "track", "image", min(margin, gap(col.ink, IMAGE_INK), gap(col.inked, IMAGE_INKED),
+                                         gap(ruled, IMAGE_CROSSINGS_IN))
         return "other", "crossed", min(margin, max(gap(col.ink, IMAGE_INK) if col.ink < IMAGE_INK else 0.0,
-                                                   gap(col.inked, IMAGE_INKED) if col.inked < IMAGE_INKED else 0.0))
+                                                   gap(col.inked, IMAGE_INKED) if col.inked < IMAGE_INKED else 0.0,
+                                                   gap(ruled, IMAGE_CROSSINGS_IN) if ruled >= IMAGE_CROSSINGS_IN
+                                                   else 0.0))
     margin = min(margin, gap(col.busy, BUSY_SHARE))
     if len(col.inner) >= GRID_LINES:
         margin = min(margin, gap(len(col.inner), GRID_LINES - 0.5))

@@ -40,6 +40,7 @@ KEEP_DIGITS = 1.2  # paper kept about a number's digits before reading: a digit'
 MAX_NUMBER_SHARE = 0.6  # numbers fill less of a strip than this (labels every 10 ft on a mud log: under half)
 READ_DIGIT_PX = 24.0  # digits this tall read best (Tesseract's own advice: a capital 20-30 px high) ...
 MAX_ZOOM = 4.0  # ... enlarged this much at most
+RETRY_GROUPS = 3  # a packed strip read as one block gives no number: read as sparse text where this many numbers lie
 
 
 @dataclass
@@ -313,10 +314,24 @@ def read_numbers(strip_tall: np.ndarray, sideways: bool = False, progress=None,
         row = to_row(packed_row)
         return row if found is None else _on_glyphs(row, found.groups, found.digit_px)
 
-    found_numbers: list[tuple[float, str]] = []
-    overlapping = found is None and len(parts) > 1
     zoom = found.zoom if found is not None else 1.0
-    psm = PSM_SPARSE if found is None else PSM_BLOCK
+    if found is None:
+        return _read_parts(packed, parts, turns, zoom, PSM_SPARSE, place, True, progress)
+    numbers = _read_parts(packed, parts, turns, zoom, PSM_BLOCK, place, False, progress)
+    if not numbers and len(found.groups) >= RETRY_GROUPS:
+        # Tesseract's block layout finds no line at all in some packed strips of small, touching digits (a 72-dpi
+        # mud log's sideways 8000 … 8800, 8 px high: nothing read either way, at any enlargement), where its
+        # sparse layout reads them: read them so before giving the strip up
+        numbers = _read_parts(packed, parts, turns, zoom, PSM_SPARSE, place, False, progress)
+    return numbers
+
+
+def _read_parts(packed: np.ndarray, parts: list[tuple[int, int]], turns: tuple[int, ...], zoom: float, psm: int,
+                place, overlapping: bool, progress) -> list[tuple[float, str]]:
+    """(row, text) of the numbers read in the windows ``parts`` of ``packed`` (placed by ``place``), in Tesseract's
+    layout ``psm``; with several ``turns``, the first window read each way says which way the rest is read."""
+    found_numbers: list[tuple[float, str]] = []
+    overlapping = overlapping and len(parts) > 1
     pool = ThreadPoolExecutor(max_workers=PARALLEL)
     try:
         if len(turns) > 1 and parts:

@@ -31,7 +31,7 @@ from core.common.sysmem import available_memory, proc_status
 from core.common.vocabulary import GIB
 from core.digitize.evidence.coded_map import CodedMap, encode
 from core.digitize.page.frame import from_canonical, to_canonical
-from core.model.footprint import inference_fit, predict_inference_peak, receptive_radius, window_for
+from core.model.footprint import load_forward, predict_inference_peak, receptive_radius, window_for
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
 from core.model.runtime import Runner, probabilities, torch_runner
@@ -188,7 +188,7 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     band = across or h  # the rows the network reads (``evidence_band``); the maps cover every row
     ceiling = default_ceiling() if ceiling is None else int(ceiling)
     if device_type != "cuda":
-        inference_fit(cfg, precision_mode)  # its probes first: they load what the forward will use
+        load_forward(cfg, precision_mode)  # the fit, and what a first forward loads, before the resident size
     resident = proc_status().get("VmRSS", 0) if resident is None else int(resident)
     maps = (2 * len(kept_classes(cfg.classes)) + 1) * h * w
     shortest = Windowing.for_model(cfg, 0)

@@ -146,7 +146,7 @@ def test_every_labelled_column_of_the_archives_develop_half_is_told_track_or_not
     table = Counter()
     for c in _develop()["columns"]:
         col = Column(*map(float, c["cols"]), inner=[BodyLine(0.0, 1.0, 1.0)] * c["lines"], ink=c["ink"],
-                     inked=c["inked"], busy=c["busy"])
+                     inked=c["inked"], busy=c["busy"], crossings=c["crossings"])
         table[(c["truth"], classify(col, c["dpi"]))] += 1
     assert table[("track", "track")] == 97 and table[("track", "other")] == 0, table
     assert table[("other", "other")] >= 94 and table[("other", "track")] <= 1, table
@@ -217,5 +217,57 @@ def test_a_columns_kind_comes_with_the_test_that_settled_it_and_how_far_it_was_f
     # every kind decide gives is classify's
     for c in _develop()["columns"][:60]:
         col = Column(*map(float, c["cols"]), inner=[BodyLine(0.0, 1.0, 1.0)] * c["lines"], ink=c["ink"],
-                     inked=c["inked"], busy=c["busy"])
+                     inked=c["inked"], busy=c["busy"], crossings=c["crossings"])
         assert decide(col, c["dpi"])[0] == classify(col, c["dpi"])
+
+
+def test_a_dotted_fill_in_the_box_is_no_line_running_on_into_it_and_a_border_through_it_is():
+    """A cement row's dotted fill, blurred by a 72-dpi scan into dots about as dark as a faint grid line, stands in
+    rows that take turns; a grid line stops at the body's edge, a border runs straight on through the fill."""
+    from core.digitize.calibrate.columns import BodyLine, frame_share
+
+    dark = np.zeros((60, 120), np.float32)  # rows across, columns along depth; the body ends at column 40
+    dark[:, 40] = 1.0  # the box's rule across, where the footer begins
+    for col in range(41, 120):  # the fill: dots two rows deep every six, three columns on three rows lower
+        for row in range(4 if col % 6 < 3 else 1, 60, 6):  # (rows 28-29, then 31-32, about the grid line's 30)
+            dark[row : row + 2, col] = 0.55
+    grid = BodyLine(30.0, 0.25, 0.25, rows=(28, 33))
+    dark[30, :40] = 0.25
+    assert frame_share(dark, grid, 40, +1, 72.0)[0] < 0.9
+    border = BodyLine(20.0, 0.5, 0.5, rows=(18, 23))
+    dark[20, :] = 0.5
+    assert frame_share(dark, border, 40, +1, 72.0)[0] >= 0.9
+
+
+def test_at_a_low_resolution_the_shared_border_is_told_by_its_darkness_where_a_pale_smear_is_as_wide():
+    """72 dpi: the 3-px border between two tracks as wide as track 1 is a pixel wide and darker than its grid, and
+    a pale smear beside a curve (a wider core, half as dark) weighs as much as it: the darker line parts them."""
+    from core.digitize.calibrate.columns import BodyLine, BodyLines, mark_frames
+
+    def tracks(middle: BodyLine) -> list:
+        border = dict(strength=1.0, darkness=1.0, up=1.0, down=1.0)
+        lines = [BodyLine(x, **border) for x in (7.0, 187.0, 241.0, 601.0)]
+        lines += [BodyLine(x, 0.36, 0.36, up=0.1, down=0.5) for x in np.arange(259.0, 600.0, 18.0) if x != 421.0]
+        lines.append(BodyLine(371.6, 0.87, 0.51, up=0.0, down=0.57))  # the smear
+        found = mark_frames(BodyLines(lines + [middle], boxed=True), 72.0)
+        return [(c.lo, c.hi) for c in columns_of(found)]
+
+    assert (241.0, 421.0) in tracks(BodyLine(421.0, 0.85, 0.85, up=0.79, down=0.64))
+    # as pale as the smear: one column still
+    assert (241.0, 601.0) in tracks(BodyLine(421.0, 0.85, 0.6, up=0.79, down=0.64))
+
+
+def test_a_busy_column_ruled_across_by_the_depth_lines_is_no_image_track():
+    """An image track (a VDL) is printed over its width with no line drawn wholly across it (the develop half's
+    0-0.06 an inch); a column the depth lines rule across, patterned blocks between, is a lithology column."""
+    from core.digitize.calibrate.columns import Column, measure
+
+    image = dict(lo=80.0, hi=300.0, inner=[], ink=0.3, inked=1.0, busy=0.95)
+    assert classify(Column(**image, crossings=0.0), DPI) == "track"
+    assert classify(Column(**image, crossings=2.0 / DPI), DPI) == "other"  # a depth line every half inch
+    ruled = np.zeros((60, 1000), np.float32)  # across × along depth: a line across every 50 px, dots between
+    ruled[:, ::50] = 1.0
+    ruled[::4, 7::10] = 1.0
+    col = Column(0.0, 60.0, inner=[])
+    measure(col, ruled)
+    assert abs(col.crossings - 1 / 50) < 1e-9

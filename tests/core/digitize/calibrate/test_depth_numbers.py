@@ -142,3 +142,30 @@ def test_a_number_read_on_its_glyphs_knows_their_rows_and_a_section_without_line
     assert placed([0.5, 0.0, 1.0]) == 104.5  # centred on them: moved as they were
     assert placed([3.5, 2.5], glyphs=None) == 107.0  # its glyphs unknown: moved as they were
     assert placed([]) == 104.0  # no other section to say: left where it was read
+
+
+def test_a_packed_strip_tesseract_finds_no_line_in_is_read_as_sparse_text(monkeypatch):
+    """Some packed strips of small, touching digits (a 72-dpi mud log's sideways depths, 8 px high) read as nothing
+    at all in Tesseract's block layout and as numbers in its sparse one: read so before the strip is given up; a
+    strip whose block reading gives numbers is not read twice."""
+    import core.digitize.calibrate.depth_numbers as dn
+
+    img, rows = _strip()
+    found = number_rows(_ink(img), DPI)
+    layouts = []
+
+    def tesseract(picture, psm):
+        layouts.append(psm)
+        if psm == dn.PSM_BLOCK:
+            return []
+        return [(10.0, 20.0 + 60.0 * k, 30.0, 12.0, str(5000 + 50 * k)) for k in range(3)]
+
+    monkeypatch.setattr(dn, "_tesseract_numbers", tesseract)
+    numbers = read_numbers(only_numbers(img, found), False, found=found)
+    assert dn.PSM_BLOCK in layouts and dn.PSM_SPARSE in layouts
+    assert {t for _, t in numbers} == {"5000", "5050", "5100"}
+    layouts.clear()
+    monkeypatch.setattr(dn, "_tesseract_numbers", lambda picture, psm: layouts.append(psm) or
+                        [(10.0, 20.0, 30.0, 12.0, "5000")])
+    assert read_numbers(only_numbers(img, found), False, found=found)
+    assert set(layouts) == {dn.PSM_BLOCK}
