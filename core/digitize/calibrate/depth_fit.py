@@ -146,7 +146,8 @@ def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX,
     return float(a), float(b), float(np.sqrt(np.mean(resid_px ** 2)))
 
 
-def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> float | None:
+def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray, page_usual: float | None = None,
+                        beside: list[np.ndarray] | None = None) -> float | None:
     """Move each number onto the depth line (``depth_line_positions``) it is printed on (in place): a printed
     depth is centred on its line, and the line is a sharper mark than the box OCR draws around the digits.
 
@@ -154,21 +155,28 @@ def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray) -> float 
     the others (iqa_33-025-02289-0001: 3.5 px, every label). Where the nearest line lies otherwise (a grid's
     finer line, a curve's stroke taken for a line) or no line is near, the number moves by the others' median:
     on a synthetic log, 5700 and 5800 ft went 7 px either way onto finer lines, a 2.5-ft pick; on
-    iqa_33-023-01135-0001 four labels read 500 px apart to the pixel went +4.5, +4.5, +4.5 and −5 px. Returns that
-    usual move (None where too few numbers snapped to say it): a section of the page without depth lines prints
-    its labels the same way."""
+    iqa_33-023-01135-0001 four labels read 500 px apart to the pixel went +4.5, +4.5, +4.5 and −5 px. Where too few
+    of a section's numbers snap to say how it prints them (a short repeat pass's two labels), ``page_usual`` says:
+    how the page's other sections' numbers moved (a page prints its labels one way); a repeat's 10600 went 5 px onto
+    the 2-ft line below its own, a 1.1-ft error at 5 px per ft, where the main pass's labels moved by half a pixel.
+    ``beside``: per number, the lines it may label (those of the track beside it), where not ``lines``.
+    Returns this section's usual move (None where too few numbers snapped to say it): a section of the page
+    without depth lines prints its labels the same way."""
     if lines.size == 0 or not numbers:
         return None
     pixels = np.array([n.pixel for n in numbers])
-    nearest = lines[np.argmin(np.abs(lines[None, :] - pixels[:, None]), axis=1)]
+    near = [lines] * len(numbers) if beside is None else [b if b.size else lines for b in beside]
+    nearest = np.array([ls[np.argmin(np.abs(ls - p))] for ls, p in zip(near, pixels)])
     shift = nearest - pixels
     snapped = np.abs(shift) <= SNAP_PX
-    # too few snaps to say how this scan prints its labels: each number on its nearest line, or left where it is
-    usual = float(np.median(shift[snapped])) if snapped.sum() >= MIN_NUMBERS else None
+    own = float(np.median(shift[snapped])) if snapped.sum() >= MIN_NUMBERS else None
+    # too few snaps here to say how it prints its labels: as the page does, where a line lies near one at least
+    # (none near any: no line of its own to go by, each stays where it was read); else each on its nearest line
+    usual = own if own is not None else page_usual if snapped.any() else None
     for n, s, ok in zip(numbers, shift, snapped):
         agrees = ok and (usual is None or abs(s - usual) <= SNAP_AGREE_PX)
         n.pixel += float(s) if agrees else (usual or 0.0)
-    return usual
+    return own
 
 
 CENTRED_SHARE = 0.25  # numbers that moved less than this share of half a glyph onto their lines are centred on them

@@ -137,29 +137,59 @@ def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]],
                          dark: np.ndarray | None = None) -> np.ndarray:
     """Centres (columns, canonical frame) of the lines drawn across the tracks: the depth lines. ``dark``: the
     image's ink map, when already computed."""
+    return _depth_lines(canon, tracks, dark)[0]
+
+
+def _depth_lines(canon: np.ndarray, tracks: list[tuple[float, float]], dark: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The depth lines drawn across any of the tracks (:func:`depth_line_positions`), and those drawn across each
+    track on its own (empty where a track's lines do not rule the body: an image track's rows taken for lines)."""
     from core.digitize.page.grid import across_lines
     from core.digitize.page.ink import ink_map
 
     if dark is None:
         dark = ink_map(canon)
     bands = [(int(a) + 2, int(b) - 1) for a, b in tracks] or [(0, dark.shape[0])]
-    bands = [(max(0, lo), min(dark.shape[0], hi)) for lo, hi in bands if min(dark.shape[0], hi) - max(0, lo) >= 3]
-    across = across_lines(dark, bands)
+    kept = [(max(0, lo), min(dark.shape[0], hi)) for lo, hi in bands]
+    usable = [k for k, (lo, hi) in enumerate(kept) if hi - lo >= 3]
+    across = across_lines(dark, [kept[k] for k in usable])
+    per_track = [np.zeros(0)] * len(tracks)
+    for k, row in zip(usable, across):
+        if k < len(tracks):
+            per_track[k] = _ruling(np.flatnonzero(row >= 0.5), dark.shape[1])
     cols = np.flatnonzero(across.max(axis=0) >= 0.5) if across.size else np.zeros(0, np.int64)
+    return _ruling(cols, dark.shape[1]), per_track
+
+
+def _ruling(cols: np.ndarray, length: int) -> np.ndarray:
+    """Centres of the runs of line columns ``cols``, where they rule a body ``length`` long: depth lines rule the
+    body along its length; lines across in a stretch of it only are the edges of an image or of a box (a
+    compressed summary log has no depth lines, only the tops of its image columns)."""
     if cols.size == 0:
         return np.zeros(0)
     groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
     centres = np.array([g.mean() for g in groups])
-    # depth lines rule the body along its length; lines across in a stretch of it only are the edges of an image or
-    # of a box (a compressed summary log has no depth lines, only the tops of its image columns)
     if centres.size >= 2:
         reach = 2.0 * float(np.median(np.diff(centres)))
-        near = np.zeros(dark.shape[1], bool)
+        near = np.zeros(length, bool)
         for c in centres:
             near[max(0, int(c - reach)) : int(c + reach) + 1] = True
         if near.mean() < DEPTH_LINES_ALONG:
             return np.zeros(0)
     return centres
+
+
+def _lines_beside(across: float | None, tracks: list[tuple[float, float]], per_track: list[np.ndarray],
+                  pooled: np.ndarray) -> np.ndarray:
+    """The depth lines a number read at ``across`` labels: those of the track nearest it (a label is printed
+    beside or inside the track its line runs across), where that track's lines rule the body; else the lines
+    pooled over every track. Pooled, an image track's rows taken for lines run into the ruling's: on a 70-dpi
+    cement log (33-025-02311-0001) the GR track held all 190 of its heavy lines within a pixel, the pool 292
+    runs whose centres lay off them, and its labels went 2 px (1.4 ft) above their lines."""
+    if across is None or not tracks:
+        return pooled
+    k = int(np.argmin([0.0 if a <= across < b else min(abs(across - a), abs(across - b)) for a, b in tracks]))
+    return per_track[k] if per_track[k].size else pooled
 
 
 def _sane_dpi(dpi: float | None) -> float | None:
@@ -405,10 +435,12 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
     from core.digitize.calibrate.depth_numbers import read_numbers
 
     n = len(prop.sections)
-    lines = []
+    lines: list[np.ndarray] = []
+    track_lines: list[list[np.ndarray]] = []
     for k, s in enumerate(prop.sections):  # each reported: a 66,000-row page's three bodies take a second or two
-        lines.append(depth_line_positions(canon[:, s.start : s.stop], s.tracks, darkness[:, s.start : s.stop])
-                     + s.start)
+        pooled, per_track = _depth_lines(canon[:, s.start : s.stop], s.tracks, darkness[:, s.start : s.stop])
+        lines.append(pooled + s.start)
+        track_lines.append([t + s.start for t in per_track])
         report(0.02 * (k + 1) / n)
     order = sorted(range(n), key=lambda k: lines[k].size == 0)  # sections with depth lines first
     moves: list[float] = []
@@ -434,7 +466,8 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
                             for strip, turned in zip(strips, turns) for x in read[id(strip), turned]),
                            key=lambda x: x.pixel)
             turned = any(turns)
-            move = snap_to_depth_lines(found, lines[k])
+            beside = [_lines_beside(x.across, sec.tracks, track_lines[k], lines[k]) for x in found]
+            move = snap_to_depth_lines(found, lines[k], float(np.median(moves)) if moves else None, beside)
             if lines[k].size == 0:
                 place_without_lines(found, moves)
             parts = split_passes(sec.with_span(sec.start, sec.stop), found, dpi, depth_unit)  # each try its own

@@ -169,3 +169,16 @@ def test_a_packed_strip_tesseract_finds_no_line_in_is_read_as_sparse_text(monkey
                         [(10.0, 20.0, 30.0, 12.0, "5000")])
     assert read_numbers(only_numbers(img, found), False, found=found)
     assert set(layouts) == {dn.PSM_BLOCK}
+
+
+def test_a_number_whose_glyphs_ran_together_with_other_ink_stays_where_it_was_read():
+    """An upright number's glyphs are a digit high: a group of blobs three digits tall is a number run together
+    with the ink beside it (33-025-02190-0001's 10500: 45 rows for 13-row digits, its centre 7 px above the line
+    Tesseract's box was within half a pixel of). The number stays where it was read; on its own glyphs it moves."""
+    from core.digitize.calibrate.depth_numbers import TALL_GROUP_DIGITS, _on_glyphs
+
+    groups = [(3211, 3224), (20813, 20858)]
+    tallest = TALL_GROUP_DIGITS * 13.0
+    assert _on_glyphs(20842.6, groups, 13.0, tallest) == 20842.6
+    assert _on_glyphs(20842.6, groups, 13.0) == 20835.5  # without the bound: the run-together group's centre
+    assert _on_glyphs(3216.0, groups, 13.0, tallest) == 3217.5
