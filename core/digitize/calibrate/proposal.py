@@ -143,7 +143,8 @@ def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]],
 def _depth_lines(canon: np.ndarray, tracks: list[tuple[float, float]], dark: np.ndarray | None = None
                  ) -> tuple[np.ndarray, list[np.ndarray]]:
     """The depth lines drawn across any of the tracks (:func:`depth_line_positions`), and those drawn across each
-    track on its own (empty where a track's lines do not rule the body: an image track's rows taken for lines)."""
+    track on its own (empty where a track's lines are no even ruling of the body: an image track's rows taken for
+    lines)."""
     from core.digitize.page.grid import across_lines
     from core.digitize.page.ink import ink_map
 
@@ -155,8 +156,9 @@ def _depth_lines(canon: np.ndarray, tracks: list[tuple[float, float]], dark: np.
     across = across_lines(dark, [kept[k] for k in usable])
     per_track = [np.zeros(0)] * len(tracks)
     for k, row in zip(usable, across):
-        if k < len(tracks):
-            per_track[k] = _ruling(np.flatnonzero(row >= 0.5), dark.shape[1])
+        own = _ruling(np.flatnonzero(row >= 0.5), dark.shape[1])
+        if k < len(tracks) and _evenly_spaced(own):
+            per_track[k] = own
     cols = np.flatnonzero(across.max(axis=0) >= 0.5) if across.size else np.zeros(0, np.int64)
     return _ruling(cols, dark.shape[1]), per_track
 
@@ -177,6 +179,20 @@ def _ruling(cols: np.ndarray, length: int) -> np.ndarray:
         if near.mean() < DEPTH_LINES_ALONG:
             return np.zeros(0)
     return centres
+
+
+EVEN_SPACING = 0.15  # a ruling's lines stand this close (a share of their usual spacing) to it ...
+EVEN_SHARE = 0.7  # ... this share of them at least: a track's rows taken for lines do not (33-025-02311-0001: its
+#   ruled tracks 0.99-1.00, its image tracks' and summary plots' rows 0.00-0.56)
+
+
+def _evenly_spaced(centres: np.ndarray) -> bool:
+    """Whether lines are a ruling: most spaced evenly (depth lines every 2, 10 or 50 ft), not a track's rows taken
+    for lines (an image's, a plot's), which stand at any spacing."""
+    if centres.size < 3:
+        return False
+    gaps = np.diff(centres)
+    return bool(np.mean(np.abs(gaps / np.median(gaps) - 1.0) <= EVEN_SPACING) >= EVEN_SHARE)
 
 
 def _lines_beside(across: float | None, tracks: list[tuple[float, float]], per_track: list[np.ndarray],
