@@ -28,7 +28,6 @@ import numpy as np
 import torch
 
 from .network import VeerNet
-from .packed_conv import packed_for_inference, packing_applies
 from .precision import Precision
 
 Runner = Callable[[np.ndarray], np.ndarray]  # (1, 1, H, W) float32 input → (classes, H, W) float32 probabilities
@@ -42,21 +41,16 @@ def probabilities(logits: torch.Tensor) -> torch.Tensor:
 
 def torch_runner(model: VeerNet, precision: Precision, device: torch.device | str = "cpu",
                  channels_last: bool = True) -> Runner:
-    """Eager PyTorch; channels-last on the CPU unless told otherwise (the reference path is NCHW). In bf16 on a
-    CPU the convolutions' weights are packed once for the runner (``packed_conv.py``: the same bits, without a
-    weight cast and reorder per convolution per window), in a copy of the network taken now."""
+    """Eager PyTorch; channels-last on the CPU unless told otherwise (the reference path is NCHW)."""
     dev = torch.device(device)
     model.eval()
     fmt = torch.channels_last if channels_last and dev.type == "cpu" else torch.contiguous_format
-    packed = packed_for_inference(model) if packing_applies(precision, dev, channels_last) else None
 
     def run(x: np.ndarray) -> np.ndarray:
-        net = packed if packed is not None else model
-        if packed is None:
-            model.to(memory_format=fmt)  # each call: another runner may have laid the same weights out otherwise
+        model.to(memory_format=fmt)  # each call: another runner may have laid the same weights out otherwise
         t = torch.from_numpy(x).to(dev).contiguous(memory_format=fmt)
         with torch.inference_mode(), precision.autocast():
-            p = probabilities(net(t))
+            p = probabilities(model(t))
         return p[0].cpu().numpy()
 
     return run
