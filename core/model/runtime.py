@@ -16,7 +16,9 @@ On the whole KGS scan ONNX Runtime's evidence took 43 s against channels-last's 
 5.2 GiB at the peak (1.9 GiB with PyTorch); with the arena off it took 122 s. 14 % was no reason for a 78 MB
 dependency, so the runtime is PyTorch, channels-last on the CPU: oneDNN's convolutions read NHWC without the
 blocked-layout copy of every input. Over KGS's log body (250–1050 ft) its LAS values equal the NCHW path's at
-r ≥ 0.9999 per curve. bf16 is slower on this CPU and moves logits by 0.13: not used for inference here.
+r ≥ 0.9999 per curve. The table is of an fp32 model; a model runs in the precision it was trained in (the
+bundled one in bf16 autocast, where oneDNN's bf16 convolutions and the compiled group norm,
+``cpu_group_norm.py``, made it the faster: docs/benchmarks.md, issue #64).
 ``reference`` keeps the eager NCHW path of earlier releases, to compare against.
 """
 
