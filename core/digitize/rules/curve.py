@@ -105,7 +105,8 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     the trace, and the columns where it rode a border or a grid line."""
     cols = raw.shape[1]
     path, wrap_step = viterbi_path(ev, params, cyclic=spec.wrap)
-    pos = _refined(ev, path, params) + lo
+    inked = ev >= params.threshold  # the band's ink, read by the path's refinement and the wrap rules alike
+    pos = _refined(ev, path, params, inked) + lo
     conf = ev[path, np.arange(cols)]
     strong_raw = raw[path, np.arange(cols)] >= params.threshold
     if grid is None or params.observe_on_grid:
@@ -125,14 +126,14 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
         lines = grid.across_columns(slice(lo, lo + raw.shape[0])) if grid is not None else None
         returning = (-1 if spec.backup == "high" else 1 if spec.backup == "low" else 0) * sign
         steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks, lines=lines,
-                                      returning=returning)
+                                      returning=returning, inked=inked)
         wrap_step = steps * sign
         if params.runs("unresolved_wrap"):  # a move neither direct nor a crossing the edges show: no reading
             gone |= unsure
             flags[unsure] |= BIT["unresolved_wrap"]
         if spec.backup:
             # a return the path cut short is taken where the curve is on its backup scale there
-            hidden = (hidden_returns(path, ev >= params.threshold, observed, steps, returning, params.max_gap_px,
+            hidden = (hidden_returns(path, inked, observed, steps, returning, params.max_gap_px,
                                      params.wrap_ink_gap_px) if params.hidden_returns and params.ink_checks
                       else np.zeros(0, np.int64))
             wrap_step, wraps, level_unsure = take_hidden_returns(wrap_step, hidden, spec.backup)
@@ -187,7 +188,7 @@ def level_anchors(wraps: np.ndarray, unresolved: np.ndarray) -> dict[str, np.nda
 STROKE_CAP_SHARE = 0.1  # a run of inked rows through the path is centred up to this share of the track either side
 
 
-def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams) -> np.ndarray:
+def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.ndarray) -> np.ndarray:
     """Sub-pixel rows of the path: the probability-weighted centroid around it (``refine_radius`` rows either side),
     widened to the whole run of rows the stroke inks in the column where the path crosses a steep stroke
     (``params.refine_runs``): a pen crossing many rows within one column is there at the column's middle, at the
@@ -197,7 +198,6 @@ def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams) -> np.ndarra
     r = params.refine_radius
     lo, hi = path - r, path + r
     if params.refine_runs:
-        inked = ev >= params.threshold
         cap = max(r, int(STROKE_CAP_SHARE * rows))
         col = np.arange(cols)
         on = inked[path, col]

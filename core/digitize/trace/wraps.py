@@ -46,7 +46,7 @@ def at_edges(before: float, after: float, step: int, rows: int) -> bool:
 
 def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, observed: np.ndarray,
                   params, edges: bool = True, lines: np.ndarray | None = None,
-                  returning: int = 0) -> tuple[np.ndarray, np.ndarray]:
+                  returning: int = 0, inked: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Wrap steps of a wrapping curve, decided from the ink between observed columns, and the columns whose
     scale cannot be told (``params``: the tracer's ``TraceParams``).
 
@@ -92,7 +92,7 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
     that return seen, the synthetic oracle of wrapped curves unwraps 29 of 36, where it unwrapped 25.
     """
     rows = ev.shape[0]
-    raw_inked = ev >= params.threshold
+    raw_inked = ev >= params.threshold if inked is None else inked  # ``inked``: that mask, where the caller has it
     out = np.zeros_like(wrap_step)
     doubtful = np.zeros(wrap_step.size, bool)
     obs = np.flatnonzero(observed)
