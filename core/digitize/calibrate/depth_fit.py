@@ -148,7 +148,7 @@ def fit_line(numbers: list[DepthNumber], tolerance_px: float = FIT_TOLERANCE_PX,
 
 def snap_to_depth_lines(numbers: list[DepthNumber], lines: np.ndarray, page_usual: float | None = None,
                         beside: list[np.ndarray] | None = None) -> float | None:
-    """Move each number onto the depth line (``depth_line_positions``) it is printed on (in place): a printed
+    """Move each number onto the depth line (``depth_lines.depth_lines``) it is printed on (in place): a printed
     depth is centred on its line, and the line is a sharper mark than the box OCR draws around the digits.
 
     A scan prints its labels the same way on every line, so a true snap moves a number by about what it moves

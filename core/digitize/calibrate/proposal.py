@@ -41,6 +41,7 @@ from core.digitize.calibrate.depth_fit import (
     snap_to_depth_lines,
     split_passes,
 )
+from core.digitize.calibrate.depth_lines import depth_lines, lines_beside
 from core.digitize.calibrate.tracks import along_depth_lines, propose_tracks, split_at_boxes
 
 
@@ -107,7 +108,6 @@ class Proposal:
 
 MIN_DPI, MAX_DPI = 50.0, 2400.0  # a resolution tag outside these is no scanner's (a TIFF that says 1 dpi)
 PAGE_WIDTH_IN = 8.5  # a log's page across, for sizes where the file gives no resolution
-DEPTH_LINES_ALONG = 0.5  # depth lines lie (within two of their spacings) along this share of a body at least
 DEPTH_COLUMN_IN = 1.0  # a column narrower than this, with a line inside at most, may print the depths ...
 DEPTH_COLUMN_SHARE = 0.6  # ... or than this share of the section's typical track (the archive's depth columns:
 #   0.1-0.4 of it; its description and photo columns, its well-bore plots 0.5 and more, over an inch)
@@ -131,81 +131,6 @@ def ocr_available() -> str | None:
         return "reading printed depths needs the tesseract-ocr program (Debian/Ubuntu: apt install tesseract-ocr; " \
                "Windows and macOS: see github.com/tesseract-ocr/tesseract)"
     return None
-
-
-def depth_line_positions(canon: np.ndarray, tracks: list[tuple[float, float]],
-                         dark: np.ndarray | None = None) -> np.ndarray:
-    """Centres (columns, canonical frame) of the lines drawn across the tracks: the depth lines. ``dark``: the
-    image's ink map, when already computed."""
-    return _depth_lines(canon, tracks, dark)[0]
-
-
-def _depth_lines(canon: np.ndarray, tracks: list[tuple[float, float]], dark: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The depth lines drawn across any of the tracks (:func:`depth_line_positions`), and those drawn across each
-    track on its own (empty where a track's lines are no even ruling of the body: an image track's rows taken for
-    lines)."""
-    from core.digitize.page.grid import across_lines
-    from core.digitize.page.ink import ink_map
-
-    if dark is None:
-        dark = ink_map(canon)
-    bands = [(int(a) + 2, int(b) - 1) for a, b in tracks] or [(0, dark.shape[0])]
-    kept = [(max(0, lo), min(dark.shape[0], hi)) for lo, hi in bands]
-    usable = [k for k, (lo, hi) in enumerate(kept) if hi - lo >= 3]
-    across = across_lines(dark, [kept[k] for k in usable])
-    per_track = [np.zeros(0)] * len(tracks)
-    for k, row in zip(usable, across):
-        own = _ruling(np.flatnonzero(row >= 0.5), dark.shape[1])
-        if k < len(tracks) and _evenly_spaced(own):
-            per_track[k] = own
-    cols = np.flatnonzero(across.max(axis=0) >= 0.5) if across.size else np.zeros(0, np.int64)
-    return _ruling(cols, dark.shape[1]), per_track
-
-
-def _ruling(cols: np.ndarray, length: int) -> np.ndarray:
-    """Centres of the runs of line columns ``cols``, where they rule a body ``length`` long: depth lines rule the
-    body along its length; lines across in a stretch of it only are the edges of an image or of a box (a
-    compressed summary log has no depth lines, only the tops of its image columns)."""
-    if cols.size == 0:
-        return np.zeros(0)
-    groups = np.split(cols, np.flatnonzero(np.diff(cols) > 1) + 1)
-    centres = np.array([g.mean() for g in groups])
-    if centres.size >= 2:
-        reach = 2.0 * float(np.median(np.diff(centres)))
-        near = np.zeros(length, bool)
-        for c in centres:
-            near[max(0, int(c - reach)) : int(c + reach) + 1] = True
-        if near.mean() < DEPTH_LINES_ALONG:
-            return np.zeros(0)
-    return centres
-
-
-EVEN_SPACING = 0.15  # a ruling's lines stand this close (a share of their usual spacing) to it ...
-EVEN_SHARE = 0.7  # ... this share of them at least: a track's rows taken for lines do not (33-025-02311-0001: its
-#   ruled tracks 0.99-1.00, its image tracks' and summary plots' rows 0.00-0.56)
-
-
-def _evenly_spaced(centres: np.ndarray) -> bool:
-    """Whether lines are a ruling: most spaced evenly (depth lines every 2, 10 or 50 ft), not a track's rows taken
-    for lines (an image's, a plot's), which stand at any spacing."""
-    if centres.size < 3:
-        return False
-    gaps = np.diff(centres)
-    return bool(np.mean(np.abs(gaps / np.median(gaps) - 1.0) <= EVEN_SPACING) >= EVEN_SHARE)
-
-
-def _lines_beside(across: float | None, tracks: list[tuple[float, float]], per_track: list[np.ndarray],
-                  pooled: np.ndarray) -> np.ndarray:
-    """The depth lines a number read at ``across`` labels: those of the track nearest it (a label is printed
-    beside or inside the track its line runs across), where that track's lines rule the body; else the lines
-    pooled over every track. Pooled, an image track's rows taken for lines run into the ruling's: on a 70-dpi
-    cement log (33-025-02311-0001) the GR track held all 190 of its heavy lines within a pixel, the pool 292
-    runs whose centres lay off them, and its labels went 2 px (1.4 ft) above their lines."""
-    if across is None or not tracks:
-        return pooled
-    k = int(np.argmin([0.0 if a <= across < b else min(abs(across - a), abs(across - b)) for a, b in tracks]))
-    return per_track[k] if per_track[k].size else pooled
 
 
 def _sane_dpi(dpi: float | None) -> float | None:
@@ -454,7 +379,7 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
     lines: list[np.ndarray] = []
     track_lines: list[list[np.ndarray]] = []
     for k, s in enumerate(prop.sections):  # each reported: a 66,000-row page's three bodies take a second or two
-        pooled, per_track = _depth_lines(canon[:, s.start : s.stop], s.tracks, darkness[:, s.start : s.stop])
+        pooled, per_track = depth_lines(canon[:, s.start : s.stop], s.tracks, darkness[:, s.start : s.stop])
         lines.append(pooled + s.start)
         track_lines.append([t + s.start for t in per_track])
         report(0.02 * (k + 1) / n)
@@ -482,7 +407,7 @@ def _read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: f
                             for strip, turned in zip(strips, turns) for x in read[id(strip), turned]),
                            key=lambda x: x.pixel)
             turned = any(turns)
-            beside = [_lines_beside(x.across, sec.tracks, track_lines[k], lines[k]) for x in found]
+            beside = [lines_beside(x.across, sec.tracks, track_lines[k], lines[k]) for x in found]
             move = snap_to_depth_lines(found, lines[k], float(np.median(moves)) if moves else None, beside)
             if lines[k].size == 0:
                 place_without_lines(found, moves)

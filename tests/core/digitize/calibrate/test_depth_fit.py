@@ -51,7 +51,7 @@ def test_a_tracks_own_lines_are_found_apart_from_an_image_tracks_rows():
     """Pooled over the tracks, an image track's dark rows run into the ruled track's lines and shift their centres;
     each track's own lines keep the ruling's, and the track nearest a number gives its lines. An image track's rows
     taken for lines, unevenly spaced, are no track's lines (its numbers go by the pooled lines)."""
-    from core.digitize.calibrate.proposal import _depth_lines, _lines_beside
+    from core.digitize.calibrate.depth_lines import depth_lines, lines_beside
 
     rng = np.random.default_rng(3)
     dark = np.zeros((120, 1400), np.float32)  # canonical: rows across, columns along depth
@@ -64,8 +64,8 @@ def test_a_tracks_own_lines_are_found_apart_from_an_image_tracks_rows():
     image[:, rng.choice(1400, 12, replace=False)] = True
     dark[61:119] = np.maximum(dark[61:119], image)
     tracks = [(0.0, 60.0), (60.0, 120.0)]
-    pooled, per_track = _depth_lines(np.zeros_like(dark, np.uint8), tracks, dark)
+    pooled, per_track = depth_lines(np.zeros_like(dark, np.uint8), tracks, dark)
     assert np.allclose(per_track[0], ruling + 0.5)
     assert per_track[1].size == 0  # the image's rows stand at any spacing: no ruling of the body
-    assert _lines_beside(30.0, tracks, per_track, pooled) is per_track[0]
-    assert _lines_beside(None, tracks, per_track, pooled) is pooled
+    assert lines_beside(30.0, tracks, per_track, pooled) is per_track[0]
+    assert lines_beside(None, tracks, per_track, pooled) is pooled
