@@ -3,8 +3,11 @@
     python tools/same_las_check.py [--scan ../shared/data/scans/kgs_273101_bhc_sonic.tif] [--whole] [--device cpu]
 
 Reads the scan (default: its 650-1,170 ft, rows 6,500-11,800; --whole: all of it) with tests/data's calibration with
-the network's evidence in bf16, in fp32, and in bf16 with the scan shifted one pixel down and right (a white row on
-top and a white column on the left, the picks and the tracks shifted with it). For each curve, of the samples both
+the network's evidence in bf16, in fp32, in bf16 with the scan shifted one pixel down and right (a white row on
+top and a white column on the left, the picks and the tracks shifted with it), and in bf16 with the scan shifted
+half a pixel down and right (resampled, linear interpolation, white beyond the page; the picks and the tracks
+shifted by 0.5): a rescan moves the page by a fraction of a pixel, and the network reads a log a whole pixel lower
+in the same windows (``evidence_band``), so the half pixel is the sensitivity left. For each curve, of the samples both
 readings write at or above the low-confidence line, the share within 1 % of the scale; and over 700-1,129 ft, where
 d36c861 swapped the sonic and the tension, DT's swing (P10-P90) and the spread of LTEN's confident samples
 (docs/accuracy.md; ``tests/core/digitize/rules/test_same_las.py`` holds a small print to the same in the suite). On
@@ -54,17 +57,32 @@ def main() -> int:
     model, _ = load_model(BUNDLED_MODEL)
     model = model.to(args.device)
 
-    def window(shift: int):
+    def shifted(shift: float) -> np.ndarray:
+        """The scan moved ``shift`` pixels down and right, white where the page was not."""
+        if shift == int(shift):
+            pad = ((int(shift), 0), (int(shift), 0)) + ((0, 0),) * (image.ndim - 2)
+            return np.pad(image, pad, constant_values=255) if shift else image
+        import cv2
+
+        h, w = image.shape[:2]
+        grow = int(np.ceil(shift))
+        move = np.float32([[1, 0, shift], [0, 1, shift]])
+        return cv2.warpAffine(image, move, (w + grow, h + grow), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=(255,) * 4)
+
+    def window(shift: float):
         data = json.loads(CALIB.read_text())
-        img = np.pad(image, ((shift, 0), (shift, 0)), constant_values=255) if shift else image
+        img = shifted(shift)
         for c in data["curves"]:
             c["track"] = [t + shift for t in c["track"]]
-        a, b = (0, img.shape[0]) if args.whole else (KGS_WINDOW[0] + shift, KGS_WINDOW[1] + shift)
+        whole = int(shift)  # the window's rows move by the whole pixels; the fraction stays in the picture
+        a, b = (0, img.shape[0]) if args.whole else (KGS_WINDOW[0] + whole, KGS_WINDOW[1] + whole)
         data["depth_picks"] = [[px + shift - a, d] for px, d in data["depth_picks"]]
         return img[a:b], Calibration.from_dict(data)
 
     reads = {}
-    for label, shift, mode in (("bf16", 0, "bf16"), ("fp32", 0, "fp32"), ("shifted", 1, "bf16")):
+    for label, shift, mode in (("bf16", 0, "bf16"), ("fp32", 0, "fp32"), ("shifted", 1, "bf16"),
+                               ("half", 0.5, "bf16")):
         img, calib = window(shift)
         t = time.perf_counter()
         with torch.no_grad():
@@ -75,7 +93,7 @@ def main() -> int:
     names = [c.mnemonic for c in calib.curves]
     print("against the bf16 reading: share of the samples both call confident within 1 % of the scale (samples)")
     print("reading  " + "  ".join(f"{n:>16}" for n in names))
-    for other in ("fp32", "shifted"):
+    for other in ("fp32", "shifted", "half"):
         res, cells = reads[other], []
         for spec in calib.curves:
             n = spec.mnemonic

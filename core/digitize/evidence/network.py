@@ -215,19 +215,13 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
 def evidence_band(tracks: list[tuple[float, float]], rows: int, cfg: NetConfig) -> tuple[int, int]:
     """The canonical rows the network needs to read for curves in ``tracks`` (their pixel ends across): from the
     first track's edge to the last's, widened by the network's convolutional reach (its receptive radius,
-    rounded up to the stride) so every pixel of a track is read with all the context its convolutions see. The
-    band starts at the first track's edge less the reach, in the tracks' own frame, not on the picture's stride
-    grid: the network downsamples by its stride, so where a band starts decides which rows each convolution sees
-    together, and a log scanned a pixel lower (its picks and tracks with it) is then read in the same windows as
-    the same log higher up (issue #60: KGS shifted one pixel read its sonic differently on steep strokes). Where
-    that start lies above the picture, the band starts on the first row of the same stride phase. The depth
-    column, lithology and text columns beyond the tracks are not read (where they lie between two tracks they
-    are: one band)."""
+    rounded up to the stride) so every pixel of a track is read with all the context its convolutions see, and
+    starting on the stride so the band keeps the whole picture's downsampling grid. The depth column, lithology
+    and text columns beyond the tracks are not read (where they lie between two tracks they are: one band)."""
     if not tracks:
         return 0, rows
     reach = Windowing.for_model(cfg, 0).margin
-    start = int(math.floor(min(min(t) for t in tracks))) - reach
-    lo = start if start >= 0 else start % cfg.stride  # the same phase against the tracks, inside the picture
+    lo = max(0, int(math.floor(min(min(t) for t in tracks))) - reach) // cfg.stride * cfg.stride
     hi = min(rows, int(math.ceil(max(max(t) for t in tracks))) + 1 + reach)
     return lo, hi
 
