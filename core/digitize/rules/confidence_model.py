@@ -57,6 +57,7 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "log_slope": np.log(s["slope"] + 1e-3),
         "log_wiggle": np.log(s["wiggle"] + 1e-3),
         "log_curve_wiggle": np.log(s["curve_wiggle"] + 1e-3),
+        "log_stroke": np.log(100.0 * s["stroke"] + 1.0),  # in hundredths of the track: a stroke no width is 0
         "unseen": s["unseen"],
         "to_null": s["to_null"],
         "run_cols": s["run_cols"],

@@ -15,7 +15,7 @@ from core.digitize.rules.confidence_model import (
     design,
 )
 from core.digitize.rules.curve import level_anchors
-from core.digitize.rules.signals import rival_strength, trace_signals
+from core.digitize.rules.signals import rival_strength, stroke_width, trace_signals
 from core.digitize.trace.params import Trace
 from core.evaluation.confidence_fit import Samples, fit, leave_one_family_out
 from core.evaluation.styles import confidence_bins, expected_calibration_error
@@ -24,7 +24,7 @@ from core.io.calibration import CurveSpec
 
 def _signals(n: int, rng) -> dict[str, np.ndarray]:
     names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "curve_wiggle",
-             "unseen", "to_null",
+             "stroke", "unseen", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
     return {k: rng.random(n).astype(np.float32) for k in names}
@@ -175,3 +175,30 @@ def test_a_curves_wiggle_over_the_whole_log_is_its_median_wiggle_where_it_has_a_
     x, names = design(s, 1, False, False)
     assert np.allclose(x[:, names.index("log_curve_wiggle")], np.log(10 / 200 + 1e-3))
     assert "log_curve_wiggle" in bundled_confidence().features  # the shipped model reads it
+
+
+def test_a_curves_stroke_is_its_width_at_the_path_where_it_was_seen():
+    """The run of evidence that holds the path, its median over the seen columns (a blot on a few columns and the
+    unseen ones say nothing), in pixels; the shipped model reads it in track widths, a wider stroke less surely."""
+    rows, cols = 200, 80
+    ev = np.zeros((rows, cols), np.float32)
+    pos = np.full(cols, 100.0)
+    ev[98:103] = 0.9  # a stroke 5 px wide along the path
+    ev[90:110, :8] = 0.9  # a blot over the first 8 columns: 20 px
+    ev[140:143] = 0.9  # another stroke apart: not the curve's
+    seen = np.ones(cols, bool)
+    seen[60:] = False  # unseen: the bridged columns say nothing
+    ev[80:120, 60:] = 0.9
+    assert stroke_width(ev, pos, seen, 50, 199, 0) == 5.0
+    assert stroke_width(ev[40:], pos, seen, 50, 199, 40) == 5.0  # a band of rows from 40 on
+    assert stroke_width(np.zeros_like(ev), pos, seen, 50, 199, 0) == 0.0  # no evidence at the path
+    spec = CurveSpec("GR", "API", "", 1, (0.0, 200.0), (0.0, 150.0))
+    tr = Trace("GR", pos, np.zeros(cols, np.int64), np.ones(cols, np.float32), seen)
+    s = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24, 5.0)
+    assert np.allclose(s["stroke"], 5.0 / spec.track_width)  # in track widths, as the neighbour and the edge
+    m = bundled_confidence()
+    assert "log_stroke" in m.features
+    thin = {k: np.full(1, 0.5, np.float32) for k in _signals(1, np.random.default_rng(0))}
+    thin.update({k: np.zeros(1, np.float32) for k in PASS_FLAGS}, stroke=np.full(1, 0.01, np.float32))
+    wide = {**thin, "stroke": np.full(1, 0.08, np.float32)}
+    assert m.score(design(thin, 1, False, False)[0])[0] > m.score(design(wide, 1, False, False)[0])[0]
