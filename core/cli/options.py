@@ -25,9 +25,9 @@ class OneLineParser(argparse.ArgumentParser):
 
 class LazyChoices:
     """An argument's choices read from an engine module only when the command's own line is parsed or its help
-    printed: a parser built for one command does not import every other command's engine (``precision.MODES``
-    imports PyTorch, ``synth.styles`` the print-style families). ``attr`` names the sequence as ``module:NAME``;
-    ``extra`` comes before it. Given by :func:`choices_later`."""
+    printed: a parser built for one command does not import every other command's engine (``synth.styles``: the
+    print-style families, their generators and NumPy's). ``attr`` names the sequence as ``module:NAME``; ``extra``
+    comes before it. Given by :func:`choices_later`."""
 
     def __init__(self, attr: str, extra: Iterable[str] = ()):
         self._attr, self._extra, self._items = attr, tuple(extra), None

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 
-from ..options import add_device, add_preset, choices_later, positive_number, tile_choice, whole_number
+from core.model.precision_modes import MODES
+
+from ..options import add_device, add_preset, positive_number, tile_choice, whole_number
 from ..tables import fmt_bytes
 
 NAME = "budget"
@@ -15,7 +17,7 @@ def register(sub) -> None:
     b = sub.add_parser(NAME, help="predict (and --measure) the memory of one training step and plan the levers")
     b.add_argument("--width", type=whole_number(16), required=True, help="px along depth")
     b.add_argument("--height", type=whole_number(16), required=True, help="px across the tracks")
-    choices_later(b.add_argument("--precision", default="auto"), "core.model.precision:MODES")
+    b.add_argument("--precision", default="auto", choices=MODES)
     b.add_argument("--checkpointing", default="auto", choices=("auto", "on", "off"))
     b.add_argument("--tile", default="auto", type=tile_choice, help="auto, off or a strip length in px")
     b.add_argument("--ceiling", type=positive_number, metavar="GIB",

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 from core.common.errors import InputError
+from core.model.precision_modes import MODES
 
 from ..options import (
     MIN_TILE_PX,
     add_device,
-    choices_later,
     header_text,
     positive_number,
     scheduler_address,
@@ -37,9 +37,9 @@ def register(sub) -> None:
     d.add_argument("--from-mask", metavar="MASK", help="trace this class mask (e.g. a hand-corrected label)")
     d.add_argument("--mask-out", metavar="PNG", help="also write the class mask the curves were traced from (the "
                    "scan's size; 0 background, 1 solid, 2 dashed, 3 dotted)")
-    choices_later(d.add_argument("--precision", default="model",
+    d.add_argument("--precision", default="model", choices=("model", *MODES),
                    help="inference precision (default: the one the model was trained in; fp32 for an fp16 model "
-                   "on a CPU)"), "core.model.precision:MODES", ("model",))
+                   "on a CPU)")
     add_device(d)
     d.add_argument("--tile", metavar="PX", type=tile_px, help="window length along depth for the network (default "
                    f"1024, the training crop; shortened where --max-memory requires; at least {MIN_TILE_PX})")

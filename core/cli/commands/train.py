@@ -12,11 +12,11 @@ from dataclasses import fields
 from pathlib import Path
 
 from core.common.errors import UsageError
+from core.model.precision_modes import MODES
 
 from ..options import (
     add_device,
     add_preset,
-    choices_later,
     name_list,
     positive_number,
     share,
@@ -33,7 +33,7 @@ def register(sub) -> None:
     t = sub.add_parser(NAME, help="train the segmentation network (headless)")
     t.add_argument("data", help="a project or synthetic folder, or 'synthetic' for the on-the-fly stream")
     t.add_argument("--out", required=True, help="model file to write (.safetensors)")
-    choices_later(t.add_argument("--precision", default="auto"), "core.model.precision:MODES")
+    t.add_argument("--precision", default="auto", choices=MODES)
     t.add_argument("--stage", default="binary", choices=("binary", "multiclass"))
     add_preset(t)
     t.add_argument("--init-model", "--init", dest="init_model", metavar="MODEL", help="continue from this model file")
