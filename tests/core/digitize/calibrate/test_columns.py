@@ -162,7 +162,7 @@ def test_the_framing_lines_of_the_archives_develop_half_part_its_labelled_tracks
 
     missed, labelled = [], 0
     for b in _develop()["bodies"]:
-        lines = [BodyLine(c, s, d, up=u, down=w) for c, s, d, u, w in b["lines"]]
+        lines = [BodyLine(c, s, d, up=u, down=w, up_row=ur, down_row=wr) for c, s, d, u, w, ur, wr in b["lines"]]
         cols = columns_of(mark_frames(BodyLines(lines, boxed=b["boxed"]), b["dpi"]))
         for lo, hi in b["tracks"]:
             labelled += 1
@@ -237,6 +237,35 @@ def test_a_dotted_fill_in_the_box_is_no_line_running_on_into_it_and_a_border_thr
     border = BodyLine(20.0, 0.5, 0.5, rows=(18, 23))
     dark[20, :] = 0.5
     assert frame_share(dark, border, 40, +1, 72.0)[0] >= 0.9
+
+
+def test_a_legends_pen_sample_on_a_grid_lines_row_does_not_frame_it_and_a_border_drawn_along_the_row_does():
+    """A mud log's gas box prints each curve's pen sample, a stroke along depth, where a grid line of the track
+    below would run on; on a 1-bit scan that grid line is as black as the borders, and the sample covers the first
+    fifth of an inch of box. A border is drawn along the whole box row, to its next rule across; the sample along a
+    stretch of it (the develop half's inner borders: 1.00 of their rows; the samples 0.46-0.54)."""
+    from core.digitize.calibrate.columns import BodyLine, BodyLines, frame_share, mark_frames
+
+    dpi = 100.0
+    dark = np.zeros((120, 260), np.float32)  # rows across, columns along depth; the body ends at column 40
+    dark[:, 40] = 1.0  # the box's bottom rule
+    dark[:, 200] = 1.0  # its top rule: the box row is 159 columns long
+    dark[[10, 110], :] = 1.0  # two borders, drawn through the body and along the box row
+    dark[60, :40] = 1.0  # a grid line: black, as a 1-bit scan prints it ...
+    dark[60, 55:95] = 1.0  # ... and the pen sample standing on its row, 0.4 in long
+    border, grid = BodyLine(10.0, 1.0, 1.0, rows=(9, 12)), BodyLine(60.0, 1.0, 1.0, rows=(59, 62))
+    b_share, _, b_row = frame_share(dark, border, 40, +1, dpi)
+    g_share, _, g_row = frame_share(dark, grid, 40, +1, dpi)
+    assert b_share >= 0.9 and g_share >= 0.9  # each covers the first fifth of an inch of box
+    assert b_row >= 0.99 and 0.2 <= g_row <= 0.3
+
+    def frames(row: float) -> list[float]:
+        lines = [BodyLine(c, 1.0, 1.0, down=1.0, down_row=1.0) for c in (0.0, 10.0, 110.0, 119.0)]
+        lines.append(BodyLine(60.0, 1.0, 1.0, down=1.0, down_row=row))
+        return [ln.centre for ln in mark_frames(BodyLines(lines, boxed=True), dpi).lines if ln.frame]
+
+    assert frames(g_row) == [0.0, 10.0, 110.0, 119.0]
+    assert frames(b_row) == [0.0, 10.0, 110.0, 119.0, 60.0]
 
 
 def test_at_a_low_resolution_the_shared_border_is_told_by_its_darkness_where_a_pale_smear_is_as_wide():
