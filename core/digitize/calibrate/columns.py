@@ -303,6 +303,10 @@ IMAGE_CROSSINGS_IN = 4.8  # ... and printed over its width with no line drawn wh
 ACROSS_SHARE = 0.9  # a line across a column inks this share of its width at one depth
 OPEN_INKED = 0.4  # a column without a grid is a track (an image, a fill) where ink lies along this share of it ...
 OPEN_INK = 0.12  # ... covering this share of it (such tracks 0.125-0.71; depth columns up to 0.12, text ones 0.08)
+RULED_TRACK_IN = 1.1  # ... or where lines are drawn wholly across it this often per inch along depth: a gridded track
+#   whose pale lines along depth a 1-bit cut wiped out, its darker depth lines left standing (the develop half's
+#   1-bit variants: 6.6-9.2 an inch), where the depth and description columns no grid is found in are crossed
+#   0-0.18 times an inch (120 columns of the develop half and its variants); the log-scale middle
 # (figures over the columns of the archive's develop half, each measured along every column of its body)
 
 
@@ -376,8 +380,12 @@ def decide(col: Column, dpi: float | None, by_width: bool = True) -> tuple[str, 
     margin = min(margin, gap(len(col.inner), GRID_LINES - 0.5))
     if col.inked >= OPEN_INKED and col.ink >= OPEN_INK:
         return "track", "filled", min(margin, gap(col.inked, OPEN_INKED), gap(col.ink, OPEN_INK))
+    ruled = col.crossings * _dpi_or(dpi)
+    if col.inked >= OPEN_INKED and ruled >= RULED_TRACK_IN:
+        return "track", "ruled", min(margin, gap(col.inked, OPEN_INKED), gap(ruled, RULED_TRACK_IN))
     return "other", "open", min(margin, max(gap(col.inked, OPEN_INKED) if col.inked < OPEN_INKED else 0.0,
-                                            gap(col.ink, OPEN_INK) if col.ink < OPEN_INK else 0.0))
+                                            min(gap(col.ink, OPEN_INK) if col.ink < OPEN_INK else 0.0,
+                                                gap(ruled, RULED_TRACK_IN) if ruled < RULED_TRACK_IN else 0.0)))
 
 
 def body_columns(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> tuple[BodyLines, list[Column]]:

@@ -302,3 +302,17 @@ def test_a_busy_column_ruled_across_by_the_depth_lines_is_no_image_track():
     col = Column(0.0, 60.0, inner=[])
     measure(col, ruled)
     assert abs(col.crossings - 1 / 50) < 1e-9
+
+
+def test_a_column_whose_grid_along_depth_a_1_bit_cut_wiped_out_is_a_track_by_its_depth_lines_across():
+    """A pale grid cut to 1 bit loses its lines along depth, and the track its curve alone inks lightly reads as a
+    description column would; its depth lines, drawn darker, still cross it (the develop half's 1-bit variants:
+    6.6-9.2 an inch), where no depth or description column with no grid is crossed more than 0.18 times an inch."""
+    from core.digitize.calibrate.columns import Column, decide
+
+    open_track = dict(lo=0.0, hi=200.0, inner=[], ink=0.09, inked=0.95, busy=0.15)
+    assert classify(Column(**open_track, crossings=6.6 / DPI), DPI) == "track"
+    assert decide(Column(**open_track, crossings=6.6 / DPI), DPI)[1] == "ruled"
+    assert classify(Column(**open_track, crossings=0.18 / DPI), DPI) == "other"
+    # a blank column ruled across is no track: its curve's ink lies along so little of it
+    assert classify(Column(**{**open_track, "inked": 0.2}, crossings=9.0 / DPI), DPI) == "other"
