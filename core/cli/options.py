@@ -4,8 +4,10 @@ that check a value where it is typed, and the options several commands declare a
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import re
+from collections.abc import Callable, Iterable
 
 from core.common.errors import UsageError
 
@@ -19,6 +21,50 @@ class OneLineParser(argparse.ArgumentParser):
         # main prints "welltrace: " before it; a subcommand's parser names the subcommand
         sub = self.prog.split(" ", 1)[1] if " " in self.prog else ""
         raise UsageError(f"{sub}: {message}" if sub else message)
+
+
+class LazyChoices:
+    """An argument's choices read from an engine module only when the command's own line is parsed or its help
+    printed: a parser built for one command does not import every other command's engine (``synth.styles``: the
+    print-style families, their generators and NumPy's). ``attr`` names the sequence as ``module:NAME``; ``extra``
+    comes before it. Given by :func:`choices_later`."""
+
+    def __init__(self, attr: str, extra: Iterable[str] = ()):
+        self._attr, self._extra, self._items = attr, tuple(extra), None
+
+    def _all(self) -> tuple:
+        if self._items is None:
+            module, name = self._attr.split(":")
+            self._items = (*self._extra, *getattr(importlib.import_module(module), name))
+        return self._items
+
+    def __contains__(self, value) -> bool:
+        return value in self._all()
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def choices_later(action: argparse.Action, attr: str, extra: Iterable[str] = ()) -> argparse.Action:
+    """``action`` (an ``add_argument``'s) restricted to :class:`LazyChoices`: set after ``add_argument``, which
+    formats an argument's choices once to check its metavar and would import the module at once."""
+    action.choices = LazyChoices(attr, extra)
+    return action
+
+
+def describe_lazily(parser: argparse.ArgumentParser, describe: Callable[[], str]) -> None:
+    """The parser's description written by ``describe`` when its help is printed, not when it is built (it names
+    what an engine module defines: importing that for every command's start is what this avoids)."""
+    plain = parser.format_help
+
+    def format_help() -> str:
+        parser.description = describe()
+        return plain()
+
+    parser.format_help = format_help
 
 
 def add_device(parser: argparse.ArgumentParser, help: str | None = None) -> None:

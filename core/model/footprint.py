@@ -227,9 +227,31 @@ def predict_inference_peak(cfg: NetConfig, height: int, width: int, precision_mo
     return int(round(a + b * padded(height, cfg.stride) * padded(width, cfg.stride)))
 
 
-def window_for(cfg: NetConfig, height: int, room: int, precision_mode: str, device_type: str = "cpu") -> int:
-    """The longest window along depth (a multiple of the stride) whose forward's peak fits in ``room`` bytes;
-    0 when not even one stride does."""
+# A forward whose blocks come from a C heap kept between windows (``core/common/sysmem.py: freed_blocks_reused``,
+# what ``digitize`` does on glibc's main thread) holds more than its live tensors: the heap grows wherever a block
+# does not fit the free chunks the windows before left, and keeps its span for the whole reading. Measured: the
+# main arena's rise (``mallinfo2``) over 13 windows of the bundled model (bf16, channels-last) ÷ the forward's
+# live-tensor peak (:func:`predict_inference_peak`), each shape in a fresh process, 1 and 2 threads, 2-core EPYC
+# (docs/benchmarks.md, issue #64, sixth round): 1.44-2.02 over band heights of 384-1,664 px and windows of
+# 1,152-2,048 px (KGS's 1,088 × 1,152: 1.52-1.59), settled by the third window in every run. The most, and the
+# 5 % the plan's test allows for the allocator's noise: a prediction under the span would breach the ceiling
+HEAP_SPAN_RATIO = 2.1
+
+
+def predict_forward_span(cfg: NetConfig, height: int, width: int, precision_mode: str, device_type: str = "cpu",
+                         heap_kept: bool = False) -> int:
+    """What one window's forward holds at its peak: its live tensors (:func:`predict_inference_peak`), or, where
+    its heap is kept between windows (``heap_kept``), the span that heap keeps for the whole reading."""
+    live = predict_inference_peak(cfg, height, width, precision_mode, device_type)
+    return int(round(HEAP_SPAN_RATIO * live)) if heap_kept else live
+
+
+def window_for(cfg: NetConfig, height: int, room: int, precision_mode: str, device_type: str = "cpu",
+               heap_kept: bool = False) -> int:
+    """The longest window along depth (a multiple of the stride) whose forward's peak fits in ``room`` bytes
+    (:func:`predict_forward_span`); 0 when not even one stride does."""
+    if heap_kept:
+        room = int(room / HEAP_SPAN_RATIO)
     a, b = inference_fit(cfg, precision_mode, device_type)
     if b <= 0 or room <= a:
         return 0

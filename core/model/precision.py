@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
-MODES = ("auto", "fp32", "bf16", "fp16")  # every mode a user may ask for: the one list of them
+from .precision_modes import MODES
+
 RESOLVED = tuple(m for m in MODES if m != "auto")  # what a request resolves to on a device
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from core.model.precision import MODES
+from core.model.precision_modes import MODES
 
 from ..options import add_device, add_preset, positive_number, tile_choice, whole_number
 from ..tables import fmt_bytes

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from core.common.errors import InputError
-from core.model.precision import MODES
+from core.model.precision_modes import MODES
 
 from ..options import (
     MIN_TILE_PX,

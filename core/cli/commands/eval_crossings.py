@@ -8,15 +8,14 @@ import time
 
 import numpy as np
 
-from core.evaluation.crossings import PAIRINGS
+from ..options import describe_lazily
 
 NAME = "eval-crossings"
 
 
 def register(sub) -> None:
-    e = sub.add_parser(NAME, help="tracks of 2–3 crossing curves, every pairing of line styles, scored",
-                       description="Pairings: " + ", ".join("+".join(map(str, p)) for p in PAIRINGS)
-                       + " (1 solid, 2 dashed, 3 dotted).")
+    e = sub.add_parser(NAME, help="tracks of 2–3 crossing curves, every pairing of line styles, scored")
+    describe_lazily(e, _pairings)
     src = e.add_mutually_exclusive_group()
     src.add_argument("--model", help="trace the model's evidence (default: the bundled model)")
     src.add_argument("--from-mask", action="store_true", help="trace the true masks (the tracer's ceiling)")
@@ -30,9 +29,15 @@ def register(sub) -> None:
     e.set_defaults(func=run)
 
 
+def _pairings() -> str:
+    from core.evaluation.crossings import PAIRINGS
+
+    return "Pairings: " + ", ".join("+".join(map(str, p)) for p in PAIRINGS) + " (1 solid, 2 dashed, 3 dotted)."
+
+
 def run(args) -> int:
     from core.common.errors import UsageError
-    from core.evaluation.crossings import COLOUR_PAIRINGS, evaluate_pairing
+    from core.evaluation.crossings import COLOUR_PAIRINGS, PAIRINGS, evaluate_pairing
     from core.synth.styles import FAMILIES
 
     if args.style not in FAMILIES:

@@ -16,18 +16,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.synth.styles import FAMILIES, parse_families
-
-from ..options import add_device, add_preset, positive_number, size_wxh, whole_number
+from ..options import add_device, add_preset, describe_lazily, positive_number, size_wxh, whole_number
 
 NAME = "eval-styles"
 
 
 def register(sub) -> None:
-    e = sub.add_parser(
-        NAME, help="accuracy per print-style family; --leave-one-out trains without each in turn",
-        description="Families: " + ", ".join(FAMILIES) + ". Logs are fresh draws from a seed no training "
-        "stream uses.")
+    e = sub.add_parser(NAME, help="accuracy per print-style family; --leave-one-out trains without each in turn")
+    describe_lazily(e, _families)
     src = e.add_mutually_exclusive_group()
     src.add_argument("--model", help="the model to score (default: the bundled model)")
     src.add_argument("--classical", action="store_true", help="score the classical tracer")
@@ -68,6 +64,7 @@ def register(sub) -> None:
 
 def _check(args) -> tuple[str, ...]:
     from core.common.errors import UsageError
+    from core.synth.styles import parse_families
 
     try:
         families = parse_families(args.families or "all")
@@ -96,6 +93,12 @@ def _check(args) -> tuple[str, ...]:
         if args.steps < 1:
             raise UsageError("--steps must be at least 1")
     return families
+
+
+def _families() -> str:
+    from core.synth.styles import FAMILIES
+
+    return "Families: " + ", ".join(FAMILIES) + ". Logs are fresh draws from a seed no training stream uses."
 
 
 def run(args) -> int:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from core.common.errors import InputError, UsageError
 from core.common.progress import progress_bar
-from core.synth.styles import STYLE_CHOICES
+
+from ..options import choices_later
 
 NAME = "synth"
 
@@ -24,9 +25,9 @@ def register(sub) -> None:
     s.add_argument("--height", type=int, default=480, help="pixels across the tracks (default 480)")
     s.add_argument("--curves", default="1..3", help="curves per track: N or A..B within 1..3")
     s.add_argument("--depth-axis", choices=("x", "y"), default="x")
-    s.add_argument("--style", choices=STYLE_CHOICES, default="mixed",
+    choices_later(s.add_argument("--style", default="mixed",
                    help="a print-style family, 'mixed' (all families evenly), or the first generator's "
-                   "'clean'/'scanned' looks")
+                   "'clean'/'scanned' looks"), "core.synth.styles:STYLE_CHOICES")
     s.add_argument("--families", help="with --style mixed: the families to draw from, comma-separated")
     s.set_defaults(func=run)
 

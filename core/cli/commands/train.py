@@ -12,7 +12,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from core.common.errors import UsageError
-from core.model.precision import MODES
+from core.model.precision_modes import MODES
 
 from ..options import (
     add_device,

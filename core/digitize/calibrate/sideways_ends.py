@@ -214,7 +214,6 @@ def _hidden_lefts(band: np.ndarray, track: tuple[float, float], inks: list[tuple
     glyph = next((g for x, _, g in left_words(k0) if lo + x == int(e0.left_x) or abs(lo + x - e0.left_x) <= 1), None)
     if glyph is None or glyph.sum() < 6:
         return
-    gh, gw = glyph.shape
     grown = cv2.dilate(glyph.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     for k in wanting:
         others = np.zeros(masks[k].shape, bool)
@@ -224,24 +223,35 @@ def _hidden_lefts(band: np.ndarray, track: tuple[float, float], inks: list[tuple
         others = cv2.dilate(others.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
         mine = masks[k] > 0
         for x, y, seen in sorted(left_words(k)):
-            if seen.shape[0] > gh + 1 or seen.shape[1] > gw + 1:
-                continue
-            fits = False
-            for dy in range(seen.shape[0] - gh, 1):
-                for dx in range(seen.shape[1] - gw, 1):
-                    y0, x0 = y + dy, x + dx
-                    if y0 < 0 or x0 < 0 or y0 + gh > mine.shape[0] or x0 + gw > mine.shape[1]:
-                        continue
-                    here = mine[y0 : y0 + gh, x0 : x0 + gw]
-                    if here.sum() < seen.sum() or (here & ~grown).any():
-                        continue  # the word is not all inside the glyph's place, or strays off its strokes
-                    shown = (here & glyph).sum() / glyph.sum()
-                    hidden = glyph & ~here
-                    under = (hidden & others[y0 : y0 + gh, x0 : x0 + gw]).sum() / max(1, hidden.sum())
-                    fits = fits or (shown >= HIDDEN_SEEN and under >= HIDDEN_UNDER)
-            if fits:
+            if _half_seen(seen, (x, y), glyph, grown, mine, others):
                 ends[k] = InkEnds(value, ends[k].right, float(lo + x), ends[k].right_x)
                 break
+
+
+def _half_seen(seen: np.ndarray, at: tuple[int, int], glyph: np.ndarray, grown: np.ndarray, mine: np.ndarray,
+               others: np.ndarray) -> bool:
+    """Whether the word ``seen`` (its ink's pixels, its box's top-left ``at``) is ``glyph`` half seen: placed at
+    some offset that holds the whole word, every pixel of the word lies on the glyph's strokes (``grown``: dilated
+    by a pixel), at least :data:`HIDDEN_SEEN` of the glyph shows, and at least :data:`HIDDEN_UNDER` of the rest
+    lies under other inks."""
+    gh, gw = glyph.shape
+    if seen.shape[0] > gh + 1 or seen.shape[1] > gw + 1:
+        return False
+    x, y = at
+    for dy in range(seen.shape[0] - gh, 1):
+        for dx in range(seen.shape[1] - gw, 1):
+            y0, x0 = y + dy, x + dx
+            if y0 < 0 or x0 < 0 or y0 + gh > mine.shape[0] or x0 + gw > mine.shape[1]:
+                continue
+            here = mine[y0 : y0 + gh, x0 : x0 + gw]
+            if here.sum() < seen.sum() or (here & ~grown).any():
+                continue  # the word is not all inside the glyph's place, or strays off its strokes
+            shown = (here & glyph).sum() / glyph.sum()
+            hidden = glyph & ~here
+            under = (hidden & others[y0 : y0 + gh, x0 : x0 + gw]).sum() / max(1, hidden.sum())
+            if shown >= HIDDEN_SEEN and under >= HIDDEN_UNDER:
+                return True
+    return False
 
 
 CHANGE_INKS = 3  # ends printed again stand in this many of a track's inks at least (or in all, when fewer) ...

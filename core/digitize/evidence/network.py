@@ -27,11 +27,23 @@ from typing import Callable
 import numpy as np
 import torch
 
-from core.common.sysmem import available_memory, proc_status
+from core.common.sysmem import (
+    available_memory,
+    forward_heap_kept,
+    freed_blocks_reused,
+    large_blocks_from_heap,
+    proc_status,
+)
 from core.common.vocabulary import GIB
 from core.digitize.evidence.coded_map import CodedMap, encode
 from core.digitize.page.frame import from_canonical, to_canonical
-from core.model.footprint import load_forward, predict_inference_peak, receptive_radius, window_for
+from core.model.footprint import (
+    load_forward,
+    predict_forward_span,
+    predict_inference_peak,
+    receptive_radius,
+    window_for,
+)
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
 from core.model.runtime import Runner, probabilities, torch_runner
@@ -154,8 +166,9 @@ class MemoryPlan:
     ceiling: int
     resident: int  # the process before the network reads the scan (image, model, libraries)
     maps: int  # the coded maps and the class mask kept for the whole scan
-    forward: int  # one window's forward at its peak (``core/model/footprint.py``)
+    forward: int  # one window's forward at its peak, or the heap its windows keep (``footprint.predict_forward_span``)
     stitching: int  # the float buffers of the windows not yet settled
+    heap_kept: bool = False  # whether ``forward`` is the kept heap's span (``sysmem.freed_blocks_reused``)
 
     @property
     def predicted_peak(self) -> int:
@@ -164,7 +177,7 @@ class MemoryPlan:
     def as_dict(self) -> dict:
         return {"window_px": self.window.length, "overlap_px": self.window.overlap, "ceiling": self.ceiling,
                 "resident": self.resident, "maps": self.maps, "forward": self.forward, "stitching": self.stitching,
-                "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
+                "heap_kept": self.heap_kept, "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
 
 
 class MemoryCeilingError(ValueError):
@@ -179,12 +192,16 @@ def default_ceiling() -> int:
 
 def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
                 ceiling: int | None = None, length: int | None = None, resident: int | None = None,
-                across: int | None = None) -> MemoryPlan:
+                across: int | None = None, heap_kept: bool | None = None) -> MemoryPlan:
     """The longest window up to ``length`` (default the training crop) whose reading of a canonical image of
     ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
     method as the training budget. On CUDA the forward runs in device memory: the window is planned against
-    the host's ceiling for the maps only. Raises :class:`MemoryCeilingError` when no window fits."""
+    the host's ceiling for the maps only. ``heap_kept``: whether the windows' forwards keep their heap between
+    windows (:func:`predict_windows` on glibc's main thread: ``sysmem.forward_heap_kept``, the default, for a
+    reading on this thread); their forward then counts the heap's span, not only its live tensors. Raises
+    :class:`MemoryCeilingError` when no window fits."""
     h, w = shape
+    kept = device_type != "cuda" and (forward_heap_kept() if heap_kept is None else heap_kept)
     band = across or h  # the rows the network reads (``evidence_band``); the maps cover every row
     ceiling = default_ceiling() if ceiling is None else int(ceiling)
     if device_type != "cuda":
@@ -198,14 +215,16 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
         return 2 * cfg.classes * band * (win.length + win.overlap) * 4
 
     def forward(win: Windowing) -> int:
-        return 0 if device_type == "cuda" else predict_inference_peak(cfg, band, min(w, win.length), precision_mode)
+        if device_type == "cuda":
+            return 0
+        return predict_forward_span(cfg, band, min(w, win.length), precision_mode, heap_kept=kept)
 
     room = ceiling - resident - maps - RUNTIME_OVERHEAD - stitching(want)
-    fits = 10**9 if device_type == "cuda" else window_for(cfg, band, room, precision_mode)
+    fits = 10**9 if device_type == "cuda" else window_for(cfg, band, room, precision_mode, heap_kept=kept)
     win = want if fits >= min(w, want.length) else Windowing.for_model(cfg, fits)
-    plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win))
+    plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win), kept)
     if fits < min(w, shortest.length) or plan.predicted_peak > ceiling:
-        need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest)).predicted_peak
+        need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest), kept).predicted_peak
         raise MemoryCeilingError(f"reading this scan needs at least {need / GIB:.2f} GiB (windows of "
                                  f"{shortest.length} px along depth over {band} px across); the ceiling is "
                                  f"{ceiling / GIB:.2f} GiB")
@@ -265,20 +284,26 @@ def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.
         mask[lo:hi, start:upto] = (probs[0] > 0.5) if classes == 1 else probs.argmax(0)
         acc, wsum, start = acc[..., n:], wsum[n:], upto
 
-    for i, (a, b) in enumerate(parts):
-        settle(a)
-        if b - start > acc.shape[-1]:
-            grow = b - start - acc.shape[-1]
-            acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
-            wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
-        p = run(image_to_input(img[lo:hi, a:b])[None, None])
-        wt = window.weights(a - c0, b - c0, c1 - c0)
-        acc[..., a - start : b - start] += p * wt
-        wsum[a - start : b - start] += wt
-        del p
-        if progress:
-            progress(i + 1, len(parts))
-    settle(c1)
+    # each window's forward in the pages the window before it freed (``sysmem.freed_blocks_reused``: 0.3-0.4 s of
+    # page faults a KGS window otherwise); the plan counts the heap they are kept in (``plan_memory``)
+    with freed_blocks_reused():
+        for i, (a, b) in enumerate(parts):
+            settle(a)
+            if b - start > acc.shape[-1]:
+                grow = b - start - acc.shape[-1]
+                acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
+                wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
+            x = image_to_input(img[lo:hi, a:b])[None, None]
+            with large_blocks_from_heap():
+                p = run(x)
+            del x
+            wt = window.weights(a - c0, b - c0, c1 - c0)
+            acc[..., a - start : b - start] += p * wt
+            wsum[a - start : b - start] += wt
+            del p
+            if progress:
+                progress(i + 1, len(parts))
+        settle(c1)
     return WindowedEvidence(maps, mask, len(parts), window)
 
 

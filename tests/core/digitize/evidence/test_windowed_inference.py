@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import numpy as np
@@ -129,18 +130,58 @@ def test_the_live_tensor_meter_counts_what_is_alive_at_once():
 
 
 def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
+    """The forwards' live tensors only (a kept heap: the test after this)."""
     cfg = preset("demo", classes=4)
     gib = 1024**3
-    roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2)
+    roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2, heap_kept=False)
     assert roomy.window.length == 1024 and roomy.predicted_peak < 2 * gib
-    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2)
+    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2, heap_kept=False)
     assert Windowing.for_model(cfg, 0).length <= tight.window.length < 1024
     assert tight.predicted_peak <= 1.4 * gib
     with pytest.raises(MemoryCeilingError, match="needs at least"):
-        plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2)
+        plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2, heap_kept=False)
     # the plan does not grow with the scan's length beyond its maps
-    long = plan_memory(cfg, (1664, 4 * 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2)
+    long = plan_memory(cfg, (1664, 4 * 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2, heap_kept=False)
     assert long.forward == roomy.forward and long.maps == 4 * roomy.maps
+
+
+
+def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, monkeypatch):
+    """Where the windows' forwards keep their heap (``sysmem.freed_blocks_reused``), the plan counts its span, not
+    only the forward's live tensors: a window that fits without it may not fit with it. A streamed folder's gate
+    plans the reading its reader thread does, where nothing is kept."""
+    from core.cli.main import main
+    from core.common import sysmem
+    from core.digitize.evidence import network
+    from core.digitize.job import memory_gate, scan_job
+    from core.model.footprint import HEAP_SPAN_RATIO
+
+    cfg = preset("demo", classes=4)
+    gib, mib = 1024**3, 1024**2
+    shape, band = (1664, 17864), 1088
+    plain = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, heap_kept=False)
+    kept = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, heap_kept=True)
+    assert kept.window == plain.window and kept.heap_kept and not plain.heap_kept
+    assert kept.forward == round(HEAP_SPAN_RATIO * plain.forward)
+    assert kept.predicted_peak - plain.predicted_peak == kept.forward - plain.forward
+    assert kept.as_dict()["heap_kept"] is True
+    # a ceiling the plain reading fits at the training crop: the kept one reads shorter windows under it
+    ceiling = (plain.predicted_peak + kept.predicted_peak) // 2
+    short = plan_memory(cfg, shape, "bf16", ceiling=ceiling, resident=400 * mib, across=band, heap_kept=True)
+    assert short.window.length < plain.window.length and short.predicted_peak <= ceiling
+    # unless told, the plan asks whether this thread keeps the heap
+    monkeypatch.setattr(network, "forward_heap_kept", lambda: True)
+    assert plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band) == kept
+    assert sysmem.forward_heap_kept() == (sysmem._glibc() is not None)
+    # the gate's prediction is the reader thread's reading, whatever thread asks
+    asked = []
+    real = network.plan_memory
+    monkeypatch.setattr(network, "plan_memory", lambda *a, **k: asked.append(k["heap_kept"]) or real(*a, **k))
+    assert main(["synth", str(tmp_path), "--count", "1", "--seed", "3", "--width", "900", "--height", "256"]) == 0
+    job = scan_job.ScanJob(tmp_path / "synth_000.png", tmp_path / "synth_000.calib.json", tmp_path / "out.las")
+    model = types.SimpleNamespace(cfg=cfg, trained_precision="bf16")
+    memory_gate.scan_memory(job, scan_job.ReadOptions(model=model, precision=resolve("bf16", "cpu")))
+    assert asked and not any(asked)
 
 
 def test_the_predicted_peak_is_the_measured_peak():
