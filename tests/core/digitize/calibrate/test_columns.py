@@ -162,7 +162,7 @@ def test_the_framing_lines_of_the_archives_develop_half_part_its_labelled_tracks
 
     missed, labelled = [], 0
     for b in _develop()["bodies"]:
-        lines = [BodyLine(c, s, d, up=u, down=w) for c, s, d, u, w in b["lines"]]
+        lines = [BodyLine(c, s, d, up=u, down=w, up_row=ur, down_row=wr) for c, s, d, u, w, ur, wr in b["lines"]]
         cols = columns_of(mark_frames(BodyLines(lines, boxed=b["boxed"]), b["dpi"]))
         for lo, hi in b["tracks"]:
             labelled += 1
@@ -239,6 +239,35 @@ def test_a_dotted_fill_in_the_box_is_no_line_running_on_into_it_and_a_border_thr
     assert frame_share(dark, border, 40, +1, 72.0)[0] >= 0.9
 
 
+def test_a_legends_pen_sample_on_a_grid_lines_row_does_not_frame_it_and_a_border_drawn_along_the_row_does():
+    """A mud log's gas box prints each curve's pen sample, a stroke along depth, where a grid line of the track
+    below would run on; on a 1-bit scan that grid line is as black as the borders, and the sample covers the first
+    fifth of an inch of box. A border is drawn along the whole box row, to its next rule across; the sample along a
+    stretch of it (the develop half's inner borders: 1.00 of their rows; the samples 0.46-0.54)."""
+    from core.digitize.calibrate.columns import BodyLine, BodyLines, frame_share, mark_frames
+
+    dpi = 100.0
+    dark = np.zeros((120, 260), np.float32)  # rows across, columns along depth; the body ends at column 40
+    dark[:, 40] = 1.0  # the box's bottom rule
+    dark[:, 200] = 1.0  # its top rule: the box row is 159 columns long
+    dark[[10, 110], :] = 1.0  # two borders, drawn through the body and along the box row
+    dark[60, :40] = 1.0  # a grid line: black, as a 1-bit scan prints it ...
+    dark[60, 55:95] = 1.0  # ... and the pen sample standing on its row, 0.4 in long
+    border, grid = BodyLine(10.0, 1.0, 1.0, rows=(9, 12)), BodyLine(60.0, 1.0, 1.0, rows=(59, 62))
+    b_share, _, b_row = frame_share(dark, border, 40, +1, dpi)
+    g_share, _, g_row = frame_share(dark, grid, 40, +1, dpi)
+    assert b_share >= 0.9 and g_share >= 0.9  # each covers the first fifth of an inch of box
+    assert b_row >= 0.99 and 0.2 <= g_row <= 0.3
+
+    def frames(row: float) -> list[float]:
+        lines = [BodyLine(c, 1.0, 1.0, down=1.0, down_row=1.0) for c in (0.0, 10.0, 110.0, 119.0)]
+        lines.append(BodyLine(60.0, 1.0, 1.0, down=1.0, down_row=row))
+        return [ln.centre for ln in mark_frames(BodyLines(lines, boxed=True), dpi).lines if ln.frame]
+
+    assert frames(g_row) == [0.0, 10.0, 110.0, 119.0]
+    assert frames(b_row) == [0.0, 10.0, 110.0, 119.0, 60.0]
+
+
 def test_at_a_low_resolution_the_shared_border_is_told_by_its_darkness_where_a_pale_smear_is_as_wide():
     """72 dpi: the 3-px border between two tracks as wide as track 1 is a pixel wide and darker than its grid, and
     a pale smear beside a curve (a wider core, half as dark) weighs as much as it: the darker line parts them."""
@@ -259,15 +288,31 @@ def test_at_a_low_resolution_the_shared_border_is_told_by_its_darkness_where_a_p
 
 def test_a_busy_column_ruled_across_by_the_depth_lines_is_no_image_track():
     """An image track (a VDL) is printed over its width with no line drawn wholly across it (the develop half's
-    0-0.06 an inch); a column the depth lines rule across, patterned blocks between, is a lithology column."""
+    0-0.06 an inch, its variants' fill tracks up to 2.4); a column the depth lines rule across, patterned blocks
+    between, is a lithology column (the develop half's and its variants' 9.7-21 an inch)."""
     from core.digitize.calibrate.columns import Column, measure
 
     image = dict(lo=80.0, hi=300.0, inner=[], ink=0.3, inked=1.0, busy=0.95)
     assert classify(Column(**image, crossings=0.0), DPI) == "track"
-    assert classify(Column(**image, crossings=2.0 / DPI), DPI) == "other"  # a depth line every half inch
+    assert classify(Column(**image, crossings=2.4 / DPI), DPI) == "track"  # a JPEG's dense fill, rows read across
+    assert classify(Column(**image, crossings=10.0 / DPI), DPI) == "other"  # a depth line every tenth of an inch
     ruled = np.zeros((60, 1000), np.float32)  # across × along depth: a line across every 50 px, dots between
     ruled[:, ::50] = 1.0
     ruled[::4, 7::10] = 1.0
     col = Column(0.0, 60.0, inner=[])
     measure(col, ruled)
     assert abs(col.crossings - 1 / 50) < 1e-9
+
+
+def test_a_column_whose_grid_along_depth_a_1_bit_cut_wiped_out_is_a_track_by_its_depth_lines_across():
+    """A pale grid cut to 1 bit loses its lines along depth, and the track its curve alone inks lightly reads as a
+    description column would; its depth lines, drawn darker, still cross it (the develop half's 1-bit variants:
+    6.6-9.2 an inch), where no depth or description column with no grid is crossed more than 0.18 times an inch."""
+    from core.digitize.calibrate.columns import Column, decide
+
+    open_track = dict(lo=0.0, hi=200.0, inner=[], ink=0.09, inked=0.95, busy=0.15)
+    assert classify(Column(**open_track, crossings=6.6 / DPI), DPI) == "track"
+    assert decide(Column(**open_track, crossings=6.6 / DPI), DPI)[1] == "ruled"
+    assert classify(Column(**open_track, crossings=0.18 / DPI), DPI) == "other"
+    # a blank column ruled across is no track: its curve's ink lies along so little of it
+    assert classify(Column(**{**open_track, "inked": 0.2}, crossings=9.0 / DPI), DPI) == "other"
