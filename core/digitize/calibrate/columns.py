@@ -192,6 +192,7 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
     limit = int(round(REACH_IN * d))
     framed = False
     ink = rule_ink(lines)
+    sides = []  # (direction, the walk's start inside the body, the edge, each line's frame_share from it)
     for direction, at in ((-1, start + margin), (+1, stop - 1 - margin)):
         if not 0 <= at < dark.shape[1]:
             continue
@@ -200,15 +201,18 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
         if not (0 < edge < dark.shape[1] - 1):
             continue
         framed = True
-        measured = [frame_share(dark, ln, edge, direction, d, ink) for ln in lines]
-        if not _frames_inside(lines, measured):
-            # most lines ran on past the box to its far edge (the grid lost, only borders left: they run through the
-            # box) or the body's span took in the box: the rule drawn across the whole body nearer it is its edge
+        sides.append((direction, at, edge, [frame_share(dark, ln, edge, direction, d, ink) for ln in lines]))
+    if sides and not any(_frames_inside(lines, measured) for *_, measured in sides):
+        # nothing runs on from either side: most lines ran on past the box to its far edge (the grid lost, only
+        # the borders left, and they run through the box) or the body's span took in the box; the rule drawn
+        # across the whole body nearer it is the body's edge
+        for k, (direction, at, edge, _) in enumerate(sides):
             for rule in _rules_across(dark, lines, edge, at - direction * limit, -direction, d, ink):
                 tried = [frame_share(dark, ln, rule, direction, d, ink) for ln in lines]
                 if _frames_inside(lines, tried):
-                    measured = tried
+                    sides[k] = (direction, at, rule, tried)
                     break
+    for direction, _, _, measured in sides:
         for ln, (share, off, row) in zip(lines, measured):
             if direction < 0:
                 ln.up, ln.up_row = share, row
