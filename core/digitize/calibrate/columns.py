@@ -183,7 +183,10 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
 def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> BodyLines:
     """The lines along depth of the body [start, stop) of a page's darkness (rows across × columns along depth),
     each with how far it runs on into the header's first box row above the body and the footer's below. The
-    body's edge is where most of its lines end (its grid lines stop at its edge line)."""
+    body's edge is where most of its lines end (its grid lines stop at its edge line); where no line inside the
+    body runs on from that edge on either side (the grid lost, the borders running through the whole box, or the
+    body's span taking in the box), the rule drawn across the whole body nearer it (:func:`_rules_across`) is
+    tried as the edge instead."""
     lines = _lines_of(dark[:, start:stop])
     if not lines:
         return BodyLines()
