@@ -64,7 +64,8 @@ def _source_key() -> str:
     from core.digitize.page import grid, sections
 
     # the columns module's line reading only: a change to the framing rule or the classifier keeps the cache
-    reading = (columns._core, columns._lines_of, columns._run_end, columns.frame_share, columns.section_lines)
+    reading = (columns._core, columns._lines_of, columns._run_end, columns.frame_share, columns.section_lines,
+               columns._frames_inside, columns._rules_across, columns.rule_ink)
     text = "".join(Path(m.__file__).read_text() for m in (grid, sections)) + "".join(
         inspect.getsource(f) for f in reading)
     return hashlib.sha1(f"{CACHE_VERSION}{text}".encode()).hexdigest()[:12]

@@ -6,12 +6,15 @@ model on a CPU with AVX512-BF16), channels-last and the compiled group norm. Pri
 
 * ``--threads N,M,...``: rounds interleaved, each thread count's forward seconds, wall and CPU (user + system:
   the system part is mostly page faults, docs/benchmarks.md), and whether every count wrote the same maps;
+* ``--silu-ab``: rounds interleaved, the forward with the SiLU fused into the compiled group norm (as it runs)
+  and with the norm and PyTorch's SiLU apart (as it ran before, sixth round), and whether both wrote the same maps;
 * ``--profile``: ``torch.profiler``'s table per operator and per operator and input shape (the compiled group
   norm is no PyTorch operator: it is the forward's time the table does not show), and oneDNN's own log of the
   forward summed by primitive (convolutions, weight ``reorder``s, matmuls).
 
     python3 tools/profile_window.py ../shared/data/scans/kgs_273101_bhc_sonic.tif --threads 2,1 --rounds 5
     python3 tools/profile_window.py ../shared/data/scans/kgs_273101_bhc_sonic.tif --profile
+    python3 tools/profile_window.py ../shared/data/scans/kgs_273101_bhc_sonic.tif --silu-ab --rounds 5
 
 On a shared machine the seconds are the load's: compare thread counts only within one run.
 """
@@ -76,6 +79,40 @@ def _threads(run, x: np.ndarray, counts: list[int], rounds: int) -> None:
               f"CPU median {cpus[len(cpus) // 2]:.2f} s")
 
 
+def _silu_ab(run, x: np.ndarray, rounds: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    from core.model import cpu_group_norm
+
+    fused = cpu_group_norm.group_norm
+
+    def apart(x, groups, weight, bias, eps, silu=False):  # the norm's pass, then PyTorch's SiLU in place
+        out = fused(x, groups, weight, bias, eps)
+        return F.silu(out, inplace=True) if silu else out
+
+    ways = {"fused": fused, "apart": apart}
+    maps, seconds = {}, collections.defaultdict(list)
+    try:
+        for r in range(rounds + 1):  # round 0 unmeasured: each way's first forward
+            for name, fn in ways.items():
+                cpu_group_norm.group_norm = fn
+                c0, t0 = _cpu(), time.perf_counter()
+                maps[name] = run(x)
+                wall, cpu = time.perf_counter() - t0, _cpu() - c0
+                if r:
+                    seconds[name].append((wall, cpu))
+                    print(f"round {r} {name}: wall {wall:.2f} s, CPU {cpu:.2f} s, load {os.getloadavg()[0]:.2f}",
+                          flush=True)
+    finally:
+        cpu_group_norm.group_norm = fused
+    print("the same maps fused and apart:", np.array_equal(maps["fused"], maps["apart"]))
+    for name, rows in seconds.items():
+        walls, cpus = sorted(w for w, _ in rows), sorted(c for _, c in rows)
+        print(f"{name}: wall median {walls[len(walls) // 2]:.2f} s (min {walls[0]:.2f}), "
+              f"CPU median {cpus[len(cpus) // 2]:.2f} s, {torch.get_num_threads()} threads")
+
+
 def _profile(run, x: np.ndarray) -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -130,6 +167,7 @@ def main() -> int:
     ap.add_argument("--threads", default="", help="thread counts to compare, e.g. 2,1")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--silu-ab", action="store_true", help="the SiLU fused into the norm and apart, interleaved")
     args = ap.parse_args()
 
     import torch
@@ -147,6 +185,8 @@ def main() -> int:
     run(x)  # the first forward: oneDNN's code, the compiled norm
     if args.threads:
         _threads(run, x, [int(n) for n in args.threads.split(",")], args.rounds)
+    if args.silu_ab:
+        _silu_ab(run, x, args.rounds)
     if args.profile:
         with torch.no_grad():
             _profile(run, x)

@@ -77,12 +77,6 @@ def preset(name: str, classes: int = 1) -> NetConfig:
     return cfg
 
 
-def _silu(x: torch.Tensor) -> torch.Tensor:
-    """SiLU of a norm's fresh output: in place where nothing is kept for backward (inference), so a window's
-    forward holds one full-resolution map fewer at its peak; the same values either way."""
-    return F.silu(x, inplace=not torch.is_grad_enabled())
-
-
 def norm(channels: int) -> GroupNorm16:
     return GroupNorm16(groups_for(channels), channels)
 
@@ -97,8 +91,8 @@ class ResBlock(nn.Module):
         self.skip = nn.Conv2d(cin, cout, 1) if cin != cout else nn.Identity()
 
     def forward(self, x):
-        h = self.conv1(_silu(self.norm1(x)))
-        h = self.conv2(_silu(self.norm2(h)))
+        h = self.conv1(self.norm1(x, silu=True))
+        h = self.conv2(self.norm2(h, silu=True))
         if torch.is_grad_enabled():
             return self.skip(x) + h
         return h.add_(self.skip(x))  # inference: one full-resolution map fewer alive at the add
@@ -232,7 +226,7 @@ class VeerNet(nn.Module):
             # (core/model/autocast_rules.py reproduces CUDA's rules on the CPU for the tests)
             x = F.interpolate(up(x), size=skip.shape[-2:], mode="nearest").to(skip.dtype)
             x = self._run(dec, torch.cat([x, skip], 1))
-        x = _silu(self.head_norm(x))
+        x = self.head_norm(x, silu=True)
         if torch.is_grad_enabled():
             x = self.head(x)
         else:

@@ -120,7 +120,19 @@ def group_norm_16bit(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: t
 class GroupNorm16(nn.GroupNorm):
     """``nn.GroupNorm`` with fp32 statistics, fp32 affine parameters and a 16-bit output."""
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, silu: bool = False) -> torch.Tensor:
+        """The norm of ``x``; with ``silu``, ``F.silu`` of it (in place in inference, where nothing is kept for
+        backward). A bf16 channels-last map in a CPU's inference takes both in one compiled pass
+        (``cpu_group_norm``: bit for bit PyTorch's SiLU); elsewhere the SiLU is PyTorch's, after the norm."""
+        if silu and not torch.is_grad_enabled() and x.dtype == torch.bfloat16:
+            from . import cpu_group_norm
+
+            if cpu_group_norm.applies(x):
+                return cpu_group_norm.group_norm(x, self.num_groups, self.weight, self.bias, self.eps, silu=True)
+        out = self._norm(x)
+        return F.silu(out, inplace=not torch.is_grad_enabled()) if silu else out
+
+    def _norm(self, x: torch.Tensor) -> torch.Tensor:
         if not torch.is_grad_enabled():
             # inference in any precision: statistics by plain reductions. PyTorch's fp32 CPU kernel on
             # channels-last input splits its sums by thread, so a scan read with 1 thread (a folder run's worker)

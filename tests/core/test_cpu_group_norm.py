@@ -1,6 +1,7 @@
 """``core/model/cpu_group_norm.py``: the compiled group norm of a CPU's channels-last inference gives the numbers of
 the reductions it replaced, bit for bit on these maps, at any thread count, a group whose mean is exactly a float32
-midpoint included (how one window of a shared scan differed: docs/benchmarks.md); and so the network's maps."""
+midpoint included (how one window of a shared scan differed: docs/benchmarks.md); the SiLU fused into it is
+PyTorch's on every bf16 value; and so the network's maps."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from core.model import cpu_group_norm
 from core.model.network import NetConfig, VeerNet
@@ -37,6 +39,35 @@ def test_the_compiled_norm_is_the_reductions_bit_for_bit(dtype, c, mean):
         got = cpu_group_norm.group_norm(x, norm.num_groups, norm.weight, norm.bias, norm.eps)
     assert got.dtype == dtype and got.is_contiguous(memory_format=torch.channels_last)
     assert torch.equal(got, expected)
+
+
+def test_the_fused_silu_is_pytorch_s_on_every_bf16_value():
+    """Every finite bf16 value (65,280 of the 65,536 patterns; a norm gives no NaN or infinity) through the fused
+    pass, scale 1 and shift 0, against PyTorch's ``F.silu`` of the same pass's norm output: Sleef's exp ported, bit
+    for bit, whatever PyTorch's build vectorises with."""
+    patterns = torch.arange(65536, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
+    values = patterns[torch.isfinite(patterns)].view(-1, 16)  # 4,080 pixels of 16 channels
+    src = values.view(torch.int16).numpy()
+    ones, zeros = np.ones(16, np.float32), np.zeros(16, np.float32)
+    norm_out, fused = np.empty_like(src), np.empty_like(src)
+    cpu_group_norm._affine(src, True, False, 0, src.shape[0], ones, zeros, norm_out)
+    cpu_group_norm._affine(src, True, True, 0, src.shape[0], ones, zeros, fused)
+    expected = F.silu(torch.from_numpy(norm_out).view(torch.bfloat16))
+    assert torch.equal(torch.from_numpy(fused).view(torch.bfloat16).view(torch.int16), expected.view(torch.int16))
+
+
+@pytest.mark.parametrize("c, mean", [(16, 0.3), (96, -1.0)])
+def test_the_norm_with_its_silu_is_the_norm_then_pytorch_s_silu(c, mean):
+    torch.manual_seed(c)
+    weight, bias = torch.randn(c) * 2, torch.randn(c) * 3
+    x = _map(c, torch.bfloat16, mean=mean)
+    with torch.inference_mode():
+        expected = F.silu(cpu_group_norm.group_norm(x, c // 16, weight, bias, 1e-5))
+        got = cpu_group_norm.group_norm(x, c // 16, weight, bias, 1e-5, silu=True)
+        assert got.is_contiguous(memory_format=torch.channels_last)
+        assert torch.equal(got.view(torch.int16), expected.view(torch.int16))
+        with pytest.raises(ValueError, match="bf16"):  # fp32's exp is not checked value by value
+            cpu_group_norm.group_norm(x.float(), c // 16, weight, bias, 1e-5, silu=True)
 
 
 def test_the_same_numbers_at_one_and_two_threads():
@@ -70,8 +101,8 @@ def test_the_network_s_maps_are_unchanged(mode, monkeypatch):
     model.to(memory_format=torch.channels_last)
     x = torch.rand(1, 1, 160, 352).contiguous(memory_format=torch.channels_last)
     with torch.inference_mode(), Precision.pinned(mode, "cpu", "test").autocast():
-        fast = model(x)
-        monkeypatch.setattr(cpu_group_norm, "applies", lambda t: False)
+        fast = model(x)  # bf16: every norm and its SiLU in one compiled pass
+        monkeypatch.setattr(cpu_group_norm, "applies", lambda t: False)  # reductions, then PyTorch's SiLU
         before = model(x)
     assert torch.equal(fast, before)
 

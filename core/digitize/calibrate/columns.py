@@ -125,12 +125,14 @@ def _run_end(dark: np.ndarray, line: BodyLine, inside: int, direction: int, limi
     return inside - k if direction < 0 else inside + k
 
 
-def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi: float) -> tuple[float, int, float]:
+def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi: float,
+                ink: float = 0.5) -> tuple[float, int, float]:
     """How far ``line`` runs on into the first box row beside the body, past its ``edge`` (the column along depth
     where the body's grid ends; ``direction`` −1: up into the header, +1: down into the footer): the share of a
     fifth of an inch of box along which it is drawn, from the first ink near it (within a quarter of an inch
     across) that is no rule across, looked for within :data:`REACH_IN` (a box may stand clear of the body).
-    Rules across (a box's edges, the body's own edge line) count neither way. Returns the share and the offset
+    Rules across (a box's edges, the body's own edge line) count neither way; ``ink`` is the darkness that is
+    print there (:func:`rule_ink`). Returns the share and the offset
     across at which the box's rule runs on (within :data:`SNAP_ROWS`, and within the rows the grid reading took for
     the line): a border beside an image or a fill is found a few rows off its centre, the box's rule is not."""
     n = dark.shape[1]
@@ -144,7 +146,7 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
     strip = dark[rows, cols.min() : cols.max() + 1]
     if direction < 0:
         strip = strip[:, ::-1]  # walking away from the body
-    inked = strip > 0.5
+    inked = strip > ink
     rule = inked.mean(axis=0) >= RULE_SHARE
     content = np.flatnonzero(inked.any(axis=0) & ~rule)
     if content.size == 0:
@@ -181,7 +183,10 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
 def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> BodyLines:
     """The lines along depth of the body [start, stop) of a page's darkness (rows across × columns along depth),
     each with how far it runs on into the header's first box row above the body and the footer's below. The
-    body's edge is where most of its lines end (its grid lines stop at its edge line)."""
+    body's edge is where most of its lines end (its grid lines stop at its edge line); where no line inside the
+    body runs on from that edge on either side (the grid lost, the borders running through the whole box, or the
+    body's span taking in the box), the rule drawn across the whole body nearer it (:func:`_rules_across`) is
+    tried as the edge instead."""
     lines = _lines_of(dark[:, start:stop])
     if not lines:
         return BodyLines()
@@ -189,6 +194,8 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
     margin = max(10, int(round(0.1 * d)))
     limit = int(round(REACH_IN * d))
     framed = False
+    ink = rule_ink(lines)
+    sides = []  # (direction, the walk's start inside the body, the edge, each line's frame_share from it)
     for direction, at in ((-1, start + margin), (+1, stop - 1 - margin)):
         if not 0 <= at < dark.shape[1]:
             continue
@@ -197,8 +204,19 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
         if not (0 < edge < dark.shape[1] - 1):
             continue
         framed = True
-        for ln in lines:
-            share, off, row = frame_share(dark, ln, edge, direction, d)
+        sides.append((direction, at, edge, [frame_share(dark, ln, edge, direction, d, ink) for ln in lines]))
+    if sides and not any(_frames_inside(lines, measured) for *_, measured in sides):
+        # nothing runs on from either side: most lines ran on past the box to its far edge (the grid lost, only
+        # the borders left, and they run through the box) or the body's span took in the box; the rule drawn
+        # across the whole body nearer it is the body's edge
+        for k, (direction, at, edge, _) in enumerate(sides):
+            for rule in _rules_across(dark, lines, edge, at - direction * limit, -direction, d, ink):
+                tried = [frame_share(dark, ln, rule, direction, d, ink) for ln in lines]
+                if _frames_inside(lines, tried):
+                    sides[k] = (direction, at, rule, tried)
+                    break
+    for direction, _, _, measured in sides:
+        for ln, (share, off, row) in zip(lines, measured):
             if direction < 0:
                 ln.up, ln.up_row = share, row
             else:
@@ -208,6 +226,51 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
     for ln in lines:
         ln.centre += ln.shift
     return mark_frames(BodyLines(lines, boxed=framed), d)
+
+
+EDGE_RULE_SHARE = 0.9  # a body's edge line is dark across this share of the body (between its outermost lines)
+EDGE_GAP_IN = 0.05  # ... and another edge is looked for this far on from one that framed nothing (not its own rule)
+
+
+def rule_ink(lines: list[BodyLine]) -> float:
+    """The darkness over which a box's print is ink: half that of the body's darkest line, at most 0.5. A page
+    scanned at 72 dpi draws a 1-px rule as one pale pixel (the box's rules and the borders 0.49 darkness on a
+    develop mud log resampled to 72 dpi), where a black border at 150 dpi reads 1.0."""
+    return min(0.5, 0.5 * max((ln.darkness for ln in lines), default=1.0))
+
+
+def _frames_inside(lines: list[BodyLine], measured: list[tuple[float, int, float]]) -> bool:
+    """Whether a line inside the body (not its outermost two) runs on into the box from the edge measured."""
+    order = sorted(range(len(lines)), key=lambda i: lines[i].centre)[1:-1]
+    return any(measured[i][0] >= FRAME_SHARE for i in order)
+
+
+def _rules_across(dark: np.ndarray, lines: list[BodyLine], edge: int, far: int, inward: int, dpi: float,
+                  ink: float) -> list[int]:
+    """The columns along depth between ``edge`` (exclusive, :data:`EDGE_GAP_IN` on) and ``far``, walking ``inward``
+    (+1: down the page), that are dark across :data:`EDGE_RULE_SHARE` of the body's width: the rules drawn across
+    it (the body's own edge line, the box's rules), nearest ``edge`` first."""
+    centres = sorted(ln.centre for ln in lines)
+    lo, hi = int(round(centres[0])), int(round(centres[-1])) + 1
+    if hi - lo < 2:
+        return []
+    first = edge + inward * max(2, int(round(EDGE_GAP_IN * dpi)))
+    a, b = sorted((first, far))
+    a, b = max(0, a), min(dark.shape[1], b + 1)
+    if b <= a:
+        return []
+    across = (dark[lo:hi, a:b] > ink).mean(axis=0) >= EDGE_RULE_SHARE
+    cols = a + np.flatnonzero(across)
+    if inward < 0:
+        cols = cols[::-1]
+    # one rule a run of dark columns: its first column met walking inward (the box side of it)
+    out: list[int] = []
+    last = None
+    for c in cols.tolist():
+        if last is None or abs(c - last) > 1:
+            out.append(c)
+        last = c
+    return out
 
 
 def mark_frames(found: BodyLines, dpi: float | None = None) -> BodyLines:

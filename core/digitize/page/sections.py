@@ -43,7 +43,7 @@ def border_presence(darkness: np.ndarray, lines: list[float]) -> np.ndarray:
     drawn = np.zeros(darkness.shape[1], np.float32)
     step = max(1, darkness.shape[1] // 20000)
     for r in borders:
-        c = int(np.floor(r + 0.5))  # half up, not to even: a line a pixel lower is read a pixel lower
+        c = int(round(r))
         v = darkness[max(0, c - 1) : min(rows, c + 2)].max(axis=0)
         usual = float(np.percentile(v[::step], 75))
         drawn += v >= max(0.05 * scale, 0.5 * usual)

@@ -316,3 +316,27 @@ def test_a_column_whose_grid_along_depth_a_1_bit_cut_wiped_out_is_a_track_by_its
     assert classify(Column(**open_track, crossings=0.18 / DPI), DPI) == "other"
     # a blank column ruled across is no track: its curve's ink lies along so little of it
     assert classify(Column(**{**open_track, "inked": 0.2}, crossings=9.0 / DPI), DPI) == "other"
+
+
+def test_where_only_the_borders_are_left_they_frame_from_the_rule_drawn_across_the_bodys_top():
+    # a grid lost to a low resolution or a 1-bit cut leaves the borders, and they run on through the whole box to
+    # its top rule: most lines end there, not at the body's edge, and nothing runs on past that; the rule drawn
+    # across the whole body at its top is the edge they run on from (whether the body's span starts there or,
+    # as a 1-bit cut's does, takes in the box)
+    img = np.full((BOTTOM + 200, 1000), 250, np.uint8)
+    borders = [20, 270, 330, 520, 770, 990]
+    cv2.rectangle(img, (20, 420), (990, BOTTOM - 1), 20, 2)
+    cv2.line(img, (20, TOP), (990, TOP), 20, 2)  # the body's top edge: the box's bottom rule
+    for y in (470, 530):
+        cv2.putText(img, "0   GR   150", (40, y), cv2.FONT_HERSHEY_SIMPLEX, 0.6, 20, 1, cv2.LINE_AA)
+    for x in borders:
+        cv2.line(img, (x, 420), (x, BOTTOM - 1), 20, 3)
+    for y in range(TOP + 50, BOTTOM, 50):  # depth lines across the curve tracks only
+        for lo, hi in ((20, 270), (330, 770)):
+            cv2.line(img, (lo, y), (hi, y), 20, 1)
+    dark = ink_map(np.ascontiguousarray(img.T))
+    for start in (TOP + 3, TOP - int(0.9 * DPI)):
+        found = section_lines(dark, start, BOTTOM, DPI)
+        inner = sorted(round(ln.centre) for ln in found.lines if ln.frame)[1:-1]
+        assert found.framed and [min(inner, key=lambda c: abs(c - x)) for x in borders[1:-1]] == inner, start
+        assert all(abs(c - x) <= 2 for c, x in zip(inner, borders[1:-1])), start

@@ -307,17 +307,3 @@ def test_a_picture_read_whole_is_read_by_the_network_over_its_log_body_alone():
     assert res.memory["windows"] == windows(hi - lo) < windows(img.shape[0])
     assert not res.mask[:lo].any() and not res.mask[hi:].any()  # no map beyond it
 
-
-
-def test_the_log_body_of_a_scan_a_pixel_lower_is_a_pixel_lower():
-    """A line whose centre the grid reading puts on a half pixel is looked for at the same rows of the log wherever
-    the scanner put the page: rounded half to even, the KGS sonic scan's body ended two columns later when shifted
-    by one (issue #60)."""
-    from core.digitize.page.sections import picked_body
-
-    darkness = np.zeros((48, 2000), np.uint8)
-    darkness[[12, 32], 400:1600] = 255  # two lines along depth over the body; their centres read half a pixel off
-    found = picked_body(darkness, [10.5, 30.5], [700.0, 1300.0])
-    lower = np.pad(darkness, ((1, 0), (1, 0)))  # the page a pixel lower and later (canonical: across and along)
-    assert found is not None and abs(found[0] - 400) <= 31 and abs(found[1] - 1600) <= 31
-    assert picked_body(lower, [11.5, 31.5], [701.0, 1301.0]) == (found[0] + 1, found[1] + 1)
