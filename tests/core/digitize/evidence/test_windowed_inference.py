@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parents[4]
 
 
 class _NoNorm(nn.Module):
-    """A norm without statistics: a fresh copy of its input, as a norm's output is (the network's inference
-    SiLU runs in place on it)."""
+    """A norm without statistics: a fresh copy of its input, as a norm's output is, with the SiLU the network asks
+    a norm to apply after it (``GroupNorm16.forward(x, silu=True)``)."""
 
-    def forward(self, x):
-        return x.clone()
+    def forward(self, x, silu: bool = False):
+        return nn.functional.silu(x) if silu else x.clone()
 
 
 def _local_net(seed: int = 0):
