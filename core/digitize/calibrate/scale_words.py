@@ -32,8 +32,6 @@ from core.digitize.calibrate.printed_words import INK_LEVEL, Line, Word
 READ_PX = 32.0  # a region's text is enlarged until its lines are about this tall (Tesseract reads 8-px digits badly)
 READ_DPI = 250.0  # without text to measure, a region is enlarged by READ_DPI / dpi
 MAX_UPSCALE = 4.0  # ... at most this many times (a 70-dpi print's 7-px digits read no better beyond)
-BILEVEL_SOFTEN = 1 / 3  # a bilevel crop is blurred by this share of its enlargement (sigma, px): over the develop
-#   half's labelled boxes +12 curves on the originals (205 -> 217 of 292, none lost) and +12 on their 1-bit cuts
 WALL_IN = 0.3  # a rule down the rows this long is a wall (a title's letters can stand 0.2 in tall)
 RULE_IN = 0.2  # ink runs across this long (about twice a capital's width) are rules or pen samples, not letters
 GRAPHIC_IN = 0.28  # a blob taller than this after the rules are gone is no letter: a fill, a colour legend, a curve
@@ -279,7 +277,7 @@ def read_groups(clean: np.ndarray, groups: list[tuple[int, int, int, int]], owne
         darkest = int(cut.min())
         if 0 < darkest < 200:  # a pale red or green word read as boldly as a black one
             cut = ((cut.astype(np.int32) - darkest) * 255 // (255 - darkest)).astype(np.uint8)
-        big = enlarged(cut, scale)
+        big = cv2.resize(cut, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC) if scale > 1 else cut
         gap = max(10, big.shape[0] // 2)
         part = np.full((big.shape[0] + 2 * gap, width), 255, np.uint8)
         part[gap : gap + big.shape[0], 20 : 20 + big.shape[1]] = big
@@ -290,19 +288,6 @@ def read_groups(clean: np.ndarray, groups: list[tuple[int, int, int, int]], owne
         height += part.shape[0]
     flush()
     return out
-
-
-def enlarged(cut: np.ndarray, scale: float) -> np.ndarray:
-    """A text crop enlarged ``scale`` times for Tesseract. A bilevel crop (a 1-bit scan, a palette print's black on
-    white) is enlarged smooth and softened by a third of the factor, as ``dropped_ends`` reads its numbers: its square
-    pixels enlarged sharp give Tesseract staircase strokes and broken joins (a 70-dpi cement log's ``-7.5`` read
-    ``-75``, ``(MRAY)`` read ``(MRA``); a grey crop's own antialiasing already is that softening."""
-    if scale <= 1:
-        return cut
-    if np.unique(cut).size <= 2:
-        smooth = cv2.resize(cut, None, fx=scale, fy=scale, interpolation=cv2.INTER_LINEAR)
-        return cv2.GaussianBlur(smooth, (0, 0), scale * BILEVEL_SOFTEN)
-    return cv2.resize(cut, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
 
 
 def _word_ink(rgb: np.ndarray | None, ink: np.ndarray, x0: float, y0: float, x1: float, y1: float):

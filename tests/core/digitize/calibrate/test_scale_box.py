@@ -431,22 +431,3 @@ def test_a_left_end_half_hidden_under_another_ink_is_the_glyph_the_others_read()
     got = ends()
     _hidden_lefts(band, (0.0, 99.0), inks, got, 100.0)
     assert got[2].left is None
-
-
-def test_a_bilevel_crop_is_enlarged_softened_and_a_grey_one_as_it_is():
-    """A 1-bit crop's square pixels enlarged sharp give Tesseract staircase strokes: it is enlarged smooth and
-    blurred by a third of the factor, a one-pixel stroke staying ink at its middle and paper a stroke's width off.
-    A grey crop (antialiased already) is enlarged by cubic interpolation alone."""
-    bilevel = np.full((9, 9), 255, np.uint8)
-    bilevel[:, 4] = 0  # a one-pixel stroke down the crop
-    big = sw.enlarged(bilevel, 4.0)
-    assert big.shape == (36, 36)
-    across = big[18].astype(int)
-    middle = int(np.argmin(across))
-    assert 16 <= middle <= 19 and across[middle] < 110  # still ink where the stroke was
-    assert across[middle - 8] > 245 and across[middle + 8] > 245  # paper a stroke's width off
-    assert len(np.unique(across)) > 6  # soft edges, no staircase
-    grey = bilevel.copy()
-    grey[:, 3] = grey[:, 5] = 170  # an antialiased stroke
-    assert np.array_equal(sw.enlarged(grey, 4.0), cv2.resize(grey, None, fx=4, fy=4, interpolation=cv2.INTER_CUBIC))
-    assert sw.enlarged(bilevel, 1.0) is bilevel
