@@ -50,8 +50,9 @@ def release_free_heap() -> None:
     Without it the resident size still holds what was freed: a memory plan that starts from it (a training step's
     rise, a streamed folder's next reading after a tall scan was traced) would count that memory twice."""
     gc.collect()
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0)
+    libc = _glibc()
+    if libc is not None:
+        libc.malloc_trim(0)
 
 
 # glibc's mallopt parameters, and the thresholds its dynamic rule settles on for a process that frees large blocks
