@@ -21,7 +21,7 @@ from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns
 from core.digitize.rules.confidence_model import bundled_confidence
-from core.digitize.rules.curve import _rides, trace_curve
+from core.digitize.rules.curve import STROKE_CAP_SHARE, _rides, steep_gap, stroke_runs, trace_curve, weighted_centre
 from core.digitize.rules.ink_levels import levels_by_ink
 from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
@@ -247,11 +247,35 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
             far = distance_to_true(seen) > params.max_gap_px
             gone |= far
             flags[far & ~riding] |= BIT["gap"]
+        if params.refine_runs and params.stroke_gaps:  # the value on a steep stroke read in pieces: the rides above
+            # keep the joint tracer's run, as they were chosen on it
+            centred = _stroke_centred(ev, pos[k], observed[k], params.threshold)
+            p = np.where(np.isfinite(p), centred + lo, p)
         p = np.where(gone, np.nan, p)
         tr = Trace(s.mnemonic, p, np.zeros(cols, np.int64), column_confidence(conf[k], seen, p, params.max_gap_px),
                    seen, flags=flags)
         tr.signals = {"strength": conf[k].astype(np.float32)}
         out.append(tr)
+    return out
+
+
+def _stroke_centred(ev: np.ndarray, pos: np.ndarray, observed: np.ndarray, threshold: float) -> np.ndarray:
+    """A joint trace's rows (``pos``, the centre of the run it took in each column) on a steep stroke: the centre of
+    the whole stroke in the column, its breaks bridged (``rules/curve.py: stroke_runs``, ``steep_gap``), as a lone
+    curve's path is refined. The joint tracer takes one run of a column, and where the network reads a steep
+    stroke in pieces which piece it takes moves with the scan's phase (KGS's sonic shifted by a pixel)."""
+    rows, cols = ev.shape
+    seen = observed & np.isfinite(pos)
+    gap = steep_gap(pos)
+    steep = seen & (gap >= 1)
+    if not steep.any():
+        return pos
+    c = np.flatnonzero(steep)
+    path = np.clip(np.rint(pos[c]), 0, rows - 1).astype(np.int64)
+    sub = np.ascontiguousarray(ev[:, c])
+    first, last = stroke_runs(sub >= threshold, path, max(1, int(STROKE_CAP_SHARE * rows)), gap[c])
+    out = pos.copy()
+    out[c] = weighted_centre(sub, first, last, pos[c])
     return out
 
 
