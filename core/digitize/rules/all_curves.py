@@ -259,23 +259,36 @@ def trace_group_curves(evidence_full: np.ndarray, specs: list[CurveSpec], params
     return out
 
 
+LOST_COLS = 2  # a joint trace lost for at most this many columns between two it took a run in is read between them
+
+
 def _stroke_centred(ev: np.ndarray, pos: np.ndarray, observed: np.ndarray, threshold: float) -> np.ndarray:
     """A joint trace's rows (``pos``, the centre of the run it took in each column) on a steep stroke: the centre of
     the whole stroke in the column, its breaks bridged (``rules/curve.py: stroke_runs``, ``steep_gap``), as a lone
     curve's path is refined. The joint tracer takes one run of a column, and where the network reads a steep
-    stroke in pieces which piece it takes moves with the scan's phase (KGS's sonic shifted by a pixel)."""
+    stroke in pieces which piece it takes moves with the scan's phase (KGS's sonic shifted by a pixel). A column or
+    two it took no run in (:data:`LOST_COLS`; a steep stroke's pieces outnumber the runs it keeps) lies between
+    the columns either side: the tracer carries a lost curve on at its velocity, which on a steep stroke overshoots
+    by the stroke's turn (KGS's sonic: 2-3 % of its scale, where the reading shifted a pixel found the run)."""
     rows, cols = ev.shape
+    out = pos.copy()
     seen = observed & np.isfinite(pos)
-    gap = steep_gap(pos)
+    starts, stops = true_runs(~seen)
+    for a, b in zip(starts, stops):
+        if 0 < a and b < cols and b - a <= LOST_COLS and np.isfinite(pos[a:b]).all():
+            out[a:b] = np.interp(np.arange(a, b), [a - 1, b], [pos[a - 1], pos[b]])
+            seen[a:b] = True
+    gap = steep_gap(out)
     steep = seen & (gap >= 1)
     if not steep.any():
-        return pos
+        return out
     c = np.flatnonzero(steep)
-    path = np.clip(np.rint(pos[c]), 0, rows - 1).astype(np.int64)
+    path = np.clip(np.rint(out[c]), 0, rows - 1).astype(np.int64)
     sub = np.ascontiguousarray(ev[:, c])
-    first, last = stroke_runs(sub >= threshold, path, max(1, int(STROKE_CAP_SHARE * rows)), gap[c])
-    out = pos.copy()
-    out[c] = weighted_centre(sub, first, last, pos[c])
+    inked = sub >= threshold
+    first, last = stroke_runs(inked, path, max(1, int(STROKE_CAP_SHARE * rows)), gap[c])
+    on = inked[path, np.arange(c.size)]  # a row between two columns that is paper stays where it lies
+    out[c] = np.where(on, weighted_centre(sub, first, last, out[c]), out[c])
     return out
 
 
