@@ -274,21 +274,26 @@ def _stroke_centred(ev: np.ndarray, pos: np.ndarray, observed: np.ndarray, thres
     out = pos.copy()
     seen = observed & np.isfinite(pos)
     starts, stops = true_runs(~seen)
-    for a, b in zip(starts, stops):
-        if 0 < a and b < cols and b - a <= LOST_COLS and np.isfinite(pos[a:b]).all():
-            out[a:b] = np.interp(np.arange(a, b), [a - 1, b], [pos[a - 1], pos[b]])
-            seen[a:b] = True
+    short = (starts > 0) & (stops < cols) & (stops - starts <= LOST_COLS)
+    starts, stops = starts[short], stops[short]
+    for j in range(LOST_COLS):  # the j-th column of each short loss, on the line from the column before to the one after
+        has = stops - starts > j
+        at, before, after = starts[has] + j, starts[has] - 1, stops[has]
+        ok = np.isfinite(pos[at])
+        at, before, after = at[ok], before[ok], after[ok]
+        out[at] = pos[before] + (pos[after] - pos[before]) * (at - before) / (after - before)
+        seen[at] = True
     gap = steep_gap(out)
     steep = seen & (gap >= 1)
     if not steep.any():
         return out
     c = np.flatnonzero(steep)
     path = np.clip(np.rint(out[c]), 0, rows - 1).astype(np.int64)
-    sub = np.ascontiguousarray(ev[:, c])
-    inked = sub >= threshold
-    first, last = stroke_runs(inked, path, max(1, int(STROKE_CAP_SHARE * rows)), gap[c])
-    on = inked[path, np.arange(c.size)]  # a row between two columns that is paper stays where it lies
-    out[c] = np.where(on, weighted_centre(sub, first, last, out[c]), out[c])
+    inked = ev >= threshold
+    first, last = stroke_runs(inked, path, max(1, int(STROKE_CAP_SHARE * rows)), gap[c], columns=c)
+    on = inked[path, c]  # a row between two columns that is paper stays where it lies
+    c, first, last = c[on], first[on], last[on]
+    out[c] = weighted_centre(ev, first, last, out[c], columns=c)
     return out
 
 

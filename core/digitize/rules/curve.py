@@ -155,7 +155,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     if params.refine_runs and params.stroke_gaps:
         # the value on a steep stroke its network read in pieces: the whole stroke's centre in the column. The
         # decisions above (rides, wraps) keep the path's own piece, as they were chosen on it
-        pos = _refined(ev, path, params, inked, steep_gap(path, wrap_step)) + lo
+        pos = _bridged(ev, path, params, inked, steep_gap(path, wrap_step), pos - lo) + lo
     pos = np.where(gone, np.nan, pos)
     strength = raw[path, np.arange(cols)]
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
@@ -215,41 +215,48 @@ def steep_gap(path: np.ndarray, wrap_step: np.ndarray | None = None) -> np.ndarr
     return np.floor(STROKE_GAP_SHARE * move).astype(np.int64)
 
 
-def stroke_runs(inked: np.ndarray, path: np.ndarray, cap: int, gap: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray]:
+def stroke_runs(inked: np.ndarray, path: np.ndarray, cap: int, gap: np.ndarray | None = None,
+                columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per column, the first and last row of the inked rows (``inked``: rows × columns) that hold ``path`` (a row per
     column), followed at most ``cap`` rows either side, across breaks of at most ``gap`` rows (per column; none by
-    default). A column whose path row is not inked keeps the path's row at both ends."""
-    rows, cols = inked.shape
-    col = np.arange(cols)
+    default). ``columns``: the column of ``inked`` each of ``path``'s rows lies in (default: one a column). A column
+    whose path row is not inked keeps the path's row at both ends."""
+    rows = inked.shape[0]
+    col = np.arange(inked.shape[1]) if columns is None else np.asarray(columns)
+    cols = col.size
     on = inked[np.clip(path, 0, rows - 1), col] & (path >= 0) & (path < rows)
     allowed = np.zeros(cols, np.int64) if gap is None else np.asarray(gap, np.int64)
     ends = []
     for direction in (-1, 1):
         edge = path.copy()
-        alive = on.copy()
-        broken = np.zeros(cols, np.int64)  # rows since the last inked one
+        live = np.flatnonzero(on)  # the columns still followed, and their rows since the last inked one
+        broken = np.zeros(live.size, np.int64)
         for k in range(1, cap + 1):
-            nxt = path + direction * k
-            alive &= (nxt >= 0) & (nxt < rows)
-            ink = inked[np.clip(nxt, 0, rows - 1), col]
-            broken = np.where(ink, 0, broken + 1)
-            alive &= broken <= allowed
-            if not alive.any():
+            if live.size == 0:
                 break
-            edge = np.where(alive & ink, nxt, edge)
+            nxt = path[live] + direction * k
+            inside = (nxt >= 0) & (nxt < rows)
+            live, broken, nxt = live[inside], broken[inside], nxt[inside]
+            ink = inked[nxt, col[live]]
+            broken = np.where(ink, 0, broken + 1)
+            keep = broken <= allowed[live]
+            live, broken, nxt, ink = live[keep], broken[keep], nxt[keep], ink[keep]
+            edge[live[ink]] = nxt[ink]
         ends.append(edge)
     return ends[0], ends[1]
 
 
-def weighted_centre(ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, fallback: np.ndarray) -> np.ndarray:
-    """Per column, the evidence-weighted mean row of rows ``lo``..``hi`` of ``ev``; ``fallback`` where they hold none."""
-    rows, cols = ev.shape
-    width = int((hi - lo).max()) + 1 if cols else 1
+def weighted_centre(ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, fallback: np.ndarray,
+                    columns: np.ndarray | None = None) -> np.ndarray:
+    """Per column, the evidence-weighted mean row of rows ``lo``..``hi`` of ``ev``; ``fallback`` where they hold none.
+    ``columns``: the column of ``ev`` each bound lies in (default: one a column)."""
+    rows = ev.shape[0]
+    col = np.arange(ev.shape[1]) if columns is None else np.asarray(columns)
+    width = int((hi - lo).max()) + 1 if col.size else 1
     idx = lo[None, :] + np.arange(width)[:, None]
     valid = (idx >= 0) & (idx < rows) & (idx <= hi[None, :])
     idxc = np.clip(idx, 0, rows - 1)
-    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
+    w = np.where(valid, ev[idxc, col[None, :]], 0.0)
     wsum = w.sum(0)
     return np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), fallback)
 
@@ -270,6 +277,26 @@ def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.nd
         first, last = stroke_runs(inked, path, cap, gap)
         lo, hi = np.minimum(lo, first), np.maximum(hi, last)
     return weighted_centre(ev, lo, hi, path)
+
+
+def _bridged(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.ndarray, gap: np.ndarray,
+             refined: np.ndarray) -> np.ndarray:
+    """:func:`_refined` with the stroke's breaks of at most ``gap`` rows bridged, from its value without them
+    (``refined``): only the columns whose run the breaks widen are centred again."""
+    rows = ev.shape[0]
+    steep = np.flatnonzero(gap > 0)
+    if steep.size == 0:
+        return refined
+    cap = max(params.refine_radius, int(STROKE_CAP_SHARE * rows))
+    p = path[steep]
+    first0, last0 = stroke_runs(inked, p, cap, columns=steep)
+    first, last = stroke_runs(inked, p, cap, gap[steep], columns=steep)
+    wider = (first < first0) | (last > last0)
+    c, p, first, last = steep[wider], p[wider], first[wider], last[wider]
+    r = params.refine_radius
+    out = refined.copy()
+    out[c] = weighted_centre(ev, np.minimum(p - r, first), np.maximum(p + r, last), p, columns=c)
+    return out
 
 
 def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,
