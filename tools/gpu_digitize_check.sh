@@ -12,7 +12,9 @@
 # Run from the repository root; DATA holds scans/ (the shared scans) and the folder's calibrations are taken from
 # FOLDER_CALIBS (default tools/bench_folder: the four North Dakota scans' proposed sections, curves added by hand).
 # Measured 2026-11-28 on an H200 (docs/benchmarks.md, "On a GPU"): about 3 minutes without the tests.
-# SKIP_CPU=1 leaves out the CPU's reading of KGS (the slowest step on a machine whose CPU has no native bf16).
+# SKIP_CPU=1 leaves out the CPU's reading of KGS (the slowest step on a machine whose CPU has no native bf16),
+# SKIP_PROFILE=1 the cProfile of the command; COPIES=N puts each shared scan N times in the folder, JOBS="1 4" reads
+# it with 1 and then 4 worker processes.
 set -u
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-/tmp/gpu64}; mkdir -p "$OUT"
@@ -43,22 +45,32 @@ T=120 run /usr/bin/time -f "wall %e s, user %U s, sys %S s, peak %M kB (with the
     --calib "$CAL" --device cuda --out "$WORK/kgs_qc.las" --force
 T=120 run /usr/bin/time -f "wall %e s, user %U s, sys %S s, peak %M kB (--no-qc)" $WT digitize "$KGS" \
     --calib "$CAL" --device cuda --no-qc --out "$OUT/kgs_cuda.las" --force
-log "where the wall goes: cProfile of the same command (kgs_cuda.prof)"
-T=120 python3 -m cProfile -o "$OUT/kgs_cuda.prof" -m app.launch digitize "$KGS" --calib "$CAL" --device cuda \
-    --no-qc --out "$WORK/kgs_prof.las" --force 2>&1 | tail -3 | tee -a "$OUT/log.txt"
+if [ -z "${SKIP_PROFILE:-}" ]; then
+  log "where the wall goes: cProfile of the same command (kgs_cuda.prof)"
+  T=120 python3 -m cProfile -o "$OUT/kgs_cuda.prof" -m app.launch digitize "$KGS" --calib "$CAL" --device cuda \
+      --no-qc --out "$WORK/kgs_prof.las" --force 2>&1 | tail -3 | tee -a "$OUT/log.txt"
+fi
 
 T=240 run python3 tools/same_las_check.py --whole --device cuda --scan "$KGS"
 
-# a folder: the shared scans with calibrations beside them, one worker on the GPU reading while its CPU traces
+# a folder: the shared scans with calibrations beside them (COPIES times each, under other names: enough scans for
+# several workers), read by JOBS worker processes sharing the GPU, each tracing on the CPU while it reads the next
 FOLDER=$WORK/folder; mkdir -p "$FOLDER"
-ln -sf "$(realpath "$KGS")" "$FOLDER/"; cp "$CAL" "$FOLDER/"
 FOLDER_CALIBS=${FOLDER_CALIBS:-tools/bench_folder}
-for c in "$FOLDER_CALIBS"/*.calib.json; do
-  n=$(basename "$c" .calib.json); [ -f "$DATA/scans/$n.tif" ] && ln -sf "$(realpath "$DATA/scans/$n.tif")" "$FOLDER/" && cp "$c" "$FOLDER/"
+for k in $(seq 1 "${COPIES:-1}"); do
+  ln -sf "$(realpath "$KGS")" "$FOLDER/kgs_$k.tif"; cp "$CAL" "$FOLDER/kgs_$k.calib.json"
+  for c in "$FOLDER_CALIBS"/*.calib.json; do
+    n=$(basename "$c" .calib.json)
+    [ -f "$DATA/scans/$n.tif" ] && ln -sf "$(realpath "$DATA/scans/$n.tif")" "$FOLDER/${n}_$k.tif" && cp "$c" "$FOLDER/${n}_$k.calib.json"
+  done
 done
-T=300 run /usr/bin/time -f "folder wall %e s, peak %M kB (largest process)" $WT digitize "$FOLDER" \
-    --model resources/models/demo.safetensors --device cuda --jobs 1 --no-qc --force --out "$WORK/folder_out"
-log "scans an hour = 3600 x $(ls "$FOLDER"/*.tif | wc -l) scans / the folder's wall seconds"
+SCANS=$(ls "$FOLDER"/*.tif | wc -l)
+for jobs in ${JOBS:-1}; do
+  T=300 run /usr/bin/time -f "folder of $SCANS scans, $jobs worker(s): wall %e s, peak %M kB (largest process)" \
+      $WT digitize "$FOLDER" --model resources/models/demo.safetensors --device cuda --jobs "$jobs" --no-qc --force \
+      --out "$WORK/folder_out_$jobs"
+done
+log "scans an hour = 3600 x $SCANS scans / the folder's wall seconds"
 
 if [ -z "${SKIP_CPU:-}" ]; then
   T=240 run /usr/bin/time -f "wall %e s, peak %M kB (CPU)" $WT digitize "$KGS" --calib "$CAL" --device cpu --no-qc \
