@@ -5,7 +5,7 @@ the path or the joint tracer took (``core/digitize/rules/curve.py: steep_gap, st
 import numpy as np
 
 from core.digitize.rules.all_curves import _stroke_centred
-from core.digitize.rules.curve import _refined, steep_gap, stroke_runs
+from core.digitize.rules.curve import _bridged, _refined, steep_gap, stroke_runs
 from core.digitize.trace.params import TraceParams
 
 
@@ -48,8 +48,11 @@ def test_a_steep_stroke_read_in_pieces_has_one_value_whichever_piece_the_path_to
     for piece in (24, 37, 50):
         path = np.array([11, piece, 65])
         values.append(_refined(ev, path, params, inked, steep_gap(path))[1])
-        alone = _refined(ev, path, params, inked)[1]
-        assert abs(alone - piece) < 1.5  # without the breaks bridged: the path's own piece
+        alone = _refined(ev, path, params, inked)
+        assert abs(alone[1] - piece) < 1.5  # without the breaks bridged: the path's own piece
+        # the tracer's way: only the columns whose run the breaks widen centred again, the same values
+        bridged = _bridged(ev, path, params, inked, steep_gap(path), alone)
+        assert np.allclose(bridged, _refined(ev, path, params, inked, steep_gap(path)))
     assert max(values) - min(values) < 0.05  # (the radius around the path weighs a row of paper or two)
     assert abs(values[0] - 37.5) < 0.5  # the whole stroke's centre
 
