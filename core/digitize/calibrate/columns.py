@@ -59,6 +59,14 @@ RULED_TRACK_IN = 1.1  # ... or where lines are drawn wholly across it this often
 #   whose pale lines along depth a 1-bit cut wiped out, its darker depth lines left standing (the develop half's
 #   1-bit variants: 6.6-9.2 an inch), where the depth and description columns no grid is found in are crossed
 #   0-0.18 times an inch (120 columns of the develop half and its variants); the log-scale middle
+TRACED_INKED = 0.7  # ... or where its ink runs along this share of the body (a curve drawn down the whole log) ...
+TRACED_IN = 1.0  # ... in a column this wide: a track whose faint grid a low resolution lost (the develop half's
+#   72- and 100-dpi mud logs' gas and ROP tracks, a grey 1-px grid averaged to 0.05-0.12 darkness, under
+#   MIN_LINE_DARKNESS: four tracks of 02222-0001 and 02396-0001, inked along 0.84-0.93, 1.44-1.68 in wide). The
+#   other columns no grid is found in are inked along 0.33 at most where 1 in wide or more (descriptions), and the
+#   depth columns inked along 0.96-0.98 (a summary log's) are 0.72-0.73 in wide: each threshold the log-scale
+#   middle, 0.57 (a photo column) taken as the least inked other column (develop and its variants,
+#   tools/archive_variants.py)
 # (figures over the columns of the archive's develop half, each measured along every column of its body)
 
 
@@ -135,9 +143,14 @@ def decide(col: Column, dpi: float | None, by_width: bool = True) -> tuple[str, 
     ruled = col.crossings * dpi_or_default(dpi)
     if col.inked >= OPEN_INKED and ruled >= RULED_TRACK_IN:
         return "track", "ruled", min(margin, gap(col.inked, OPEN_INKED), gap(ruled, RULED_TRACK_IN))
+    if col.inked >= TRACED_INKED and width >= TRACED_IN:
+        return "track", "traced", min(margin, gap(col.inked, TRACED_INKED), gap(width, TRACED_IN))
+    traced = max(gap(col.inked, TRACED_INKED) if col.inked < TRACED_INKED else 0.0,
+                 gap(width, TRACED_IN) if width < TRACED_IN else 0.0)
     return "other", "open", min(margin, max(gap(col.inked, OPEN_INKED) if col.inked < OPEN_INKED else 0.0,
                                             min(gap(col.ink, OPEN_INK) if col.ink < OPEN_INK else 0.0,
-                                                gap(ruled, RULED_TRACK_IN) if ruled < RULED_TRACK_IN else 0.0)))
+                                                gap(ruled, RULED_TRACK_IN) if ruled < RULED_TRACK_IN else 0.0,
+                                                traced)))
 
 
 def body_columns(dark: np.ndarray, start: int, stop: int, dpi: float | None) -> tuple[BodyLines, list[Column]]:

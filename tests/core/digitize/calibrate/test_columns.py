@@ -271,6 +271,19 @@ def test_a_column_whose_grid_along_depth_a_1_bit_cut_wiped_out_is_a_track_by_its
     open_track = dict(lo=0.0, hi=200.0, inner=[], ink=0.09, inked=0.95, busy=0.15)
     assert classify(Column(**open_track, crossings=6.6 / DPI), DPI) == "track"
     assert decide(Column(**open_track, crossings=6.6 / DPI), DPI)[1] == "ruled"
-    assert classify(Column(**open_track, crossings=0.18 / DPI), DPI) == "other"
+    assert decide(Column(**open_track, crossings=0.18 / DPI), DPI)[1] != "ruled"
+    assert classify(Column(**{**open_track, "inked": 0.33}, crossings=0.18 / DPI), DPI) == "other"
     # a blank column ruled across is no track: its curve's ink lies along so little of it
     assert classify(Column(**{**open_track, "inked": 0.2}, crossings=9.0 / DPI), DPI) == "other"
+
+
+def test_a_wide_column_a_curve_inks_down_the_whole_log_is_a_track_where_a_low_resolution_lost_its_grid():
+    """A mud log's gas track at 72 dpi: its grey grid averaged under a line's darkness, no line found inside, the
+    curve's ink thin but along nearly all of the body; a description column is inked along a third of it at most,
+    and a summary log's depth column inked along all of it is under an inch wide."""
+    from core.digitize.calibrate.columns import Column, decide
+
+    lost_grid = dict(lo=0.0, hi=144.0, inner=[], ink=0.07, inked=0.84, busy=0.27)
+    assert decide(Column(**lost_grid), 100.0)[:2] == ("track", "traced")
+    assert classify(Column(**{**lost_grid, "inked": 0.33}), 100.0) == "other"  # a description's text
+    assert classify(Column(**{**lost_grid, "hi": 73.0, "inked": 0.98}), 100.0) == "other"  # a depth column
