@@ -30,6 +30,7 @@ class Column:
     busy: float = 0.0  # share of the body's length along which six strokes or more cross it (text, an image)
     crossings: float = 0.0  # lines drawn wholly across it (depth lines, a pattern block's edges), per pixel along depth
     kind: str = "other"  # "track": a curve track (gridded, empty gridded, an image); "other": depth, lithology, text
+    border_darkness: float = 1.0  # the paler of its two framing lines' darkness
 
     @property
     def width(self) -> float:
@@ -66,7 +67,9 @@ TRACED_IN = 1.0  # ... in a column this wide: a track whose faint grid a low res
 #   other columns no grid is found in are inked along 0.33 at most where 1 in wide or more (descriptions), and the
 #   depth columns inked along 0.96-0.98 (a summary log's) are 0.72-0.73 in wide: each threshold the log-scale
 #   middle, 0.57 (a photo column) taken as the least inked other column (develop and its variants,
-#   tools/archive_variants.py)
+#   tools/archive_variants.py). Only where every line inside is paler than its borders (those tracks' grids
+#   0.19 against 0.39; two columns of a 72-dpi mud log merged where a border did not frame hold a line as dark as
+#   their borders, 0.48-0.99, and one holds the depth column the depth numbers are read from)
 # (figures over the columns of the archive's develop half, each measured along every column of its body)
 
 
@@ -80,7 +83,8 @@ def columns_of(found: BodyLines) -> list[Column]:
     out = []
     for a, b in zip(frames, frames[1:]):
         if b.centre - a.centre >= MIN_COLUMN_PX:
-            out.append(Column(a.centre, b.centre, [ln for ln in lines if a.centre < ln.centre < b.centre]))
+            out.append(Column(a.centre, b.centre, [ln for ln in lines if a.centre < ln.centre < b.centre],
+                              border_darkness=min(a.darkness, b.darkness)))
     return out
 
 
@@ -143,7 +147,10 @@ def decide(col: Column, dpi: float | None, by_width: bool = True) -> tuple[str, 
     ruled = col.crossings * dpi_or_default(dpi)
     if col.inked >= OPEN_INKED and ruled >= RULED_TRACK_IN:
         return "track", "ruled", min(margin, gap(col.inked, OPEN_INKED), gap(ruled, RULED_TRACK_IN))
-    if col.inked >= TRACED_INKED and width >= TRACED_IN:
+    # a line inside as dark as its borders says the column is two whose shared border did not frame (a depth
+    # column and a track beside it), which its ink cannot tell: a faint grid is paler than the borders it lies in
+    paler = all(ln.darkness < col.border_darkness for ln in col.inner)
+    if col.inked >= TRACED_INKED and width >= TRACED_IN and paler:
         return "track", "traced", min(margin, gap(col.inked, TRACED_INKED), gap(width, TRACED_IN))
     traced = max(gap(col.inked, TRACED_INKED) if col.inked < TRACED_INKED else 0.0,
                  gap(width, TRACED_IN) if width < TRACED_IN else 0.0)

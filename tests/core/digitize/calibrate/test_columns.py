@@ -282,8 +282,15 @@ def test_a_wide_column_a_curve_inks_down_the_whole_log_is_a_track_where_a_low_re
     curve's ink thin but along nearly all of the body; a description column is inked along a third of it at most,
     and a summary log's depth column inked along all of it is under an inch wide."""
     from core.digitize.calibrate.columns import Column, decide
+    from core.digitize.page.body_lines import BodyLine
 
     lost_grid = dict(lo=0.0, hi=144.0, inner=[], ink=0.07, inked=0.84, busy=0.27)
     assert decide(Column(**lost_grid), 100.0)[:2] == ("track", "traced")
     assert classify(Column(**{**lost_grid, "inked": 0.33}), 100.0) == "other"  # a description's text
     assert classify(Column(**{**lost_grid, "hi": 73.0, "inked": 0.98}), 100.0) == "other"  # a depth column
+    # its faint grid's lines, paler than its borders, leave it a track; a line as dark as the borders inside it (a
+    # track and the depth column beside it, their shared border not framed) leaves its kind untold
+    faint = [BodyLine(50.0 * k, 0.19, 0.19) for k in (1, 2)]
+    assert classify(Column(**{**lost_grid, "inner": faint}, border_darkness=0.39), 100.0) == "track"
+    border = [BodyLine(100.0, 0.48, 0.48)]
+    assert classify(Column(**{**lost_grid, "inner": border}, border_darkness=0.48), 100.0) == "other"
