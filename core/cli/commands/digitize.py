@@ -221,6 +221,10 @@ def _refusing(stream, scheduler: str | None):
 
 
 def _digitize_one(args) -> int:
+    from core.model.cuda_start import start_in_background
+
+    if args.model:
+        start_in_background(args.device)  # overlaps the imports and the scan's checks below
     from core.common.progress import progress_bar
     from core.digitize.job.scan_job import JobProgress, JobWarning, ReadOptions, ScanJob, digitize_scan
     from core.io.calibration import Calibration
