@@ -213,11 +213,12 @@ def test_the_predicted_peak_is_the_measured_peak():
     if not got["measured"]:
         pytest.skip("no /proc/self/status on this system")
     assert got["measured"] <= 1.05 * got["predicted"], got  # the ceiling holds
-    # and the plan does not waste much of it. The same work peaks at 645-849 MiB from one fresh process to the
-    # next on the 2-core EPYC (744-849 alone, 645 twice at the end of the full suite; the first forward's runtime
-    # buffers come or do not), and the plan covers the highest: against the lowest it is 1.33 over, so the bound
-    # is 40 %, not the 15 % one machine's runs once allowed
-    assert got["predicted"] <= 1.40 * got["measured"], got
+    # and the plan does not waste much of it. The same work peaks at 844-944 MiB from one fresh process to the
+    # next on the 2-core EPYC since the windows' heap is kept and counted (the plan: 1,193 MiB, HEAP_SPAN_RATIO's
+    # span over the live tensors; ten fresh runs 2026-11-28 at load 3-4: 1.26-1.41 over, one of them over the 1.40
+    # this bound was before the span was counted; the first forward's runtime buffers come or do not), so the
+    # bound is 50 %
+    assert got["predicted"] <= 1.50 * got["measured"], got
 
 
 BUNDLED = ROOT / "resources" / "models" / "demo.safetensors"
