@@ -5,11 +5,11 @@
 
 For each labelled scan of the split, each stretch of log body the proposal finds (``find_all_sections``, as
 ``propose`` finds them) is read once for its lines along depth, with how far each runs on into the header's and
-footer's boxes (``columns.section_lines``), and its ink; both are cached (``--cache``, default
-``~/.cache/welltrace/columns``), so a change to the framing rule (``columns.mark_frames``) or to the classifier
+footer's boxes (``page/body_lines.py: section_lines``), and its ink; both are cached (``--cache``, default
+``~/.cache/welltrace/columns``), so a change to the framing rule (``body_lines.mark_frames``) or to the classifier
 (``columns.classify``, ``columns.measure``) is scored over every column in seconds, not minutes of proposals.
 The cache is keyed by the code that finds the lines and measures how far they run on (``page/grid.py``,
-``page/sections.py``, ``columns.section_lines`` and the functions it calls): a change to any of them reads the
+``page/sections.py``, ``body_lines.section_lines`` and the functions it calls): a change to any of them reads the
 bodies again; a change to the framing rule or the classifier does not.
 
 Every labelled column (each section's ``tracks`` and ``other_columns``) is matched to the proposed column whose
@@ -40,17 +40,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.digitize.calibrate.columns import (  # noqa: E402
-    BodyLine,
-    BodyLines,
-    Column,
-    classify,
-    columns_of,
-    decide,
-    mark_frames,
-    measure,
-    section_lines,
-)
+from core.digitize.calibrate.columns import Column, classify, columns_of, decide, measure  # noqa: E402
+from core.digitize.page.body_lines import BodyLine, BodyLines, mark_frames, section_lines  # noqa: E402
 
 TOLERANCE_PX = 5.0
 CACHE_VERSION = 1
@@ -60,12 +51,11 @@ def _source_key() -> str:
     """The cache's key: the code that finds and measures lines (a change to it invalidates what was cached)."""
     import inspect
 
-    from core.digitize.calibrate import columns
-    from core.digitize.page import grid, sections
+    from core.digitize.page import body_lines, grid, sections
 
-    # the columns module's line reading only: a change to the framing rule or the classifier keeps the cache
-    reading = (columns._core, columns._lines_of, columns._run_end, columns.frame_share, columns.section_lines,
-               columns._frames_inside, columns._rules_across, columns.rule_ink)
+    # the body lines' reading only: a change to the framing rule (mark_frames) or the classifier keeps the cache
+    reading = (body_lines._core, body_lines._lines_of, body_lines._run_end, body_lines.frame_share,
+               body_lines.section_lines, body_lines._frames_inside, body_lines._rules_across, body_lines.rule_ink)
     text = "".join(Path(m.__file__).read_text() for m in (grid, sections)) + "".join(
         inspect.getsource(f) for f in reading)
     return hashlib.sha1(f"{CACHE_VERSION}{text}".encode()).hexdigest()[:12]

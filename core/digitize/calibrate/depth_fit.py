@@ -57,7 +57,7 @@ class ProposedSection:
     tracks: list[tuple[float, float]] = field(default_factory=list)  # its curve tracks, (lo, hi) across
     # its other columns: {"kind": "depth" | "other", "cols": [lo, hi], and where measured "lines" inside, "ink" share}
     columns: list[dict] = field(default_factory=list)
-    framed: bool = False  # its tracks parted by the lines that run on into its box (calibrate/columns.py)
+    framed: bool = False  # its tracks parted by the lines that run on into its box (page/body_lines.py)
 
     def with_span(self, start: int, stop: int) -> ProposedSection:
         """A part of this stretch (a pass of its own): the same layout across, no depths yet."""

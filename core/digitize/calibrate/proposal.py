@@ -7,9 +7,10 @@ on the log. The proposal reads them:
   (``core/digitize/page/sections.py``): header, tail, the header of a repeat pass and another log body on the
   page end one stretch and start the next.
 - **Tracks.** Each section's columns are parted by the lines that run on into the header's scale box or the
-  footer's (``core/digitize/calibrate/columns.py``); a column is a curve track (gridded, empty, an image) or not
-  (the depth column, lithology, descriptions). A scan whose body has no box beside it is read as before: tracks
-  are runs of lines between separators (``core/digitize/calibrate/tracks.py``).
+  footer's (``core/digitize/page/body_lines.py``); a column is a curve track (gridded, empty, an image) or not
+  (the depth column, lithology, descriptions: ``core/digitize/calibrate/columns.py``). A scan whose body has no
+  box beside it is read as before: tracks are runs of lines between separators
+  (``core/digitize/calibrate/tracks.py``).
 - **Depths.** Each section's depth columns are read with Tesseract where numbers can be (digit-sized ink, packed;
   upright or sideways as the digits lie: ``core/digitize/calibrate/depth_numbers.py``), each number placed at
   its centre along depth and snapped to the depth line it labels; the labels that agree on one straight line at
@@ -236,12 +237,12 @@ def _beating(work, beat):
 def _lay_out(canon: np.ndarray, darkness: np.ndarray, spans: list[tuple[tuple[int, int], bool]],
              picture_lines: list[tuple[float, float]], dpi: float | None, report) -> list[ProposedSection]:
     """One section per stretch of log body, each with its own tracks and other columns: the columns its framing
-    lines part (``columns.py``); where no box stands beside a body to say which lines frame it, the runs of lines
-    between separators (``tracks.py``). A stretch is a section where it holds a curve track: gridded (a header's
-    ruled table, a tail's listing are boxes with a rule or two inside) or, between framing lines, an image; one
-    found in its own lines only (``find_all_sections``'s later rounds, where the page's main layout did not
-    outvote it) where it holds a gridded track and does not start at the page's top edge
-    (:data:`HEADER_EDGE_IN`). A picture with no body found is one section, read whole."""
+    lines part (``page/body_lines.py``), told apart by ``columns.py``; where no box stands beside a body to say
+    which lines frame it, the runs of lines between separators (``tracks.py``). A stretch is a section where it
+    holds a curve track: gridded (a header's ruled table, a tail's listing are boxes with a rule or two inside) or,
+    between framing lines, an image; one found in its own lines only (``find_all_sections``'s later rounds, where
+    the page's main layout did not outvote it) where it holds a gridded track and does not start at the page's top
+    edge (:data:`HEADER_EDGE_IN`). A picture with no body found is one section, read whole."""
     from core.digitize.calibrate.columns import GRID_LINES, body_columns
 
     sections, fallback = [], []
