@@ -152,6 +152,10 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
         far = distance_to_true(seen) > params.max_gap_px
         gone |= far
         flags[far & ~riding] |= BIT["gap"]
+    if params.refine_runs and params.stroke_gaps:
+        # the value on a steep stroke its network read in pieces: the whole stroke's centre in the column. The
+        # decisions above (rides, wraps) keep the path's own piece, as they were chosen on it
+        pos = _bridged(ev, path, params, inked, steep_gap(path, wrap_step), pos - lo) + lo
     pos = np.where(gone, np.nan, pos)
     strength = raw[path, np.arange(cols)]
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
@@ -186,42 +190,113 @@ def level_anchors(wraps: np.ndarray, unresolved: np.ndarray) -> dict[str, np.nda
 
 
 STROKE_CAP_SHARE = 0.1  # a run of inked rows through the path is centred up to this share of the track either side
+# a break in a steep stroke's ink across no longer than this share of the path's move to a neighbouring column is
+# still the stroke (``steep_gap``): 0.5, 1 and 1.5 of the smaller move, and 1 of the larger, measured on KGS shifted
+# and on every held-out set (docs/accuracy.md, the seventh round); the larger move, whole, kept
+STROKE_GAP_SHARE = 1.0
 
 
-def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.ndarray) -> np.ndarray:
+def steep_gap(path: np.ndarray, wrap_step: np.ndarray | None = None) -> np.ndarray:
+    """Per column, the longest break in the ink across (rows) that :func:`stroke_runs` bridges: :data:`STROKE_GAP_SHARE`
+    of the path's larger move to a neighbouring column (a wrap's move, ``wrap_step`` not 0, is none). A steep stroke
+    inks the rows it crosses within the one column, and a network reads such a stroke in pieces (KGS's sonic: runs
+    of 5-10 rows, 8-15 apart, where the curve moves 20-40 rows a column), so the path's own piece is one of several
+    and which one moves with the scan's phase (a pixel's shift moved DT's value by 2 % of its scale there); on a
+    flat stroke (a move of a row or two) a break of a row or two is bridged, no more."""
+    p = np.asarray(path, np.float64)
+    move = np.full(p.size, np.nan)
+    if p.size > 1:
+        d = np.abs(np.diff(p))
+        if wrap_step is not None:  # a wrap's move crosses the paper from one edge of the track to the other
+            d = np.where(np.asarray(wrap_step)[1:] != 0, np.nan, d)
+        move[1:] = np.fmax(move[1:], d)
+        move[:-1] = np.fmax(move[:-1], d)
+    move = np.where(np.isfinite(move), move, 0.0)
+    return np.floor(STROKE_GAP_SHARE * move).astype(np.int64)
+
+
+def stroke_runs(inked: np.ndarray, path: np.ndarray, cap: int, gap: np.ndarray | None = None,
+                columns: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per column, the first and last row of the inked rows (``inked``: rows × columns) that hold ``path`` (a row per
+    column), followed at most ``cap`` rows either side, across breaks of at most ``gap`` rows (per column; none by
+    default). ``columns``: the column of ``inked`` each of ``path``'s rows lies in (default: one a column). A column
+    whose path row is not inked keeps the path's row at both ends."""
+    rows = inked.shape[0]
+    col = np.arange(inked.shape[1]) if columns is None else np.asarray(columns)
+    cols = col.size
+    on = inked[np.clip(path, 0, rows - 1), col] & (path >= 0) & (path < rows)
+    allowed = np.zeros(cols, np.int64) if gap is None else np.asarray(gap, np.int64)
+    ends = []
+    for direction in (-1, 1):
+        edge = path.copy()
+        live = np.flatnonzero(on)  # the columns still followed, and their rows since the last inked one
+        broken = np.zeros(live.size, np.int64)
+        for k in range(1, cap + 1):
+            if live.size == 0:
+                break
+            nxt = path[live] + direction * k
+            inside = (nxt >= 0) & (nxt < rows)
+            live, broken, nxt = live[inside], broken[inside], nxt[inside]
+            ink = inked[nxt, col[live]]
+            broken = np.where(ink, 0, broken + 1)
+            keep = broken <= allowed[live]
+            live, broken, nxt, ink = live[keep], broken[keep], nxt[keep], ink[keep]
+            edge[live[ink]] = nxt[ink]
+        ends.append(edge)
+    return ends[0], ends[1]
+
+
+def weighted_centre(ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, fallback: np.ndarray,
+                    columns: np.ndarray | None = None) -> np.ndarray:
+    """Per column, the evidence-weighted mean row of rows ``lo``..``hi`` of ``ev``; ``fallback`` where they hold none.
+    ``columns``: the column of ``ev`` each bound lies in (default: one a column)."""
+    rows = ev.shape[0]
+    col = np.arange(ev.shape[1]) if columns is None else np.asarray(columns)
+    width = int((hi - lo).max()) + 1 if col.size else 1
+    idx = lo[None, :] + np.arange(width)[:, None]
+    valid = (idx >= 0) & (idx < rows) & (idx <= hi[None, :])
+    idxc = np.clip(idx, 0, rows - 1)
+    w = np.where(valid, ev[idxc, col[None, :]], 0.0)
+    wsum = w.sum(0)
+    return np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), fallback)
+
+
+def _refined(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.ndarray, gap: np.ndarray | None = None
+             ) -> np.ndarray:
     """Sub-pixel rows of the path: the probability-weighted centroid around it (``refine_radius`` rows either side),
     widened to the whole run of rows the stroke inks in the column where the path crosses a steep stroke
-    (``params.refine_runs``): a pen crossing many rows within one column is there at the column's middle, at the
-    run's centre; the path's own row on it is any (where the Viterbi entered it), and moved by a pixel's shift of
-    the scan or a change in the maps' last bits."""
+    (``params.refine_runs``), across breaks of at most ``gap`` rows (per column, :func:`steep_gap`; none by default):
+    a pen crossing many rows within one column is there at the column's middle, at the run's centre; the path's own
+    row on it is any (where the Viterbi entered it), and moved by a pixel's shift of the scan or a change in the
+    maps' last bits."""
     rows, cols = ev.shape
     r = params.refine_radius
     lo, hi = path - r, path + r
     if params.refine_runs:
         cap = max(r, int(STROKE_CAP_SHARE * rows))
-        col = np.arange(cols)
-        on = inked[path, col]
-        for direction in (-1, 1):
-            edge = path.copy()
-            alive = on.copy()
-            for k in range(1, cap + 1):
-                nxt = path + direction * k
-                alive &= (nxt >= 0) & (nxt < rows)
-                alive &= inked[np.clip(nxt, 0, rows - 1), col]
-                if not alive.any():
-                    break
-                edge = np.where(alive, nxt, edge)
-            if direction < 0:
-                lo = np.minimum(lo, edge)
-            else:
-                hi = np.maximum(hi, edge)
-    width = int((hi - lo).max()) + 1
-    idx = lo[None, :] + np.arange(width)[:, None]
-    valid = (idx >= 0) & (idx < rows) & (idx <= hi[None, :])
-    idxc = np.clip(idx, 0, rows - 1)
-    w = np.where(valid, ev[idxc, np.arange(cols)[None, :]], 0.0)
-    wsum = w.sum(0)
-    return np.where(wsum > 1e-6, (w * idxc).sum(0) / np.maximum(wsum, 1e-6), path)
+        first, last = stroke_runs(inked, path, cap, gap)
+        lo, hi = np.minimum(lo, first), np.maximum(hi, last)
+    return weighted_centre(ev, lo, hi, path)
+
+
+def _bridged(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.ndarray, gap: np.ndarray,
+             refined: np.ndarray) -> np.ndarray:
+    """:func:`_refined` with the stroke's breaks of at most ``gap`` rows bridged, from its value without them
+    (``refined``): only the columns whose run the breaks widen are centred again."""
+    rows = ev.shape[0]
+    steep = np.flatnonzero(gap > 0)
+    if steep.size == 0:
+        return refined
+    cap = max(params.refine_radius, int(STROKE_CAP_SHARE * rows))
+    p = path[steep]
+    first0, last0 = stroke_runs(inked, p, cap, columns=steep)
+    first, last = stroke_runs(inked, p, cap, gap[steep], columns=steep)
+    wider = (first < first0) | (last > last0)
+    c, p, first, last = steep[wider], p[wider], first[wider], last[wider]
+    r = params.refine_radius
+    out = refined.copy()
+    out[c] = weighted_centre(ev, np.minimum(p - r, first), np.maximum(p + r, last), p, columns=c)
+    return out
 
 
 def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,
