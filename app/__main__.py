@@ -1,5 +1,5 @@
 import sys
 
-from .launch import main
+from .launch import console
 
-sys.exit(main())
+sys.exit(console())

@@ -225,6 +225,7 @@ def _digitize_one(args) -> int:
 
     if args.model:
         start_in_background(args.device)  # overlaps the imports and the scan's checks below
+    from core.common.fast_exit import keep_loaded
     from core.common.progress import progress_bar
     from core.digitize.job.scan_job import JobProgress, JobWarning, ReadOptions, ScanJob, digitize_scan
     from core.io.calibration import Calibration
@@ -239,6 +240,10 @@ def _digitize_one(args) -> int:
 
     def read() -> ReadOptions:  # the model is loaded once the scan, calibration and outputs are known good
         model, precision, device = _reader(args)
+        # what is loaded by now (PyTorch, the project's modules, the model: ~215,000 objects) stays to the command's
+        # end: the collector's full passes over them during KGS's reading and tracing took 0.59 s, 0.10 s kept out
+        # (2-core EPYC, load 7-9; docs/benchmarks.md, issue #64, seventh round)
+        keep_loaded()
         return ReadOptions(model=model, model_name=Path(args.model).name if args.model else None,
                            precision=precision, device=device, tile=args.tile, whole_picture=args.whole_picture,
                            reference=args.reference,
