@@ -57,11 +57,11 @@ T=240 run python3 tools/same_las_check.py --whole --device cuda --scan "$KGS"
 # several workers), read by JOBS worker processes sharing the GPU, each tracing on the CPU while it reads the next
 FOLDER=$WORK/folder; mkdir -p "$FOLDER"
 FOLDER_CALIBS=${FOLDER_CALIBS:-tools/bench_folder}
-for k in $(seq 1 "${COPIES:-1}"); do
-  ln -sf "$(realpath "$KGS")" "$FOLDER/kgs_$k.tif"; cp "$CAL" "$FOLDER/kgs_$k.calib.json"
+for k in $(seq 1 "${COPIES:-1}"); do  # copies, not links: a folder run reads a file once, whatever its names
+  cp "$KGS" "$FOLDER/kgs_$k.tif"; cp "$CAL" "$FOLDER/kgs_$k.calib.json"
   for c in "$FOLDER_CALIBS"/*.calib.json; do
     n=$(basename "$c" .calib.json)
-    [ -f "$DATA/scans/$n.tif" ] && ln -sf "$(realpath "$DATA/scans/$n.tif")" "$FOLDER/${n}_$k.tif" && cp "$c" "$FOLDER/${n}_$k.calib.json"
+    [ -f "$DATA/scans/$n.tif" ] && cp "$DATA/scans/$n.tif" "$FOLDER/${n}_$k.tif" && cp "$c" "$FOLDER/${n}_$k.calib.json"
   done
 done
 SCANS=$(ls "$FOLDER"/*.tif | wc -l)
