@@ -21,6 +21,12 @@ class InputError(Exception):
         return f"{self.path}: {self.reason}" if self.path else self.reason
 
 
+class MemoryCeilingRefusal(InputError):
+    """A reading that does not fit under the memory ceiling (``--max-memory``, or the memory available now): the
+    input is good and the room is short, so a folder's reader that met it beside another scan's tracing reads it
+    again alone (``core/digitize/job/stream.py``) before it is the scan's failure."""
+
+
 class ScanError(InputError):
     """A scan image that cannot be read or is out of bounds."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from core.common.errors import InputError
+from core.common.errors import InputError, MemoryCeilingRefusal
 from core.digitize.page.frame import to_canonical
 from core.io.calibration import Calibration
 
@@ -47,7 +47,7 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
             plan = plan_memory(model.cfg, canon.shape, precision.mode, torch.device(device).type,
                                memory_ceiling, tile, across=rows[1] - rows[0])
         except MemoryCeilingError as exc:
-            raise InputError(source, f"{exc}: raise --max-memory or free memory") from None
+            raise MemoryCeilingRefusal(source, f"{exc}: raise --max-memory or free memory") from None
         memory = plan.as_dict()
         if torch.device(device).type == "cuda" and not reference:  # batched, on the device, one wait at the end
             from core.digitize.evidence.network import predict_windows_batched

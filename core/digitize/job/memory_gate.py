@@ -101,6 +101,12 @@ class MemoryGate:
                 self._changed.wait(0.5)  # woken by ``give``; the timeout looks at ``stop``
         self.waited.append(time.perf_counter() - t0)
 
+    def idle(self, stop: threading.Event | None = None) -> None:
+        """Return once nothing is held (every scan read has been traced), or ``stop`` is set."""
+        with self._changed:
+            while self.held and not (stop is not None and stop.is_set()):
+                self._changed.wait(0.5)
+
     def hold(self, n: int) -> None:
         with self._changed:
             self.held += n

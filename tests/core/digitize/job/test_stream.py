@@ -163,3 +163,40 @@ def test_the_reader_waits_for_the_tracer_when_the_memory_plan_says_the_next_read
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=110)  # 50 + 60 fits: read while the other is traced
     assert when["read", "synth_001.png"] < when["traced", "synth_000.png"]
     assert max(gate.waited) < 0.05
+
+
+def test_a_reading_refused_beside_a_tracing_is_read_again_alone(tmp_path, monkeypatch):
+    """The gate let the second scan's reading start beside the first's tracing, and its own plan, counting the
+    tracing's resident memory, refused it; once the first is traced it is read alone and written. A scan refused
+    with nothing else held fails as it did."""
+    from core.common.errors import MemoryCeilingRefusal
+    from core.digitize.job.memory_gate import MemoryGate, ScanMemory
+
+    jobs = _jobs(tmp_path, 2, "refused")
+    read, trace = stream.read_ahead, scan_job.digitize_scan
+    gate = MemoryGate(1000, base=0)
+    log = []
+
+    def reading(job, options):
+        log.append(("read", job.scan.name, gate.held))
+        if job.scan.name == "synth_001.png" and gate.held:
+            raise MemoryCeilingRefusal(job.scan, "reading this scan needs at least 2.12 GiB; the ceiling is 2.00 GiB")
+        return read(job, options)
+
+    def tracing(job, options, sink=None, loaded=None, ahead=None):
+        time.sleep(0.2)  # the second scan's reading starts while this one is traced
+        return trace(job, options, sink, loaded, ahead)
+
+    monkeypatch.setattr(stream, "read_ahead", reading)
+    monkeypatch.setattr(scan_job, "digitize_scan", tracing)
+    monkeypatch.setattr(stream, "_predicted", lambda job, options: ScanMemory(reading=60, kept=30, tracing=20))
+    outcomes = [o for _, o in stream.streamed(jobs, ReadOptions(), gate=gate)]
+    assert [o.status for o in outcomes] == ["written"] * 2
+    assert log == [("read", "synth_000.png", 0), ("read", "synth_001.png", 50), ("read", "synth_001.png", 0)]
+
+    def refused_alone(job, options):
+        raise MemoryCeilingRefusal(job.scan, "reading this scan needs at least 9 GiB; the ceiling is 2.00 GiB")
+
+    monkeypatch.setattr(stream, "read_ahead", refused_alone)
+    outcomes = [o for _, o in stream.streamed(_jobs(tmp_path, 1, "alone"), ReadOptions(), gate=MemoryGate(1000, 0))]
+    assert outcomes[0].failed and "needs at least 9 GiB" in outcomes[0].error
