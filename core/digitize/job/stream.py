@@ -62,6 +62,7 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     A network's reading waits for memory (``memory_gate.py``): it starts when its prediction fits beside what the
     scans read and not yet traced hold, under ``read.memory_ceiling`` (default: 90 % of the memory available);
     ``gate``: the one to use (a test's)."""
+    import gc
     import queue
 
     from core.common.sysmem import proc_status, release_free_heap
@@ -85,7 +86,9 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
                         gate.admit(memory.reading, stop)
                         # the reading's own plan starts from the resident size: without this it would still
                         # hold what the scan traced before freed (a tall scan's tracing: 0.5 GiB and more),
-                        # and a scan that fits alone is refused ("needs at least ... GiB")
+                        # and a scan that fits alone is refused ("needs at least ... GiB"); what that scan's
+                        # results left in reference cycles is collected first, or the heap keeps it
+                        gc.collect()
                         release_free_heap()
                     reading.set_result(_read_ahead_or_alone(job, read, gate, stop))
                     if memory is not None:
