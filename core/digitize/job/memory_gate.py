@@ -22,10 +22,10 @@ from dataclasses import dataclass
 # part): its float32 band, the grid's float64 damping and the damped band, the Viterbi's column-major copy, the
 # stroke runs of a steep stroke (issue #60). Measured (VmHWM over the stage from the freed heap, the maps read
 # before; 2-core EPYC, ``tools/trace_memory_rise.py``, two runs, 2026-11-28): KGS whole 458-518 MiB for its
-# 999 × 17,864 band (26.9-30.4 B/px; 32.4 at 281e3b2), iqa_33-025-02289-0001's section 560-667 MiB for 501 × 52,313
-# (22.4-26.7 B/px; 23.2 before the steep strokes). It was 20 (17.4 and 16.8 measured in the fourth round), and the gated folder of the shared
-# scans then peaked at 2.05 GiB under its 2 GiB. The largest, with a margin: a reserve under the rise lets the
-# reader start too soon
+# 999 × 17,864 band (26.9-30.4 B/px; 32.4 at 281e3b2), iqa_33-025-02289-0001's section 560-667 MiB for
+# 501 × 52,313 (22.4-26.7 B/px; 23.2 before the steep strokes). It was 20 (17.4 and 16.8 measured in the fourth
+# round), and the gated folder of the shared scans then peaked at 2.05 GiB under its 2 GiB. The largest, with a
+# margin: a reserve under the rise lets the reader start too soon
 TRACE_BYTES_PER_BAND_PX = 34
 COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (``core/io/scan.py``)
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)

@@ -62,10 +62,9 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     A network's reading waits for memory (``memory_gate.py``): it starts when its prediction fits beside what the
     scans read and not yet traced hold, under ``read.memory_ceiling`` (default: 90 % of the memory available);
     ``gate``: the one to use (a test's)."""
-    import gc
     import queue
 
-    from core.common.sysmem import proc_status, release_free_heap
+    from core.common.sysmem import proc_status
 
     if gate is None and read.model is not None:
         from core.digitize.evidence.network import default_ceiling
@@ -86,10 +85,8 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
                         gate.admit(memory.reading, stop)
                         # the reading's own plan starts from the resident size: without this it would still
                         # hold what the scan traced before freed (a tall scan's tracing: 0.5 GiB and more),
-                        # and a scan that fits alone is refused ("needs at least ... GiB"); what that scan's
-                        # results left in reference cycles is collected first, or the heap keeps it
-                        gc.collect()
-                        release_free_heap()
+                        # and a scan that fits alone is refused ("needs at least ... GiB")
+                        _hand_back_freed()
                     reading.set_result(_read_ahead_or_alone(job, read, gate, stop))
                     if memory is not None:
                         held = memory.held
@@ -129,10 +126,7 @@ def _read_ahead_or_alone(job: ScanJob, read: ReadOptions, gate: MemoryGate | Non
     that fits alone is so never refused for the company it met: the gated folder of the shared scans refused its
     tallest (2.12 GiB needed under 2.00; alone it plans 1.66) once a faster reader reached it while the scan before it
     was still traced (2026-11-28). One that does not fit alone is refused as before."""
-    import gc
-
     from core.common.errors import MemoryCeilingRefusal
-    from core.common.sysmem import release_free_heap
 
     try:
         return read_ahead(job, read)
@@ -142,9 +136,19 @@ def _read_ahead_or_alone(job: ScanJob, read: ReadOptions, gate: MemoryGate | Non
         gate.idle(stop)
         if stop.is_set():
             raise
-    gc.collect()  # what the scans traced left in reference cycles (their results' arrays), before the heap is handed back
-    release_free_heap()
+    _hand_back_freed()
     return read_ahead(job, read)
+
+
+def _hand_back_freed() -> None:
+    """Before a gated reading plans from the resident size: what the scans traced left in reference cycles (their
+    results' arrays) collected, then the freed heap handed back to the system (it keeps what a cycle still holds)."""
+    import gc
+
+    from core.common.sysmem import release_free_heap
+
+    gc.collect()
+    release_free_heap()
 
 
 def _predicted(job: ScanJob, read: ReadOptions) -> ScanMemory | None:
