@@ -48,8 +48,14 @@ def _values(part, mnemonic: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.fixture(scope="module")
-def iqa_01146(shared_data, bundled):
-    scan, calib = _case(shared_data, "iqa_33-023-01146-0006")
+def iqa_01146_case(shared_data):
+    """The scan and its calibration, read once for the two fixtures that digitise it (0.6 s a read)."""
+    return _case(shared_data, "iqa_33-023-01146-0006")
+
+
+@pytest.fixture(scope="module")
+def iqa_01146(iqa_01146_case, bundled):
+    scan, calib = iqa_01146_case
     import torch
 
     with torch.no_grad():
@@ -76,10 +82,10 @@ EXCURSION_FT = (8449.5, 8459.0)
 
 
 @pytest.fixture(scope="module")
-def iqa_01146_inks(shared_data, bundled):
+def iqa_01146_inks(iqa_01146_case, bundled):
     """The same scan with its GR's two inks named, as the scale box proposes them: navy on the main scale, red on
     the backup scale (``core/digitize/rules/ink_levels.py``)."""
-    scan, calib = _case(shared_data, "iqa_33-023-01146-0006")
+    scan, calib = iqa_01146_case
     d = calib.as_dict()
     d["curves"] = [{**c, "colour": "#00008f", "backup_colour": "#ff0000"} for c in d["curves"] if c["mnemonic"] == "GR"]
     import torch
