@@ -21,6 +21,7 @@ maps) behind ``digitize --whole-picture``, to compare against.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -161,15 +162,17 @@ class WindowedEvidence:
 
 @dataclass
 class MemoryPlan:
-    """The window a memory ceiling allows, and the peak resident memory predicted for reading the scan."""
+    """The window a memory ceiling allows, how many windows are read at once, and the peak resident memory predicted
+    for reading the scan."""
 
     window: Windowing
     ceiling: int
     resident: int  # the process before the network reads the scan (image, model, libraries)
     maps: int  # the coded maps and the class mask kept for the whole scan
-    forward: int  # one window's forward at its peak, or the heap its windows keep (``footprint.predict_forward_span``)
+    forward: int  # the windows' forwards at their peak, or the heap their windows keep (``footprint.predict_forward_span``)
     stitching: int  # the float buffers of the windows not yet settled
     heap_kept: bool = False  # whether ``forward`` is the kept heap's span (``sysmem.freed_blocks_reused``)
+    at_once: int = 1  # windows read at the same time (``predict_windows``): ``forward`` and ``stitching`` count each
 
     @property
     def predicted_peak(self) -> int:
@@ -178,7 +181,8 @@ class MemoryPlan:
     def as_dict(self) -> dict:
         return {"window_px": self.window.length, "overlap_px": self.window.overlap, "ceiling": self.ceiling,
                 "resident": self.resident, "maps": self.maps, "forward": self.forward, "stitching": self.stitching,
-                "heap_kept": self.heap_kept, "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
+                "heap_kept": self.heap_kept, "at_once": self.at_once, "runtime": RUNTIME_OVERHEAD,
+                "predicted_peak": self.predicted_peak}
 
 
 class MemoryCeilingError(ValueError):
@@ -191,16 +195,26 @@ def default_ceiling() -> int:
     return int(0.9 * available_memory())
 
 
+def windows_at_once(device_type: str = "cpu") -> int:
+    """Windows a reading on this device would read at once, memory allowing: two on a CPU where PyTorch has two
+    intra-op threads or more (each window then takes half of them: ``_two_at_once``), else one."""
+    return 2 if device_type == "cpu" and torch.get_num_threads() >= 2 else 1
+
+
 def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
                 ceiling: int | None = None, length: int | None = None, resident: int | None = None,
-                across: int | None = None, heap_kept: bool | None = None) -> MemoryPlan:
+                across: int | None = None, heap_kept: bool | None = None, at_once: int | None = None) -> MemoryPlan:
     """The longest window up to ``length`` (default the training crop) whose reading of a canonical image of
     ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
     method as the training budget. On CUDA the forward runs in device memory: the window is planned against
     the host's ceiling for the maps only. ``heap_kept``: whether the windows' forwards keep their heap between
     windows (:func:`predict_windows` on glibc's main thread: ``sysmem.forward_heap_kept``, the default, for a
-    reading on this thread); their forward then counts the heap's span, not only its live tensors. Raises
-    :class:`MemoryCeilingError` when no window fits."""
+    reading on this thread); their forward then counts the heap's span, not only its live tensors.
+
+    ``at_once`` (default :func:`windows_at_once`): the windows to read at the same time where the ceiling allows
+    them at the longest window; else one at a time (the window's length decides the maps, their number at once only
+    the speed). Each window's forward and stitching are counted.
+    Raises :class:`MemoryCeilingError` when no window fits."""
     h, w = shape
     kept = device_type != "cuda" and (forward_heap_kept() if heap_kept is None else heap_kept)
     band = across or h  # the rows the network reads (``evidence_band``); the maps cover every row
@@ -212,24 +226,38 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     shortest = Windowing.for_model(cfg, 0)
     want = Windowing.for_model(cfg, length or WINDOW_PX)
 
-    def stitching(win: Windowing) -> int:  # the settling buffer and one window's probabilities
-        return 2 * cfg.classes * band * (win.length + win.overlap) * 4
+    def stitching(win: Windowing, n: int = 1) -> int:  # the settling buffer and the windows' probabilities
+        return 2 * n * cfg.classes * band * (win.length + win.overlap) * 4
 
-    def forward(win: Windowing) -> int:
+    def forward(win: Windowing, n: int = 1) -> int:
         if device_type == "cuda":
             return 0
-        return predict_forward_span(cfg, band, min(w, win.length), precision_mode, heap_kept=kept)
+        # the second window's forward runs on a helper thread under the same heap settings: its arena kept 1.0-1.45
+        # × its live tensors over KGS's 13 windows (two runs, eighth round), within the first's span ratio
+        return n * predict_forward_span(cfg, band, min(w, win.length), precision_mode, heap_kept=kept)
 
-    room = ceiling - resident - maps - RUNTIME_OVERHEAD - stitching(want)
-    fits = 10**9 if device_type == "cuda" else window_for(cfg, band, room, precision_mode, heap_kept=kept)
-    win = want if fits >= min(w, want.length) else Windowing.for_model(cfg, fits)
-    plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win), kept)
-    if fits < min(w, shortest.length) or plan.predicted_peak > ceiling:
-        need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest), kept).predicted_peak
-        raise MemoryCeilingError(f"reading this scan needs at least {need / GIB:.2f} GiB (windows of "
-                                 f"{shortest.length} px along depth over {band} px across); the ceiling is "
-                                 f"{ceiling / GIB:.2f} GiB")
-    return plan
+    def plan(win: Windowing, n: int = 1) -> MemoryPlan:
+        return MemoryPlan(win, ceiling, resident, maps, forward(win, n), stitching(win, n), kept, n)
+
+    n = windows_at_once(device_type) if at_once is None else max(1, int(at_once))
+    if n > 1 and device_type != "cuda" and w > want.length and plan(want, n).predicted_peak <= ceiling:
+        return plan(want, n)
+    if device_type == "cuda" or plan(want).predicted_peak <= ceiling:
+        return plan(want)
+    # the longest window that fits: each length's own stitching subtracted (the search's room counted the wanted
+    # window's stitching, and refused at the margin windows whose own prediction fits)
+    fixed = ceiling - resident - maps - RUNTIME_OVERHEAD
+    fits = window_for(cfg, band, fixed - stitching(want), precision_mode, heap_kept=kept)
+    while True:
+        longer = Windowing.for_model(cfg, fits + cfg.stride)
+        if longer.length >= want.length or plan(longer).predicted_peak > ceiling:
+            break
+        fits = longer.length
+    if fits >= shortest.length and plan(Windowing.for_model(cfg, fits)).predicted_peak <= ceiling:
+        return plan(Windowing.for_model(cfg, fits))
+    raise MemoryCeilingError(f"reading this scan needs at least {plan(shortest).predicted_peak / GIB:.2f} GiB "
+                             f"(windows of {shortest.length} px along depth over {band} px across); the ceiling is "
+                             f"{ceiling / GIB:.2f} GiB")
 
 
 def evidence_band(tracks: list[tuple[float, float]], rows: int, cfg: NetConfig) -> tuple[int, int]:
@@ -254,12 +282,15 @@ def kept_classes(classes: int) -> tuple[int, ...]:
 def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.device | str = "cpu",
                     window: Windowing | None = None, progress: Callable[[int, int], None] | None = None,
                     runner: Runner | None = None, rows: tuple[int, int] | None = None,
-                    cols: tuple[int, int] | None = None) -> WindowedEvidence:
+                    cols: tuple[int, int] | None = None, at_once: int = 1) -> WindowedEvidence:
     """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring), each
     window read by ``runner`` (``core/model/runtime.py``; default: PyTorch channels-last). ``rows``: the
     band across that the network reads (:func:`evidence_band`), ``cols`` the stretch along depth (the log body of
     a picture read whole: ``log_sections.picked_body``), read as if it were the whole picture; the maps are the
-    image's size, zero outside them."""
+    image's size, zero outside them.
+
+    ``at_once`` 2: two windows read at the same time, each on its own thread with half of PyTorch's intra-op
+    threads (:func:`_two_at_once`; what :class:`MemoryPlan` ``.at_once`` allows); the same maps, bit for bit."""
     run = runner or torch_runner(model, precision, device)
     h, w = img.shape
     lo, hi = rows or (0, h)
@@ -285,27 +316,80 @@ def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.
                         mask[lo:hi, start:upto], classes == 1)
         acc, wsum, start = acc[..., n:], wsum[n:], upto
 
+    def stitch(a: int, b: int, p: np.ndarray) -> None:  # a window's probabilities added, in the windows' order
+        nonlocal acc, wsum
+        settle(a)
+        if b - start > acc.shape[-1]:
+            grow = b - start - acc.shape[-1]
+            acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
+            wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
+        wt = window.weights(a - c0, b - c0, c1 - c0)
+        _add_weighted(acc, p, wt, a - start)
+        wsum[a - start : b - start] += wt
+
+    def window_input(a: int, b: int) -> np.ndarray:
+        return image_to_input(img[lo:hi, a:b])[None, None]
+
     # each window's forward in the pages the window before it freed (``sysmem.freed_blocks_reused``: 0.3-0.4 s of
     # page faults a KGS window otherwise); the plan counts the heap they are kept in (``plan_memory``)
     with freed_blocks_reused():
-        for i, (a, b) in enumerate(parts):
-            settle(a)
-            if b - start > acc.shape[-1]:
-                grow = b - start - acc.shape[-1]
-                acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
-                wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
-            x = image_to_input(img[lo:hi, a:b])[None, None]
-            with large_blocks_from_heap():
-                p = run(x)
-            del x
-            wt = window.weights(a - c0, b - c0, c1 - c0)
-            _add_weighted(acc, p, wt, a - start)
-            wsum[a - start : b - start] += wt
-            del p
-            if progress:
-                progress(i + 1, len(parts))
+        if at_once >= 2 and len(parts) > 1 and torch.device(device).type == "cpu":
+            _two_at_once(run, parts, window_input, stitch, progress)
+        else:
+            for i, (a, b) in enumerate(parts):
+                x = window_input(a, b)
+                with large_blocks_from_heap():
+                    p = run(x)
+                del x
+                stitch(a, b, p)
+                del p
+                if progress:
+                    progress(i + 1, len(parts))
         settle(c1)
     return WindowedEvidence(maps, mask, len(parts), window)
+
+
+def _two_at_once(run: Runner, parts: list[tuple[int, int]], window_input, stitch, progress) -> None:
+    """The windows read two at a time: the first of each pair on this thread (its heap kept, as one window at a time
+    keeps it), the second on a helper thread, each forward with half of PyTorch's intra-op threads; then both
+    stitched in the windows' order, so the sums, and the maps, are those of one window at a time.
+
+    Why: two intra-op threads on one window buy 1.47-1.57× over one on the 2-core EPYC (the threads meet at every
+    operator's barrier, the compiled norm's pool beside OpenMP's), two windows of one thread each nearly 2×
+    (docs/benchmarks.md, issue #64, eighth round). The maps do not depend on the thread count (oneDNN's
+    convolutions at a fixed count, ``core/model/cpu_group_norm.py``'s fixed chunks), and nothing the forward uses is
+    shared mutable state between the threads: autocast's state and its cast weights are a thread's own, the weights'
+    layout is set before and left alone (``runtime.torch_runner``), the compiled kernels release the interpreter's
+    lock and keep no state. PyTorch's thread count is the process's: it is halved for the reading and given back."""
+    threads = torch.get_num_threads()
+    each = max(1, threads // 2)
+
+    def helper(x: np.ndarray) -> np.ndarray:
+        torch.set_num_threads(each)  # OpenMP's count is a thread's own: this thread's forwards take their half
+        return run(x)
+
+    torch.set_num_threads(each)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="welltrace-window")
+    try:
+        for i in range(0, len(parts), 2):
+            pair = parts[i : i + 2]
+            second = pool.submit(helper, window_input(*pair[1])) if len(pair) == 2 else None
+            x = window_input(*pair[0])
+            with large_blocks_from_heap():
+                first = run(x)
+            del x
+            stitch(*pair[0], first)
+            del first
+            if second is not None:
+                p = second.result()
+                del second
+                stitch(*pair[1], p)
+                del p
+            if progress:
+                progress(i + len(pair), len(parts))
+    finally:
+        pool.shutdown(wait=True)
+        torch.set_num_threads(threads)
 
 
 # The stitching's arithmetic, compiled: NumPy's operations in its order and dtypes (float32 throughout), one pass

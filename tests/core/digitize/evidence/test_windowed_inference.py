@@ -133,15 +133,15 @@ def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
     """The forwards' live tensors only (a kept heap: the test after this)."""
     cfg = preset("demo", classes=4)
     gib = 1024**3
-    roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2, heap_kept=False)
+    roomy = plan_memory(cfg, (1664, 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2, heap_kept=False, at_once=1)
     assert roomy.window.length == 1024 and roomy.predicted_peak < 2 * gib
-    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2, heap_kept=False)
+    tight = plan_memory(cfg, (1664, 17864), "fp32", ceiling=int(1.4 * gib), resident=400 * 1024**2, heap_kept=False, at_once=1)
     assert Windowing.for_model(cfg, 0).length <= tight.window.length < 1024
     assert tight.predicted_peak <= 1.4 * gib
     with pytest.raises(MemoryCeilingError, match="needs at least"):
-        plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2, heap_kept=False)
+        plan_memory(cfg, (1664, 17864), "fp32", ceiling=gib // 2, resident=400 * 1024**2, heap_kept=False, at_once=1)
     # the plan does not grow with the scan's length beyond its maps
-    long = plan_memory(cfg, (1664, 4 * 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2, heap_kept=False)
+    long = plan_memory(cfg, (1664, 4 * 17864), "fp32", ceiling=20 * gib, resident=400 * 1024**2, heap_kept=False, at_once=1)
     assert long.forward == roomy.forward and long.maps == 4 * roomy.maps
 
 
@@ -159,19 +159,19 @@ def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, 
     cfg = preset("demo", classes=4)
     gib, mib = 1024**3, 1024**2
     shape, band = (1664, 17864), 1088
-    plain = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, heap_kept=False)
-    kept = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, heap_kept=True)
+    plain = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, heap_kept=False, at_once=1)
+    kept = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, heap_kept=True, at_once=1)
     assert kept.window == plain.window and kept.heap_kept and not plain.heap_kept
     assert kept.forward == round(HEAP_SPAN_RATIO * plain.forward)
     assert kept.predicted_peak - plain.predicted_peak == kept.forward - plain.forward
     assert kept.as_dict()["heap_kept"] is True
     # a ceiling the plain reading fits at the training crop: the kept one reads shorter windows under it
     ceiling = (plain.predicted_peak + kept.predicted_peak) // 2
-    short = plan_memory(cfg, shape, "bf16", ceiling=ceiling, resident=400 * mib, across=band, heap_kept=True)
+    short = plan_memory(cfg, shape, "bf16", ceiling=ceiling, resident=400 * mib, across=band, heap_kept=True, at_once=1)
     assert short.window.length < plain.window.length and short.predicted_peak <= ceiling
     # unless told, the plan asks whether this thread keeps the heap
     monkeypatch.setattr(network, "forward_heap_kept", lambda: True)
-    assert plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band) == kept
+    assert plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, at_once=1) == kept
     assert sysmem.forward_heap_kept() == (sysmem._glibc() is not None)
     # the gate's prediction is the reader thread's reading, whatever thread asks
     asked = []
@@ -242,3 +242,64 @@ def test_a_log_shorter_than_a_window_digitises_as_the_whole_picture_does():
     for name, v in whole.values.items():
         w = windowed.values[name]
         np.testing.assert_array_equal(v, w, err_msg=name)
+
+
+def test_two_windows_read_at_once_give_the_same_maps_bit_for_bit():
+    """Two windows at a time, each on its own thread with one intra-op thread, against one window at a time with
+    one: the sums are stitched in the windows' order, so every code and the mask are the same (in bf16 the maps do
+    not depend on the thread count either: a scan's LAS is the one read with two threads); PyTorch's thread count
+    is given back."""
+    torch.manual_seed(0)
+    model = build(preset("tiny", classes=4)).eval()
+    img = _log_image(80, 800)
+    p = resolve("fp32", "cpu")
+    win = Windowing.for_model(model.cfg, 0)
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = predict_windows(model, img, p, window=win, rows=(8, 72), cols=(40, 740))
+        torch.set_num_threads(2)
+        two = predict_windows(model, img, p, window=win, rows=(8, 72), cols=(40, 740), at_once=2)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
+    assert one.windows == two.windows == 5  # two pairs and one alone
+    assert np.array_equal(one.mask, two.mask)
+    for k in (1, 2, 3):
+        assert np.array_equal(one.maps[k].codes, two.maps[k].codes)
+
+
+def test_the_plan_reads_two_windows_at_once_where_the_ceiling_allows_and_one_where_it_does_not():
+    """The second window counts its own forward and stitching; under a ceiling the two do not fit, one window at a
+    time of the same length (the length decides the maps, their number at once only the speed); on CUDA one."""
+    cfg = preset("demo", classes=4)
+    gib, mib = 1024**3, 1024**2
+    shape, band = (1664, 17864), 1088
+    args = dict(resident=400 * mib, across=band, heap_kept=True)
+    one = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, at_once=1, **args)
+    two = plan_memory(cfg, shape, "bf16", ceiling=20 * gib, at_once=2, **args)
+    assert (one.at_once, two.at_once) == (1, 2) and two.window == one.window
+    assert two.forward > one.forward and two.stitching == 2 * one.stitching
+    assert two.as_dict()["at_once"] == 2
+    between = plan_memory(cfg, shape, "bf16", ceiling=(one.predicted_peak + two.predicted_peak) // 2, at_once=2,
+                          **args)
+    assert (between.window, between.at_once, between.predicted_peak) == (one.window, 1, one.predicted_peak)
+    # a log one window long has no second window to read
+    assert plan_memory(cfg, (1664, 900), "bf16", ceiling=20 * gib, at_once=2, **args).at_once == 1
+    assert plan_memory(cfg, shape, "bf16", "cuda", ceiling=20 * gib, at_once=2, **args).at_once == 1
+
+
+def test_the_window_search_takes_the_longest_window_whose_own_prediction_fits():
+    """At the margin the search counts each length's own stitching: a ceiling at a window's own predicted peak reads
+    that window, and only a ceiling under the shortest's is refused, naming what it needs."""
+    cfg = preset("demo", classes=4)
+    mib = 1024**2
+    args = dict(resident=400 * mib, across=1088, heap_kept=True, at_once=1)
+    shortest = Windowing.for_model(cfg, 0)
+    for length in (shortest.length, shortest.length + 4 * cfg.stride, 768):
+        own = plan_memory(cfg, (1664, 17864), "bf16", ceiling=1 << 40, length=length, **args).predicted_peak
+        got = plan_memory(cfg, (1664, 17864), "bf16", ceiling=own, **args)
+        assert got.window.length == length and got.predicted_peak <= own
+    need = plan_memory(cfg, (1664, 17864), "bf16", ceiling=1 << 40, length=shortest.length, **args).predicted_peak
+    with pytest.raises(MemoryCeilingError, match=f"needs at least {need / 1024**3:.2f} GiB"):
+        plan_memory(cfg, (1664, 17864), "bf16", ceiling=need - 1, **args)
