@@ -45,14 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from core.common.sysmem import proc_status
-    from core.digitize.evidence.network import plan_memory, predict_windows
+    from core.digitize.evidence.memory_plan import plan_memory
+    from core.digitize.evidence.network import predict_windows
     from core.digitize.job.pipeline import read_page
+    from core.digitize.page.frame import to_canonical
     from core.engine.memory import reset_peaks
     from core.io.calibration import Calibration
     from core.io.scan import load_scan
     from core.model import precision as prec
     from core.model.model_io import load_model
-    from core.digitize.page.frame import to_canonical
     from core.model.runtime import torch_runner
 
     torch.set_num_threads(args.threads)

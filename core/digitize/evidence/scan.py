@@ -37,7 +37,8 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
     else:
         import torch
 
-        from core.digitize.evidence.network import MemoryCeilingError, evidence_band, plan_memory
+        from core.digitize.evidence.memory_plan import MemoryCeilingError, plan_memory
+        from core.digitize.evidence.network import evidence_band
         from core.model.runtime import torch_runner
 
         runner = torch_runner(model, precision, device, channels_last=not reference)
