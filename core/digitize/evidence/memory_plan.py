@@ -9,6 +9,7 @@ between windows) + the stitching's float buffers + the first forward's runtime b
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -61,9 +62,14 @@ def default_ceiling() -> int:
 
 
 def windows_at_once(device_type: str = "cpu") -> int:
-    """Windows a reading on this device would read at once, memory allowing: two on a CPU where PyTorch has two
-    intra-op threads or more (each window then takes half of them: ``_two_at_once``), else one."""
-    return 2 if device_type == "cpu" and torch.get_num_threads() >= 2 else 1
+    """Windows a reading on this thread would read at once, memory allowing: two on a CPU where PyTorch has two
+    intra-op threads or more (each window then takes half of them: ``network._two_at_once``) and the reading is the
+    process's main thread's (``digitize SCAN``, ``bench-digitize``), else one. A streamed folder's reader thread
+    reads one at a time: the tracer beside it has the other core, and two windows' forwards would only make the
+    gate wait longer for memory (the gated folder of the shared scans, eighth round: the same wall, twice the
+    kernel time)."""
+    main = threading.current_thread() is threading.main_thread()
+    return 2 if device_type == "cpu" and main and torch.get_num_threads() >= 2 else 1
 
 
 def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",

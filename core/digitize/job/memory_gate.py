@@ -75,9 +75,10 @@ def scan_memory(job, read) -> ScanMemory:
         cols = max(cols, 1)
         lo, hi = evidence_band([c.track for c in part.curves], across, cfg)
         # read on the worker's reader thread (``stream.py``), where the forwards' heap is not kept between windows
-        # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span
+        # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span;
+        # and one window at a time (``memory_plan.windows_at_once``), whatever thread asks
         plan = plan_memory(cfg, (across, cols), mode, device, ceiling=1 << 62, length=read.tile, resident=0,
-                           across=hi - lo, heap_kept=False)
+                           across=hi - lo, heap_kept=False, at_once=1)
         pages += plan.maps + INK_BYTES_PER_PX * across * cols
         transient = max(transient, plan.forward + plan.stitching)
         band = max((min(hi_, across - 1) - max(lo_, 0) + 1 for lo_, hi_ in (c.track_rows() for c in part.curves)),

@@ -172,12 +172,13 @@ def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, 
     # the gate's prediction is the reader thread's reading, whatever thread asks
     asked = []
     real = memory_plan.plan_memory
-    monkeypatch.setattr(memory_plan, "plan_memory", lambda *a, **k: asked.append(k["heap_kept"]) or real(*a, **k))
+    monkeypatch.setattr(memory_plan, "plan_memory",
+                        lambda *a, **k: asked.append((k["heap_kept"], k["at_once"])) or real(*a, **k))
     assert main(["synth", str(tmp_path), "--count", "1", "--seed", "3", "--width", "900", "--height", "256"]) == 0
     job = scan_job.ScanJob(tmp_path / "synth_000.png", tmp_path / "synth_000.calib.json", tmp_path / "out.las")
     model = types.SimpleNamespace(cfg=cfg, trained_precision="bf16")
     memory_gate.scan_memory(job, scan_job.ReadOptions(model=model, precision=resolve("bf16", "cpu")))
-    assert asked and not any(asked)
+    assert asked and all(got == (False, 1) for got in asked)  # no kept heap, one window at a time
 
 
 def test_the_predicted_peak_is_the_measured_peak():
@@ -302,3 +303,23 @@ def test_the_window_search_takes_the_longest_window_whose_own_prediction_fits():
     need = plan_memory(cfg, (1664, 17864), "bf16", ceiling=1 << 40, length=shortest.length, **args).predicted_peak
     with pytest.raises(MemoryCeilingError, match=f"needs at least {need / 1024**3:.2f} GiB"):
         plan_memory(cfg, (1664, 17864), "bf16", ceiling=need - 1, **args)
+
+
+def test_only_the_main_thread_reads_two_windows_at_once():
+    """A streamed folder's reader thread reads one window at a time (the tracer beside it has the other core)."""
+    import threading
+
+    from core.digitize.evidence.memory_plan import windows_at_once
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        got = []
+        reader = threading.Thread(target=lambda: got.append(windows_at_once()))
+        reader.start()
+        reader.join()
+        assert (windows_at_once(), got, windows_at_once("cuda")) == (2, [1], 1)
+        torch.set_num_threads(1)
+        assert windows_at_once() == 1
+    finally:
+        torch.set_num_threads(threads)
