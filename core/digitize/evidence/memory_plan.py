@@ -9,6 +9,7 @@ between windows) + the stitching's float buffers + the first forward's runtime b
 
 from __future__ import annotations
 
+import os
 import threading
 from dataclasses import dataclass
 
@@ -61,15 +62,25 @@ def default_ceiling() -> int:
     return int(0.9 * available_memory())
 
 
+# Windows read at once where two may be (below), unless ``WELLTRACE_WINDOWS_AT_ONCE`` says 1 or 2. One: two at once
+# took a third less CPU on KGS but its peak rose 0.3-0.45 GiB (1.73-1.97 GiB against 1.45-1.55 one at a time, over
+# d36c861's 1.64-1.78), and its wall gain was the load's (31-38 % less evidence wall at load 5-7, none at load 2.5):
+# the quiet machine's loop decides (docs/benchmarks.md, issue #64, eighth round)
+DEFAULT_AT_ONCE = 1
+AT_ONCE_ENV = "WELLTRACE_WINDOWS_AT_ONCE"
+
+
 def windows_at_once(device_type: str = "cpu") -> int:
-    """Windows a reading on this thread would read at once, memory allowing: two on a CPU where PyTorch has two
-    intra-op threads or more (each window then takes half of them: ``network._two_at_once``) and the reading is the
-    process's main thread's (``digitize SCAN``, ``bench-digitize``), else one. A streamed folder's reader thread
-    reads one at a time: the tracer beside it has the other core, and two windows' forwards would only make the
-    gate wait longer for memory (the gated folder of the shared scans, eighth round: the same wall, twice the
-    kernel time)."""
+    """Windows a reading on this thread would read at once, memory allowing: up to two (:data:`DEFAULT_AT_ONCE`, or
+    ``WELLTRACE_WINDOWS_AT_ONCE`` in the environment) on a CPU where PyTorch has two intra-op threads or more (each
+    window then takes half of them: ``network._two_at_once``) and the reading is the process's main thread's
+    (``digitize SCAN``, ``bench-digitize``), else one. A streamed folder's reader thread reads one at a time: the
+    tracer beside it has the other core, and two windows' forwards would only make the gate wait longer for memory
+    (the gated folder of the shared scans, eighth round: the same wall, twice the kernel time)."""
+    asked = os.environ.get(AT_ONCE_ENV, "").strip()
+    want = int(asked) if asked in ("1", "2") else DEFAULT_AT_ONCE
     main = threading.current_thread() is threading.main_thread()
-    return 2 if device_type == "cpu" and main and torch.get_num_threads() >= 2 else 1
+    return want if device_type == "cpu" and main and torch.get_num_threads() >= 2 else 1
 
 
 def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
@@ -82,7 +93,7 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     windows (:func:`predict_windows` on glibc's main thread: ``sysmem.forward_heap_kept``, the default, for a
     reading on this thread); their forward then counts the heap's span, not only its live tensors.
 
-    ``at_once`` (default :func:`windows_at_once`): the windows to read at the same time where the ceiling allows
+    ``at_once`` (default :func:`windows_at_once`): the windows to read at the same time (one or two) where the ceiling allows
     them at the longest window; else one at a time (the window's length decides the maps, their number at once only
     the speed). Each window's forward and stitching are counted.
     Raises :class:`MemoryCeilingError` when no window fits."""
