@@ -86,6 +86,20 @@ def test_a_cuda_plan_does_not_promise_checkpointing_a_fit_its_recomputation_brea
     assert p.steps[-2]["predicted_total"] > 0.9 * H100_PEAKS[("full", "bf16", True)]
 
 
+@pytest.mark.parametrize("rules", ["cpu", "cuda"])
+def test_fp16_saves_what_bf16_saves_so_its_prediction_reads_bf16s_probes(rules):
+    """Autocast casts the same operators to either 16-bit dtype: a forward saves the same bytes in fp16 as in bf16
+    (the budget probes fp16 as bf16, whose forwards a CPU runs 10-50 times faster)."""
+    cfg = preset("tiny")
+    s = cfg.stride
+    with device_rules(rules):
+        for checkpointing in (False, True):
+            saved = {p: measure_activations(cfg, 16 * s, 4 * s, Levers(p, checkpointing)) for p in ("bf16", "fp16")}
+            assert saved["fp16"] == saved["bf16"] > 0
+            predicted = {p: predict(cfg, 12800, 640, Levers(p, checkpointing)) for p in ("bf16", "fp16")}
+            assert predicted["fp16"].activations == predicted["bf16"].activations
+
+
 def test_an_unmeasured_network_gets_the_largest_transient_share_measured():
     narrower = dataclasses.replace(TINY, channels=(8, 16, 24))  # no measured row has this shape
     with device_rules("cuda"):

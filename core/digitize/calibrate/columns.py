@@ -88,6 +88,22 @@ def columns_of(found: BodyLines) -> list[Column]:
     return out
 
 
+LINE_PAD = 2  # rows either side of a line's core left out with it (its anti-aliased edges)
+
+
+def _line_rows(ln: BodyLine) -> tuple[int, int]:
+    """[lo, hi) the rows of an inner line left out of its column's interior: its core (its weight over its
+    darkness) and :data:`LINE_PAD` rows each side, within the rows the grid reading took for it. That reading may
+    take a fill or a pattern printed against the line for part of it (a checkerboard, a VDL's stripes), which is
+    the column's content, not its grid."""
+    half = 0.5 * ln.strength / max(ln.darkness, 1e-6)
+    lo = int(np.floor(ln.centre - half)) - LINE_PAD
+    hi = int(np.ceil(ln.centre + half)) + 1 + LINE_PAD
+    if ln.rows[1] <= ln.rows[0]:
+        return lo, hi
+    return max(lo, ln.rows[0]), min(hi, ln.rows[1])
+
+
 def measure(col: Column, body: np.ndarray) -> None:
     """A column's interior measured on the body's darkness (rows across × columns along depth, sampled), in place:
     its inner lines' rows left out."""
@@ -96,7 +112,8 @@ def measure(col: Column, body: np.ndarray) -> None:
         return
     keep = np.ones(b - a, bool)
     for ln in col.inner:
-        keep[max(0, ln.rows[0] - a) : max(0, ln.rows[1] - a)] = False
+        lo, hi = _line_rows(ln)
+        keep[max(0, lo - a) : max(0, hi - a)] = False
     if not keep.any():
         return
     ink = body[a:b][keep] > 0.5

@@ -89,7 +89,7 @@ def _core(profile: np.ndarray) -> tuple[int, int]:
     return a, b
 
 
-def _lines_of(dark: np.ndarray) -> list[BodyLine]:
+def _lines_of(dark: np.ndarray, dpi: float) -> list[BodyLine]:
     """The lines along depth of a body's darkness (rows × columns along depth), each centred on its core: the rows
     dark along nearly all of the body (its lower quartile of darkness), not an image or a fill printed beside it,
     which is dark along much of it only."""
@@ -98,6 +98,7 @@ def _lines_of(dark: np.ndarray) -> list[BodyLine]:
     # a 60,000-column body's lines take half a second
     sample = dark
     groups = detect_grid(dark=sample, still_curves=False).line_groups(0.5)
+    wide = max(8, int(round(WIDE_GROUP_IN * dpi)))
     typical = sample[:, :: max(1, sample.shape[1] // 4000)]
     out: list[BodyLine] = []
     for g in groups:
@@ -105,11 +106,54 @@ def _lines_of(dark: np.ndarray) -> list[BodyLine]:
         profile = np.percentile(typical[lo:hi], 25, axis=1)
         if profile.max() < MIN_LINE_DARKNESS:
             continue
-        a, b = _core(profile)
-        rows = np.arange(lo + a, lo + b, dtype=np.float64)
-        weight = profile[a:b]
-        out.append(BodyLine(float((rows * weight).sum() / weight.sum()), float(weight.sum()), float(profile.max()),
-                            rows=(lo, hi)))
+        for a, b in [_core(profile)] + _more_cores(profile, wide):
+            rows = np.arange(lo + a, lo + b, dtype=np.float64)
+            weight = profile[a:b]
+            out.append(BodyLine(float((rows * weight).sum() / weight.sum()), float(weight.sum()),
+                                float(profile[a:b].max()), rows=(lo, hi)))
+    return out
+
+
+WIDE_GROUP_IN = 0.25  # a group of rows the grid reading took for one line this wide holds an image or a fill ...
+PEAK_SHARE = 0.9  # ... and another line where another row is this dark of its darkest ...
+DIP_SHARE = 0.75  # ... and the rows on both sides of it fall under this share of its darkness (or the group ends)
+#   before any row as dark as it: a border against a fill (72 dpi: 0.95 against the sector map's 0.64)
+
+
+def _dips(side: np.ndarray, peak: float) -> bool:
+    """Whether ``side`` (the rows walking away from a peak) falls under :data:`DIP_SHARE` of ``peak`` before any
+    row as dark as it, or runs out (the group's end)."""
+    pale = np.flatnonzero(side < DIP_SHARE * peak)
+    dark = np.flatnonzero(side >= peak)
+    if dark.size == 0:
+        return True
+    return pale.size > 0 and pale[0] < dark[0]
+
+
+def _more_cores(profile: np.ndarray, wide: int) -> list[tuple[int, int]]:
+    """In a group of rows ``wide`` or more (:data:`WIDE_GROUP_IN`), the cores of the lines beside its darkest one:
+    each row as dark as :data:`PEAK_SHARE` of the darkest that stands out of the rows on both sides (:func:`_dips`:
+    a border drawn against an image track or a fill, which a low resolution blurred into one group with it: a
+    72-dpi cement print's VDL|sector-map border, 0.95 beside the VDL's 1.0 stripes), its core the rows reaching
+    :data:`PEAK_SHARE` of it."""
+    if profile.size < wide:
+        return []
+    top = float(profile.max())
+    first = _core(profile)
+    peaks = [k for k in np.flatnonzero(profile >= PEAK_SHARE * top).tolist() if not first[0] <= k < first[1]]
+    out: list[tuple[int, int]] = []
+    for k in peaks:
+        if any(a <= k < b for a, b in out):
+            continue
+        if not all(_dips(side, profile[k]) for side in (profile[:k][::-1], profile[k + 1 :])):
+            continue
+        a, b = k, k + 1
+        while a > 0 and profile[a - 1] >= PEAK_SHARE * profile[k]:
+            a -= 1
+        while b < profile.size and profile[b] >= PEAK_SHARE * profile[k]:
+            b += 1
+        if b <= first[0] or a >= first[1]:
+            out.append((a, b))
     return out
 
 
@@ -188,10 +232,10 @@ def section_lines(dark: np.ndarray, start: int, stop: int, dpi: float | None) ->
     body runs on from that edge on either side (the grid lost, the borders running through the whole box, or the
     body's span taking in the box), the rule drawn across the whole body nearer it (:func:`_rules_across`) is
     tried as the edge instead."""
-    lines = _lines_of(dark[:, start:stop])
+    d = dpi_or_default(dpi)
+    lines = _lines_of(dark[:, start:stop], d)
     if not lines:
         return BodyLines()
-    d = dpi_or_default(dpi)
     margin = max(10, int(round(0.1 * d)))
     limit = int(round(REACH_IN * d))
     framed = False

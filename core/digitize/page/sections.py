@@ -80,7 +80,51 @@ def find_all_sections(darkness: np.ndarray, lines: list[float], lines_of, rounds
         if not more:
             break
         found = sorted(found + more)
-    return found
+    return _rejoined(found, lines_of)
+
+
+JOIN_LINES = 4  # two stretches that meet are one body where each holds this many lines along depth ...
+JOIN_SHARE = 0.72  # ... and this share of each one's lines lies within JOIN_PX of one of the other's: the pieces
+#   of one 1-bit main log 0.91-0.96 (read JOIN_READ_PX from where they meet), a first round's stretch and a later
+#   one of another layout that meet 0.06-0.57 (the develop half and its 80 variants); the log-scale middle
+JOIN_PX = 3.0
+JOIN_READ_PX = 4 * MIN_SECTION_PX  # each stretch's lines are read this far from where they meet: long enough that
+#   a border a 1-bit cut broke in places is read (02311-0001's last piece: 19 of its 22 lines over 600 columns)
+
+
+def _rejoined(found: list[tuple[tuple[int, int], bool]], lines_of) -> list[tuple[tuple[int, int], bool]]:
+    """``found`` with each run of stretches that meet (within :data:`BRIDGE_PX`) and carry the same lines where
+    they meet joined into one. A page whose longest layout is not its main log's (a 1-bit cut wiped out a main
+    log's pale grid, its 1:12,000 summary's lines kept) outvotes the main log's lines only in places: the first
+    round finds short pieces of it, the later rounds the rest between them, and one body came out as six, none
+    half of it (the develop half's 02311-0001 cut to 1 bit). Only a first round's stretch is joined so: two that
+    the later rounds found are each checked for a header's or a tail's ruled table (a tail's calibration tables,
+    ruled alike, share 0.92 of their lines), and a header's two-line tables hold too few lines to say."""
+    if len(found) < 2:
+        return found
+    out = [found[0]]
+    for (a, b), later in found[1:]:
+        (pa, pb), plater = out[-1]
+        if not (plater and later) and a - pb <= BRIDGE_PX and _same_lines(lines_of, (pa, pb), (a, b)):
+            out[-1] = ((pa, b), plater and later)
+        else:
+            out.append(((a, b), later))
+    return out
+
+
+def _same_lines(lines_of, first: tuple[int, int], second: tuple[int, int]) -> bool:
+    """Whether two stretches that meet carry the same lines along depth where they meet (each one's last or
+    first :data:`JOIN_READ_PX` columns)."""
+    near = lines_of(max(first[0], first[1] - JOIN_READ_PX), first[1])
+    far = lines_of(second[0], min(second[1], second[0] + JOIN_READ_PX))
+    if len(near) < JOIN_LINES or len(far) < JOIN_LINES:
+        return False
+
+    def share(x: list[float], y: list[float]) -> float:
+        ys = np.asarray(y, np.float64)
+        return float(np.mean([np.abs(ys - v).min() <= JOIN_PX for v in x]))
+
+    return min(share(near, far), share(far, near)) >= JOIN_SHARE
 
 
 def _sections_of(presence: np.ndarray) -> list[tuple[int, int]]:

@@ -294,3 +294,28 @@ def test_a_wide_column_a_curve_inks_down_the_whole_log_is_a_track_where_a_low_re
     assert classify(Column(**{**lost_grid, "inner": faint}, border_darkness=0.39), 100.0) == "track"
     border = [BodyLine(100.0, 0.48, 0.48)]
     assert classify(Column(**{**lost_grid, "inner": border}, border_darkness=0.48), 100.0) == "other"
+
+
+def test_a_fill_the_grid_reading_took_with_a_line_inside_the_column_is_still_its_ink():
+    """A JPEG'd casing print's thickness track: a 1-px line against a checkerboard fill, which the grid reading
+    groups with the line (its rows 204-231 where the line's core is 1 px). Only the line's core and two rows each
+    side are left out of the interior; the fill is the column's ink, and the column a filled track (the develop
+    half's JPEG variant of 02311-0001 read ink 0.04 with the whole group left out, 0.35 on the original)."""
+    from core.digitize.calibrate.columns import Column, decide, measure
+    from core.digitize.page.body_lines import BodyLine
+
+    body = np.zeros((65, 400), np.float32)  # across × along depth
+    body[24] = 1.0  # the line
+    yy, xx = np.mgrid[22:48, 0:400]
+    body[22:48] = ((yy // 4 + xx // 4) % 2).astype(np.float32)  # the checkerboard beside and over it
+    line = BodyLine(24.0, 0.9, 0.9, rows=(21, 48))
+    col = Column(0.0, 65.0, inner=[line])
+    measure(col, body)
+    assert col.ink > 0.15 and col.inked == 1.0  # the whole group left out: 0
+    assert decide(col, 70.0)[:2] == ("track", "filled")
+    # a grid line's own group (its core and a row or two of anti-aliasing) is left out whole, as before
+    thin = Column(0.0, 65.0, inner=[BodyLine(24.0, 0.9, 0.9, rows=(22, 27))])
+    grid = np.zeros((65, 400), np.float32)
+    grid[23:26] = 1.0
+    measure(thin, grid)
+    assert thin.ink == 0.0

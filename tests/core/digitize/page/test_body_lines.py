@@ -80,3 +80,22 @@ def test_where_only_the_borders_are_left_they_frame_from_the_rule_drawn_across_t
         inner = sorted(round(ln.centre) for ln in found.lines if ln.frame)[1:-1]
         assert found.framed and [min(inner, key=lambda c: abs(c - x)) for x in borders[1:-1]] == inner, start
         assert all(abs(c - x) <= 2 for c, x in zip(inner, borders[1:-1])), start
+
+
+def test_a_border_a_low_resolution_blurred_into_an_image_tracks_group_is_a_line_of_its_own():
+    """A 72-dpi cement print (the develop half's 02014-0003 resampled): the VDL's stripes and the border between it
+    and the sector map's fill are one group of rows to the grid reading (rows 287-386), its core the VDL's darkest
+    stripe. The border (0.95, against the fill's 0.64 and the stripe's 1.0) is a line of its own; the VDL's paler
+    stripes (0.65-0.76) are not, and neither is a row of a fill that stays as dark beside it."""
+    from core.digitize.page.body_lines import _core, _more_cores
+
+    vdl = [0.48, 0.34, 0.65, 0.62, 0.11, 0.0, 0.35, 1.0, 0.61, 0.0, 0.0, 0.15, 0.55, 0.69, 0.49, 0.24, 0.05, 0.22,
+           0.57, 0.55, 0.2, 0.0, 0.23, 0.76, 0.52, 0.01, 0.0, 0.47, 0.7, 0.34, 0.04, 0.1, 0.4, 0.53, 0.34, 0.1]
+    border = [0.28, 0.41, 0.46, 0.76, 0.95, 0.64, 0.64, 0.63, 0.63, 0.63, 0.62]
+    profile = np.array(vdl + border, np.float32)
+    at = len(vdl) + 4
+    assert _core(profile) == (7, 9)  # the darkest stripe
+    assert _more_cores(profile, wide=18) == [(at, at + 1)]
+    assert _more_cores(profile, wide=len(profile) + 1) == []  # a group narrower than a quarter of an inch: as before
+    fill = np.array(vdl + [0.95] * 6, np.float32)  # a fill as dark as 0.95 along six rows is no line beside it
+    assert _more_cores(fill, wide=18) == []
