@@ -212,12 +212,12 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
             drawn[c + off - 1 - rows.start : c + off + 2 - rows.start, lead : lead + 2].any(axis=0).all()
             for off in offsets):
         starts.append(lead)
-    best, at, row_share = 0.0, 0, 0.0
+    best: tuple[float, int, float] | None = None
     for first in starts:
         measured = _share_from(strip, drawn, rule, first, band, offsets, c - rows.start)
-        if measured is not None and measured[0] > best + 1e-9:
-            best, at, row_share = measured
-    return best, at, row_share
+        if measured is not None and (best is None or measured[0] > best[0] + 1e-9):
+            best = measured
+    return best if best is not None else (0.0, 0, 0.0)
 
 
 def _share_from(strip: np.ndarray, drawn: np.ndarray, rule: np.ndarray, first: int, band: int,
