@@ -189,7 +189,8 @@ class DigitizingController(QtCore.QObject):
         reader = ("your labelled mask" if mask is not None else self.read_with or "the classical tracer")
         busy = f"digitising with {reader}…"
         if mask is None and model is not None:
-            from core.digitize.evidence.network import WINDOW_PX, default_ceiling
+            from core.digitize.evidence.memory_plan import default_ceiling
+            from core.digitize.evidence.network import WINDOW_PX
 
             # the memory it may use, said before it starts: a real scan read whole needed 16 GiB
             busy += (f" ({WINDOW_PX}-px windows along depth, at most "

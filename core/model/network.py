@@ -225,7 +225,9 @@ class VeerNet(nn.Module):
             # promote the whole decoder stage to fp32 and every tensor it saves would be twice as large
             # (core/model/autocast_rules.py reproduces CUDA's rules on the CPU for the tests)
             x = F.interpolate(up(x), size=skip.shape[-2:], mode="nearest").to(skip.dtype)
-            x = self._run(dec, torch.cat([x, skip], 1))
+            x = torch.cat([x, skip], 1)
+            del skip  # the joined map holds both halves: neither stays alive through the stage beside it
+            x = self._run(dec, x)
         x = self.head_norm(x, silu=True)
         if torch.is_grad_enabled():
             x = self.head(x)

@@ -24,6 +24,7 @@ bundled one in bf16 autocast, where oneDNN's bf16 convolutions and the compiled 
 
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
@@ -31,6 +32,8 @@ import torch
 
 from .network import VeerNet
 from .precision import Precision
+
+_LAYOUT_LOCK = threading.Lock()
 
 Runner = Callable[[np.ndarray], np.ndarray]  # (1, 1, H, W) float32 input → (classes, H, W) float32 probabilities
 
@@ -47,9 +50,17 @@ def torch_runner(model: VeerNet, precision: Precision, device: torch.device | st
     dev = torch.device(device)
     model.eval()
     fmt = torch.channels_last if channels_last and dev.type == "cpu" else torch.contiguous_format
+    # a weight whose layout tells (one input channel or a 1 × 1 kernel is contiguous in both): laid out with the rest
+    probe = next((p for p in model.parameters() if p.dim() == 4 and p.shape[1] > 1 and p.shape[2] * p.shape[3] > 1),
+                 None)
 
     def run(x: np.ndarray) -> np.ndarray:
-        model.to(memory_format=fmt)  # each call: another runner may have laid the same weights out otherwise
+        # each call: another runner may have laid the same weights out otherwise. Only when they are not in this
+        # layout: ``Module.to`` reassigns every parameter's data, which a window read on another thread at the
+        # same time (``evidence/network.py: predict_windows``) must not meet
+        if probe is None or not probe.is_contiguous(memory_format=fmt):
+            with _LAYOUT_LOCK:
+                model.to(memory_format=fmt)
         t = torch.from_numpy(x).to(dev).contiguous(memory_format=fmt)
         with torch.inference_mode(), precision.autocast():
             p = probabilities(model(t))

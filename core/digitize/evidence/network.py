@@ -21,29 +21,20 @@ maps) behind ``digitize --whole-picture``, to compare against.
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 import torch
-from numba import njit
 
-from core.common.sysmem import (
-    available_memory,
-    forward_heap_kept,
-    freed_blocks_reused,
-    large_blocks_from_heap,
-    proc_status,
-)
-from core.common.vocabulary import GIB
-from core.digitize.evidence.coded_map import TOP, CodedMap, encode
+from core.common.sysmem import freed_blocks_reused, large_blocks_from_heap
+from core.digitize.evidence.coded_map import CodedMap, encode
+from core.digitize.evidence.stitching import add_weighted, settle_columns
 from core.digitize.page.frame import from_canonical, to_canonical
 from core.model.footprint import (
-    load_forward,
-    predict_forward_span,
     predict_inference_peak,
     receptive_radius,
-    window_for,
 )
 from core.model.network import NetConfig, image_to_input
 from core.model.precision import Precision
@@ -51,10 +42,6 @@ from core.model.runtime import Runner, probabilities, torch_runner
 
 WINDOW_PX = 1024  # the training crop along depth (``welltrace train --crop``): the context the network knows
 BLEND_PX = 64  # the zone across which one window hands over to the next
-# a first forward's resident rise beyond the tensors it holds (oneDNN's primitive cache and reordered weights,
-# the threads' buffers): 112-114 MiB at 640 and 1,664 px across in the NCHW layout; in channels-last it varies
-# from run to run, 66-171 MiB over four fresh runs at 640 px across (VmHWM, 2-core EPYC): the plan takes the most
-RUNTIME_OVERHEAD = 176 * 1024**2
 
 
 def strips(length: int, tile: int, overlap: int, align: int = 1) -> list[tuple[int, int]]:
@@ -159,79 +146,6 @@ class WindowedEvidence:
     window: Windowing | None  # None: the whole picture in one forward
 
 
-@dataclass
-class MemoryPlan:
-    """The window a memory ceiling allows, and the peak resident memory predicted for reading the scan."""
-
-    window: Windowing
-    ceiling: int
-    resident: int  # the process before the network reads the scan (image, model, libraries)
-    maps: int  # the coded maps and the class mask kept for the whole scan
-    forward: int  # one window's forward at its peak, or the heap its windows keep (``footprint.predict_forward_span``)
-    stitching: int  # the float buffers of the windows not yet settled
-    heap_kept: bool = False  # whether ``forward`` is the kept heap's span (``sysmem.freed_blocks_reused``)
-
-    @property
-    def predicted_peak(self) -> int:
-        return self.resident + self.maps + self.forward + self.stitching + RUNTIME_OVERHEAD
-
-    def as_dict(self) -> dict:
-        return {"window_px": self.window.length, "overlap_px": self.window.overlap, "ceiling": self.ceiling,
-                "resident": self.resident, "maps": self.maps, "forward": self.forward, "stitching": self.stitching,
-                "heap_kept": self.heap_kept, "runtime": RUNTIME_OVERHEAD, "predicted_peak": self.predicted_peak}
-
-
-class MemoryCeilingError(ValueError):
-    """Not even the shortest window fits under the ceiling."""
-
-
-def default_ceiling() -> int:
-    """What digitising may use unless told: the memory the machine has available now, less a tenth for the
-    rest of the system."""
-    return int(0.9 * available_memory())
-
-
-def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, device_type: str = "cpu",
-                ceiling: int | None = None, length: int | None = None, resident: int | None = None,
-                across: int | None = None, heap_kept: bool | None = None) -> MemoryPlan:
-    """The longest window up to ``length`` (default the training crop) whose reading of a canonical image of
-    ``shape`` fits under ``ceiling`` (default :func:`default_ceiling`), predicted by the same probe-and-scale
-    method as the training budget. On CUDA the forward runs in device memory: the window is planned against
-    the host's ceiling for the maps only. ``heap_kept``: whether the windows' forwards keep their heap between
-    windows (:func:`predict_windows` on glibc's main thread: ``sysmem.forward_heap_kept``, the default, for a
-    reading on this thread); their forward then counts the heap's span, not only its live tensors. Raises
-    :class:`MemoryCeilingError` when no window fits."""
-    h, w = shape
-    kept = device_type != "cuda" and (forward_heap_kept() if heap_kept is None else heap_kept)
-    band = across or h  # the rows the network reads (``evidence_band``); the maps cover every row
-    ceiling = default_ceiling() if ceiling is None else int(ceiling)
-    if device_type != "cuda":
-        load_forward(cfg, precision_mode)  # the fit, and what a first forward loads, before the resident size
-    resident = proc_status().get("VmRSS", 0) if resident is None else int(resident)
-    maps = (2 * len(kept_classes(cfg.classes)) + 1) * h * w
-    shortest = Windowing.for_model(cfg, 0)
-    want = Windowing.for_model(cfg, length or WINDOW_PX)
-
-    def stitching(win: Windowing) -> int:  # the settling buffer and one window's probabilities
-        return 2 * cfg.classes * band * (win.length + win.overlap) * 4
-
-    def forward(win: Windowing) -> int:
-        if device_type == "cuda":
-            return 0
-        return predict_forward_span(cfg, band, min(w, win.length), precision_mode, heap_kept=kept)
-
-    room = ceiling - resident - maps - RUNTIME_OVERHEAD - stitching(want)
-    fits = 10**9 if device_type == "cuda" else window_for(cfg, band, room, precision_mode, heap_kept=kept)
-    win = want if fits >= min(w, want.length) else Windowing.for_model(cfg, fits)
-    plan = MemoryPlan(win, ceiling, resident, maps, forward(win), stitching(win), kept)
-    if fits < min(w, shortest.length) or plan.predicted_peak > ceiling:
-        need = MemoryPlan(shortest, ceiling, resident, maps, forward(shortest), stitching(shortest), kept).predicted_peak
-        raise MemoryCeilingError(f"reading this scan needs at least {need / GIB:.2f} GiB (windows of "
-                                 f"{shortest.length} px along depth over {band} px across); the ceiling is "
-                                 f"{ceiling / GIB:.2f} GiB")
-    return plan
-
-
 def evidence_band(tracks: list[tuple[float, float]], rows: int, cfg: NetConfig) -> tuple[int, int]:
     """The canonical rows the network needs to read for curves in ``tracks`` (their pixel ends across): from the
     first track's edge to the last's, widened by the network's convolutional reach (its receptive radius,
@@ -254,12 +168,15 @@ def kept_classes(classes: int) -> tuple[int, ...]:
 def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.device | str = "cpu",
                     window: Windowing | None = None, progress: Callable[[int, int], None] | None = None,
                     runner: Runner | None = None, rows: tuple[int, int] | None = None,
-                    cols: tuple[int, int] | None = None) -> WindowedEvidence:
+                    cols: tuple[int, int] | None = None, at_once: int = 1) -> WindowedEvidence:
     """The network's maps of a canonical uint8 image, one window along depth at a time (module docstring), each
     window read by ``runner`` (``core/model/runtime.py``; default: PyTorch channels-last). ``rows``: the
     band across that the network reads (:func:`evidence_band`), ``cols`` the stretch along depth (the log body of
     a picture read whole: ``log_sections.picked_body``), read as if it were the whole picture; the maps are the
-    image's size, zero outside them."""
+    image's size, zero outside them.
+
+    ``at_once`` 2: two windows read at the same time, each on its own thread with half of PyTorch's intra-op
+    threads (:func:`_two_at_once`; what ``memory_plan.MemoryPlan.at_once`` allows); the same maps, bit for bit."""
     run = runner or torch_runner(model, precision, device)
     h, w = img.shape
     lo, hi = rows or (0, h)
@@ -281,95 +198,84 @@ def predict_windows(model, img: np.ndarray, precision: Precision, device: torch.
         n = upto - start
         if n <= 0:
             return
-        _settle_columns(acc, wsum, n, coded_classes, tuple(maps[k].codes[lo:hi, start:upto] for k in keys),
+        settle_columns(acc, wsum, n, coded_classes, tuple(maps[k].codes[lo:hi, start:upto] for k in keys),
                         mask[lo:hi, start:upto], classes == 1)
         acc, wsum, start = acc[..., n:], wsum[n:], upto
 
+    def stitch(a: int, b: int, p: np.ndarray) -> None:  # a window's probabilities added, in the windows' order
+        nonlocal acc, wsum
+        settle(a)
+        if b - start > acc.shape[-1]:
+            grow = b - start - acc.shape[-1]
+            acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
+            wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
+        wt = window.weights(a - c0, b - c0, c1 - c0)
+        add_weighted(acc, p, wt, a - start)
+        wsum[a - start : b - start] += wt
+
+    def window_input(a: int, b: int) -> np.ndarray:
+        return image_to_input(img[lo:hi, a:b])[None, None]
+
     # each window's forward in the pages the window before it freed (``sysmem.freed_blocks_reused``: 0.3-0.4 s of
-    # page faults a KGS window otherwise); the plan counts the heap they are kept in (``plan_memory``)
+    # page faults a KGS window otherwise); the plan counts the heap they are kept in (``memory_plan.plan_memory``)
     with freed_blocks_reused():
-        for i, (a, b) in enumerate(parts):
-            settle(a)
-            if b - start > acc.shape[-1]:
-                grow = b - start - acc.shape[-1]
-                acc = np.concatenate([acc, np.zeros((classes, hi - lo, grow), np.float32)], -1)
-                wsum = np.concatenate([wsum, np.zeros(grow, np.float32)])
-            x = image_to_input(img[lo:hi, a:b])[None, None]
-            with large_blocks_from_heap():
-                p = run(x)
-            del x
-            wt = window.weights(a - c0, b - c0, c1 - c0)
-            _add_weighted(acc, p, wt, a - start)
-            wsum[a - start : b - start] += wt
-            del p
-            if progress:
-                progress(i + 1, len(parts))
+        if at_once >= 2 and len(parts) > 1 and torch.device(device).type == "cpu":
+            _two_at_once(run, parts, window_input, stitch, progress)
+        else:
+            for i, (a, b) in enumerate(parts):
+                x = window_input(a, b)
+                with large_blocks_from_heap():
+                    p = run(x)
+                del x
+                stitch(a, b, p)
+                del p
+                if progress:
+                    progress(i + 1, len(parts))
         settle(c1)
     return WindowedEvidence(maps, mask, len(parts), window)
 
 
-# The stitching's arithmetic, compiled: NumPy's operations in its order and dtypes (float32 throughout), one pass
-# where NumPy made a temporary of each step (the weighted window; the normalised probabilities, their clip, root,
-# scaling and rounding per class; the argmax). On KGS's 13 windows NumPy's took 0.6 s of the evidence stage at
-# load ~2 (2-core EPYC), between forwards, on one core. The same codes and mask, bit for bit
-# (``tests/core/digitize/evidence/test_stitching_kernels.py``)
+def _two_at_once(run: Runner, parts: list[tuple[int, int]], window_input, stitch, progress) -> None:
+    """The windows read two at a time: the first of each pair on this thread (its heap kept, as one window at a time
+    keeps it), the second on a helper thread, each forward with half of PyTorch's intra-op threads; then both
+    stitched in the windows' order, so the sums, and the maps, are those of one window at a time.
 
+    Why: two intra-op threads on one window buy 1.47-1.57× over one on the 2-core EPYC (the threads meet at every
+    operator's barrier, the compiled norm's pool beside OpenMP's), two windows of one thread each nearly 2×
+    (docs/benchmarks.md, issue #64, eighth round). The maps do not depend on the thread count (oneDNN's
+    convolutions at a fixed count, ``core/model/cpu_group_norm.py``'s fixed chunks), and nothing the forward uses is
+    shared mutable state between the threads: autocast's state and its cast weights are a thread's own, the weights'
+    layout is set before and left alone (``runtime.torch_runner``), the compiled kernels release the interpreter's
+    lock and keep no state. PyTorch's thread count is the process's: it is halved for the reading and given back."""
+    threads = torch.get_num_threads()
+    each = max(1, threads // 2)
 
-@njit(cache=True, nogil=True, error_model="numpy")
-def _add_weighted(acc, p, wt, offset):
-    """``acc[..., offset : offset + len(wt)] += p * wt``: each product rounded to float32, then the sum."""
-    for c in range(p.shape[0]):
-        for r in range(p.shape[1]):
-            for j in range(p.shape[2]):
-                acc[c, r, offset + j] += p[c, r, j] * wt[j]
+    def helper(x: np.ndarray) -> np.ndarray:
+        torch.set_num_threads(each)  # OpenMP's count is a thread's own: this thread's forwards take their half
+        return run(x)
 
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _code(p):
-    """``coded_map.encode`` of one float32 probability: clipped to [0, 1], its float32 root × 65,535, rounded to
-    nearest even."""
-    if p < 0:
-        p = np.float32(0.0)
-    elif p > 1:
-        p = np.float32(1.0)
-    return np.uint16(np.rint(np.sqrt(p) * np.float32(TOP)))
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _settle_columns(acc, wsum, n, coded_classes, codes, mask, binary):
-    """The first ``n`` columns of the stitched sums, coded: ``acc / max(wsum, 1e-12)`` (float32), each kept
-    class's codes (``coded_classes[i]`` into ``codes[i]``) and the class mask (a binary model's p > 0.5, else the
-    first most probable class, as ``argmax`` takes it)."""
-    classes, rows = acc.shape[0], acc.shape[1]
-    floor = np.float32(1e-12)
-    d = np.empty(n, np.float32)
-    for j in range(n):
-        d[j] = wsum[j] if (wsum[j] >= floor or np.isnan(wsum[j])) else floor  # np.maximum's
-    probs = np.empty((classes, n), np.float32)
-    top = np.empty(n, np.float32)
-    best = np.empty(n, np.uint8)
-    for r in range(rows):
-        for c in range(classes):
-            for j in range(n):
-                probs[c, j] = acc[c, r, j] / d[j]
-        for i in range(len(codes)):
-            out = codes[i]
-            c = coded_classes[i]
-            for j in range(n):
-                out[r, j] = _code(probs[c, j])
-        if binary:
-            for j in range(n):
-                mask[r, j] = 1 if probs[0, j] > np.float32(0.5) else 0
-            continue
-        top[:] = probs[0]
-        best[:] = 0
-        for c in range(1, classes):
-            for j in range(n):
-                v = probs[c, j]
-                if v > top[j] or (v != v and top[j] == top[j]):  # argmax's: the first NaN, else the first max
-                    top[j] = v
-                    best[j] = c
-        mask[r, :n] = best
+    torch.set_num_threads(each)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="welltrace-window")
+    try:
+        for i in range(0, len(parts), 2):
+            pair = parts[i : i + 2]
+            second = pool.submit(helper, window_input(*pair[1])) if len(pair) == 2 else None
+            x = window_input(*pair[0])
+            with large_blocks_from_heap():
+                first = run(x)
+            del x
+            stitch(*pair[0], first)
+            del first
+            if second is not None:
+                p = second.result()
+                del second
+                stitch(*pair[1], p)
+                del p
+            if progress:
+                progress(i + len(pair), len(parts))
+    finally:
+        pool.shutdown(wait=True)
+        torch.set_num_threads(threads)
 
 
 GPU_BATCH_MAX = 16  # windows a GPU reads at once, at most

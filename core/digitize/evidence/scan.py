@@ -37,15 +37,17 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
     else:
         import torch
 
-        from core.digitize.evidence.network import MemoryCeilingError, evidence_band, plan_memory
+        from core.digitize.evidence.memory_plan import MemoryCeilingError, plan_memory
+        from core.digitize.evidence.network import evidence_band
         from core.model.runtime import torch_runner
 
         runner = torch_runner(model, precision, device, channels_last=not reference)
         rows = (0, canon.shape[0]) if reference else \
             evidence_band([c.track for c in calib.curves], canon.shape[0], model.cfg)
         try:
+            # the reference path reads as earlier releases did: one window at a time
             plan = plan_memory(model.cfg, canon.shape, precision.mode, torch.device(device).type,
-                               memory_ceiling, tile, across=rows[1] - rows[0])
+                               memory_ceiling, tile, across=rows[1] - rows[0], at_once=1 if reference else None)
         except MemoryCeilingError as exc:
             raise MemoryCeilingRefusal(source, f"{exc}: raise --max-memory or free memory") from None
         memory = plan.as_dict()
@@ -54,7 +56,8 @@ def model_evidence(model, canon: np.ndarray, calib: Calibration, precision, devi
 
             windowed = predict_windows_batched(model, canon, precision, device, plan.window, progress, rows, body)
         else:
-            windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows, body)
+            windowed = predict_windows(model, canon, precision, device, plan.window, progress, runner, rows, body,
+                                       plan.at_once)
         evidence, mask_c = dict(windowed.maps), windowed.mask
         memory.update(windows=windowed.windows, rows=list(rows), columns=list(body or (0, canon.shape[1])),
                       path="reference" if reference else "fast")

@@ -5,7 +5,7 @@ A worker of a streamed folder (``stream.py``) reads the next scan while it trace
 add up: on the shared scans the folder peaked at 2.64 GiB while its tallest scan alone is traced in 1.85 GiB (a
 reader holding the next scan's page and maps beside it), over the 2 GiB a worker is planned to. Before it reads
 a scan the reader asks :class:`MemoryGate` for the scan's reading (:func:`scan_memory`: predicted from the scan's
-header and its calibration, by the network's memory plan, ``core/digitize/evidence/network.py: plan_memory``); the
+header and its calibration, by the network's memory plan, ``core/digitize/evidence/memory_plan.py: plan_memory``); the
 gate lets it start when that, on top of what the scans read and not yet traced hold (their pictures, pages and
 maps, and the tracing each still has ahead of it), fits under the ceiling, or when nothing is held (a scan alone
 is always read: its own plan refuses it if it cannot be). Otherwise the reader waits for the tracer to finish a
@@ -50,7 +50,8 @@ def scan_memory(job, read) -> ScanMemory:
     """:class:`ScanMemory` of a job read with ``read`` (``scan_job.ReadOptions``; a network's), from its scan's
     header and its calibration: no pixel decoded. Raises what reading the job would (a missing file, a bad
     calibration): the caller lets the reading say it."""
-    from core.digitize.evidence.network import RUNTIME_OVERHEAD, evidence_band, plan_memory
+    from core.digitize.evidence.memory_plan import RUNTIME_OVERHEAD, plan_memory
+    from core.digitize.evidence.network import evidence_band
     from core.io.calibration import Calibration
     from core.io.scan import COLOUR_MODES, read_info
     from core.model import precision as prec
@@ -74,9 +75,10 @@ def scan_memory(job, read) -> ScanMemory:
         cols = max(cols, 1)
         lo, hi = evidence_band([c.track for c in part.curves], across, cfg)
         # read on the worker's reader thread (``stream.py``), where the forwards' heap is not kept between windows
-        # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span
+        # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span;
+        # and one window at a time (``memory_plan.windows_at_once``), whatever thread asks
         plan = plan_memory(cfg, (across, cols), mode, device, ceiling=1 << 62, length=read.tile, resident=0,
-                           across=hi - lo, heap_kept=False)
+                           across=hi - lo, heap_kept=False, at_once=1)
         pages += plan.maps + INK_BYTES_PER_PX * across * cols
         transient = max(transient, plan.forward + plan.stitching)
         band = max((min(hi_, across - 1) - max(lo_, 0) + 1 for lo_, hi_ in (c.track_rows() for c in part.curves)),

@@ -67,7 +67,7 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     from core.common.sysmem import proc_status
 
     if gate is None and read.model is not None:
-        from core.digitize.evidence.network import default_ceiling
+        from core.digitize.evidence.memory_plan import default_ceiling
 
         gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0))
     handed: queue.Queue = queue.Queue()

@@ -18,7 +18,7 @@ class DigitizeResult:
     method: str
     timings: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    memory: dict = field(default_factory=dict)  # the network's memory plan (``core/digitize/evidence/network.py: MemoryPlan``)
+    memory: dict = field(default_factory=dict)  # the network's memory plan (``core/digitize/evidence/memory_plan.py: MemoryPlan``)
     # per curve and depth sample: how far its value can be trusted, in [0, 1], NaN where it is NULL
     # (``core/digitize/rules/confidence.py``); empty for a result read back from a LAS without it
     confidence: dict[str, np.ndarray] = field(default_factory=dict)

@@ -1,10 +1,10 @@
-"""The windows' stitching, compiled (``network._add_weighted``, ``network._settle_columns``): the codes and the class
+"""The windows' stitching, compiled (``stitching.add_weighted``, ``stitching.settle_columns``): the codes and the class
 mask NumPy's arithmetic gave, bit for bit."""
 
 import numpy as np
 import pytest
 
-from core.digitize.evidence import network
+from core.digitize.evidence import network, stitching
 from core.digitize.evidence.coded_map import encode
 
 
@@ -37,7 +37,7 @@ def test_settled_codes_and_mask_are_numpy_s(classes):
     want_codes, want_mask = _numpy_settle(acc, wsum, n, classes, keys)
     codes = [np.zeros((37, n), np.uint16) for _ in keys]
     mask = np.zeros((40, 400), np.uint8)  # written through a view, as into the page's mask
-    network._settle_columns(acc, wsum, n, np.array([0 if classes == 1 else k for k in keys], np.int64),
+    stitching.settle_columns(acc, wsum, n, np.array([0 if classes == 1 else k for k in keys], np.int64),
                             tuple(codes), mask[2:39, 50 : 50 + n], classes == 1)
     for got, want in zip(codes, want_codes):
         np.testing.assert_array_equal(got, want)
@@ -52,5 +52,5 @@ def test_weighted_window_adds_as_numpy_does():
     wt = network.Windowing.for_model(network.NetConfig(), 320).weights(64, 384, 1000)
     want = acc.copy()
     want[..., 90:410] += p * wt
-    network._add_weighted(acc, p, wt, 90)
+    stitching.add_weighted(acc, p, wt, 90)
     np.testing.assert_array_equal(acc, want)
