@@ -194,33 +194,56 @@ def frame_share(dark: np.ndarray, line: BodyLine, edge: int, direction: int, dpi
     inked = strip > ink
     rule = inked.mean(axis=0) >= RULE_SHARE
     content = np.flatnonzero(inked.any(axis=0) & ~rule)
-    if content.size == 0:
-        return 0.0, 0, 0.0
     band = max(6, int(round(BAND_IN * dpi)))
-    first = int(content[0])
+    # drawn: as dark as half the line, or half the box's ink where the line is darker than that (a black bar's
+    # edges ruled on through the box in grey, a 1-px rule at 100 dpi: 0.3-0.5 beside the bar's 0.99)
+    drawn = strip >= max(0.1, 0.5 * min(line.darkness, ink))
+    lo, hi = line.rows if line.rows[1] > line.rows[0] else (c, c + 1)
+    offsets = [off for off in sorted(range(max(-SNAP_ROWS, lo - c), min(SNAP_ROWS, hi - 1 - c) + 1), key=abs)
+               if c + off - 1 - rows.start >= 0 and c + off + 2 - rows.start <= drawn.shape[0]]
+    starts = [int(content[0])] if content.size else []
+    # the line itself drawn on from the body's edge is the box's print too: a border paler than the box's ink
+    # (a 1-px border at 100 dpi, 0.3-0.5) is no ink to start the box row at, and the first ink beyond it may lie
+    # past the row's own rule, where the border stops. Only along a box row a band long or more: a track's grid
+    # drawn on through a thin strip of ticks before the box's first rule (a tenth of an inch) is no border
+    lead = int(np.argmax(~rule)) if (~rule).any() else rule.size
+    ends = np.flatnonzero(rule[lead:])
+    if (ends[0] if ends.size else rule.size - lead) >= band and any(
+            drawn[c + off - 1 - rows.start : c + off + 2 - rows.start, lead : lead + 2].any(axis=0).all()
+            for off in offsets):
+        starts.append(lead)
+    best: tuple[float, int, float] | None = None
+    for first in starts:
+        measured = _share_from(strip, drawn, rule, first, band, offsets, c - rows.start)
+        if measured is not None and (best is None or measured[0] > best[0] + 1e-9):
+            best = measured
+    return best if best is not None else (0.0, 0, 0.0)
+
+
+def _share_from(strip: np.ndarray, drawn: np.ndarray, rule: np.ndarray, first: int, band: int,
+                offsets: list[int], c: int) -> tuple[float, int, float] | None:
+    """:func:`frame_share`'s measure from the box row's start ``first`` (columns walking away from the body):
+    the best share of the band along which the line is drawn at an offset across, the offset, and the share of the
+    whole box row. ``c``: the line's centre row in ``strip``. None where the band holds under 3 columns of box."""
     keep = ~rule[first : first + band]
     if keep.sum() < 3:
-        return 0.0, 0, 0.0
-    drawn = strip[:, first : first + band][:, keep] >= max(0.1, 0.5 * line.darkness)
+        return None
+    in_band = drawn[:, first : first + band][:, keep]
     best, at = 0.0, 0
-    lo, hi = line.rows if line.rows[1] > line.rows[0] else (c, c + 1)
-    for off in sorted(range(max(-SNAP_ROWS, lo - c), min(SNAP_ROWS, hi - 1 - c) + 1), key=abs):
-        a, b = c + off - 1 - rows.start, c + off + 2 - rows.start
-        if a < 0 or b > drawn.shape[0]:
-            continue
+    for off in offsets:
         # along one row of the box at least: a line runs straight through it, where a dotted fill's dots (a cement
         # row's, as dark as a faint grid line once a low-resolution scan has blurred them) stand in rows turn about
-        share = float(drawn[a:b].mean(axis=1).max())
+        share = float(in_band[c + off - 1 : c + off + 2].mean(axis=1).max())
         if share > best + 1e-9:
             best, at = share, off
     # the whole box row: from the first ink to the next rule across (a cell's border is drawn along all of it,
     # a legend's pen sample standing on a grid line's row along a stretch of it)
     ends = np.flatnonzero(rule[first:])
     stop = first + (int(ends[0]) if ends.size else rule.size - first)
-    c0, c1 = c + at - 1 - rows.start, c + at + 2 - rows.start
+    c0, c1 = c + at - 1, c + at + 2
     row_share = 0.0
     if c0 >= 0 and c1 <= strip.shape[0] and stop > first:
-        along = strip[c0:c1, first:stop][:, ~rule[first:stop]] >= max(0.1, 0.5 * line.darkness)
+        along = drawn[c0:c1, first:stop][:, ~rule[first:stop]]
         row_share = float(along.max(axis=0).mean()) if along.size else 0.0
     return best, at, row_share
 

@@ -99,3 +99,45 @@ def test_a_border_a_low_resolution_blurred_into_an_image_tracks_group_is_a_line_
     assert _more_cores(profile, wide=len(profile) + 1) == []  # a group narrower than a quarter of an inch: as before
     fill = np.array(vdl + [0.95] * 6, np.float32)  # a fill as dark as 0.95 along six rows is no line beside it
     assert _more_cores(fill, wide=18) == []
+
+
+def test_a_border_paler_than_the_boxs_ink_runs_on_along_its_empty_box_row_and_a_grid_line_through_ticks_does_not():
+    """A 1-px border at 100 dpi reads 0.3-0.5, under the box's ink (0.5): drawn on along its box row, where nothing
+    else is printed near it, to the row's rule, it stops there, and the first ink of the box lies past that rule
+    (a description column's header). The border's own run-on starts the box row; a grid line stops at the body's
+    edge, and one drawn on through a strip of ticks a tenth of an inch long (ruled off from the box) does not frame
+    (a JPEG's mud-log grid, 02396-0001: 0.96 of that strip)."""
+    from core.digitize.page.body_lines import BodyLine, frame_share
+
+    dpi = 100.0
+    dark = np.zeros((80, 300), np.float32)  # rows across, columns along depth; the body ends at column 40
+    dark[:, 140] = 1.0  # the box row's rule across, 1.0 in from the body
+    dark[50:60, 150:170] = 0.9  # the box's first ink: past that rule, beside the border's row
+    dark[40, :141] = 0.4  # the border: through the body and along the box row, to its rule
+    dark[70, :40] = 0.2  # a grid line, stopping at the body's edge
+    border, grid = BodyLine(40.0, 0.4, 0.4, rows=(38, 43)), BodyLine(70.0, 0.2, 0.2, rows=(68, 73))
+    share, _, row = frame_share(dark, border, 40, +1, dpi)
+    assert share >= 0.9 and row >= 0.99
+    assert frame_share(dark, grid, 40, +1, dpi)[0] < 0.9
+
+    ticks = np.zeros((80, 300), np.float32)
+    ticks[:, 50] = 1.0  # the strip of ticks is ruled off 0.1 in from the body
+    ticks[50:60, 60:80] = 0.9  # the box's first ink past it
+    ticks[40, :51] = 0.25  # a grid line drawn on through the strip, to its rule
+    assert frame_share(ticks, BodyLine(40.0, 0.25, 0.25, rows=(38, 43)), 40, +1, dpi)[0] < 0.9
+
+
+def test_a_black_bars_edge_ruled_on_in_grey_through_the_box_runs_on_from_the_bar():
+    """A slide/rotate bar is black in the body (0.99) and its edges are ruled on through the box as 1-px rules, read
+    0.3-0.5 at 100 dpi (02299-0001): drawn as dark as half the box's ink, not half the bar's, they run on, and the
+    bar's line moves to its rule (three rows off the blurred bar's core: the nearest offset whose rows hold it)."""
+    from core.digitize.page.body_lines import BodyLine, frame_share
+
+    dpi = 100.0
+    dark = np.zeros((80, 300), np.float32)
+    dark[:, 140] = 1.0  # the box row's rule across
+    dark[17, 40:141] = 0.4  # the bar's edge ruled on through the box, three rows above the line's core at 20
+    dark[19:22, 45:55] = 0.9  # the column's name printed in the box cell, near the body
+    bar = BodyLine(20.0, 7.0, 0.99, rows=(14, 27))
+    share, at, row = frame_share(dark, bar, 40, +1, dpi)
+    assert share >= 0.9 and at == -2 and row >= 0.99
