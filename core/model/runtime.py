@@ -58,9 +58,16 @@ def torch_runner(model: VeerNet, precision: Precision, device: torch.device | st
         # each call: another runner may have laid the same weights out otherwise. Only when they are not in this
         # layout: ``Module.to`` reassigns every parameter's data, which a window read on another thread at the
         # same time (``evidence/network.py: predict_windows``) must not meet
-        if probe is None or not probe.is_contiguous(memory_format=fmt):
+        def laid_out() -> bool:
+            return probe is not None and probe.is_contiguous(memory_format=fmt)
+
+        if not laid_out():
             with _LAYOUT_LOCK:
-                model.to(memory_format=fmt)
+                # asked again under the lock: two windows' first calls (``_two_at_once`` submits the second before
+                # the first runs) both find the weights unlaid, and the second must not lay them out again while
+                # the first's forward reads them
+                if not laid_out():
+                    model.to(memory_format=fmt)
         t = torch.from_numpy(x).to(dev).contiguous(memory_format=fmt)
         with torch.inference_mode(), precision.autocast():
             p = probabilities(model(t))

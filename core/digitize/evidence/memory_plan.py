@@ -63,9 +63,9 @@ def default_ceiling() -> int:
 
 
 # Windows read at once where two may be (below), unless ``WELLTRACE_WINDOWS_AT_ONCE`` says 1 or 2. One: two at once
-# took a third less CPU on KGS but its peak rose 0.3-0.45 GiB (1.73-1.97 GiB against 1.45-1.55 one at a time, over
-# d36c861's 1.64-1.78), and its wall gain was the load's (31-38 % less evidence wall at load 5-7, none at load 2.5):
-# the quiet machine's loop decides (docs/benchmarks.md, issue #64, eighth round)
+# took a third less CPU on KGS under load, but on the quiet 2-core EPYC it saved only 1-2 s of KGS's 22-23 s while
+# its peak rose to 1.82-1.89 GiB against 1.28-1.36 one at a time and d36c861's 1.78-1.81 (docs/benchmarks.md,
+# issue #64, "On the quiet machine after the eighth round's merges")
 DEFAULT_AT_ONCE = 1
 AT_ONCE_ENV = "WELLTRACE_WINDOWS_AT_ONCE"
 
