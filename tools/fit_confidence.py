@@ -45,7 +45,14 @@ def main() -> int:
     samples = network_samples(args.model, args.cache, print)
     print(f"{samples.right.size} written samples, {100 * samples.right.mean():.1f} % right")
     if args.caps_only:
-        m = with_caps(ConfidenceModel.load(BUNDLED_CONFIDENCE), samples)
+        if not BUNDLED_CONFIDENCE.is_file():
+            print(f"fit_confidence: no shipped calibrator at {BUNDLED_CONFIDENCE} to keep: refit it whole", file=sys.stderr)
+            return 2
+        try:
+            m = with_caps(ConfidenceModel.load(BUNDLED_CONFIDENCE), samples)
+        except ValueError as exc:
+            print(f"fit_confidence: {BUNDLED_CONFIDENCE}: {exc}", file=sys.stderr)
+            return 2
         m.save(args.out)
         print(f"wrote {args.out}: the shipped fit, decision caps " +
               ", ".join(f"{k} {v:.3f} ({m.about['decision_flagged'][k]} flagged)" for k, v in m.caps.items()))
