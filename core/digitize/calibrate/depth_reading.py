@@ -90,7 +90,7 @@ def _strips(sec: ProposedSection, canon: np.ndarray, darkness: np.ndarray, dpi: 
 
 
 def read_depths(prop: Proposal, canon: np.ndarray, darkness: np.ndarray, dpi: float | None, size_dpi: float,
-                 depth_unit: str, report) -> None:
+                depth_unit: str, report) -> None:
     """The printed depths of every section, read where they can be, and the sections split and fitted to them (in
     place). Each section reads its depth columns the way their digits lie (upright or turned), then the other
     way, and, where neither gives a depth scale, the numbers printed inside its tracks, the narrowest track

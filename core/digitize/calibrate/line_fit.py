@@ -33,7 +33,7 @@ def _pairs(n: int, reach: int = NEIGHBOUR_PAIRS) -> tuple[np.ndarray, np.ndarray
 
 
 def best_line(px: np.ndarray, val: np.ndarray, tolerance_px: float, slope_ok=None
-               ) -> tuple[np.ndarray, float, float] | None:
+              ) -> tuple[np.ndarray, float, float] | None:
     """(inlier mask, a, b) of the straight line depth = a + b · pixel that holds the most numbers within
     ``tolerance_px`` (ties: the smaller squared miss), its candidates drawn through neighbouring pairs (sorted
     by pixel: the numbers of one log are printed in order along it, so any two of them next to each other, or

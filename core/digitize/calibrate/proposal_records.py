@@ -2,8 +2,9 @@
 with what their printed depths gave (:class:`ProposedSection`), and the proposal over the whole scan
 (:class:`Proposal`) with the calibration files written from it.
 
-Every step of the proposal (the layout, the reading, the fit, the passes, the messages) reads and writes these;
-kept apart from all of them, each step's module imports the records and none of the others.
+Every step of the proposal (the layout, the reading, the fit, the passes, the messages) reads and writes these,
+and the assembly (``proposal.py``) hands them from step to step: kept apart from every step, they are imported by
+each without an import circle (the depth reading fills a :class:`Proposal` that ``proposal.py`` makes).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ HEADER_EDGE_IN = 1.0  # a stretch found in its own lines that starts this near t
 
 
 def lay_out(canon: np.ndarray, darkness: np.ndarray, spans: list[tuple[tuple[int, int], bool]],
-             picture_lines: list[tuple[float, float]], dpi: float | None, report) -> list[ProposedSection]:
+            picture_lines: list[tuple[float, float]], dpi: float | None, report) -> list[ProposedSection]:
     """One section per stretch of log body, each with its own tracks and other columns: the columns its framing
     lines part (``page/body_lines.py``), told apart by ``columns.py``; where no box stands beside a body to say
     which lines frame it, the runs of lines between separators (``tracks.py``). A stretch is a section where it
