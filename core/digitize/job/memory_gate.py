@@ -17,27 +17,47 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
+# What a scan holds from its read to its LAS, stage by stage, over the process's own (its libraries, its model),
+# predicted from its header and calibration (``scan_memory``) and checked against the resident peaks measured
+# stage by stage (``tools/scan_memory_check.py``: the shared scans and archive scans of other sizes):
+#
+# - the page stage (``pipeline._ink_grid_body``): the picture, the parts read before, the part's canonical copy,
+#   and the ink's float maps (the darkness, the paper tone and its dilation, the grid's profiles) over it;
+# - the reading: the picture, the parts before, the canonical copy and the ink, then the network's plan
+#   (``memory_plan.plan_memory``: maps, one window's forward, the stitching, the runtime's buffers);
+# - the tracing, to the files written: the picture and every part's pages (maps and ink), the trace stage's rise
+#   over them (the track's band decoded and damped, the Viterbi's back-pointers), and the results' class masks.
+#
+# Bytes per canonical pixel of a part, the page stage's floats beyond its canonical copy (ink.ink_map: the float32
+# darkness and the paper tone's full-size dilation beside it; grid.detect_grid's profiles): measured below
+PAGE_BYTES_PER_PX = 12
 # the trace stage's rise over the pages it traces, per pixel of the largest track's band (rows × columns of one
-# part): its float32 band, the grid's float64 damping and the damped band, the Viterbi's column-major copy, the
-# stroke runs of a steep stroke (issue #60). Measured (VmHWM over the stage from the freed heap, the maps read
-# before; 2-core EPYC, ``tools/trace_memory_rise.py``, two runs, 2026-11-28): KGS whole 458-518 MiB for its
-# 999 × 17,864 band (26.9-30.4 B/px; 32.4 at 281e3b2), iqa_33-025-02289-0001's section 560-667 MiB for
-# 501 × 52,313 (22.4-26.7 B/px; 23.2 before the steep strokes). It was 20 (17.4 and 16.8 measured in the fourth
-# round), and the gated folder of the shared scans then peaked at 2.05 GiB under its 2 GiB. The largest, with a
-# margin: a reserve under the rise lets the reader start too soon
+# part): the band decoded (float32), the damping it is multiplied into (float64, ``rules/curve.py: _damped_band``),
+# the Viterbi's int32 back-pointers; it was 34 with the band copied three times at once (ninth round): measured below
 TRACE_BYTES_PER_BAND_PX = 34
+# the results' rise per canonical pixel of every part, once traced and until written: each part's class mask turned
+# back to the scan's frame (``pipeline.digitize``: ``from_canonical``), the QC pages drawn
+RESULT_BYTES_PER_PX = 2
 COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (``core/io/scan.py``)
+# the picture's decoding, per pixel of the scan, at its peak (``core/io/scan.py: load_scan``): a colour or palette
+# scan's Pillow image, its RGB conversion, the NumPy copy and the grey beside it; a grey one's image and copy.
+# Measured (VmHWM over the load, main thread and reader thread alike, 2-core EPYC): the tallest shared scan
+# (palette, 864 × 86,743) 878 MiB, 11.8 B/px; KGS (1-bit, 1,664 × 17,864) 160 MiB, 5.6 B/px
+LOAD_COLOUR_BYTES_PER_PX = 12
+LOAD_GREY_BYTES_PER_PX = 6
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)
 
 
 @dataclass(frozen=True)
 class ScanMemory:
-    """Bytes a scan takes in a streamed worker, over the process's own (libraries, model)."""
+    """Bytes a scan takes in a streamed worker, over the process's own (libraries, model), stage by stage."""
 
     reading: int  # while it is read: its picture, its pages' maps and ink, one window's forward and the stitching
     kept: int  # once read, until traced: its picture, its pages' maps and ink
-    tracing: int  # what tracing it adds to ``kept``
+    tracing: int  # what tracing and writing add to ``kept``
+    page: int = 0  # its page stage: the picture, the canonical copy and the ink's float maps
 
     @property
     def held(self) -> int:
@@ -45,12 +65,30 @@ class ScanMemory:
         before the next scan's reading could see it."""
         return self.kept + self.tracing
 
+    @property
+    def starting(self) -> int:
+        """What its reading needs beside the scans already held: its page stage, then the network's reading."""
+        return max(self.page, self.reading)
 
-def scan_memory(job, read) -> ScanMemory:
+    @property
+    def peak(self) -> int:
+        """What the scan needs alone, from its read to its LAS: a ceiling under the process's own plus this refuses
+        it before it is read."""
+        return max(self.starting, self.held)
+
+    def as_dict(self) -> dict:
+        return {"page": self.page, "reading": self.reading, "kept": self.kept, "tracing": self.tracing,
+                "held": self.held, "peak": self.peak}
+
+
+def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMemory:
     """:class:`ScanMemory` of a job read with ``read`` (``scan_job.ReadOptions``; a network's), from its scan's
-    header and its calibration: no pixel decoded. Raises what reading the job would (a missing file, a bad
-    calibration): the caller lets the reading say it."""
-    from core.digitize.evidence.memory_plan import RUNTIME_OVERHEAD, plan_memory
+    header and its calibration: no pixel decoded. The reading is planned as the scan alone would be, under
+    ``ceiling`` bytes (None: no ceiling) in a process of ``base`` resident bytes: the window it would read, so a
+    gate that lets it in beside other scans only when that fits leaves its reading the window (and the maps) it has
+    alone. Raises ``memory_plan.MemoryCeilingError`` where not even the shortest window's reading fits, and what
+    reading the job would (a missing file, a bad calibration): the caller lets the reading say it."""
+    from core.digitize.evidence.memory_plan import plan_memory
     from core.digitize.evidence.network import evidence_band
     from core.io.calibration import Calibration
     from core.io.scan import COLOUR_MODES, read_info
@@ -59,7 +97,9 @@ def scan_memory(job, read) -> ScanMemory:
     info = read_info(job.scan)
     calib = Calibration.load(job.calib)
     shape = (info.height, info.width)
-    picture = info.width * info.height * (1 + (COLOUR_BYTES_PER_PX if info.mode in COLOUR_MODES else 0))
+    colour = info.mode in COLOUR_MODES
+    picture = info.width * info.height * (1 + (COLOUR_BYTES_PER_PX if colour else 0))
+    load = info.width * info.height * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
     length, across = calib.depth_length(shape), calib.amplitude_length(shape)
     if calib.sections:
         chosen = [job.section] if job.section is not None else range(len(calib.sections))
@@ -70,29 +110,39 @@ def scan_memory(job, read) -> ScanMemory:
     device = "cuda" if str(read.device).startswith("cuda") else "cpu"
     cfg = read.model.cfg
     mode = (read.precision or prec.for_inference("model", read.model.trained_precision, device)).mode
-    pages = transient = tracing = 0
+    ceiling = 1 << 62 if ceiling is None else int(ceiling)
+    pages = reading = tracing = canon_px = 0
+    page = load
     for part, cols in parts:
         cols = max(cols, 1)
+        px = across * cols
+        canon_px += px
+        page = max(page, picture + pages + px + PAGE_BYTES_PER_PX * px)
         lo, hi = evidence_band([c.track for c in part.curves], across, cfg)
         # read on the worker's reader thread (``stream.py``), where the forwards' heap is not kept between windows
         # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span;
-        # and one window at a time (``memory_plan.windows_at_once``), whatever thread asks
-        plan = plan_memory(cfg, (across, cols), mode, device, ceiling=1 << 62, length=read.tile, resident=0,
-                           across=hi - lo, heap_kept=False, at_once=1)
-        pages += plan.maps + INK_BYTES_PER_PX * across * cols
-        transient = max(transient, plan.forward + plan.stitching)
+        # and one window at a time (``memory_plan.windows_at_once``), whatever thread asks. Its resident: the
+        # process's, the picture, the parts read before, this part's canonical copy and ink
+        before = picture + pages + px + INK_BYTES_PER_PX * px
+        plan = plan_memory(cfg, (across, cols), mode, device, ceiling=ceiling, length=read.tile,
+                           resident=base + before, across=hi - lo, heap_kept=False, at_once=1)
+        reading = max(reading, plan.predicted_peak - base)
+        pages += plan.maps + INK_BYTES_PER_PX * px
         band = max((min(hi_, across - 1) - max(lo_, 0) + 1 for lo_, hi_ in (c.track_rows() for c in part.curves)),
                    default=0)
         tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * band * cols)
-    return ScanMemory(picture + pages + transient + RUNTIME_OVERHEAD, picture + pages, tracing)
+    return ScanMemory(reading, picture + pages, tracing + RESULT_BYTES_PER_PX * canon_px, page)
 
 
 class MemoryGate:
     """What the scans read and not yet traced hold (:meth:`hold`, :meth:`give`), and the reader's wait for room
-    (:meth:`admit`) under ``ceiling`` bytes, ``base`` of them the process's own."""
+    (:meth:`admit`) under ``ceiling`` bytes, ``base`` of them the process's own: measured again by ``resident``
+    (the process's resident bytes) whenever nothing is held (:meth:`rebase`), as its scans leave it larger than it
+    started (the tracer's compiled kernels loaded, the network's runtime buffers: 0.1 GiB after the first scan)."""
 
-    def __init__(self, ceiling: int, base: int):
+    def __init__(self, ceiling: int, base: int, resident: Callable[[], int] | None = None):
         self.ceiling, self.base = int(ceiling), int(base)
+        self.resident = resident
         self.held = 0
         self.waited: list[float] = []  # seconds each admission waited (0.0: at once)
         self._changed = threading.Condition()
@@ -105,6 +155,12 @@ class MemoryGate:
                    and not (stop is not None and stop.is_set())):
                 self._changed.wait(0.5)  # woken by ``give``; the timeout looks at ``stop``
         self.waited.append(time.perf_counter() - t0)
+
+    def rebase(self) -> None:
+        """With nothing held, the process's own measured again (a gate without ``resident`` keeps its ``base``)."""
+        with self._changed:
+            if self.resident is not None and not self.held:
+                self.base = int(self.resident())
 
     def idle(self, stop: threading.Event | None = None) -> None:
         """Return once nothing is held (every scan read has been traced), or ``stop`` is set."""
