@@ -20,35 +20,48 @@ from dataclasses import dataclass
 from typing import Callable
 
 # What a scan holds from its read to its LAS, stage by stage, over the process's own (its libraries, its model),
-# predicted from its header and calibration (``scan_memory``) and checked against the resident peaks measured
-# stage by stage (``tools/scan_memory_check.py``: the shared scans and archive scans of other sizes):
+# predicted from its header and calibration (``scan_memory``):
 #
+# - the picture's load (``core/io/scan.py: load_scan``): Pillow's image, a colour scan's RGB conversion and copies;
 # - the page stage (``pipeline._ink_grid_body``): the picture, the parts read before, the part's canonical copy,
 #   and the ink's float maps (the darkness, the paper tone and its dilation, the grid's profiles) over it;
 # - the reading: the picture, the parts before, the canonical copy and the ink, then the network's plan
-#   (``memory_plan.plan_memory``: maps, one window's forward, the stitching, the runtime's buffers);
-# - the tracing, to the files written: the picture and every part's pages (maps and ink), the trace stage's rise
-#   over them (the track's band decoded and damped, the Viterbi's back-pointers), and the results' class masks.
+#   (``memory_plan.plan_memory``: maps, the windows' forwards, the stitching, the runtime's buffers);
+# - the tracing, to the files written: the picture and every part's pages (maps and ink), then the trace stage
+#   (the largest track's band decoded and damped, the Viterbi's back-pointers: ``rules/curve.py``), each ink-coloured
+#   curve's own evidence (``evidence/colour.py``: a float band a curve, all held), the results and the QC pages.
 #
-# Bytes per canonical pixel of a part, the page stage's floats beyond its canonical copy (ink.ink_map: the float32
-# darkness and the paper tone's full-size dilation beside it; grid.detect_grid's profiles): measured below
-PAGE_BYTES_PER_PX = 12
-# the trace stage's rise over the pages it traces, per pixel of the largest track's band (rows × columns of one
-# part): the band decoded (float32), the damping it is multiplied into (float64, ``rules/curve.py: _damped_band``),
-# the Viterbi's int32 back-pointers; it was 34 with the band copied three times at once (ninth round): measured below
-TRACE_BYTES_PER_BAND_PX = 34
-# the results' rise per canonical pixel of every part, once traced and until written: each part's class mask turned
-# back to the scan's frame (``pipeline.digitize``: ``from_canonical``), the QC pages drawn
-RESULT_BYTES_PER_PX = 2
-COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (``core/io/scan.py``)
-# the picture's decoding, per pixel of the scan, at its peak (``core/io/scan.py: load_scan``): a colour or palette
-# scan's Pillow image, its RGB conversion, the NumPy copy and the grey beside it; a grey one's image and copy.
-# Measured (VmHWM over the load, main thread and reader thread alike, 2-core EPYC): the tallest shared scan
-# (palette, 864 × 86,743) 878 MiB, 11.8 B/px; KGS (1-bit, 1,664 × 17,864) 160 MiB, 5.6 B/px
+# The figures per pixel are the largest measured over the shared scans and three archive scans of other sizes and
+# kinds (``tools/scan_memory_check.py``: each scan in a fresh worker-like process warmed by a first scan, its
+# resident peak per stage over the process's own; 2-core EPYC, 2026-11-28; docs/benchmarks.md, issue #64's ninth
+# round), rounded up: the gate must not predict under a stage's peak (a ceiling passed), and over it only waits.
+#
+# the picture's decoding at its peak, per pixel of the scan: 11.8 B/px (palette, the tallest shared scan), 5.6 (KGS's
+# 1 bit)
 LOAD_COLOUR_BYTES_PER_PX = 12
 LOAD_GREY_BYTES_PER_PX = 6
+COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (``core/io/scan.py``)
+# what the load leaves resident beyond the picture's arrays once its freed heap is handed back, per pixel of the
+# scan, as the page stage and the reading start: 1.3-2.2 B/px (grey, palette), 2.2-4.7 (RGB); once the scan is read
+# (the reader's heap handed back), 0.4-0.8 (grey, palette) and up to 2.5 (RGB)
+RESIDUE_GREY_BYTES_PER_PX = 2.5
+RESIDUE_RGB_BYTES_PER_PX = 5
+RESIDUE_KEPT_GREY_BYTES_PER_PX = 1
+RESIDUE_KEPT_RGB_BYTES_PER_PX = 3
+# the page stage's floats over its canonical copy, per canonical pixel of the part: 7.1-12.3 B/px measured
+PAGE_BYTES_PER_PX = 13
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)
-
+# the tracing's rise over what the scan keeps read, to its files written: a fixed part (the confidence model, the LAS
+# and QC writers' buffers: 71 MiB on the smallest shared scan), per pixel of the largest track's band (its float32
+# band, the float64 damping it is multiplied into, the int32 back-pointers: 16.7-21.7 B/px on KGS and the tallest
+# all told; 34 B/px was reserved before this round, the band then copied three times at once), per canonical pixel
+# of every part (each result's class mask in the scan's frame, the QC pages drawn), and per pixel of every
+# ink-coloured curve's track band (9.8-12.9 MiB a megapixel of them on the archive's three colour-ink logs)
+TRACE_FIXED_BYTES = 100 * 1024**2
+TRACE_BYTES_PER_BAND_PX = 13
+RESULT_BYTES_PER_PX = 3
+INK_CURVE_BYTES_PER_PX = 15
+RGB_MODES = ("RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV")  # converted to RGB arrays on load (not a palette)
 
 @dataclass(frozen=True)
 class ScanMemory:
@@ -98,8 +111,13 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     calib = Calibration.load(job.calib)
     shape = (info.height, info.width)
     colour = info.mode in COLOUR_MODES
-    picture = info.width * info.height * (1 + (COLOUR_BYTES_PER_PX if colour else 0))
-    load = info.width * info.height * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
+    px = info.width * info.height
+    load = px * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
+    rgb = info.mode in RGB_MODES
+    kept = px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
+                 + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX))
+    picture = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)  # as the page stage and the reading start
+                        + (RESIDUE_RGB_BYTES_PER_PX if rgb else RESIDUE_GREY_BYTES_PER_PX)))
     length, across = calib.depth_length(shape), calib.amplitude_length(shape)
     if calib.sections:
         chosen = [job.section] if job.section is not None else range(len(calib.sections))
@@ -111,7 +129,7 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     cfg = read.model.cfg
     mode = (read.precision or prec.for_inference("model", read.model.trained_precision, device)).mode
     ceiling = 1 << 62 if ceiling is None else int(ceiling)
-    pages = reading = tracing = canon_px = 0
+    pages = reading = tracing = canon_px = inked_px = 0
     page = load
     for part, cols in parts:
         cols = max(cols, 1)
@@ -119,19 +137,21 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
         canon_px += px
         page = max(page, picture + pages + px + PAGE_BYTES_PER_PX * px)
         lo, hi = evidence_band([c.track for c in part.curves], across, cfg)
-        # read on the worker's reader thread (``stream.py``), where the forwards' heap is not kept between windows
-        # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span;
-        # and one window at a time (``memory_plan.windows_at_once``), whatever thread asks. Its resident: the
+        # read on the worker's reader thread (``stream.py``), one window at a time (``memory_plan.windows_at_once``),
+        # whatever thread asks; its forwards counted as the span of a kept heap: glibc keeps the freed blocks in the
+        # reader thread's own arena between windows as on the main thread (KGS's reading measured 948 MiB over the
+        # process, 789 predicted from the live tensors alone, 1,132 from the kept span). Its resident: the
         # process's, the picture, the parts read before, this part's canonical copy and ink
         before = picture + pages + px + INK_BYTES_PER_PX * px
         plan = plan_memory(cfg, (across, cols), mode, device, ceiling=ceiling, length=read.tile,
-                           resident=base + before, across=hi - lo, heap_kept=False, at_once=1)
+                           resident=base + before, across=hi - lo, heap_kept=True, at_once=1)
         reading = max(reading, plan.predicted_peak - base)
         pages += plan.maps + INK_BYTES_PER_PX * px
-        band = max((min(hi_, across - 1) - max(lo_, 0) + 1 for lo_, hi_ in (c.track_rows() for c in part.curves)),
-                   default=0)
-        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * band * cols)
-    return ScanMemory(reading, picture + pages, tracing + RESULT_BYTES_PER_PX * canon_px, page)
+        rows = [(c, min(hi_, across - 1) - max(lo_, 0) + 1) for c in part.curves for lo_, hi_ in [c.track_rows()]]
+        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * max((n for _, n in rows), default=0) * cols)
+        inked_px += sum(n for c, n in rows if c.colour) * cols if colour else 0
+    tracing += TRACE_FIXED_BYTES + RESULT_BYTES_PER_PX * canon_px + INK_CURVE_BYTES_PER_PX * inked_px
+    return ScanMemory(reading, kept + pages, tracing, page)
 
 
 class MemoryGate:

@@ -158,8 +158,9 @@ def test_the_reader_waits_for_the_tracer_when_the_memory_plan_says_the_next_read
     assert when["read", "synth_001.png"] > when["traced", "synth_000.png"]
     released = sorted(t for (kind, _), t in when.items() if kind == "released")
     # a reading's plan starts from a resident size that holds no freed pages: handed back once the scan before is
-    # traced, before the reading starts (and after each picture is loaded: ``read_ahead``)
-    assert len(released) == 4
+    # traced, before the reading starts (and in the reader's thread after each picture is loaded and each part
+    # read: ``read_ahead``)
+    assert len(released) == 6
     assert any(when["traced", "synth_000.png"] < t < when["read", "synth_001.png"] for t in released)
     assert gate.waited[0] < 0.05 and gate.waited[1] > 0.1  # the first scan read at once: nothing was held
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=110)  # 50 + 60 fits: read while the other is traced
