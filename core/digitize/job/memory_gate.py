@@ -1,15 +1,18 @@
-"""A streamed folder's reader waits for memory: the next scan is read only when its reading fits beside what the
-scans already read hold.
+"""A streamed folder's reader waits for memory: the next scan is read only when it fits beside what the scans
+already read hold, and a scan that cannot be read and traced under the ceiling even alone is refused before it is
+read.
 
 A worker of a streamed folder (``stream.py``) reads the next scan while it traces one. Read at once, the two
 add up: on the shared scans the folder peaked at 2.64 GiB while its tallest scan alone is traced in 1.85 GiB (a
 reader holding the next scan's page and maps beside it), over the 2 GiB a worker is planned to. Before it reads
-a scan the reader asks :class:`MemoryGate` for the scan's reading (:func:`scan_memory`: predicted from the scan's
-header and its calibration, by the network's memory plan, ``core/digitize/evidence/memory_plan.py: plan_memory``); the
-gate lets it start when that, on top of what the scans read and not yet traced hold (their pictures, pages and
-maps, and the tracing each still has ahead of it), fits under the ceiling, or when nothing is held (a scan alone
-is always read: its own plan refuses it if it cannot be). Otherwise the reader waits for the tracer to finish a
-scan, and the worker reads and traces in turn until the memory allows again.
+a scan the reader asks for the scan's memory from its read to its LAS (:func:`scan_memory`: its load, page stage,
+reading, maps kept and tracing, predicted from its header and its calibration, the reading by the network's memory
+plan, ``core/digitize/evidence/memory_plan.py: plan_memory``). Where the process's own plus the largest of those
+passes the ceiling, the scan is refused there, the figure named (``stream._refuse_beyond``). Otherwise the gate
+(:class:`MemoryGate`) lets its reading start when the larger of its page stage and its reading, on top of what the
+scans read and not yet traced hold (their pictures, pages and maps, and the tracing each still has ahead of it),
+fits under the ceiling, or when nothing is held; the reader waits for the tracer to finish a scan meanwhile, and
+the worker reads and traces in turn until the memory allows again.
 """
 
 from __future__ import annotations

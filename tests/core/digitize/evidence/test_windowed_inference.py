@@ -146,7 +146,8 @@ def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
 def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, monkeypatch):
     """Where the windows' forwards keep their heap (``sysmem.freed_blocks_reused``), the plan counts its span, not
     only the forward's live tensors: a window that fits without it may not fit with it. A streamed folder's gate
-    plans the reading its reader thread does, where nothing is kept."""
+    counts its reader thread's reading as a kept heap's span too (its thread's arena keeps the freed blocks:
+    ``memory_gate.scan_memory``)."""
     from core.cli.main import main
     from core.common import sysmem
     from core.digitize.evidence import memory_plan
