@@ -2,7 +2,8 @@
 
 The scan is read once (its pages and the network's maps: ``pipeline.read_sections``); then, rounds interleaved,
 every curve is traced from those maps with the NumPy path search and group tracer of d36c861
-(``tests/core/digitize/trace/reference_tracer.py``) and with the compiled ones (``core/digitize/trace/kernels.py``).
+(``tests/core/digitize/trace/reference_tracer.py``) and with the compiled ones (``core/digitize/trace/path_kernels.py``,
+``group_kernels.py``).
 Printed: the seconds (wall and CPU) in the path search and the group tracer, their set-up included, the seconds of
 the whole trace stage (the rules around them too), and whether every LAS value came out the same.
 

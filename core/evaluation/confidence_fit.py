@@ -118,17 +118,45 @@ def fit(samples: Samples, about: dict | None = None) -> ConfidenceModel:
     knots_x, knots_y = np.asarray(iso.X_thresholds_, np.float64), np.asarray(iso.y_thresholds_, np.float64)
     if knots_x.size < 2:  # every sample alike: a flat map
         knots_x, knots_y = np.array([score.min() - 1.0, score.max() + 1.0]), np.full(2, y.mean())
-    caps, flagged = {}, {}
-    for name in DECISION_FLAGS:
-        if name in samples.features:
-            on = x[:, samples.features.index(name)] > 0.5
-            flagged[name] = int(on.sum())
-            caps[name] = float(y[on].mean()) if on.sum() >= MIN_FLAGGED else 0.5
+    caps, flagged = decision_caps(samples)
     info = {"samples": int(y.size), "right": float(y.mean()), "groups": sorted(set(samples.group.tolist())),
             "decision_flagged": flagged,
             "fitted_with": "scikit-learn LogisticRegression(C=%g) + IsotonicRegression" % REGULARISATION}
     return ConfidenceModel(samples.features, mean, scale, lr.coef_[0].astype(np.float64), float(lr.intercept_[0]),
                            knots_x, knots_y, {**info, **(about or {})}, caps)
+
+
+def decision_caps(samples: Samples) -> tuple[dict[str, float], dict[str, int]]:
+    """Per decision flag (``DECISION_FLAGS``) of ``samples``' design: the share right of the values it flags (a coin's,
+    0.5, where it flags fewer than :data:`MIN_FLAGGED`), and how many it flags."""
+    caps, flagged = {}, {}
+    for name in DECISION_FLAGS:
+        if name in samples.features:
+            on = samples.x[:, samples.features.index(name)] > 0.5
+            flagged[name] = int(on.sum())
+            caps[name] = float(samples.right[on].mean()) if on.sum() >= MIN_FLAGGED else 0.5
+    return caps, flagged
+
+
+def with_caps(model: ConfidenceModel, samples: Samples) -> ConfidenceModel:
+    """``model``'s regression and isotonic map as fitted, read on ``samples``' design (a feature the model lacks, a
+    decision flag added since it was fitted, enters with no weight), and every decision flag's cap measured on
+    ``samples``: a new decision flag held to its share right without refitting what the others' weights were fitted
+    on (``tools/fit_confidence.py --caps-only``)."""
+    have = {name: k for k, name in enumerate(model.features)}
+    missing = [n for n in model.features if n not in samples.features]
+    if missing:
+        raise ValueError(f"the samples lack the model's features {', '.join(missing)}: refit the whole model")
+
+    def pick(values: np.ndarray, default: float) -> np.ndarray:
+        return np.array([values[have[n]] if n in have else default for n in samples.features], np.float64)
+
+    caps, flagged = decision_caps(samples)
+    added = [n for n in samples.features if n not in have]
+    about = {**model.about, "decision_flagged": flagged, "caps_measured_on": int(samples.right.size),
+             "features_added_unweighted": added}
+    return ConfidenceModel(list(samples.features), pick(model.mean, 0.0), pick(model.scale, 1.0),
+                           pick(model.coef, 0.0), model.intercept, model.iso_x, model.iso_y, about, caps)
 
 
 def leave_one_family_out(samples: Samples) -> dict[str, np.ndarray]:

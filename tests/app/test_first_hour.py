@@ -10,7 +10,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from app.curve_plots import _label
-from core.digitize.calibrate.proposal import ocr_available
+from core.digitize.calibrate.ocr import ocr_available
 
 from .opening import open_scan, wait_opened
 from .test_main_window import _shot, win  # noqa: F401 - the same window fixture and screenshot helper
@@ -274,7 +274,7 @@ def test_curves_a_proposal_reads_from_the_scale_box_land_in_the_calibration(win,
     """Propose on a scan whose box prints its curves: they are in the saved calibration at once (marked
     proposed), so the steps bar goes on to digitising, not back to "name each curve"."""
     import app.window.calibrating as calibrating
-    from core.digitize.calibrate.proposal import Proposal
+    from core.digitize.calibrate.proposal_records import Proposal
     from core.synth import generate_log, write_log
 
     write_log(tmp_path, generate_log(4, 1200, 320, "y", style="clean", name="box"))

@@ -216,7 +216,7 @@ def test_quit_with_a_task_that_cannot_be_interrupted_ends_the_app_cleanly(tmp_pa
 def test_cancel_of_a_long_proposal_on_a_real_scan(win, qtbot, kgs_scan, shots_dir):
     """The KGS scan's proposal cancelled one second in: the window is free within a second of Esc. (Since the
     proposal got faster it ends 3-4 s in on the 2-core machine, so a later Cancel can come after the end.)"""
-    from core.digitize.calibrate.proposal import ocr_available
+    from core.digitize.calibrate.ocr import ocr_available
 
     if ocr_available() is not None:
         pytest.skip(ocr_available())

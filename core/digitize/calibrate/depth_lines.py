@@ -1,5 +1,5 @@
 """The depth lines of a log body: the lines drawn across its tracks at every depth step, which the printed depth
-numbers label, found once per section for the numbers to be snapped onto (``depth_fit.snap_to_depth_lines``).
+numbers label, found once per section for the numbers to be snapped onto (``number_placement.snap_to_depth_lines``).
 
 Pooled over every track, an image track's rows taken for lines run into the ruling's; so each track's own lines
 are kept too, where they rule the body evenly, and a number snaps to those of the track it is printed beside.

@@ -1,4 +1,4 @@
-"""Tesseract, run one thread a call.
+"""Tesseract: whether it can be used here (:func:`ocr_available`), and run one thread a call.
 
 Tesseract's LSTM spreads each call over OpenMP threads. On the small pictures the proposal reads (a window of
 a depth column, a row of a scale box) the threads cost more than they give: one window of iqa_33-023-01135's
@@ -11,6 +11,7 @@ app's) inherits no thread limit, and PyTorch's OpenMP threads keep their count.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator, Mapping
 
 import numpy as np
@@ -51,3 +52,16 @@ def image_to_data(img: np.ndarray, config: str) -> dict:
 def image_to_string(img: np.ndarray, config: str) -> str:
     """``pytesseract.image_to_string``, one thread."""
     return _tesseract().image_to_string(np.ascontiguousarray(img), config=config)
+
+
+def ocr_available() -> str | None:
+    """None when Tesseract can be used, else how to install it."""
+    try:
+        import pytesseract  # noqa: F401
+    except ImportError:
+        return "reading printed depths needs pytesseract and Tesseract: pip install pytesseract, and install " \
+               "the tesseract-ocr program (Debian/Ubuntu: apt install tesseract-ocr)"
+    if shutil.which("tesseract") is None:
+        return "reading printed depths needs the tesseract-ocr program (Debian/Ubuntu: apt install tesseract-ocr; " \
+               "Windows and macOS: see github.com/tesseract-ocr/tesseract)"
+    return None

@@ -116,14 +116,14 @@ def column_runs(ev: np.ndarray, threshold: float, max_runs: int,
 def _runs(ev: np.ndarray, threshold: float, max_runs: int, damping: np.ndarray | None):
     """:func:`column_runs` as flat arrays: (bounds, lo, hi, centre, peak, strength), column c's runs at
     [bounds[c], bounds[c + 1])."""
-    from core.digitize.trace import kernels
+    from core.digitize.trace import group_kernels
 
     rows, cols = ev.shape
     # the on-pixels in (column, row) order: each run is a consecutive block of them, so sums and maxima per run
     # are reductions over blocks (no cumulative sums over the whole map); found compiled, summed by NumPy
     ev = np.ascontiguousarray(ev)
     damped = damping is not None
-    vals, ev_on, row_of, sc, sr, er = kernels.on_pixels(
+    vals, ev_on, row_of, sc, sr, er = group_kernels.on_pixels(
         ev, np.ascontiguousarray(damping) if damped else np.ones((1, 1), ev.dtype), damped,
         np.asarray(threshold, ev.dtype)[()])  # compared in the map's dtype, as NumPy compares it
     lengths = er - sr
@@ -198,9 +198,9 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
     Per column, the cost of every joint state from each kept state of the column before (the module docstring
     lists the terms), the cheapest way into each, the ``beam`` cheapest states kept with every curve's exit row,
     velocity, gap length and the row it was last seen at (the best path into a state decides them); then back
-    from the cheapest last state. The recursion runs compiled (``kernels.group_viterbi``); the runs, the state
+    from the cheapest last state. The recursion runs compiled (``group_kernels.group_viterbi``); the runs, the state
     tables and the runs' evidence costs are found here."""
-    from core.digitize.trace import kernels
+    from core.digitize.trace import group_kernels
 
     p = params or GroupParams()
     k_n = len(classes)
@@ -213,7 +213,7 @@ def trace_group(ev: np.ndarray, classes: list[int], params: GroupParams | None =
     solid = np.array([c == 1 for c in classes])
     pair_cost = np.where(solid[:, None] & solid[None, :], p.share_solid_cost, p.share_cost)[None]  # (1, K, K)
     start, states, options, shared, taken, pair = _tables(max_runs, k_n, pair_cost)
-    return kernels.group_viterbi(
+    return group_kernels.group_viterbi(
         bounds.astype(np.int64), lo, hi, centre, peak, weak, strength, start, states, options, shared, taken, pair,
         gap, float(p.continuity), float(p.prediction), float(p.prediction_cap), float(p.momentum),
         float(p.unexplained), float(p.stroke_px), float(p.lost_cost), float(p.reacquire), float(p.reacquire_per_px),

@@ -4,7 +4,7 @@ Per depth column, the cost of the path into each row is the best of every row of
 cost of moving across (``travel_costs``: cheap along the curve's own ink, dearer across paper or a grid line),
 computed exactly by a distance transform in two scans a column (``_dt_path``). A cyclic path (a curve with a
 backup scale) may leave at one edge of the track and come in at the other. The recursion over the columns runs
-compiled (``core/digitize/trace/kernels.py``); the step costs are computed here, a block of columns at a time.
+compiled (``core/digitize/trace/path_kernels.py``); the step costs are computed here, a block of columns at a time.
 
 All maps are canonical: rows across the tracks, columns along depth.
 """
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.digitize.trace import kernels
+from core.digitize.trace import path_kernels
 
 if TYPE_CHECKING:
     from core.digitize.trace.params import TraceParams
@@ -29,8 +29,9 @@ def _dt_path(cost: np.ndarray, travel: np.ndarray) -> tuple[np.ndarray, np.ndarr
     min over j ≤ i is a running minimum of cost[j] − travel[j] (plus travel[i]), the min over j ≥ i the same
     from the other end. The running argmin is the latest index that set the running minimum, so ties go to
     the nearer source. With ``travel = λ·i`` this is the L1 distance transform. This is the Viterbi inner
-    step, once per depth column (``kernels.distance_transform``; the recursion runs it inside its own loop)."""
-    return kernels.distance_transform(np.ascontiguousarray(cost, np.float64), np.ascontiguousarray(travel, np.float64))
+    step, once per depth column (``path_kernels.distance_transform``; the recursion runs it inside its own loop)."""
+    return path_kernels.distance_transform(np.ascontiguousarray(cost, np.float64),
+                                           np.ascontiguousarray(travel, np.float64))
 
 
 def _dt_l1(cost: np.ndarray, lam: float) -> tuple[np.ndarray, np.ndarray]:
@@ -49,9 +50,9 @@ def travel_costs(evidence: np.ndarray, params: TraceParams) -> np.ndarray:
     (the excursions the first tracer made on log-decade and dense prints), while a resistivity spike drawn
     in ink still costs what it did. A dashed or dotted curve's steep stretch is ink in its dashes only, so
     its support is taken over ``broken_support_cols`` columns either side. The whole map at once: for a
-    look at it; the tracer computes a column's as it reaches it (``kernels.viterbi_block``), from the same
-    code (``kernels.travel_block``)."""
-    out = [kernels.travel_block(cols, offset, n, _reach(params), float(params.threshold), float(params.jump_cost),
+    look at it; the tracer computes a column's as it reaches it (``path_kernels.viterbi_block``), from the same
+    code (``path_kernels.travel_block``)."""
+    out = [path_kernels.travel_block(cols, offset, n, _reach(params), float(params.threshold), float(params.jump_cost),
                                 float(params.gap_jump_cost)).T
            for _, n, offset, cols in _column_blocks(evidence, params, TRAVEL_BLOCK_COLS)]
     return np.concatenate(out, axis=1) if out else np.zeros(evidence.shape)
@@ -89,7 +90,7 @@ def _log_evidence(columns: np.ndarray, eps: float) -> np.ndarray:
 
 def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
     """Best path through ``evidence`` (rows × columns): row per column and wrap steps per column. The recursion
-    runs compiled (``kernels.viterbi_block``), a block of columns at a time turned column by column for it."""
+    runs compiled (``path_kernels.viterbi_block``), a block of columns at a time turned column by column for it."""
     rows, cols = evidence.shape
     back = np.zeros((cols, rows), np.int32)
     ink_aware = params.gap_jump_cost > params.jump_cost
@@ -100,8 +101,8 @@ def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tup
         if acc is None:
             acc = -logs[0].astype(np.float64)
         if ink_aware:
-            kernels.viterbi_block(acc, logs, columns, offset, c0, back, cyclic, _reach(params),
+            path_kernels.viterbi_block(acc, logs, columns, offset, c0, back, cyclic, _reach(params),
                                   float(params.threshold), float(params.jump_cost), float(params.gap_jump_cost))
         else:
-            kernels.viterbi_flat(acc, logs, c0, back, cyclic, flat)
-    return kernels.viterbi_backtrack(acc, back)
+            path_kernels.viterbi_flat(acc, logs, c0, back, cyclic, flat)
+    return path_kernels.viterbi_backtrack(acc, back)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.digitize.calibrate.proposal import ocr_available, propose_scan
+from core.digitize.calibrate.ocr import ocr_available
+from core.digitize.calibrate.proposal import propose_scan
 from core.evaluation.archive_labels import load_labels
 from core.evaluation.calibration_scores import score_scan, summarise
 

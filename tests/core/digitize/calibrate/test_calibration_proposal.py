@@ -8,8 +8,11 @@ import pytest
 
 from core.cli.main import main
 from core.common.errors import CalibrationError
-from core.digitize.calibrate.depth_fit import DepthNumber, _monotonic, fit_numbers
-from core.digitize.calibrate.proposal import ocr_available, propose
+from core.digitize.calibrate.depth_fit import _monotonic
+from core.digitize.calibrate.line_fit import fit_numbers
+from core.digitize.calibrate.ocr import ocr_available
+from core.digitize.calibrate.proposal import propose
+from core.digitize.calibrate.proposal_records import DepthNumber
 from core.digitize.calibrate.tracks import propose_tracks
 from core.io.calibration import Calibration
 
@@ -164,7 +167,8 @@ def test_depths_printed_inside_a_track_are_read_where_there_is_no_depth_column()
 
 
 def test_numbers_that_are_no_round_depths_make_no_depth_scale_even_on_one_line():
-    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section
+    from core.digitize.calibrate.depth_fit import fit_section
+    from core.digitize.calibrate.proposal_records import ProposedSection
 
     # read in a track: two fragments of text 9 px apart and one label, on one straight line by chance; their
     # differences share a factor of 8, but 8 is no printed depth
@@ -401,7 +405,8 @@ def test_a_pen_sample_is_told_by_where_its_ink_lies():
 def test_one_misread_among_round_depths_leaves_the_consensus_instead_of_vetoing_it():
     """A 1-bit casing log read 99 beside its 100 ft line among 200 … 600: the lot was refused ("these step by
     1"); the misread goes and the rest make the picks."""
-    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section
+    from core.digitize.calibrate.depth_fit import fit_section
+    from core.digitize.calibrate.proposal_records import ProposedSection
 
     px_per_ft = 2.0
     numbers = [DepthNumber(1000 + px_per_ft * (d - 100), float(d), str(d)) for d in (200, 300, 400, 500, 600)]
@@ -415,7 +420,9 @@ def test_one_misread_among_round_depths_leaves_the_consensus_instead_of_vetoing_
 def test_depths_that_restart_in_one_section_are_two_passes():
     """A casing log's main and repeat passes in one stretch of grid: 100 … 600 then 200 … 600 again. Two
     sections, each with its own picks, the second a repeat; a single misread in a pass splits nothing."""
-    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section, name_sections, split_passes
+    from core.digitize.calibrate.depth_fit import fit_section
+    from core.digitize.calibrate.log_passes import name_sections, split_passes
+    from core.digitize.calibrate.proposal_records import ProposedSection
 
     main = [DepthNumber(1000 + 20.0 * (d - 100), float(d), str(d)) for d in range(100, 650, 50)]
     repeat = [DepthNumber(13000 + 20.0 * (d - 200), float(d), str(d)) for d in range(200, 650, 50)]
@@ -450,7 +457,9 @@ def test_a_straight_run_of_misreads_is_no_pass():
     One section, its picks on the log's line; each misread keeps its last three digits, which are those of the
     depth the line gives at its row, so it is completed from the line (issue #59: 4300 read for 1300, 800 for
     9800) and the picks run to the log's end, where they were read short."""
-    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section, split_passes
+    from core.digitize.calibrate.depth_fit import fit_section
+    from core.digitize.calibrate.log_passes import split_passes
+    from core.digitize.calibrate.proposal_records import ProposedSection
 
     def at(depth: int, text: str) -> DepthNumber:
         return DepthNumber(31162 + 5.0 * depth, float(text), text)
@@ -477,7 +486,7 @@ def test_a_number_snaps_to_its_line_only_as_the_others_do():
     """A label goes onto the nearest depth line where that moves it as much as the scan's other labels move (they
     are all printed the same way on their lines); a finer grid line 7 px off, or no line near, moves it by the
     others' median instead (a synthetic log's 5700 and 5800 ft went 7 px either way: a pick 2.5 ft off)."""
-    from core.digitize.calibrate.depth_fit import snap_to_depth_lines
+    from core.digitize.calibrate.number_placement import snap_to_depth_lines
 
     printed = [500.0, 830.0, 1160.0, 1490.0, 1820.0, 2150.0]  # every label printed 3 px below where it is read
     # the third and fourth labels' own lines were not found; a finer line lies 4 px above the one, 3 px below the other
@@ -553,7 +562,9 @@ def test_a_mud_logs_thousand_numbers_split_and_fit_in_a_fraction_of_a_second():
     at once, and the misreads split nothing."""
     import time
 
-    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section, split_passes
+    from core.digitize.calibrate.depth_fit import fit_section
+    from core.digitize.calibrate.log_passes import split_passes
+    from core.digitize.calibrate.proposal_records import ProposedSection
 
     rng = np.random.default_rng(59)
     labels = [DepthNumber(4600 + 5.0 * (d - 7250), float(d), str(d)) for d in range(7250, 17800, 50)]
@@ -571,7 +582,8 @@ def test_a_mud_logs_thousand_numbers_split_and_fit_in_a_fraction_of_a_second():
 def test_a_short_repeat_with_two_printed_depths_borrows_the_main_passs_scale():
     """A repeat pass prints 10500 and 10600 only (two labels, 500 px apart at 5 px a foot): no three agree, but the
     two lie on a line of the main pass's scale, so they are its picks; two numbers at another scale are not."""
-    from core.digitize.calibrate.depth_fit import ProposedSection, fit_section
+    from core.digitize.calibrate.depth_fit import fit_section
+    from core.digitize.calibrate.proposal_records import ProposedSection
 
     repeat = [DepthNumber(30218.0, 10500.0, "10500"), DepthNumber(30718.0, 10600.0, "10600")]
     sec = ProposedSection(29932, 30930)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from core.digitize.calibrate.depth_numbers import _pack, number_rows, only_numbers, read_numbers
-from core.digitize.calibrate.proposal import ocr_available
+from core.digitize.calibrate.ocr import ocr_available
 
 needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")
 DPI = 100.0
@@ -123,8 +123,9 @@ def test_a_number_read_on_its_glyphs_knows_their_rows_and_a_section_without_line
     """A 1:12,000 summary prints no depth lines: its numbers stand on their depths as the page's other sections'
     stand on their lines. Sitting on them (the others moved down by half a glyph): at their glyphs' foot, not a
     drawn line's gap below it; hanging from them: at their head; centred on them: moved as the others were."""
-    from core.digitize.calibrate.depth_fit import DepthNumber, place_without_lines
     from core.digitize.calibrate.depth_numbers import glyph_rows
+    from core.digitize.calibrate.number_placement import place_without_lines
+    from core.digitize.calibrate.proposal_records import DepthNumber
 
     img, rows = _strip()
     found = number_rows(_ink(img), DPI)

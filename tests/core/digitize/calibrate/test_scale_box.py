@@ -15,7 +15,7 @@ from core.digitize.calibrate import printed_words as pw
 from core.digitize.calibrate import scale_entries as se
 from core.digitize.calibrate import scale_words as sw
 from core.digitize.calibrate.curve_names import mnemonic_for, names_a_curve, split_name
-from core.digitize.calibrate.proposal import ocr_available
+from core.digitize.calibrate.ocr import ocr_available
 from core.digitize.calibrate.scale_box import ScaleRow, box_top, changes_by_depth, curves_from_rows
 
 needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")

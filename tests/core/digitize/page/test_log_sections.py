@@ -10,9 +10,12 @@ from PIL import Image
 
 from core.cli.main import main
 from core.common.errors import CalibrationError
-from core.digitize.calibrate.depth_fit import DepthNumber, ProposedSection, fit_section, scale_check
+from core.digitize.calibrate.depth_fit import fit_section
 from core.digitize.calibrate.depth_numbers import windows
-from core.digitize.calibrate.proposal import ocr_available, propose
+from core.digitize.calibrate.depth_scales import scale_check
+from core.digitize.calibrate.ocr import ocr_available
+from core.digitize.calibrate.proposal import propose
+from core.digitize.calibrate.proposal_records import DepthNumber, ProposedSection
 from core.io.calibration import Calibration
 
 needs_ocr = pytest.mark.skipif(ocr_available() is not None, reason="Tesseract is not installed")

@@ -17,7 +17,7 @@ from core.digitize.rules.confidence_model import (
 from core.digitize.rules.curve import level_anchors
 from core.digitize.rules.signals import rival_strength, stroke_width, trace_signals
 from core.digitize.trace.params import Trace
-from core.evaluation.confidence_fit import Samples, fit, leave_one_family_out
+from core.evaluation.confidence_fit import Samples, fit, leave_one_family_out, with_caps
 from core.evaluation.styles import confidence_bins, expected_calibration_error
 from core.io.calibration import CurveSpec
 
@@ -67,6 +67,29 @@ def test_a_decision_the_tracer_could_not_make_caps_the_confidence_at_its_share_r
     assert abs(m.caps["backup_level"] - 1 / 3) < 0.01
     p = m.probability(samples.x)
     assert (p[:600] <= m.caps["backup_level"] + 1e-9).all() and p[600:].max() > 0.9
+
+
+def test_caps_only_keeps_the_fitted_weights_and_measures_each_decision_flag_s_share_right():
+    """``tools/fit_confidence.py --caps-only``: a decision flag added since the calibrator was fitted enters with no
+    weight, and is held to the share of the values it flags that are right; every other value reads as before."""
+    rng = np.random.default_rng(8)
+    samples, _ = _samples(rng, 6000)
+    k = samples.features.index("identity")
+    full = fit(samples)
+    older = ConfidenceModel([f for f in full.features if f != "identity"], np.delete(full.mean, k),
+                            np.delete(full.scale, k), np.delete(full.coef, k), full.intercept, full.iso_x, full.iso_y)
+    samples.x[:300, k] = 1.0
+    samples.right[:300] = np.arange(300) % 4 == 0  # a quarter of the flagged values right
+    m = with_caps(older, samples)
+    assert m.features == samples.features and m.coef[k] == 0.0 and m.about["features_added_unweighted"] == ["identity"]
+    assert m.caps["identity"] == 0.25 and m.about["decision_flagged"]["identity"] == 300
+    p = m.probability(samples.x)
+    assert p[:300].max() <= 0.25
+    np.testing.assert_allclose(p[300:], older.probability(np.delete(samples.x[300:], k, axis=1)))
+    fewer = Samples(np.delete(samples.x, k, axis=1), samples.right, samples.group,
+                    [f for f in samples.features if f != "identity"])
+    with pytest.raises(ValueError, match="lack the model's features identity"):
+        with_caps(full, fewer)  # a model reading what the tracer no longer gives: refit it whole
 
 
 def test_the_model_is_data_read_back_exactly_and_refused_when_it_does_not_fit(tmp_path):

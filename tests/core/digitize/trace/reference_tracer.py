@@ -1,6 +1,7 @@
-"""The NumPy tracers of d36c861, kept to hold the compiled ones (``core/digitize/trace/kernels.py``) to their
-values: the Viterbi path of one curve (``path_search.viterbi_path``) and the joint trace of a group
-(``group.trace_group``), verbatim but for their imports. Not part of the product: the tests alone import it."""
+"""The NumPy tracers of d36c861, kept to hold the compiled ones (``core/digitize/trace/path_kernels.py``,
+``group_kernels.py``) to their values: the Viterbi path of one curve (``path_search.viterbi_path``) and the joint
+trace of a group (``group.trace_group``), verbatim but for their imports. Not part of the product: the tests
+alone import it."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
-"""The compiled tracers (``core/digitize/trace/kernels.py``) against the NumPy tracers of d36c861 they replaced
-(``reference_tracer.py``, kept here for this): the same paths, the same joint traces, the same travel, bit for
-bit, on maps made to tie, to wrap, to cross, and on the maps the network reads off real scans and the
-held-out print families (``test_same_las.py``)."""
+"""The compiled tracers (``core/digitize/trace/path_kernels.py``, ``group_kernels.py``) against the NumPy tracers
+of d36c861 they replaced (``reference_tracer.py``, kept here for this): the same paths, the same joint traces, the
+same travel, bit for bit, on maps made to tie, to wrap, to cross, and on the maps the network reads off real scans
+and the held-out print families (``test_same_las.py``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from core.digitize.trace import kernels, path_search
+from core.digitize.trace import path_kernels, path_search
 from core.digitize.trace.group import GroupParams, trace_group
 from core.digitize.trace.params import TraceParams
 from core.digitize.trace.path_search import _dt_l1, travel_costs, viterbi_path
@@ -78,7 +78,7 @@ def test_the_distance_transform_breaks_ties_as_before():
         assert np.array_equal(expected[0], got[0]) and np.array_equal(expected[1], got[1])
     assert list(_dt_l1(np.zeros(4), 0.04)[1]) == [0, 1, 2, 3]
     cost = rng.random(50)
-    val, arg = kernels.distance_transform(cost, 0.1 * np.arange(50.0))
+    val, arg = path_kernels.distance_transform(cost, 0.1 * np.arange(50.0))
     brute = cost[None, :] + 0.1 * np.abs(np.arange(50)[:, None] - np.arange(50)[None, :])
     assert np.allclose(val, brute.min(1), rtol=0, atol=1e-12) and np.array_equal(arg, brute.argmin(1))
 

@@ -1,10 +1,11 @@
-"""Depth numbers onto the depth lines they label (``depth_fit.snap_to_depth_lines``): how a page prints its labels
-(on their lines, centred, hanging) said by the numbers of a section, or of the page where a section has too few,
-and the lines of the track beside each number rather than every track's pooled."""
+"""Depth numbers onto the depth lines they label (``number_placement.snap_to_depth_lines``): how a page prints
+its labels (on their lines, centred, hanging) said by the numbers of a section, or of the page where a section has
+too few, and the lines of the track beside each number rather than every track's pooled."""
 
 import numpy as np
 
-from core.digitize.calibrate.depth_fit import DepthNumber, snap_to_depth_lines
+from core.digitize.calibrate.number_placement import snap_to_depth_lines
+from core.digitize.calibrate.proposal_records import DepthNumber
 
 
 def test_a_short_pass_with_two_labels_places_them_as_the_pages_other_sections_do():
