@@ -48,8 +48,23 @@ def unsupported(device: torch.device, precision: str = "fp32") -> str | None:
 
 def compile_network(net: torch.nn.Module) -> torch.nn.Module:
     """``net`` compiled by Inductor, its kernels cached across runs (module docstring)."""
-    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache_dir()))
+    use_cache_dir()
     return torch.compile(net)
+
+
+def use_cache_dir() -> str:
+    """Inductor's cache: the folder the user named in ``TORCHINDUCTOR_CACHE_DIR``, else the user's cache folder
+    (:func:`cache_dir`), which outlives a reboot. PyTorch writes its own default (under the temporary folder) into
+    that variable the first time anything asks for its cache (``torch._dynamo``'s import does: an inference's
+    memory plan imports it before a training run compiles), so a value equal to that default is PyTorch's, not the
+    user's, and is replaced: setting the variable only where unset left the compiled kernels in
+    ``/tmp/torchinductor_<user>``."""
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    named = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if named is None or os.path.abspath(named) == os.path.abspath(default_cache_dir()):
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = named = str(cache_dir())
+    return named
 
 
 def is_compile_failure(exc: BaseException) -> bool:

@@ -333,3 +333,23 @@ def test_a_compile_that_fails_falls_back_to_the_eager_network(tiny_set, tmp_path
     assert fallback and "no backend here" in fallback[0].message
     assert [e.step for e in events if e.type == "step"] == [1, 2]
     assert [e for e in events if e.type == "done"][0].summary["compiled"] is False
+
+
+def test_inductor_keeps_its_kernels_in_the_user_cache_even_after_pytorch_named_its_own(tmp_path, monkeypatch):
+    """PyTorch writes its default cache folder (under /tmp) into TORCHINDUCTOR_CACHE_DIR the first time anything
+    asks for it; compiling then still caches in WellTrace's user cache folder, and a folder the user named stays."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir as inductor_cache_dir
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    from core.engine.compiled import compile_network
+
+    monkeypatch.setenv("WELLTRACE_CACHE", str(tmp_path / "wt"))
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    assert inductor_cache_dir() == os.path.abspath(default_cache_dir())  # PyTorch's own, now in the environment
+    compile_network(torch.nn.Linear(2, 2))  # compiling itself waits for the first call
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "wt" / "inductor")
+    assert inductor_cache_dir() == str(tmp_path / "wt" / "inductor")
+
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "mine"))
+    compile_network(torch.nn.Linear(2, 2))
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "mine")

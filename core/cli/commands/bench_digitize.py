@@ -85,7 +85,10 @@ def run(args) -> int:
     if bool(args.model) == bool(args.classical):
         raise InputError(None, "give exactly one of --model MODEL or --classical")
     if args.threads:
+        from core.common.threads import set_work_threads
+
         torch.set_num_threads(args.threads)
+        set_work_threads(args.threads)  # the tracing's curves as many
     model = precision = None
     device = pick_device(args.device) if args.model else torch.device("cpu")
     if args.model:
@@ -138,7 +141,7 @@ def register(sub) -> None:
     b.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
     b.add_argument("--compare", action="store_true", help="also run the reference path (digitize --reference) and "
                    "compare times and LAS values")
-    b.add_argument("--threads", type=int, metavar="N", help="threads for the network (default: PyTorch's)")
+    b.add_argument("--threads", type=int, metavar="N", help="threads for the network and the tracing (default: PyTorch's, and every core for the tracing)")
     add_device(b)
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=run)

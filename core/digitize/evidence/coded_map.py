@@ -75,6 +75,11 @@ class CodedMap:
     def __getitem__(self, key) -> np.ndarray:
         return decode(self.codes[key])
 
+    def band(self, rows: slice) -> "CodedMap":
+        """The rows ``rows`` as a coded map of their own: a view of the codes, nothing decoded (a tracer that reads
+        a band's pixels along its path only keeps this, not the band's floats)."""
+        return CodedMap(self.codes[rows])
+
     def astype(self, dtype, copy: bool = True) -> np.ndarray:
         return decode(self.codes).astype(dtype, copy=False)
 

@@ -1,15 +1,18 @@
-"""A streamed folder's reader waits for memory: the next scan is read only when its reading fits beside what the
-scans already read hold.
+"""A streamed folder's reader waits for memory: the next scan is read only when it fits beside what the scans
+already read hold, and a scan that cannot be read and traced under the ceiling even alone is refused before it is
+read.
 
 A worker of a streamed folder (``stream.py``) reads the next scan while it traces one. Read at once, the two
 add up: on the shared scans the folder peaked at 2.64 GiB while its tallest scan alone is traced in 1.85 GiB (a
 reader holding the next scan's page and maps beside it), over the 2 GiB a worker is planned to. Before it reads
-a scan the reader asks :class:`MemoryGate` for the scan's reading (:func:`scan_memory`: predicted from the scan's
-header and its calibration, by the network's memory plan, ``core/digitize/evidence/memory_plan.py: plan_memory``); the
-gate lets it start when that, on top of what the scans read and not yet traced hold (their pictures, pages and
-maps, and the tracing each still has ahead of it), fits under the ceiling, or when nothing is held (a scan alone
-is always read: its own plan refuses it if it cannot be). Otherwise the reader waits for the tracer to finish a
-scan, and the worker reads and traces in turn until the memory allows again.
+a scan the reader asks for the scan's memory from its read to its LAS (:func:`scan_memory`: its load, page stage,
+reading, maps kept and tracing, predicted from its header and its calibration, the reading by the network's memory
+plan, ``core/digitize/evidence/memory_plan.py: plan_memory``). Where the process's own plus the largest of those
+passes the ceiling, the scan is refused there, the figure named (``stream._refuse_beyond``). Otherwise the gate
+(:class:`MemoryGate`) lets its reading start when the larger of its page stage and its reading, on top of what the
+scans read and not yet traced hold (their pictures, pages and maps, and the tracing each still has ahead of it),
+fits under the ceiling, or when nothing is held; the reader waits for the tracer to finish a scan meanwhile, and
+the worker reads and traces in turn until the memory allows again.
 """
 
 from __future__ import annotations
@@ -17,27 +20,60 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from typing import Callable
 
-# the trace stage's rise over the pages it traces, per pixel of the largest track's band (rows × columns of one
-# part): its float32 band, the grid's float64 damping and the damped band, the Viterbi's column-major copy, the
-# stroke runs of a steep stroke (issue #60). Measured (VmHWM over the stage from the freed heap, the maps read
-# before; 2-core EPYC, ``tools/trace_memory_rise.py``, two runs, 2026-11-28): KGS whole 458-518 MiB for its
-# 999 × 17,864 band (26.9-30.4 B/px; 32.4 at 281e3b2), iqa_33-025-02289-0001's section 560-667 MiB for
-# 501 × 52,313 (22.4-26.7 B/px; 23.2 before the steep strokes). It was 20 (17.4 and 16.8 measured in the fourth
-# round), and the gated folder of the shared scans then peaked at 2.05 GiB under its 2 GiB. The largest, with a
-# margin: a reserve under the rise lets the reader start too soon
-TRACE_BYTES_PER_BAND_PX = 34
+# What a scan holds from its read to its LAS, stage by stage, over the process's own (its libraries, its model),
+# predicted from its header and calibration (``scan_memory``):
+#
+# - the picture's load (``core/io/scan.py: load_scan``): Pillow's image, a colour scan's RGB conversion and copies;
+# - the page stage (``pipeline._ink_grid_body``): the picture, the parts read before, the part's canonical copy,
+#   and the ink's float maps (the darkness, the paper tone and its dilation, the grid's profiles) over it;
+# - the reading: the picture, the parts before, the canonical copy and the ink, then the network's plan
+#   (``memory_plan.plan_memory``: maps, the windows' forwards, the stitching, the runtime's buffers);
+# - the tracing, to the files written: the picture and every part's pages (maps and ink), then the trace stage
+#   (the largest track's band decoded and damped, the Viterbi's back-pointers: ``rules/curve.py``), each ink-coloured
+#   curve's own evidence (``evidence/colour.py``: a float band a curve, all held), the results and the QC pages.
+#
+# The figures per pixel are the largest measured over the shared scans and three archive scans of other sizes and
+# kinds (``tools/scan_memory_check.py``: each scan in a fresh worker-like process warmed by a first scan, its
+# resident peak per stage over the process's own; 2-core EPYC, 2026-11-28; docs/benchmarks.md, issue #64's ninth
+# round), rounded up: the gate must not predict under a stage's peak (a ceiling passed), and over it only waits.
+#
+# the picture's decoding at its peak, per pixel of the scan: 11.8 B/px (palette, the tallest shared scan), 5.6 (KGS's
+# 1 bit)
+LOAD_COLOUR_BYTES_PER_PX = 12
+LOAD_GREY_BYTES_PER_PX = 6
 COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (``core/io/scan.py``)
+# what the load leaves resident beyond the picture's arrays once its freed heap is handed back, per pixel of the
+# scan, as the page stage and the reading start: 1.3-2.2 B/px (grey, palette), 2.2-4.7 (RGB); once the scan is read
+# (the reader's heap handed back), 0.4-0.8 (grey, palette) and up to 2.5 (RGB)
+RESIDUE_GREY_BYTES_PER_PX = 2.5
+RESIDUE_RGB_BYTES_PER_PX = 5
+RESIDUE_KEPT_GREY_BYTES_PER_PX = 1
+RESIDUE_KEPT_RGB_BYTES_PER_PX = 3
+# the page stage's floats over its canonical copy, per canonical pixel of the part: 7.1-12.3 B/px measured
+PAGE_BYTES_PER_PX = 13
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)
-
+# the tracing's rise over what the scan keeps read, to its files written: a fixed part (the confidence model, the LAS
+# and QC writers' buffers: 71 MiB on the smallest shared scan), per pixel of the largest track's band (its float32
+# band, the float64 damping it is multiplied into, the int32 back-pointers: 16.7-21.7 B/px on KGS and the tallest
+# all told; 34 B/px was reserved before this round, the band then copied three times at once), per canonical pixel
+# of every part (each result's class mask in the scan's frame, the QC pages drawn), and per pixel of every
+# ink-coloured curve's track band (9.8-12.9 MiB a megapixel of them on the archive's three colour-ink logs)
+TRACE_FIXED_BYTES = 100 * 1024**2
+TRACE_BYTES_PER_BAND_PX = 13
+RESULT_BYTES_PER_PX = 3
+INK_CURVE_BYTES_PER_PX = 15
+RGB_MODES = ("RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV")  # converted to RGB arrays on load (not a palette)
 
 @dataclass(frozen=True)
 class ScanMemory:
-    """Bytes a scan takes in a streamed worker, over the process's own (libraries, model)."""
+    """Bytes a scan takes in a streamed worker, over the process's own (libraries, model), stage by stage."""
 
     reading: int  # while it is read: its picture, its pages' maps and ink, one window's forward and the stitching
     kept: int  # once read, until traced: its picture, its pages' maps and ink
-    tracing: int  # what tracing it adds to ``kept``
+    tracing: int  # what tracing and writing add to ``kept``
+    page: int = 0  # its page stage: the picture, the canonical copy and the ink's float maps
 
     @property
     def held(self) -> int:
@@ -45,12 +81,30 @@ class ScanMemory:
         before the next scan's reading could see it."""
         return self.kept + self.tracing
 
+    @property
+    def starting(self) -> int:
+        """What its reading needs beside the scans already held: its page stage, then the network's reading."""
+        return max(self.page, self.reading)
 
-def scan_memory(job, read) -> ScanMemory:
+    @property
+    def peak(self) -> int:
+        """What the scan needs alone, from its read to its LAS: a ceiling under the process's own plus this refuses
+        it before it is read."""
+        return max(self.starting, self.held)
+
+    def as_dict(self) -> dict:
+        return {"page": self.page, "reading": self.reading, "kept": self.kept, "tracing": self.tracing,
+                "held": self.held, "peak": self.peak}
+
+
+def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMemory:
     """:class:`ScanMemory` of a job read with ``read`` (``scan_job.ReadOptions``; a network's), from its scan's
-    header and its calibration: no pixel decoded. Raises what reading the job would (a missing file, a bad
-    calibration): the caller lets the reading say it."""
-    from core.digitize.evidence.memory_plan import RUNTIME_OVERHEAD, plan_memory
+    header and its calibration: no pixel decoded. The reading is planned as the scan alone would be, under
+    ``ceiling`` bytes (None: no ceiling) in a process of ``base`` resident bytes: the window it would read, so a
+    gate that lets it in beside other scans only when that fits leaves its reading the window (and the maps) it has
+    alone. Raises ``memory_plan.MemoryCeilingError`` where not even the shortest window's reading fits, and what
+    reading the job would (a missing file, a bad calibration): the caller lets the reading say it."""
+    from core.digitize.evidence.memory_plan import plan_memory
     from core.digitize.evidence.network import evidence_band
     from core.io.calibration import Calibration
     from core.io.scan import COLOUR_MODES, read_info
@@ -59,7 +113,14 @@ def scan_memory(job, read) -> ScanMemory:
     info = read_info(job.scan)
     calib = Calibration.load(job.calib)
     shape = (info.height, info.width)
-    picture = info.width * info.height * (1 + (COLOUR_BYTES_PER_PX if info.mode in COLOUR_MODES else 0))
+    colour = info.mode in COLOUR_MODES
+    px = info.width * info.height
+    load = px * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
+    rgb = info.mode in RGB_MODES
+    kept = px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
+                 + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX))
+    picture = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)  # as the page stage and the reading start
+                        + (RESIDUE_RGB_BYTES_PER_PX if rgb else RESIDUE_GREY_BYTES_PER_PX)))
     length, across = calib.depth_length(shape), calib.amplitude_length(shape)
     if calib.sections:
         chosen = [job.section] if job.section is not None else range(len(calib.sections))
@@ -70,29 +131,41 @@ def scan_memory(job, read) -> ScanMemory:
     device = "cuda" if str(read.device).startswith("cuda") else "cpu"
     cfg = read.model.cfg
     mode = (read.precision or prec.for_inference("model", read.model.trained_precision, device)).mode
-    pages = transient = tracing = 0
+    ceiling = 1 << 62 if ceiling is None else int(ceiling)
+    pages = reading = tracing = canon_px = inked_px = 0
+    page = load
     for part, cols in parts:
         cols = max(cols, 1)
+        px = across * cols
+        canon_px += px
+        page = max(page, picture + pages + px + PAGE_BYTES_PER_PX * px)
         lo, hi = evidence_band([c.track for c in part.curves], across, cfg)
-        # read on the worker's reader thread (``stream.py``), where the forwards' heap is not kept between windows
-        # (``core/common/sysmem.py: freed_blocks_reused``): the reading holds their live tensors, not a kept span;
-        # and one window at a time (``memory_plan.windows_at_once``), whatever thread asks
-        plan = plan_memory(cfg, (across, cols), mode, device, ceiling=1 << 62, length=read.tile, resident=0,
-                           across=hi - lo, heap_kept=False, at_once=1)
-        pages += plan.maps + INK_BYTES_PER_PX * across * cols
-        transient = max(transient, plan.forward + plan.stitching)
-        band = max((min(hi_, across - 1) - max(lo_, 0) + 1 for lo_, hi_ in (c.track_rows() for c in part.curves)),
-                   default=0)
-        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * band * cols)
-    return ScanMemory(picture + pages + transient + RUNTIME_OVERHEAD, picture + pages, tracing)
+        # read on the worker's reader thread (``stream.py``), one window at a time (``memory_plan.windows_at_once``),
+        # whatever thread asks; its forwards counted as the span of a kept heap: glibc keeps the freed blocks in the
+        # reader thread's own arena between windows as on the main thread (KGS's reading measured 948 MiB over the
+        # process, 789 predicted from the live tensors alone, 1,132 from the kept span). Its resident: the
+        # process's, the picture, the parts read before, this part's canonical copy and ink
+        before = picture + pages + px + INK_BYTES_PER_PX * px
+        plan = plan_memory(cfg, (across, cols), mode, device, ceiling=ceiling, length=read.tile,
+                           resident=base + before, across=hi - lo, heap_kept=True, at_once=1)
+        reading = max(reading, plan.predicted_peak - base)
+        pages += plan.maps + INK_BYTES_PER_PX * px
+        rows = [(c, min(hi_, across - 1) - max(lo_, 0) + 1) for c in part.curves for lo_, hi_ in [c.track_rows()]]
+        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * max((n for _, n in rows), default=0) * cols)
+        inked_px += sum(n for c, n in rows if c.colour) * cols if colour else 0
+    tracing += TRACE_FIXED_BYTES + RESULT_BYTES_PER_PX * canon_px + INK_CURVE_BYTES_PER_PX * inked_px
+    return ScanMemory(reading, kept + pages, tracing, page)
 
 
 class MemoryGate:
     """What the scans read and not yet traced hold (:meth:`hold`, :meth:`give`), and the reader's wait for room
-    (:meth:`admit`) under ``ceiling`` bytes, ``base`` of them the process's own."""
+    (:meth:`admit`) under ``ceiling`` bytes, ``base`` of them the process's own: measured again by ``resident``
+    (the process's resident bytes) whenever nothing is held (:meth:`rebase`), as its scans leave it larger than it
+    started (the tracer's compiled kernels loaded, the network's runtime buffers: 0.1 GiB after the first scan)."""
 
-    def __init__(self, ceiling: int, base: int):
+    def __init__(self, ceiling: int, base: int, resident: Callable[[], int] | None = None):
         self.ceiling, self.base = int(ceiling), int(base)
+        self.resident = resident
         self.held = 0
         self.waited: list[float] = []  # seconds each admission waited (0.0: at once)
         self._changed = threading.Condition()
@@ -105,6 +178,12 @@ class MemoryGate:
                    and not (stop is not None and stop.is_set())):
                 self._changed.wait(0.5)  # woken by ``give``; the timeout looks at ``stop``
         self.waited.append(time.perf_counter() - t0)
+
+    def rebase(self) -> None:
+        """With nothing held, the process's own measured again (a gate without ``resident`` keeps its ``base``)."""
+        with self._changed:
+            if self.resident is not None and not self.held:
+                self.base = int(self.resident())
 
     def idle(self, stop: threading.Event | None = None) -> None:
         """Return once nothing is held (every scan read has been traced), or ``stop`` is set."""

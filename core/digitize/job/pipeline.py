@@ -292,15 +292,21 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
 
 
 def read_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,
-                  mask: np.ndarray | None = None, **kwargs) -> list[PageRead]:
+                  mask: np.ndarray | None = None, between: Callable[[], None] | None = None,
+                  **kwargs) -> list[PageRead]:
     """:func:`read_page` of each part :func:`digitize_sections` traces (the same arguments, ``rgb`` aside):
-    the reading half of a scan's digitising, done ahead of its tracing."""
+    the reading half of a scan's digitising, done ahead of its tracing. ``between``: called once each part is read
+    (a streamed folder's reader hands its thread's freed heap back there: ``core/digitize/job/stream.py``)."""
     kwargs.pop("rgb", None)
-    return [read_page(image if sec is None else _cut(image, calib.depth_axis, a, b),
-                      calib if sec is None else calib.section_calibration(i),
-                      source=source if sec is None else f"{source or 'scan'} (section {i + 1}, {sec.kind})",
-                      mask=mask if sec is None else _cut(mask, calib.depth_axis, a, b), **kwargs)
-            for _, i, sec, a, b in _parts(image, calib, only, source)]
+    pages = []
+    for _, i, sec, a, b in _parts(image, calib, only, source):
+        pages.append(read_page(image if sec is None else _cut(image, calib.depth_axis, a, b),
+                               calib if sec is None else calib.section_calibration(i),
+                               source=source if sec is None else f"{source or 'scan'} (section {i + 1}, {sec.kind})",
+                               mask=mask if sec is None else _cut(mask, calib.depth_axis, a, b), **kwargs))
+        if between is not None:
+            between()
+    return pages
 
 
 def _parts(image: np.ndarray, calib: Calibration, only: int | None, source: str | None):

@@ -19,6 +19,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Iterator
 
+from core.common.sysmem import proc_status
 from core.digitize.job.memory_gate import MemoryGate, ScanMemory, scan_memory
 from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, _load, digitize_file
 
@@ -44,11 +45,18 @@ def read_ahead(job: ScanJob, read: ReadOptions) -> ReadAhead:
 
     t0 = time.perf_counter()
     scan, calib, mask = _load(job, None)
+    # the picture's decoding freed its transients (Pillow's blocks of a colour conversion: 320 MiB on the tallest
+    # shared scan) into this thread's own heap, which glibc keeps resident: handed back before the page stage
+    # plans nothing on top of them (``memory_gate.scan_memory`` counts the load's peak, not its leftovers)
+    _hand_back_freed()
     with torch.no_grad():  # grad mode is a thread's own: the reader's thread sets it
         pages = read_sections(scan.image, calib, job.section, source=str(job.scan), mask=mask, model=read.model,
                               precision=read.precision, device=read.device, tile=read.tile,
                               whole_picture=read.whole_picture, memory_ceiling=read.memory_ceiling,
-                              reference=read.reference)
+                              reference=read.reference, between=_hand_back_freed)
+    # each part's network reading left its forwards' freed blocks in this thread's heap (kept resident by glibc:
+    # 400 MiB before the second section of a 37-megapixel colour scan, 2026-11-28), under the next part's page
+    # stage and the tracing beside the next reading: handed back after each part (``between``)
     return ReadAhead(scan, calib, mask, pages, time.perf_counter() - t0)
 
 
@@ -64,12 +72,11 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     ``gate``: the one to use (a test's)."""
     import queue
 
-    from core.common.sysmem import proc_status
-
     if gate is None and read.model is not None:
         from core.digitize.evidence.memory_plan import default_ceiling
 
-        gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0))
+        gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0),
+                          lambda: proc_status().get("VmRSS", 0))
     handed: queue.Queue = queue.Queue()
     slots = threading.Semaphore(ahead + 1)  # the scan traced and those read ahead
     stop = threading.Event()
@@ -80,9 +87,13 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
                 reading: Future = Future()
                 held = 0
                 try:
-                    memory = _predicted(job, read) if gate is not None else None
+                    if gate is not None and gate.resident is not None and not gate.held:
+                        _hand_back_freed()  # nothing read and untraced: the resident size is the process's own
+                        gate.rebase()
+                    memory = _predicted(job, read, gate) if gate is not None else None
                     if memory is not None:
-                        gate.admit(memory.reading, stop)
+                        _refuse_beyond(job, memory, gate)  # what cannot be read and traced alone: before it is read
+                        gate.admit(memory.starting, stop)
                         # the reading's own plan starts from the resident size: without this it would still
                         # hold what the scan traced before freed (a tall scan's tracing: 0.5 GiB and more),
                         # and a scan that fits alone is refused ("needs at least ... GiB")
@@ -151,16 +162,37 @@ def _hand_back_freed() -> None:
     release_free_heap()
 
 
-def _predicted(job: ScanJob, read: ReadOptions) -> ScanMemory | None:
-    """The job's memory (``memory_gate.scan_memory``), or None where it cannot be told from its files (the
-    reading then fails with the reason, or reads a scan the header did not describe) or nothing is predicted (a
-    mask or the classical ink, read in a fraction of a network's memory)."""
+def _predicted(job: ScanJob, read: ReadOptions, gate: MemoryGate) -> ScanMemory | None:
+    """The job's memory (``memory_gate.scan_memory``) under the gate's ceiling, or None where it cannot be told
+    from its files (the reading then fails with the reason, or reads a scan the header did not describe) or nothing
+    is predicted (a mask or the classical ink, read in a fraction of a network's memory). Raises
+    ``MemoryCeilingRefusal`` where not even the shortest window's reading fits under the ceiling."""
+    from core.common.errors import MemoryCeilingRefusal
+    from core.digitize.evidence.memory_plan import MemoryCeilingError
+
     if read.model is None or job.from_mask is not None:
         return None
     try:
-        return scan_memory(job, read)
+        return scan_memory(job, read, gate.ceiling, gate.base)
+    except MemoryCeilingError as exc:
+        raise MemoryCeilingRefusal(str(job.scan), f"{exc}: raise --max-memory or free memory") from None
     except Exception:  # noqa: BLE001 - the reading itself says what is wrong with the job
         return None
+
+
+def _refuse_beyond(job: ScanJob, memory: ScanMemory, gate: MemoryGate) -> None:
+    """Raise ``MemoryCeilingRefusal`` where the scan alone, from its read to its LAS, does not fit under the gate's
+    ceiling beside the process's own: said before any of it is read, with what each stage needs. One that fits is
+    let in when the scans held leave it room (``MemoryGate.admit``), and then never refused for the company it met."""
+    from core.common.errors import MemoryCeilingRefusal
+    from core.common.vocabulary import GIB
+
+    if gate.base + memory.peak <= gate.ceiling:
+        return
+    raise MemoryCeilingRefusal(str(job.scan), f"reading and tracing this scan needs {(gate.base + memory.peak) / GIB:.2f}"
+                               f" GiB (the process {gate.base / GIB:.2f}, then at most {memory.starting / GIB:.2f} "
+                               f"to read it and {memory.held / GIB:.2f} to trace it); the ceiling is "
+                               f"{gate.ceiling / GIB:.2f} GiB: raise --max-memory or free memory")
 
 
 def _lazily(jobs: Iterable, slots: threading.Semaphore, stop: threading.Event) -> Iterator:

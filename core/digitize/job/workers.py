@@ -68,8 +68,11 @@ def _set_threads(threads: int) -> None:
     import cv2
     import torch
 
+    from core.common.threads import set_work_threads
+
     torch.set_num_threads(threads)
     cv2.setNumThreads(threads)
+    set_work_threads(threads)  # the tracing's curves too (``core/common/threads.py``)
 
 
 def worker_device(device: str, index: int = 0) -> str:

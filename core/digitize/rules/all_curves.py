@@ -17,6 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
+from core.common.threads import in_order
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns
@@ -62,7 +63,9 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     by_curve = by_curve or {}
     traces: list[Trace | None] = [None] * len(calib.curves)
     identity: dict[int, np.ndarray] = {}  # a same-style group's curves: the margin of their naming per column
-    for i, (offset, band, damp, inks) in by_curve.items():
+
+    def own_ink(i: int) -> None:  # a curve told apart by its ink follows its own map
+        offset, band, damp, inks = by_curve[i]
         spec = calib.curves[i]
         # a damped colour map is ink a grey or same-tinted grid shares: on a grid line it is the grid's own
         own_params = replace(params, observe_on_grid=False)
@@ -70,40 +73,54 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         traces[i] = trace_curve(band, spec, own_params, grid if damp else None, row_offset=offset)
         if inks is not None:  # its backup scale in an ink of its own: the ink under the path names the scale
             levels_by_ink(traces[i], spec, *inks, offset, own_params.max_gap_px)
-    for idx in same_style_groups(calib.curves, skip=by_curve):
-        klass = calib.curves[idx[0]].klass
-        if klass in evidence_by_class:
-            ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
-            group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
-            order_at_top(group, [calib.curves[i] for i in idx], body_start)
-            margins = _settled(group, [calib.curves[i] for i in idx], params, body_start)
-            for i, tr, m in zip(idx, group, margins):
-                traces[i] = tr
-                identity[i] = m
+
+    def joint(idx: list[int]) -> None:  # a same-style group, traced through its crossings and named
+        ev = style_evidence(evidence_by_class, calib.curves[idx[0]], calib.curves, params.unclaimed_styles)
+        group = trace_group_curves(ev, [calib.curves[i] for i in idx], params, grid)
+        order_at_top(group, [calib.curves[i] for i in idx], body_start)
+        margins = _settled(group, [calib.curves[i] for i in idx], params, body_start)
+        for i, tr, m in zip(idx, group, margins):
+            traces[i] = tr
+            identity[i] = m
+
+    groups = [idx for idx in same_style_groups(calib.curves, skip=by_curve)
+              if calib.curves[idx[0]].klass in evidence_by_class]
+    placed = set(by_curve).union(*map(set, groups)) if groups else set(by_curve)
     # the rest follow their own class's map; where another curve of the same class shares the track (one of
-    # them wraps, so they are no joint group), each traced stroke is explained away before the next
-    explained: dict[int, np.ndarray] = {}
-    rest = [i for i in range(len(calib.curves)) if traces[i] is None]
-    for n, i in enumerate(rest):
-        spec = calib.curves[i]
-        own = spec.klass in evidence_by_class
-        ev = (style_evidence(evidence_by_class, spec, calib.curves, params.unclaimed_styles) if own
-              else evidence_by_class.get(0))
-        if ev is None:
-            raise ValueError(f"no evidence for class {spec.klass}")
-        own_params = params if spec.klass == 1 or not own else params.broken()
-        traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
-        later = [calib.curves[j] for j in rest[n + 1:]]
-        if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):
-            if spec.klass not in explained:
-                explained[spec.klass] = ev.astype(np.float32, copy=True)
-            _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
+    # them wraps, so they are no joint group), each traced stroke is explained away before the next: one chain,
+    # in the calibration's order
+    rest = [i for i in range(len(calib.curves)) if i not in placed]
+
+    def chain() -> None:
+        explained: dict[int, np.ndarray] = {}
+        for n, i in enumerate(rest):
+            spec = calib.curves[i]
+            own = spec.klass in evidence_by_class
+            ev = (style_evidence(evidence_by_class, spec, calib.curves, params.unclaimed_styles) if own
+                  else evidence_by_class.get(0))
+            if ev is None:
+                raise ValueError(f"no evidence for class {spec.klass}")
+            own_params = params if spec.klass == 1 or not own else params.broken()
+            traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
+            later = [calib.curves[j] for j in rest[n + 1:]]
+            if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):
+                if spec.klass not in explained:
+                    explained[spec.klass] = ev.astype(np.float32, copy=True)
+                _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
+
+    # each piece reads the maps and writes only its own curves' traces: spread over the process's threads
+    # (``core/common/threads.py``), the longest first, the traces are the same as one after another
+    pieces = ([chain] if rest else []) + [lambda idx=idx: joint(idx) for idx in groups] \
+        + [lambda i=i: own_ink(i) for i in by_curve]
+    in_order(lambda piece: piece(), pieces)
     if params.ink_checks and params.runs("neighbour_ride"):
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
     if params.runs("hidden_fill"):
         _fill_hidden(traces, calib.curves, params)
     positions = [tr.position for tr in traces]
-    for i, (tr, spec) in enumerate(zip(traces, calib.curves)):  # with every curve's place and scale final
+
+    def checked(i: int) -> None:  # with every curve's place and scale final: doubts on this curve's flags alone
+        tr, spec = traces[i], calib.curves[i]
         if params.runs("steep"):
             doubt(tr, steep_columns(spec.fraction_of(tr.position) + tr.wraps), "steep")
         ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
@@ -116,6 +133,8 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
                           for j, o in enumerate(calib.curves)]
                 doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping),
                       "unclaimed_stroke")
+
+    in_order(checked, range(len(traces)))
     scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)
     model = bundled_confidence() if params.calibrated else None
     for tr, spec in zip(traces, calib.curves):

@@ -59,12 +59,33 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     band_rows, cols = evidence_full.shape
     rows_total = grid.shape[0] if grid is not None else band_rows + row_offset
     lo, hi = spec.track_rows(min(rows_total, row_offset + band_rows), row_offset)
-    raw = evidence_full[lo - row_offset : hi - row_offset + 1].astype(np.float32)
-    ev = raw * grid.damping(slice(lo, hi + 1), params.grid_floor) if grid is not None else raw
+    rows = slice(lo - row_offset, hi - row_offset + 1)
+    if grid is None:
+        raw = ev = evidence_full[rows].astype(np.float32)
+    else:
+        raw, ev = _damped_band(evidence_full, rows, lambda: grid.damping(slice(lo, hi + 1), params.grid_floor))
     trace, riding = _trace_band(raw, ev, lo, spec, params, grid)
     if riding.any() and params.runs("second_pass"):
         trace = _second_pass(raw, ev, lo, spec, params, grid, riding)
     return trace
+
+
+def _damped_band(evidence_full, rows: slice, damping) -> tuple:
+    """The band's undamped evidence as the tracer reads it (``raw``: only where the path runs, so a coded or merged
+    map's band stays a view of its codes, decoded where it is read: ``band``) and the damped evidence (``ev``), the
+    band decoded before the damping (``damping()``) is made and multiplied into the damping's own buffer: the same
+    products as ``raw * damping`` with no third band-sized array beside them (the tallest shared scan's 501 × 52,313
+    band: its float32 band and two float64 ones at once were the trace stage's peak)."""
+    view = getattr(evidence_full, "band", None)
+    if view is not None:
+        raw = view(rows)
+        band = raw[:, :]  # decoded, a fresh array: dropped once multiplied
+    else:
+        raw = band = evidence_full[rows].astype(np.float32)
+    damp = damping()
+    if damp.dtype == np.result_type(band.dtype, damp.dtype):
+        return raw, np.multiply(band, damp, out=damp)
+    return raw, band * damp
 
 
 def _second_pass(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, params: TraceParams, grid: Grid | None,

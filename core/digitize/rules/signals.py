@@ -40,11 +40,10 @@ Columns without a value have signals too; nothing reads them.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
+from core.common.threads import in_order
 from core.digitize.rules.confidence import CONFIDENCE_COLS, column_confidence
 from core.digitize.rules.passes import BIT, DOUBTS
 from core.digitize.rules.track_scans import strongest_uncovered
@@ -125,9 +124,9 @@ def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.
     read = np.nan_to_num(strength)[finite]
     near = np.lib.stride_tricks.sliding_window_view(np.pad(fraction, WIGGLE_COLS, constant_values=np.nan),
                                                     2 * WIGGLE_COLS + 1)
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a window without a value: no wiggle
-        wiggle = np.nan_to_num(np.nanmax(near, axis=1) - np.nanmin(near, axis=1))
+    with np.errstate(invalid="ignore"):  # a window without a value: NaN, no wiggle (fmax/fmin skip NaN, silently:
+        # ``warnings``' filters are the process's, no place to silence NaN-max's warning where curves run in threads)
+        wiggle = np.nan_to_num(np.fmax.reduce(near, axis=1) - np.fmin.reduce(near, axis=1))
     wiggle = np.clip(wiggle, 0.0, 1.0)
     out = {
         "wiggle": wiggle.astype(np.float32),
@@ -182,7 +181,8 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
     group, by index."""
     from core.digitize.rules.riding import on_grid_line
 
-    for i, (tr, spec) in enumerate(zip(traces, curves)):
+    def read(i: int) -> np.ndarray:  # one curve's signals: it reads every trace's place and writes none
+        tr, spec = traces[i], curves[i]
         mates = [j for j, o in enumerate(curves) if j != i and o.shares_track_with(spec)]
         others = [traces[j].position for j in mates]
         same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
@@ -198,5 +198,8 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         damping = None if grid is None else (lambda c, a=lo, b=hi: grid.damping(slice(a, b + 1), params.grid_floor, c))
         rival = rival_strength(ev, lo, hi, [tr.position] + others, keep, damping, offset)
         on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
-        tr.signals = trace_signals(tr, spec, others, same, rival, on_line, identity.get(i), params.max_gap_px,
-                                   stroke_width(ev, tr.position, tr.observed, lo, hi, offset))
+        return trace_signals(tr, spec, others, same, rival, on_line, identity.get(i), params.max_gap_px,
+                             stroke_width(ev, tr.position, tr.observed, lo, hi, offset))
+
+    for tr, signals in zip(traces, in_order(read, range(len(traces)))):
+        tr.signals = signals

@@ -146,7 +146,8 @@ def test_a_ceiling_shortens_the_window_and_one_too_low_is_refused():
 def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, monkeypatch):
     """Where the windows' forwards keep their heap (``sysmem.freed_blocks_reused``), the plan counts its span, not
     only the forward's live tensors: a window that fits without it may not fit with it. A streamed folder's gate
-    plans the reading its reader thread does, where nothing is kept."""
+    counts its reader thread's reading as a kept heap's span too (its thread's arena keeps the freed blocks:
+    ``memory_gate.scan_memory``)."""
     from core.cli.main import main
     from core.common import sysmem
     from core.digitize.evidence import memory_plan
@@ -170,7 +171,8 @@ def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, 
     monkeypatch.setattr(memory_plan, "forward_heap_kept", lambda: True)
     assert plan_memory(cfg, shape, "bf16", ceiling=20 * gib, resident=400 * mib, across=band, at_once=1) == kept
     assert sysmem.forward_heap_kept() == (sysmem._glibc() is not None)
-    # the gate's prediction is the reader thread's reading, whatever thread asks
+    # the gate's prediction is the reader thread's reading, whatever thread asks: one window at a time, the
+    # forwards counted as a kept heap's span (the reader thread's arena keeps them: ``memory_gate.scan_memory``)
     asked = []
     real = memory_plan.plan_memory
     monkeypatch.setattr(memory_plan, "plan_memory",
@@ -179,7 +181,7 @@ def test_a_heap_kept_between_windows_is_counted_for_the_whole_reading(tmp_path, 
     job = scan_job.ScanJob(tmp_path / "synth_000.png", tmp_path / "synth_000.calib.json", tmp_path / "out.las")
     model = types.SimpleNamespace(cfg=cfg, trained_precision="bf16")
     memory_gate.scan_memory(job, scan_job.ReadOptions(model=model, precision=resolve("bf16", "cpu")))
-    assert asked and all(got == (False, 1) for got in asked)  # no kept heap, one window at a time
+    assert asked and all(got == (True, 1) for got in asked)
 
 
 def test_the_predicted_peak_is_the_measured_peak():

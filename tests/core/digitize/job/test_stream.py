@@ -137,7 +137,7 @@ def _gated_log(tmp_path, monkeypatch, ceiling: int):
 
     monkeypatch.setattr(stream, "read_ahead", reading)
     monkeypatch.setattr(scan_job, "digitize_scan", tracing)
-    monkeypatch.setattr(stream, "_predicted", lambda job, options: ScanMemory(reading=60, kept=30, tracing=20))
+    monkeypatch.setattr(stream, "_predicted", lambda job, options, gate: ScanMemory(reading=60, kept=30, tracing=20))
     real_release = sysmem.release_free_heap
 
     def release():  # the freed heap handed back before each gated reading, after the scan before was traced
@@ -157,8 +157,11 @@ def test_the_reader_waits_for_the_tracer_when_the_memory_plan_says_the_next_read
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=100)  # 50 held + 60 to read > 100: one at a time
     assert when["read", "synth_001.png"] > when["traced", "synth_000.png"]
     released = sorted(t for (kind, _), t in when.items() if kind == "released")
-    assert len(released) == 2  # a reading's plan starts from a resident size that holds no freed pages
-    assert when["traced", "synth_000.png"] < released[1] < when["read", "synth_001.png"]
+    # a reading's plan starts from a resident size that holds no freed pages: handed back once the scan before is
+    # traced, before the reading starts (and in the reader's thread after each picture is loaded and each part
+    # read: ``read_ahead``)
+    assert len(released) == 6
+    assert any(when["traced", "synth_000.png"] < t < when["read", "synth_001.png"] for t in released)
     assert gate.waited[0] < 0.05 and gate.waited[1] > 0.1  # the first scan read at once: nothing was held
     when, gate = _gated_log(tmp_path, monkeypatch, ceiling=110)  # 50 + 60 fits: read while the other is traced
     assert when["read", "synth_001.png"] < when["traced", "synth_000.png"]
@@ -189,7 +192,7 @@ def test_a_reading_refused_beside_a_tracing_is_read_again_alone(tmp_path, monkey
 
     monkeypatch.setattr(stream, "read_ahead", reading)
     monkeypatch.setattr(scan_job, "digitize_scan", tracing)
-    monkeypatch.setattr(stream, "_predicted", lambda job, options: ScanMemory(reading=60, kept=30, tracing=20))
+    monkeypatch.setattr(stream, "_predicted", lambda job, options, gate: ScanMemory(reading=60, kept=30, tracing=20))
     outcomes = [o for _, o in stream.streamed(jobs, ReadOptions(), gate=gate)]
     assert [o.status for o in outcomes] == ["written"] * 2
     assert log == [("read", "synth_000.png", 0), ("read", "synth_001.png", 50), ("read", "synth_001.png", 0)]
@@ -200,3 +203,74 @@ def test_a_reading_refused_beside_a_tracing_is_read_again_alone(tmp_path, monkey
     monkeypatch.setattr(stream, "read_ahead", refused_alone)
     outcomes = [o for _, o in stream.streamed(_jobs(tmp_path, 1, "alone"), ReadOptions(), gate=MemoryGate(1000, 0))]
     assert outcomes[0].failed and "needs at least 9 GiB" in outcomes[0].error
+
+
+def test_a_scan_that_cannot_be_read_and_traced_under_the_ceiling_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    """The gate counts a scan from its read to its LAS: its page stage and its reading to start it (beside the scans
+    held), its maps kept and its tracing (alone). A scan whose tracing alone passes the ceiling is refused before any
+    of it is read, the line naming the figure it needs; the others are read and written, and one admitted is never
+    refused after."""
+    from core.common.vocabulary import GIB
+    from core.digitize.job.memory_gate import MemoryGate, ScanMemory
+
+    jobs = _jobs(tmp_path, 3, "beyond")
+    read = stream.read_ahead
+    started = []
+
+    def reading(job, options):
+        started.append(job.scan.name)
+        return read(job, options)
+
+    def predicted(job, options, gate):  # the second scan's tracing alone needs 0.9 GiB over a 0.2 GiB process
+        if job.scan.name == "synth_001.png":
+            return ScanMemory(reading=GIB // 4, kept=GIB // 8, tracing=GIB * 9 // 10 - GIB // 8, page=GIB // 2)
+        return ScanMemory(reading=GIB // 4, kept=GIB // 8, tracing=GIB // 8, page=GIB // 8)
+
+    monkeypatch.setattr(stream, "read_ahead", reading)
+    monkeypatch.setattr(stream, "_predicted", predicted)
+    gate = MemoryGate(GIB, base=GIB // 5)
+    outcomes = dict(stream.streamed(jobs, ReadOptions(), gate=gate))
+    assert [outcomes[i].status for i in range(3)] == ["written", "failed", "written"]
+    assert started == ["synth_000.png", "synth_002.png"]  # refused before it was read
+    assert outcomes[1].error.startswith(str(jobs[1][1].scan))
+    assert "reading and tracing this scan needs 1.10 GiB" in outcomes[1].error
+    assert "the ceiling is 1.00 GiB" in outcomes[1].error and gate.held == 0
+
+
+def test_a_reading_starts_when_its_page_stage_and_reading_fit_beside_what_is_held(tmp_path, monkeypatch):
+    """What a scan needs to start is the larger of its page stage and its reading (``ScanMemory.starting``): a page
+    stage over the room left waits for the tracer, as a reading does."""
+    from core.digitize.job.memory_gate import MemoryGate, ScanMemory
+
+    memory = ScanMemory(reading=40, kept=30, tracing=20, page=70)
+    assert (memory.starting, memory.held, memory.peak) == (70, 50, 70)
+    assert memory.as_dict() == {"page": 70, "reading": 40, "kept": 30, "tracing": 20, "held": 50, "peak": 70}
+    gate = MemoryGate(110, base=0, resident=lambda: 7)
+    gate.hold(50)
+    gate.rebase()
+    assert gate.base == 0  # something held: the resident size is not the process's own
+    gate.give(50)
+    gate.rebase()
+    assert gate.base == 7
+    jobs = _jobs(tmp_path, 2, "page_stage")
+    log = []
+    read, trace = stream.read_ahead, scan_job.digitize_scan
+
+    def reading(job, options):
+        log.append(("read", job.scan.name, time.perf_counter()))
+        return read(job, options)
+
+    def tracing(job, options, sink=None, loaded=None, ahead=None):
+        try:
+            time.sleep(0.2)
+            return trace(job, options, sink, loaded, ahead)
+        finally:
+            log.append(("traced", job.scan.name, time.perf_counter()))
+
+    monkeypatch.setattr(stream, "read_ahead", reading)
+    monkeypatch.setattr(scan_job, "digitize_scan", tracing)
+    monkeypatch.setattr(stream, "_predicted", lambda job, options, gate: memory)
+    outcomes = [o for _, o in stream.streamed(jobs, ReadOptions(), gate=MemoryGate(110, base=0))]
+    assert [o.status for o in outcomes] == ["written"] * 2
+    when = {(kind, name): t for kind, name, t in log}
+    assert when["read", "synth_001.png"] > when["traced", "synth_000.png"]  # 50 held + 70 to start > 110

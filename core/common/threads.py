@@ -1,0 +1,60 @@
+"""The threads a process's own work may spread over, and work spread over them in a fixed order.
+
+The network's reading takes PyTorch's intra-op threads; the tracing after it ran on one core while the other
+waited (KGS on the 2-core EPYC: 3 s of its 22-s ``digitize`` with one core idle; docs/benchmarks.md, issue #64,
+ninth round). Each curve's reading of its signals, and the checks run on each curve once every curve is placed,
+read the traces and the maps and write only that curve's own: spread over the threads, the results are the same
+whichever thread takes which curve, and the interpreter's lock is given up in the compiled kernels and NumPy's
+loops that do most of the work.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENV = "WELLTRACE_WORK_THREADS"
+_BUDGET: list[int | None] = [None]
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_LOCK = threading.Lock()
+
+
+def set_work_threads(n: int | None) -> None:
+    """The threads this process's work may take from now on (a batch worker's share of the machine's cores);
+    None: the default again (:func:`work_threads`)."""
+    _BUDGET[0] = None if n is None else max(1, int(n))
+
+
+def work_threads() -> int:
+    """The threads this process's work may take: what :func:`set_work_threads` said, else ``WELLTRACE_WORK_THREADS``
+    in the environment, else the cores this process may run on."""
+    if _BUDGET[0] is not None:
+        return _BUDGET[0]
+    asked = os.environ.get(ENV, "").strip()
+    if asked.isdigit() and int(asked) > 0:
+        return int(asked)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def in_order(work: Callable[[T], R], items: Iterable[T]) -> list[R]:
+    """``[work(x) for x in items]``, spread over :func:`work_threads` threads (a pool kept for the process); the
+    results in the items' order. Each ``work(x)`` must read what it shares with the others and write only its own:
+    then which thread ran it changes nothing. One thread, or one item: in this thread, in order."""
+    items = list(items)
+    threads = min(work_threads(), len(items))
+    if threads <= 1 or threading.current_thread().name.startswith("welltrace-work"):
+        return [work(x) for x in items]  # a pool's own thread does not wait on the pool
+    with _LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="welltrace-work")
+    return list(pool.map(work, items))

@@ -1,0 +1,62 @@
+import threading
+
+import pytest
+
+from core.common import threads
+from core.common.threads import in_order, set_work_threads, work_threads
+
+
+@pytest.fixture(autouse=True)
+def _default_budget():
+    set_work_threads(None)
+    yield
+    set_work_threads(None)
+
+
+def test_work_is_spread_over_the_threads_and_comes_back_in_the_items_order():
+    set_work_threads(2)
+    names = set()
+    barrier = threading.Barrier(2, timeout=10)
+
+    def work(x):
+        if x < 2:  # the first two meet: they ran at the same time, on two threads
+            barrier.wait()
+        names.add(threading.current_thread().name)
+        return x * x
+
+    assert in_order(work, range(7)) == [x * x for x in range(7)]
+    assert len(names) == 2 and all(n.startswith("welltrace-work") for n in names)
+
+
+def test_one_thread_runs_the_work_here_in_order():
+    set_work_threads(1)
+    seen = []
+    assert in_order(lambda x: seen.append((x, threading.current_thread().name)) or x, "abc") == list("abc")
+    assert seen == [(c, threading.current_thread().name) for c in "abc"]
+
+
+def test_work_that_spreads_work_of_its_own_runs_that_inline_and_does_not_wait_on_its_pool():
+    set_work_threads(2)
+    assert in_order(lambda x: sum(in_order(lambda y: x * y, range(4))), range(5)) == [6 * x for x in range(5)]
+
+
+def test_a_failure_in_one_item_is_raised_to_the_caller():
+    set_work_threads(2)
+
+    def work(x):
+        if x == 3:
+            raise ValueError("three")
+        return x
+
+    with pytest.raises(ValueError, match="three"):
+        in_order(work, range(6))
+
+
+def test_the_budget_is_what_was_set_else_the_environment_else_the_cores(monkeypatch):
+    monkeypatch.setenv(threads.ENV, "3")
+    assert work_threads() == 3
+    set_work_threads(1)
+    assert work_threads() == 1
+    set_work_threads(None)
+    monkeypatch.setenv(threads.ENV, "none")
+    assert work_threads() >= 1

@@ -1,0 +1,63 @@
+"""``core/digitize/job/memory_gate.py: scan_memory``: a scan counted from its read to its LAS, stage by stage, from
+its header and calibration alone (the figures per pixel are checked against measured peaks by
+``tools/scan_memory_check.py``)."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from core.cli.main import main
+from core.digitize.evidence.memory_plan import RUNTIME_OVERHEAD, MemoryCeilingError
+from core.digitize.job import memory_gate as mg
+from core.digitize.job.scan_job import ReadOptions, ScanJob
+from core.io.calibration import Calibration
+from core.model.network import preset
+from core.model.precision import resolve
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("gate")
+    assert main(["synth", str(folder), "--count", "1", "--seed", "3", "--width", "900", "--height", "2048"]) == 0
+    return ScanJob(folder / "synth_000.png", folder / "synth_000.calib.json", folder / "out.las")
+
+
+def _read():
+    model = types.SimpleNamespace(cfg=preset("demo", classes=4), trained_precision="bf16")
+    return ReadOptions(model=model, precision=resolve("bf16", "cpu"))
+
+
+def test_each_stage_is_counted_from_the_scan_s_size(synth):
+    memory = mg.scan_memory(synth, _read(), base=300 * 2**20)
+    calib = Calibration.load(synth.calib)
+    from PIL import Image
+
+    with Image.open(synth.scan) as img:
+        w, h = img.size
+        colour = img.mode in ("RGB", "RGBA", "P")
+    px = w * h
+    canon = calib.amplitude_length((h, w)) * calib.depth_length((h, w))
+    picture = px * (1 + (mg.COLOUR_BYTES_PER_PX if colour else 0))
+    # kept: the picture (with what its load leaves), every class's coded map and the mask (7 B/px), the ink (1)
+    residue = mg.RESIDUE_KEPT_RGB_BYTES_PER_PX if colour else mg.RESIDUE_KEPT_GREY_BYTES_PER_PX
+    assert memory.kept == picture + residue * px + (7 + mg.INK_BYTES_PER_PX) * canon
+    # the page stage: at least the canonical copy and its floats beside the picture, or the picture's load
+    assert memory.page >= picture + (1 + mg.PAGE_BYTES_PER_PX) * canon
+    assert memory.page >= px * (mg.LOAD_COLOUR_BYTES_PER_PX if colour else mg.LOAD_GREY_BYTES_PER_PX)
+    # the reading: the canonical copy, the ink and the maps beside the picture, the forward and the runtime
+    assert memory.reading > picture + (1 + 1 + 7) * canon + RUNTIME_OVERHEAD
+    # the tracing's rise: its fixed part, the largest band, every part's results
+    band = max(min(hi, calib.amplitude_length((h, w)) - 1) - max(lo, 0) + 1
+               for lo, hi in (c.track_rows() for c in calib.curves))
+    assert memory.tracing >= mg.TRACE_FIXED_BYTES + mg.TRACE_BYTES_PER_BAND_PX * band * calib.depth_length((h, w))
+    assert memory.held == memory.kept + memory.tracing
+    assert memory.peak == max(memory.page, memory.reading, memory.held) and memory.starting <= memory.peak
+    # the base is the process's own: the stages are over it, whatever it is
+    assert mg.scan_memory(synth, _read(), base=900 * 2**20) == memory
+
+
+def test_a_reading_no_window_of_fits_under_the_ceiling_is_refused_from_the_header(synth):
+    with pytest.raises(MemoryCeilingError, match="needs at least"):
+        mg.scan_memory(synth, _read(), ceiling=400 * 2**20, base=300 * 2**20)

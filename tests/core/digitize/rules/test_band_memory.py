@@ -1,0 +1,45 @@
+"""``core/digitize/rules/curve.py: _damped_band``: a track's band read without a third band-sized array, the same
+numbers as the band copied and multiplied by the damping, for every kind of map the tracer reads (a coded map, coded
+maps merged with an unclaimed style's, a plain float map)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from core.digitize.evidence.coded_map import CodedMap, encode
+from core.digitize.evidence.style import MergedEvidence
+from core.digitize.rules.curve import _damped_band
+
+
+def _maps(rng):
+    return {k: CodedMap(encode(rng.random((60, 500), np.float32) ** 3)) for k in (1, 2, 3)}
+
+
+def test_the_damped_band_is_the_band_times_the_damping_and_raw_reads_the_same_pixels():
+    rng = np.random.default_rng(5)
+    maps = _maps(rng)
+    rows = slice(12, 47)
+    path, cols = rng.integers(0, 35, 500), np.arange(500)
+    for evidence in (maps[2], MergedEvidence(maps, 2, [(3, 0.5)]), np.asarray(maps[1], np.float32)):
+        damping = np.clip(rng.random((35, 500)), 0.2, 1.0)  # float64, as the grid gives it
+        want_raw = evidence[rows].astype(np.float32)
+        want_ev = want_raw * damping
+        raw, ev = _damped_band(evidence, rows, lambda d=damping: d.copy())
+        assert ev.dtype == want_ev.dtype and np.array_equal(ev, want_ev)
+        assert raw.shape == want_raw.shape
+        assert np.array_equal(raw[path, cols], want_raw[path, cols])
+        assert raw[path, cols].dtype == np.float32
+    # a coded map's band stays coded: a view of its codes, nothing decoded until read
+    raw, _ = _damped_band(maps[2], rows, lambda: np.ones((35, 500)))
+    assert isinstance(raw, CodedMap) and np.shares_memory(raw.codes, maps[2].codes)
+    merged = MergedEvidence(maps, 2, [(3, 0.5)]).band(rows)
+    assert set(merged.maps) == {2, 3} and all(np.shares_memory(m.codes, maps[k].codes) for k, m in merged.maps.items())
+
+
+def test_a_float32_damping_is_multiplied_in_its_own_buffer():
+    rng = np.random.default_rng(6)
+    maps = _maps(rng)
+    damping = np.clip(rng.random((35, 500)), 0.2, 1.0).astype(np.float32)
+    want = maps[1][0:35] * damping
+    raw, ev = _damped_band(maps[1], slice(0, 35), lambda: damping)
+    assert ev is damping and np.array_equal(ev, want)
