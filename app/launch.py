@@ -59,7 +59,9 @@ def console(argv: list[str] | None = None) -> int:
     if not (argv and argv[0] in ENDS_AT_ONCE):
         return main(argv)
     from core.common.fast_exit import end_at_once, exit_without_teardown
+    from core.common.threads import openmp_threads_sleep_when_idle
 
+    openmp_threads_sleep_when_idle()  # before PyTorch loads its OpenMP runtime
     end_at_once()
     exit_without_teardown(main(argv))
 

@@ -25,6 +25,22 @@ _POOLS: dict[int, ThreadPoolExecutor] = {}
 _LOCK = threading.Lock()
 
 
+OPENMP_WAIT = "OMP_WAIT_POLICY"
+
+
+def openmp_threads_sleep_when_idle() -> None:
+    """OpenMP's threads (PyTorch's intra-op pool) sleep as soon as a parallel region ends, unless the user said
+    otherwise in ``OMP_WAIT_POLICY``. Read once, when PyTorch loads its OpenMP runtime: call it before ``import
+    torch`` (a command's own process, ``app/launch.py``).
+
+    Why: the network's reading alternates OpenMP's operators with the compiled group norm's own pool
+    (``core/model/cpu_group_norm.py``) and the tracing after it spreads its curves over this module's pool; by
+    default an OpenMP thread spins after its region, on a core those threads then wait for. KGS's ``digitize`` on
+    the quiet 2-core EPYC: 17.88 and 18.30 s by default, 16.87 and 16.78 s sleeping (user CPU 27.6-28.2 against
+    25.3-26.0 s), the same LAS (docs/benchmarks.md, issue #64, ninth round)."""
+    os.environ.setdefault(OPENMP_WAIT, "PASSIVE")
+
+
 def set_work_threads(n: int | None) -> None:
     """The threads this process's work may take from now on (a batch worker's share of the machine's cores);
     None: the default again (:func:`work_threads`)."""

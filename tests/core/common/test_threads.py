@@ -1,4 +1,8 @@
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -60,3 +64,24 @@ def test_the_budget_is_what_was_set_else_the_environment_else_the_cores(monkeypa
     set_work_threads(None)
     monkeypatch.setenv(threads.ENV, "none")
     assert work_threads() >= 1
+
+
+def test_openmp_threads_sleep_when_idle_unless_the_user_said_otherwise(monkeypatch):
+    monkeypatch.delenv(threads.OPENMP_WAIT, raising=False)
+    threads.openmp_threads_sleep_when_idle()
+    assert os.environ[threads.OPENMP_WAIT] == "PASSIVE"
+    monkeypatch.setenv(threads.OPENMP_WAIT, "ACTIVE")
+    threads.openmp_threads_sleep_when_idle()
+    assert os.environ[threads.OPENMP_WAIT] == "ACTIVE"
+
+
+def test_a_digitise_command_s_process_says_it_before_pytorch_loads_its_openmp_runtime():
+    """OpenMP reads its wait policy once, when PyTorch loads it: the command's entry sets it before anything imports
+    PyTorch."""
+    probe = ("import os, sys\nimport app.launch as launch\n"
+             "launch.main = lambda argv: print(os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules) or 0\n"
+             "sys.argv = ['welltrace', 'digitize', 'scan.tif']\nlaunch.console()\n")
+    env = {k: v for k, v in os.environ.items() if k != threads.OPENMP_WAIT}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
+                         cwd=Path(__file__).resolve().parents[3])
+    assert out.stdout.split() == ["PASSIVE", "False"], out.stderr
