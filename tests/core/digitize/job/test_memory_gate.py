@@ -61,3 +61,39 @@ def test_each_stage_is_counted_from_the_scan_s_size(synth):
 def test_a_reading_no_window_of_fits_under_the_ceiling_is_refused_from_the_header(synth):
     with pytest.raises(MemoryCeilingError, match="needs at least"):
         mg.scan_memory(synth, _read(), ceiling=400 * 2**20, base=300 * 2**20)
+
+
+def test_ink_coloured_curves_count_their_maps_held_and_one_band_being_made(synth, tmp_path):
+    """On a colour scan each ink-coloured curve holds its float32 band to the trace's signals (three with a backup
+    ink: its own and its two inks'), and the largest one is made beside them; a grey scan's inks hold nothing."""
+    import json
+
+    from PIL import Image
+
+    rgb = tmp_path / "rgb.png"
+    with Image.open(synth.scan) as img:
+        img.convert("RGB").save(rgb)
+        w, h = img.size
+    doc = json.loads(synth.calib.read_text())
+    plain = tmp_path / "plain.calib.json"
+    plain.write_text(json.dumps(doc))
+    doc["curves"][0]["colour"] = "#cc2020"
+    doc["curves"][1]["colour"] = "#2040c0"
+    doc["curves"][1].update(wrap=True, backup="high", backup_colour="#20a020")
+    inked = tmp_path / "inked.calib.json"
+    inked.write_text(json.dumps(doc))
+    calib = Calibration.load(inked)
+    cols = calib.depth_length((h, w))
+    n = [min(hi, calib.amplitude_length((h, w)) - 1) - max(lo, 0) + 1
+         for lo, hi in (c.track_rows() for c in calib.curves[:2])]
+
+    def tracing(scan, cal):
+        return mg.scan_memory(ScanJob(scan, cal, tmp_path / "o.las"), _read()).tracing
+
+    rise = tracing(rgb, inked) - tracing(rgb, plain)
+    assert rise == mg.INK_MAP_BYTES_PER_PX * (n[0] + 3 * n[1]) * cols + mg.INK_MAKING_BYTES_PER_PX * max(n) * cols
+    assert mg.INK_MAP_BYTES_PER_PX >= 4  # a float32 band, at the least
+    grey = tmp_path / "grey.png"
+    with Image.open(synth.scan) as img:
+        img.convert("L").save(grey)
+    assert tracing(grey, inked) == tracing(grey, plain)
