@@ -56,9 +56,10 @@ RESIDUE_KEPT_RGB_BYTES_PER_PX = 3
 PAGE_BYTES_PER_PX = 13
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)
 # the tracing's rise over what the scan keeps read, to its files written: a fixed part (the confidence model, the LAS
-# and QC writers' buffers: 71 MiB on the smallest shared scan), per pixel of the largest track's band (its float32
+# and QC writers' buffers: 71 MiB on the smallest shared scan), per pixel of each band traced at once (its float32
 # band, the float64 damping it is multiplied into, the int32 back-pointers: 16.7-21.7 B/px on KGS and the tallest
-# all told; 34 B/px was reserved before this round, the band then copied three times at once), per canonical pixel
+# all told; 34 B/px was reserved before the ninth round, the band then copied three times at once; the largest bands,
+# as many as the process has work threads, since the curves' pieces are traced over them), per canonical pixel
 # of every part (each result's class mask in the scan's frame, the QC pages drawn), and per pixel of every
 # ink-coloured curve's track band: its float32 evidence held (and its two inks' where it has two), with what making
 # one band takes beside them (the page's style map decoded over it and the weighing: ``colour.combine``). Before
@@ -110,6 +111,7 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     gate that lets it in beside other scans only when that fits leaves its reading the window (and the maps) it has
     alone. Raises ``memory_plan.MemoryCeilingError`` where not even the shortest window's reading fits, and what
     reading the job would (a missing file, a bad calibration): the caller lets the reading say it."""
+    from core.common.threads import work_threads
     from core.digitize.evidence.memory_plan import plan_memory
     from core.digitize.evidence.network import evidence_band
     from core.io.calibration import Calibration
@@ -157,7 +159,10 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
         reading = max(reading, plan.predicted_peak - base)
         pages += plan.maps + INK_BYTES_PER_PX * px
         rows = [(c, min(hi_, across - 1) - max(lo_, 0) + 1) for c in part.curves for lo_, hi_ in [c.track_rows()]]
-        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * max((n for _, n in rows), default=0) * cols)
+        # the curves' pieces are traced over the process's threads (``rules/all_curves.trace_all``): as many bands
+        # at once as it has threads, the largest ones at worst
+        at_once = sorted((n for _, n in rows), reverse=True)[: work_threads()]
+        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * sum(at_once) * cols)
         if colour:  # a curve with a backup ink holds its two inks' maps beside its own
             ink_maps_px += sum(n * (3 if c.backup_colour else 1) for c, n in rows if c.colour) * cols
             inked_band = max([inked_band] + [n * cols for c, n in rows if c.colour])

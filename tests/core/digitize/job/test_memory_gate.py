@@ -97,3 +97,25 @@ def test_ink_coloured_curves_count_their_maps_held_and_one_band_being_made(synth
     with Image.open(synth.scan) as img:
         img.convert("L").save(grey)
     assert tracing(grey, inked) == tracing(grey, plain)
+
+
+def test_the_tracing_counts_as_many_bands_at_once_as_the_process_has_work_threads(synth):
+    """The curves' pieces are traced over the process's threads: two threads hold the two largest bands' tracing."""
+    from core.common.threads import set_work_threads
+
+    calib = Calibration.load(synth.calib)
+    from PIL import Image
+
+    with Image.open(synth.scan) as img:
+        w, h = img.size
+    bands = sorted((min(hi, calib.amplitude_length((h, w)) - 1) - max(lo, 0) + 1
+                    for lo, hi in (c.track_rows() for c in calib.curves)), reverse=True)
+    try:
+        set_work_threads(1)
+        one = mg.scan_memory(synth, _read()).tracing
+        set_work_threads(2)
+        two = mg.scan_memory(synth, _read()).tracing
+    finally:
+        set_work_threads(None)
+    assert len(bands) >= 2
+    assert two - one == mg.TRACE_BYTES_PER_BAND_PX * bands[1] * calib.depth_length((h, w))
