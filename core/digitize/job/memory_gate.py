@@ -50,7 +50,7 @@ COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (`
 # (the reader's heap handed back), 0.4-0.8 (grey, palette) and up to 2.5 (RGB)
 RESIDUE_GREY_BYTES_PER_PX = 2.5
 RESIDUE_RGB_BYTES_PER_PX = 5
-RESIDUE_KEPT_GREY_BYTES_PER_PX = 1
+RESIDUE_KEPT_GREY_BYTES_PER_PX = 1.5  # 1.14 on KGS in the ninth round, part two (287 MiB kept; main alike)
 RESIDUE_KEPT_RGB_BYTES_PER_PX = 3
 # the page stage's floats over its canonical copy, per canonical pixel of the part: 7.1-12.3 B/px measured
 PAGE_BYTES_PER_PX = 13
@@ -125,8 +125,8 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     px = info.width * info.height
     load = px * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
     rgb = info.mode in RGB_MODES
-    kept = px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
-                 + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX))
+    kept = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
+                     + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX)))
     picture = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)  # as the page stage and the reading start
                         + (RESIDUE_RGB_BYTES_PER_PX if rgb else RESIDUE_GREY_BYTES_PER_PX)))
     length, across = calib.depth_length(shape), calib.amplitude_length(shape)

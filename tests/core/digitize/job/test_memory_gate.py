@@ -42,7 +42,7 @@ def test_each_stage_is_counted_from_the_scan_s_size(synth):
     picture = px * (1 + (mg.COLOUR_BYTES_PER_PX if colour else 0))
     # kept: the picture (with what its load leaves), every class's coded map and the mask (7 B/px), the ink (1)
     residue = mg.RESIDUE_KEPT_RGB_BYTES_PER_PX if colour else mg.RESIDUE_KEPT_GREY_BYTES_PER_PX
-    assert memory.kept == picture + residue * px + (7 + mg.INK_BYTES_PER_PX) * canon
+    assert memory.kept == int(picture + residue * px) + (7 + mg.INK_BYTES_PER_PX) * canon
     # the page stage: at least the canonical copy and its floats beside the picture, or the picture's load
     assert memory.page >= picture + (1 + mg.PAGE_BYTES_PER_PX) * canon
     assert memory.page >= px * (mg.LOAD_COLOUR_BYTES_PER_PX if colour else mg.LOAD_GREY_BYTES_PER_PX)
