@@ -65,7 +65,8 @@ def default_ceiling() -> int:
 # Windows read at once where two may be (below), unless ``WELLTRACE_WINDOWS_AT_ONCE`` says 1 or 2. One: two at once
 # took a third less CPU on KGS under load, but on the quiet 2-core EPYC it saved only 1-2 s of KGS's 22-23 s while
 # its peak rose to 1.82-1.89 GiB against 1.28-1.36 one at a time and d36c861's 1.78-1.81 (docs/benchmarks.md,
-# issue #64, "On the quiet machine after the eighth round's merges")
+# issue #64, "On the quiet machine after the eighth round's merges"); with every thread's blocks in one heap
+# 1.69-2.14 GiB for 0.2-0.6 s (ninth round)
 DEFAULT_AT_ONCE = 1
 AT_ONCE_ENV = "WELLTRACE_WINDOWS_AT_ONCE"
 
