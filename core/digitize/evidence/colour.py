@@ -21,17 +21,32 @@ CHROMA_LOSS_WEIGHT = 1.0 / 3.0
 GRID_INK_EVIDENCE = 0.2  # a grid whose pixels' median colour evidence reaches this is printed in the ink
 
 
-def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE) -> np.ndarray:
+ROWS_AT_ONCE_PX = 1 << 16  # pixels of a band scored at once: its dozen float temporaries stay in the cache
+
+
+def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE, out: np.ndarray | None = None) -> np.ndarray:
     """Per pixel in [0, 1]: printed in ``ink`` (r, g, b) on ``paper`` (default: estimated).
 
-    coverage × exp(−(mismatch / sigma)²), coverage saturating at :data:`FULL_COVERAGE`."""
+    coverage × exp(−(mismatch / sigma)²), coverage saturating at :data:`FULL_COVERAGE`. Scored a few rows at a
+    time (every step is per pixel, so the values are those of one pass over the whole band) into ``out`` (a float32
+    array of the band's shape; default: a new one): what it holds beyond the result is a few hundred kilobytes, not
+    the dozen band-sized temporaries of one pass (60 bytes a pixel)."""
     paper = paper_colour(rgb) if paper is None else np.asarray(paper, np.float32)
-    lab = to_lab(rgb)
+    out = np.empty(rgb.shape[:2], np.float32) if out is None else out
     p, k = lab_of(paper), lab_of(ink)
     d = p - k
     dd = float(d @ d)
     if dd < MIN_CONTRAST_DE**2:
-        return np.zeros(rgb.shape[:2], np.float32)
+        out[...] = 0.0
+        return out
+    step = max(1, ROWS_AT_ONCE_PX // max(1, rgb.shape[1]))
+    for r0 in range(0, rgb.shape[0], step):
+        out[r0 : r0 + step] = _scored(rgb[r0 : r0 + step], p, d, dd, sigma)
+    return out
+
+
+def _scored(rgb: np.ndarray, p: np.ndarray, d: np.ndarray, dd: float, sigma: float) -> np.ndarray:
+    lab = to_lab(rgb)
     off = p - lab  # from the pixel back to paper
     alpha = np.clip((off @ d) / dd, 0.0, 1.0)
     resid = off - alpha[..., None] * d  # expected (paper − α·d) minus the pixel, negated
@@ -44,7 +59,7 @@ def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE) -
     loss = np.maximum(np.einsum("...c,...c->...", resid[..., 1:], outward), 0.0)  # expected − pixel, outwards
     mismatch2 = np.einsum("...c,...c->...", resid, resid) - loss**2 * (1.0 - CHROMA_LOSS_WEIGHT**2)
     coverage = np.minimum(alpha / FULL_COVERAGE, 1.0)
-    return (coverage * np.exp(-mismatch2 / sigma**2)).astype(np.float32)
+    return coverage * np.exp(-mismatch2 / sigma**2)
 
 
 def combine(colour_ev: np.ndarray, style_ev: np.ndarray | None) -> np.ndarray:
@@ -54,7 +69,12 @@ def combine(colour_ev: np.ndarray, style_ev: np.ndarray | None) -> np.ndarray:
     different line styles are still told apart."""
     if style_ev is None:
         return colour_ev
-    return colour_ev * (0.5 + 0.5 * np.clip(style_ev, 0.0, 1.0))
+    # in one buffer beside the two maps (the same float operations as ``colour_ev * (0.5 + 0.5 * clip)``): a
+    # band's weighing held three band-sized temporaries at once
+    weight = np.clip(style_ev, 0.0, 1.0)
+    weight *= 0.5
+    weight += 0.5
+    return np.multiply(colour_ev, weight, out=weight if weight.dtype == np.result_type(colour_ev, weight) else None)
 
 
 def curve_colour_evidence(rgb_canon: np.ndarray, calib, style_evidence: dict[int, np.ndarray], grid=None,

@@ -32,7 +32,8 @@ from typing import Callable
 #   (``memory_plan.plan_memory``: maps, the windows' forwards, the stitching, the runtime's buffers);
 # - the tracing, to the files written: the picture and every part's pages (maps and ink), then the trace stage
 #   (the largest track's band decoded and damped, the Viterbi's back-pointers: ``rules/curve.py``), each ink-coloured
-#   curve's own evidence (``evidence/colour.py``: a float band a curve, all held), the results and the QC pages.
+#   curve's own evidence (``evidence/colour.py``: a float32 band a curve, held to the trace's signals, and its two
+#   inks' bands where its backup scale has an ink of its own; scored a few rows at a time), the results and QC pages.
 #
 # The figures per pixel are the largest measured over the shared scans and three archive scans of other sizes and
 # kinds (``tools/scan_memory_check.py``: each scan in a fresh worker-like process warmed by a first scan, its
@@ -49,21 +50,27 @@ COLOUR_BYTES_PER_PX = 3  # a colour scan keeps its RGB pixels beside the grey (`
 # (the reader's heap handed back), 0.4-0.8 (grey, palette) and up to 2.5 (RGB)
 RESIDUE_GREY_BYTES_PER_PX = 2.5
 RESIDUE_RGB_BYTES_PER_PX = 5
-RESIDUE_KEPT_GREY_BYTES_PER_PX = 1
+RESIDUE_KEPT_GREY_BYTES_PER_PX = 1.5  # 1.14 on KGS in the ninth round, part two (287 MiB kept; main alike)
 RESIDUE_KEPT_RGB_BYTES_PER_PX = 3
 # the page stage's floats over its canonical copy, per canonical pixel of the part: 7.1-12.3 B/px measured
 PAGE_BYTES_PER_PX = 13
 INK_BYTES_PER_PX = 1  # the page's darkness, kept for the pens' patterns (``pipeline.PageRead.ink``)
 # the tracing's rise over what the scan keeps read, to its files written: a fixed part (the confidence model, the LAS
-# and QC writers' buffers: 71 MiB on the smallest shared scan), per pixel of the largest track's band (its float32
+# and QC writers' buffers: 71 MiB on the smallest shared scan), per pixel of each band traced at once (its float32
 # band, the float64 damping it is multiplied into, the int32 back-pointers: 16.7-21.7 B/px on KGS and the tallest
-# all told; 34 B/px was reserved before this round, the band then copied three times at once), per canonical pixel
+# all told; 34 B/px was reserved before the ninth round, the band then copied three times at once; the largest bands,
+# as many as the process has work threads, since the curves' pieces are traced over them), per canonical pixel
 # of every part (each result's class mask in the scan's frame, the QC pages drawn), and per pixel of every
-# ink-coloured curve's track band (9.8-12.9 MiB a megapixel of them on the archive's three colour-ink logs)
+# ink-coloured curve's track band: its float32 evidence held (and its two inks' where it has two), with what making
+# one band takes beside them (the page's style map decoded over it and the weighing: ``colour.combine``). Before
+# the bands were scored a few rows at a time, one band's scoring held ~80 B/px of temporaries (724 MiB on the
+# archive mud log's 147 x 63,800 band) and this figure was 15 B/px; see docs/benchmarks.md, #64's ninth round, part
+# two, for the measured rise per megapixel of coloured bands
 TRACE_FIXED_BYTES = 100 * 1024**2
 TRACE_BYTES_PER_BAND_PX = 13
 RESULT_BYTES_PER_PX = 3
-INK_CURVE_BYTES_PER_PX = 15
+INK_MAP_BYTES_PER_PX = 5  # per pixel of each ink map held over a coloured curve's band (4: its float32)
+INK_MAKING_BYTES_PER_PX = 8  # per pixel of the largest coloured band, while its evidence is made
 RGB_MODES = ("RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV")  # converted to RGB arrays on load (not a palette)
 
 @dataclass(frozen=True)
@@ -104,6 +111,7 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     gate that lets it in beside other scans only when that fits leaves its reading the window (and the maps) it has
     alone. Raises ``memory_plan.MemoryCeilingError`` where not even the shortest window's reading fits, and what
     reading the job would (a missing file, a bad calibration): the caller lets the reading say it."""
+    from core.common.threads import work_threads
     from core.digitize.evidence.memory_plan import plan_memory
     from core.digitize.evidence.network import evidence_band
     from core.io.calibration import Calibration
@@ -117,8 +125,8 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     px = info.width * info.height
     load = px * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
     rgb = info.mode in RGB_MODES
-    kept = px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
-                 + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX))
+    kept = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
+                     + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX)))
     picture = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)  # as the page stage and the reading start
                         + (RESIDUE_RGB_BYTES_PER_PX if rgb else RESIDUE_GREY_BYTES_PER_PX)))
     length, across = calib.depth_length(shape), calib.amplitude_length(shape)
@@ -132,7 +140,7 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     cfg = read.model.cfg
     mode = (read.precision or prec.for_inference("model", read.model.trained_precision, device)).mode
     ceiling = 1 << 62 if ceiling is None else int(ceiling)
-    pages = reading = tracing = canon_px = inked_px = 0
+    pages = reading = tracing = canon_px = ink_maps_px = inked_band = 0
     page = load
     for part, cols in parts:
         cols = max(cols, 1)
@@ -151,9 +159,15 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
         reading = max(reading, plan.predicted_peak - base)
         pages += plan.maps + INK_BYTES_PER_PX * px
         rows = [(c, min(hi_, across - 1) - max(lo_, 0) + 1) for c in part.curves for lo_, hi_ in [c.track_rows()]]
-        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * max((n for _, n in rows), default=0) * cols)
-        inked_px += sum(n for c, n in rows if c.colour) * cols if colour else 0
-    tracing += TRACE_FIXED_BYTES + RESULT_BYTES_PER_PX * canon_px + INK_CURVE_BYTES_PER_PX * inked_px
+        # the curves' pieces are traced over the process's threads (``rules/all_curves.trace_all``): as many bands
+        # at once as it has threads, the largest ones at worst
+        at_once = sorted((n for _, n in rows), reverse=True)[: work_threads()]
+        tracing = max(tracing, TRACE_BYTES_PER_BAND_PX * sum(at_once) * cols)
+        if colour:  # a curve with a backup ink holds its two inks' maps beside its own
+            ink_maps_px += sum(n * (3 if c.backup_colour else 1) for c, n in rows if c.colour) * cols
+            inked_band = max([inked_band] + [n * cols for c, n in rows if c.colour])
+    tracing += (TRACE_FIXED_BYTES + RESULT_BYTES_PER_PX * canon_px + INK_MAP_BYTES_PER_PX * ink_maps_px
+                + INK_MAKING_BYTES_PER_PX * inked_band)
     return ScanMemory(reading, kept + pages, tracing, page)
 
 

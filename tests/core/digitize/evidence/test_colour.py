@@ -182,3 +182,88 @@ def test_two_red_curves_in_edge_to_edge_tracks_keep_their_colour_evidence():
     overlapping = Calibration.from_dict({**cal.as_dict(), "curves": [
         {**cal.curves[0].as_dict(), "track": [0, 160]}, {**cal.curves[1].as_dict(), "track": [150, 299]}]})
     assert overlapping.curves[0].shares_track_with(overlapping.curves[1])
+
+
+def _one_pass(rgb, ink, paper, sigma=18.0):
+    """The colour evidence as one pass over the whole band scored it before it was scored a few rows at a time."""
+    from core.io.colour import lab_of, to_lab
+
+    lab = to_lab(rgb)
+    p, k = lab_of(paper), lab_of(ink)
+    d = p - k
+    dd = float(d @ d)
+    off = p - lab
+    alpha = np.clip((off @ d) / dd, 0.0, 1.0)
+    resid = off - alpha[..., None] * d
+    expected_ab = p[1:] - alpha[..., None] * d[1:]
+    norm = np.linalg.norm(expected_ab, axis=-1, keepdims=True)
+    outward = np.where(norm > 1e-3, expected_ab / np.maximum(norm, 1e-3), 0.0)
+    loss = np.maximum(np.einsum("...c,...c->...", resid[..., 1:], outward), 0.0)
+    mismatch2 = np.einsum("...c,...c->...", resid, resid) - loss**2 * (1.0 - (1.0 / 3.0) ** 2)
+    coverage = np.minimum(alpha / 0.6, 1.0)
+    return (coverage * np.exp(-mismatch2 / sigma**2)).astype(np.float32)
+
+
+def _inked_band(rows: int, cols: int, seed: int = 3) -> np.ndarray:
+    """Paper with noise, a red and a blue wandering stroke, JPEG-like smear: every branch of the scoring taken."""
+    rng = np.random.default_rng(seed)
+    rgb = np.clip(rng.normal(238, 9, (rows, cols, 3)), 0, 255)
+    x = np.arange(cols)
+    for ink, centre in (((200, 35, 40), rows * 0.3), ((40, 60, 190), rows * 0.7)):
+        r = np.clip(np.rint(centre + rows * 0.2 * np.sin(x / 37.0)).astype(int), 0, rows - 1)
+        for dr, a in ((-1, 0.4), (0, 1.0), (1, 0.6)):
+            rr = np.clip(r + dr, 0, rows - 1)
+            rgb[rr, x] = a * np.array(ink) + (1 - a) * rgb[rr, x]
+    return np.clip(rgb + rng.normal(0, 6, rgb.shape), 0, 255).astype(np.uint8)
+
+
+@pytest.mark.parametrize("rows, cols", [(61, 2_900), (7, 70_001), (200, 1)])
+def test_colour_evidence_scored_a_few_rows_at_a_time_is_the_one_pass_score_bit_for_bit(rows, cols):
+    """Chunks of rows (the last one short, a chunk of one row wider than the chunk's pixels, one column) give the
+    float32 values one pass over the band gave: every step is per pixel."""
+    from core.io.colour import paper_colour
+
+    rgb = _inked_band(rows, cols)
+    paper = paper_colour(rgb)
+    for ink in ((200, 35, 40), (40, 60, 190), (20, 20, 20)):
+        got = colour_evidence(rgb, ink, paper)
+        assert got.dtype == np.float32 and got.shape == (rows, cols)
+        assert np.array_equal(got.view(np.uint32), _one_pass(rgb, ink, paper).view(np.uint32))
+        if ink != (20, 20, 20):  # the page's two inks found (no black is drawn)
+            assert got.max() > 0.5
+
+
+def test_colour_evidence_holds_a_few_rows_of_temporaries_not_the_bands_dozen():
+    """A 100 × 20,000 band (2 MP): beyond its 8 MB of float32 result the scoring holds one chunk's temporaries
+    (65,536 px, ~5 MB), where one pass held ~80 bytes a pixel (160 MB here; 724 MiB over a 147 × 63,800 band of the
+    archive mud log)."""
+    import tracemalloc
+
+    from core.io.colour import paper_colour
+
+    rgb = _inked_band(100, 20_000)
+    paper = paper_colour(rgb)
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        got = colour_evidence(rgb, (200, 35, 40), paper)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak - got.nbytes < 8 * 2**20
+
+
+def test_combining_colour_and_line_style_is_the_product_it_was_in_one_buffer():
+    """``colour × (0.5 + 0.5 × clip(style))`` bit for bit, the style map left as it was (it may be the page's own)."""
+    from core.digitize.evidence.colour import combine
+
+    rng = np.random.default_rng(5)
+    cev = rng.random((40, 300), dtype=np.float32)
+    style = (rng.random((40, 300), dtype=np.float32) * 1.4 - 0.2)
+    kept = style.copy()
+    got = combine(cev, style)
+    assert np.array_equal(got.view(np.uint32), (cev * (0.5 + 0.5 * np.clip(style, 0.0, 1.0))).view(np.uint32))
+    assert np.array_equal(style, kept) and got.dtype == np.float32
+    wide = combine(cev, style.astype(np.float64))  # a float64 style map: the product in float64, as before
+    assert wide.dtype == np.float64 and np.array_equal(wide, cev * (0.5 + 0.5 * np.clip(style.astype(np.float64), 0, 1)))
+    assert combine(cev, None) is cev
