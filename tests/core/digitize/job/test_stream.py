@@ -115,12 +115,9 @@ def test_a_dead_worker_s_scans_fail_after_what_it_said_and_the_rest_go_on():
     assert "no worker was left" in out[1].error and not left
 
 
-def _gated_log(tmp_path, monkeypatch, ceiling: int):
-    """Two small scans streamed through a gate under ``ceiling`` bytes, each predicted to need 60 to read and to
-    hold 50 until traced (30 kept, 20 to trace): the times each reading started and each tracing ended."""
-    from core.digitize.job.memory_gate import MemoryGate, ScanMemory
-
-    jobs = _jobs(tmp_path, 2, f"gated_{ceiling}")
+def _log_reading_and_tracing(monkeypatch) -> list:
+    """The stream's reading and tracing of each scan logged as ("read" / "traced", scan name, time), the tracer made
+    slower than the reading (0.2 s a scan)."""
     log = []
     read, trace = stream.read_ahead, scan_job.digitize_scan
 
@@ -137,6 +134,16 @@ def _gated_log(tmp_path, monkeypatch, ceiling: int):
 
     monkeypatch.setattr(stream, "read_ahead", reading)
     monkeypatch.setattr(scan_job, "digitize_scan", tracing)
+    return log
+
+
+def _gated_log(tmp_path, monkeypatch, ceiling: int):
+    """Two small scans streamed through a gate under ``ceiling`` bytes, each predicted to need 60 to read and to
+    hold 50 until traced (30 kept, 20 to trace): the times each reading started and each tracing ended."""
+    from core.digitize.job.memory_gate import MemoryGate, ScanMemory
+
+    jobs = _jobs(tmp_path, 2, f"gated_{ceiling}")
+    log = _log_reading_and_tracing(monkeypatch)
     monkeypatch.setattr(stream, "_predicted", lambda job, options, gate: ScanMemory(reading=60, kept=30, tracing=20))
     real_release = sysmem.release_free_heap
 
@@ -253,22 +260,7 @@ def test_a_reading_starts_when_its_page_stage_and_reading_fit_beside_what_is_hel
     gate.rebase()
     assert gate.base == 7
     jobs = _jobs(tmp_path, 2, "page_stage")
-    log = []
-    read, trace = stream.read_ahead, scan_job.digitize_scan
-
-    def reading(job, options):
-        log.append(("read", job.scan.name, time.perf_counter()))
-        return read(job, options)
-
-    def tracing(job, options, sink=None, loaded=None, ahead=None):
-        try:
-            time.sleep(0.2)
-            return trace(job, options, sink, loaded, ahead)
-        finally:
-            log.append(("traced", job.scan.name, time.perf_counter()))
-
-    monkeypatch.setattr(stream, "read_ahead", reading)
-    monkeypatch.setattr(scan_job, "digitize_scan", tracing)
+    log = _log_reading_and_tracing(monkeypatch)
     monkeypatch.setattr(stream, "_predicted", lambda job, options, gate: memory)
     outcomes = [o for _, o in stream.streamed(jobs, ReadOptions(), gate=MemoryGate(110, base=0))]
     assert [o.status for o in outcomes] == ["written"] * 2
