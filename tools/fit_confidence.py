@@ -46,7 +46,8 @@ def main() -> int:
     print(f"{samples.right.size} written samples, {100 * samples.right.mean():.1f} % right")
     if args.caps_only:
         if not BUNDLED_CONFIDENCE.is_file():
-            print(f"fit_confidence: no shipped calibrator at {BUNDLED_CONFIDENCE} to keep: refit it whole", file=sys.stderr)
+            print(f"fit_confidence: no shipped calibrator at {BUNDLED_CONFIDENCE} to keep: refit it whole",
+                  file=sys.stderr)
             return 2
         try:
             m = with_caps(ConfidenceModel.load(BUNDLED_CONFIDENCE), samples)

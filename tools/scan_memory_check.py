@@ -98,8 +98,8 @@ def measure(scan: Path, calib: Path, warm: tuple[Path, Path] | None = None, keep
     traced_s = time.perf_counter() - t0
     held = proc_status()["VmHWM"] - base
     return {"scan": scan.name, "status": outcome.status, "error": outcome.error, "base": base,
-            "predicted": predicted.as_dict(), "measured": {**peaks, "kept": kept, "held": held}, "starts": starts, "first": first,
-            "traced_s": traced_s}
+            "predicted": predicted.as_dict(), "measured": {**peaks, "kept": kept, "held": held}, "starts": starts,
+            "first": first, "traced_s": traced_s}
 
 
 def main(argv: list[str] | None = None) -> int:

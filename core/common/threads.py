@@ -21,7 +21,7 @@ R = TypeVar("R")
 
 ENV = "WELLTRACE_WORK_THREADS"
 _BUDGET: list[int | None] = [None]
-_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS: dict[tuple[str, int], ThreadPoolExecutor] = {}
 _LOCK = threading.Lock()
 
 
@@ -61,16 +61,19 @@ def work_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def in_order(work: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """``[work(x) for x in items]``, spread over :func:`work_threads` threads (a pool kept for the process); the
-    results in the items' order. Each ``work(x)`` must read what it shares with the others and write only its own:
-    then which thread ran it changes nothing. One thread, or one item: in this thread, in order."""
+def in_order(work: Callable[[T], R], items: Iterable[T], threads: int | None = None, pool: str = "work") -> list[R]:
+    """``[work(x) for x in items]``, spread over ``threads`` threads (default :func:`work_threads`) of the pool named
+    ``pool`` (kept for the process, one per name and count: the network's norms have theirs, so a reading beside a
+    tracing never waits behind the tracing's curves); the results in the items' order. Each ``work(x)`` must read
+    what it shares with the others and write only its own: then which thread ran it changes nothing. One thread,
+    or one item: in this thread, in order."""
     items = list(items)
-    threads = min(work_threads(), len(items))
-    if threads <= 1 or threading.current_thread().name.startswith("welltrace-work"):
+    threads = min(work_threads() if threads is None else max(1, threads), len(items))
+    prefix = f"welltrace-{pool}"
+    if threads <= 1 or threading.current_thread().name.startswith(prefix):
         return [work(x) for x in items]  # a pool's own thread does not wait on the pool
     with _LOCK:
-        pool = _POOLS.get(threads)
-        if pool is None:
-            pool = _POOLS[threads] = ThreadPoolExecutor(threads, thread_name_prefix="welltrace-work")
-    return list(pool.map(work, items))
+        executor = _POOLS.get((pool, threads))
+        if executor is None:
+            executor = _POOLS[pool, threads] = ThreadPoolExecutor(threads, thread_name_prefix=prefix)
+    return list(executor.map(work, items))

@@ -24,9 +24,6 @@ sums added in chunk order; the threads only decide who computes which chunk.
 
 from __future__ import annotations
 
-import threading
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import torch
 from llvmlite import ir
@@ -34,11 +31,11 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
+from core.common.threads import in_order
+
 CHUNK_PX = 16384  # pixels a chunk: fixed, so the sums are the same at any thread count
 BLOCK_PX = 256  # pixels the affine takes at once, every channel of them as one flat run (vectorised)
 
-_POOL: dict = {}
-_POOL_LOCK = threading.Lock()
 
 
 def applies(x: torch.Tensor) -> bool:
@@ -130,16 +127,8 @@ def _on_a_rounding_edge(mean: np.ndarray, var: np.ndarray, squares: np.ndarray, 
 def _spread(work, chunks: list[tuple[int, int]]) -> None:
     """``work(i, start, stop)`` for every chunk, over PyTorch's intra-op thread count (the kernels release the
     GIL); which thread takes which chunk changes nothing in the result."""
-    threads = max(1, torch.get_num_threads())
-    if threads == 1 or len(chunks) == 1:
-        for i, (a, b) in enumerate(chunks):
-            work(i, a, b)
-        return
-    with _POOL_LOCK:
-        pool = _POOL.get(threads)
-        if pool is None:
-            pool = _POOL[threads] = ThreadPoolExecutor(threads, thread_name_prefix="welltrace-norm")
-    list(pool.map(lambda args: work(*args), [(i, a, b) for i, (a, b) in enumerate(chunks)]))
+    in_order(lambda chunk: work(*chunk), [(i, a, b) for i, (a, b) in enumerate(chunks)],
+             threads=torch.get_num_threads(), pool="norm")
 
 
 @intrinsic

@@ -141,7 +141,8 @@ def register(sub) -> None:
     b.add_argument("--classical", action="store_true", help="the classical tracer (no model)")
     b.add_argument("--compare", action="store_true", help="also run the reference path (digitize --reference) and "
                    "compare times and LAS values")
-    b.add_argument("--threads", type=int, metavar="N", help="threads for the network and the tracing (default: PyTorch's, and every core for the tracing)")
+    b.add_argument("--threads", type=int, metavar="N", help="threads for the network and the tracing (default: "
+                   "PyTorch's, and every core for the tracing)")
     add_device(b)
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=run)

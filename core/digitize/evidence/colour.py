@@ -24,7 +24,8 @@ GRID_INK_EVIDENCE = 0.2  # a grid whose pixels' median colour evidence reaches t
 ROWS_AT_ONCE_PX = 1 << 16  # pixels of a band scored at once: its dozen float temporaries stay in the cache
 
 
-def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE, out: np.ndarray | None = None) -> np.ndarray:
+def colour_evidence(rgb: np.ndarray, ink, paper=None, sigma: float = SIGMA_DE,
+                    out: np.ndarray | None = None) -> np.ndarray:
     """Per pixel in [0, 1]: printed in ``ink`` (r, g, b) on ``paper`` (default: estimated).
 
     coverage × exp(−(mismatch / sigma)²), coverage saturating at :data:`FULL_COVERAGE`. Scored a few rows at a

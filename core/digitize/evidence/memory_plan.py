@@ -94,9 +94,9 @@ def plan_memory(cfg: NetConfig, shape: tuple[int, int], precision_mode: str, dev
     windows (:func:`predict_windows` on glibc's main thread: ``sysmem.forward_heap_kept``, the default, for a
     reading on this thread); their forward then counts the heap's span, not only its live tensors.
 
-    ``at_once`` (default :func:`windows_at_once`): the windows to read at the same time (one or two) where the ceiling allows
-    them at the longest window; else one at a time (the window's length decides the maps, their number at once only
-    the speed). Each window's forward and stitching are counted.
+    ``at_once`` (default :func:`windows_at_once`): the windows to read at the same time (one or two) where the
+    ceiling allows them at the longest window; else one at a time (the window's length decides the maps, their
+    number at once only the speed). Each window's forward and stitching are counted.
     Raises :class:`MemoryCeilingError` when no window fits."""
     h, w = shape
     kept = device_type != "cuda" and (forward_heap_kept() if heap_kept is None else heap_kept)

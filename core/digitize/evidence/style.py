@@ -75,7 +75,8 @@ class MergedEvidence:
 
     def band(self, rows: slice) -> "MergedEvidence":
         """The rows ``rows`` merged the same way, nothing read yet: each map's band, a view where the map has one
-        (``CodedMap.band``). Read at any pixels it gives what the whole band read gives there: the sums are per pixel."""
+        (``CodedMap.band``). Read at any pixels it gives what the whole band read gives there: the sums are per
+        pixel."""
         maps = {k: (m.band(rows) if hasattr(m, "band") else m[rows])
                 for k, m in self.maps.items() if k == self.klass or any(k == e for e, _ in self.extra)}
         return MergedEvidence(maps, self.klass, self.extra)

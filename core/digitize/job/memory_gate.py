@@ -71,7 +71,7 @@ TRACE_BYTES_PER_BAND_PX = 13
 RESULT_BYTES_PER_PX = 3
 INK_MAP_BYTES_PER_PX = 5  # per pixel of each ink map held over a coloured curve's band (4: its float32)
 INK_MAKING_BYTES_PER_PX = 8  # per pixel of the largest coloured band, while its evidence is made
-RGB_MODES = ("RGB", "RGBA", "RGBX", "CMYK", "YCbCr", "LAB", "HSV")  # converted to RGB arrays on load (not a palette)
+PALETTE_MODES = ("P", "PA")  # colour modes (``core/io/scan.py: COLOUR_MODES``) not converted to RGB arrays on load
 
 @dataclass(frozen=True)
 class ScanMemory:
@@ -124,7 +124,7 @@ def scan_memory(job, read, ceiling: int | None = None, base: int = 0) -> ScanMem
     colour = info.mode in COLOUR_MODES
     px = info.width * info.height
     load = px * (LOAD_COLOUR_BYTES_PER_PX if colour else LOAD_GREY_BYTES_PER_PX)
-    rgb = info.mode in RGB_MODES
+    rgb = colour and info.mode not in PALETTE_MODES
     kept = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)
                      + (RESIDUE_KEPT_RGB_BYTES_PER_PX if rgb else RESIDUE_KEPT_GREY_BYTES_PER_PX)))
     picture = int(px * (1 + (COLOUR_BYTES_PER_PX if colour else 0)  # as the page stage and the reading start

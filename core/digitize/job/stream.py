@@ -75,8 +75,10 @@ def streamed(jobs: Iterable[tuple[Hashable, ScanJob]], read: ReadOptions, ahead:
     if gate is None and read.model is not None:
         from core.digitize.evidence.memory_plan import default_ceiling
 
-        gate = MemoryGate(read.memory_ceiling or default_ceiling(), proc_status().get("VmRSS", 0),
-                          lambda: proc_status().get("VmRSS", 0))
+        def resident() -> int:
+            return proc_status().get("VmRSS", 0)
+
+        gate = MemoryGate(read.memory_ceiling or default_ceiling(), resident(), resident)
     handed: queue.Queue = queue.Queue()
     slots = threading.Semaphore(ahead + 1)  # the scan traced and those read ahead
     stop = threading.Event()
@@ -189,8 +191,9 @@ def _refuse_beyond(job: ScanJob, memory: ScanMemory, gate: MemoryGate) -> None:
 
     if gate.base + memory.peak <= gate.ceiling:
         return
-    raise MemoryCeilingRefusal(str(job.scan), f"reading and tracing this scan needs {(gate.base + memory.peak) / GIB:.2f}"
-                               f" GiB (the process {gate.base / GIB:.2f}, then at most {memory.starting / GIB:.2f} "
+    raise MemoryCeilingRefusal(str(job.scan), f"reading and tracing this scan needs "
+                               f"{(gate.base + memory.peak) / GIB:.2f} GiB (the process {gate.base / GIB:.2f}, "
+                               f"then at most {memory.starting / GIB:.2f} "
                                f"to read it and {memory.held / GIB:.2f} to trace it); the ceiling is "
                                f"{gate.ceiling / GIB:.2f} GiB: raise --max-memory or free memory")
 

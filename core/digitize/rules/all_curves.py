@@ -85,7 +85,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
 
     groups = [idx for idx in same_style_groups(calib.curves, skip=by_curve)
               if calib.curves[idx[0]].klass in evidence_by_class]
-    placed = set(by_curve).union(*map(set, groups)) if groups else set(by_curve)
+    placed = set(by_curve).union(*groups)
     # the rest follow their own class's map; where another curve of the same class shares the track (one of
     # them wraps, so they are no joint group), each traced stroke is explained away before the next: one chain,
     # in the calibration's order
@@ -109,7 +109,8 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
                 _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
 
     # each piece reads the maps and writes only its own curves' traces: spread over the process's threads
-    # (``core/common/threads.py``), the longest first, the traces are the same as one after another
+    # (``core/common/threads.py``), the chain (most often the most curves) first; the traces are the same as one
+    # after another
     pieces = ([chain] if rest else []) + [lambda idx=idx: joint(idx) for idx in groups] \
         + [lambda i=i: own_ink(i) for i in by_curve]
     in_order(lambda piece: piece(), pieces)

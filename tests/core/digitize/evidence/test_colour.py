@@ -265,5 +265,6 @@ def test_combining_colour_and_line_style_is_the_product_it_was_in_one_buffer():
     assert np.array_equal(got.view(np.uint32), (cev * (0.5 + 0.5 * np.clip(style, 0.0, 1.0))).view(np.uint32))
     assert np.array_equal(style, kept) and got.dtype == np.float32
     wide = combine(cev, style.astype(np.float64))  # a float64 style map: the product in float64, as before
-    assert wide.dtype == np.float64 and np.array_equal(wide, cev * (0.5 + 0.5 * np.clip(style.astype(np.float64), 0, 1)))
+    assert wide.dtype == np.float64
+    assert np.array_equal(wide, cev * (0.5 + 0.5 * np.clip(style.astype(np.float64), 0, 1)))
     assert combine(cev, None) is cev
