@@ -42,6 +42,19 @@ def _lookup(q, table, out):
             out[r, c] = table[q[r, c]]
 
 
+_NO_TABLE = np.zeros(1, np.float32)
+
+
+def compiled_reading(m, key) -> tuple[np.ndarray, np.ndarray]:
+    """``m[key]`` (a 2-D slice) as a compiled scan reads it: a coded map's codes, a view with nothing decoded, and the
+    table the scan decodes each code it reads by (the values :func:`decode` gives); the float32 values of any other
+    map, and a table that is not read. A band several passes read (the signals, the unclaimed strokes: KGS's track
+    bands were decoded ten times a scan) is decoded where it is read, into no band-sized array."""
+    if isinstance(m, CodedMap):
+        return m.codes[key], _DECODE
+    return np.asarray(m[key], np.float32), _NO_TABLE
+
+
 def max_error(p: np.ndarray | float) -> np.ndarray | float:
     """The largest difference between ``p`` and its decoded code: half a code step at √p."""
     s = np.sqrt(np.clip(p, 0.0, 1.0))

@@ -32,7 +32,7 @@ darkness map) and optionally the tracks' row bands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -57,6 +57,9 @@ class Grid:
     windows: np.ndarray  # (windows + 1,) column edges of the windows
     across: np.ndarray  # (bands, cols): columns that are lines across each band
     bands: list[tuple[int, int]]  # row ranges [lo, hi) the across profile was taken over
+    # the bands' dampings made so far (``band_damping``), and each column's window, kept with the grid
+    _dampings: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+    _window: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -78,8 +81,32 @@ class Grid:
         threshold: such a track read as NULL throughout, the network's clean mask of it notwithstanding.
         ``cols``: some columns only (indices), as in :meth:`map`.
         """
+        return self.band_damping(rows, floor).at(cols)
+
+    def band_damping(self, rows: slice | None = None, floor: float = FLOOR) -> "BandDamping":
+        """The damping of a band of rows (a track) in the form it is spread from (:class:`BandDamping`), made once
+        per band and floor and kept with the grid: a scan's passes read one track's damping ten times and more (the
+        tracing, the unclaimed strokes, the signals of every curve), and the compiled scans read it from this form
+        a row at a time instead of a band-sized float64 array (KGS's 999-row track: 143 MB a read). Safe from
+        several threads: a band made twice at once is the same numbers, and one of them is kept."""
         r0, r1, _ = (rows or slice(0, self.shape[0])).indices(self.shape[0])
-        return self._combined(self.ruled(rows), r0, r1, cols, damped=1.0 - floor)
+        key = (r0, r1, float(floor))
+        found = self._dampings.get(key)
+        if found is None:
+            if self._window is None:
+                self._window = np.searchsorted(self.windows, np.arange(int(self.windows[-1])), side="right") - 1
+            lo = np.array([max(lo, r0) - r0 for lo, _ in self.bands], np.int64)
+            hi = np.array([min(hi, r1) - r0 for _, hi in self.bands], np.int64)
+            across = np.asarray(self.across) if len(self.bands) else np.zeros((0, 1), np.float32)
+            ruled = self.ruled(slice(r0, r1))
+            found = self._dampings.setdefault(key, BandDamping(r0, r1, ruled, self._window, across, lo, hi,
+                                                               np.array([1.0 - floor], ruled.dtype)))
+        return found
+
+    def kept_damping_bytes(self) -> int:
+        """What the bands' dampings kept with the grid hold (:meth:`band_damping`; the column windows with them)."""
+        held = sum(d.along.nbytes + d.lo.nbytes + d.hi.nbytes for d in list(self._dampings.values()))
+        return held + (0 if self._window is None else self._window.nbytes)
 
     def ruled(self, rows: slice | None = None) -> np.ndarray:
         """The along lines of a band of rows (a track), per window, counted in proportion where they leave less
@@ -102,13 +129,10 @@ class Grid:
         6.5-s trace stage). The arithmetic is that NumPy's, in ``along``'s dtype (``tests/core/digitize/page``)."""
         cols = np.arange(int(self.windows[-1])) if cols is None else np.asarray(cols, np.int64)
         window = np.searchsorted(self.windows, cols, side="right") - 1
-        out = np.empty((along.shape[0], cols.size), along.dtype)
         lo = np.array([max(lo, r0) - r0 for lo, _ in self.bands], np.int64)
         hi = np.array([min(hi, r1) - r0 for _, hi in self.bands], np.int64)
         across = np.asarray(self.across) if len(self.bands) else np.zeros((0, 1), np.float32)
-        scale = np.array([0.0 if damped is None else damped], along.dtype)
-        _spread_lines(along, window, cols, across, lo, hi, scale, damped is not None, out)
-        return out
+        return _spread_over(along, window, cols, across, lo, hi, damped)
 
     def across_columns(self, rows: slice, threshold: float = 0.5) -> np.ndarray:
         """Per column, whether an across line (a depth line, a header box's edge) runs through the band of
@@ -134,6 +158,43 @@ class Grid:
         if not len(self.across):
             return np.zeros(0, np.int64)
         return np.flatnonzero(np.max(self.across, axis=0) >= threshold)
+
+
+@dataclass(frozen=True)
+class BandDamping:
+    """The grid's damping of the rows [r0, r1) (a track), in the form it is spread from: at row r and column c,
+    1 − ``scale`` · the larger of ``along[r − r0, window[c]]`` (the band's ruled along lines, ``Grid.ruled``) and
+    ``across[b, c]`` of every band b whose rows [lo[b], hi[b]) (from r0) hold r (``_spread_lines``). A few arrays a
+    few hundred KiB (KGS's 999-row track: 72 KiB of lines, 140 KiB of windows shared by every band), where the
+    factor spread over the band is 8 B a pixel (143 MB). :meth:`at` spreads it; the compiled scans over a track
+    (``rules/track_scans.py``) compute it a row at a time from these arrays."""
+
+    r0: int
+    r1: int
+    along: np.ndarray  # (r1 − r0, windows): the ruled along lines
+    window: np.ndarray  # (columns,): each column's window
+    across: np.ndarray  # (bands, columns): the across lines of each band
+    lo: np.ndarray  # (bands,): each band's first row, from r0 ...
+    hi: np.ndarray  # ... and its end, clipped to [0, r1 − r0]
+    scale: np.ndarray  # (1,): 1 − the floor, in along's dtype
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.r1 - self.r0, self.window.size
+
+    def at(self, cols: np.ndarray | None = None) -> np.ndarray:
+        """The factor over the band's rows at every column, or at ``cols`` (indices): ``Grid.damping``."""
+        cols = np.arange(self.window.size) if cols is None else np.asarray(cols, np.int64)
+        return _spread_over(self.along, self.window[cols], cols, self.across, self.lo, self.hi, float(self.scale[0]))
+
+
+def _spread_over(along: np.ndarray, window: np.ndarray, cols: np.ndarray, across: np.ndarray, lo: np.ndarray,
+            hi: np.ndarray, damped: float | None) -> np.ndarray:
+    """``_spread_lines`` into a new array of ``along``'s dtype."""
+    out = np.empty((along.shape[0], cols.size), along.dtype)
+    scale = np.array([0.0 if damped is None else damped], along.dtype)
+    _spread_lines(along, window, cols, across, lo, hi, scale, damped is not None, out)
+    return out
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

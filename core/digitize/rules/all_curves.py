@@ -128,8 +128,7 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
         if ev is not None and params.ink_checks:
             if not spec.wrap and params.runs("unclaimed_stroke"):
                 lo, hi = spec.track_rows(ev.shape[0])
-                damping = (None if grid is None else
-                           lambda cols: grid.damping(slice(lo, hi + 1), params.grid_floor, cols))
+                damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
                 shares = [j != i and o.shares_track_with(spec) and j not in by_curve
                           for j, o in enumerate(calib.curves)]
                 doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping),

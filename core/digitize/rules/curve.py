@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
-from core.digitize.page.grid import Grid
+from core.digitize.evidence.coded_map import compiled_reading
+from core.digitize.page.grid import BandDamping, Grid
 from core.digitize.rules.confidence import column_confidence
 from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.riding import (
@@ -32,6 +33,7 @@ from core.digitize.rules.riding import (
     on_border,
     on_grid_line,
 )
+from core.digitize.rules.track_scans import damped_product, damping_arguments
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
 from core.digitize.trace.wraps import (
@@ -63,7 +65,7 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
     if grid is None:
         raw = ev = evidence_full[rows].astype(np.float32)
     else:
-        raw, ev = _damped_band(evidence_full, rows, lambda: grid.damping(slice(lo, hi + 1), params.grid_floor))
+        raw, ev = _damped_band(evidence_full, rows, grid.band_damping(slice(lo, hi + 1), params.grid_floor))
     trace, riding = _trace_band(raw, ev, lo, spec, params, grid)
     if riding.any() and params.runs("second_pass"):
         trace = _second_pass(raw, ev, lo, spec, params, grid, riding)
@@ -72,17 +74,27 @@ def trace_curve(evidence_full: np.ndarray, spec: CurveSpec, params: TraceParams 
 
 def _damped_band(evidence_full, rows: slice, damping) -> tuple:
     """The band's undamped evidence as the tracer reads it (``raw``: only where the path runs, so a coded or merged
-    map's band stays a view of its codes, decoded where it is read: ``band``) and the damped evidence (``ev``), the
-    band decoded before the damping (``damping()``) is made and multiplied into the damping's own buffer: the same
-    products as ``raw * damping`` with no third band-sized array beside them (the tallest shared scan's 501 × 52,313
-    band: its float32 band and two float64 ones at once were the trace stage's peak)."""
+    map's band stays a view of its codes, decoded where it is read: ``band``) and the damped evidence (``ev``).
+
+    ``damping``: the grid's damping of the band (``page/grid.py: BandDamping``): the product is written in one
+    compiled pass, each code decoded and each row's damping computed as it is read (``track_scans.damped_product``):
+    no decoded band and no spread damping beside it (the tallest shared scan's 501 × 52,313 band: its float32 band
+    and two float64 ones at once were the trace stage's peak). Or a function giving the damping spread over the band:
+    the band decoded before it is made and multiplied into the damping's own buffer. The same products either way,
+    as NumPy multiplies the float32 band by the damping."""
     view = getattr(evidence_full, "band", None)
+    if isinstance(damping, BandDamping) and damping.along.dtype == np.float64:
+        raw = view(rows) if view is not None else evidence_full[rows].astype(np.float32)
+        band, table = compiled_reading(raw, (slice(None), slice(None)))  # a coded band's codes, any other's floats
+        ev = np.empty(band.shape)
+        damped_product(band, table, *damping_arguments(damping)[1:], ev)
+        return raw, ev
     if view is not None:
         raw = view(rows)
         band = raw[:, :]  # decoded, a fresh array: dropped once multiplied
     else:
         raw = band = evidence_full[rows].astype(np.float32)
-    damp = damping()
+    damp = damping.at() if isinstance(damping, BandDamping) else damping()
     if damp.dtype == np.result_type(band.dtype, damp.dtype):
         return raw, np.multiply(band, damp, out=damp)
     return raw, band * damp

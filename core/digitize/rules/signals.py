@@ -44,9 +44,11 @@ import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
 from core.common.threads import in_order
+from core.digitize.evidence.coded_map import compiled_reading
+from core.digitize.page.grid import BandDamping
 from core.digitize.rules.confidence import CONFIDENCE_COLS, column_confidence
 from core.digitize.rules.passes import BIT, DOUBTS
-from core.digitize.rules.track_scans import strongest_uncovered
+from core.digitize.rules.track_scans import damping_arguments, strongest_uncovered
 
 TOLERANCE_SHARE = 0.05  # rows within this share of the track of a traced curve are its stroke (the tolerance a
 # reading is judged by): evidence there is no rival
@@ -63,19 +65,28 @@ def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep
                    damping=None, row_offset: int = 0) -> np.ndarray:
     """Per column, the strongest evidence of ``evidence`` (a canonical map of one style) in rows ``lo``..``hi``
     farther than ``keep_px`` from every one of ``positions`` (the track's traced curves, canonical rows; NaN where
-    NULL). ``damping``: the grid's factor for those rows at some columns, so a ruled line the map calls a pen is no
-    rival. ``row_offset``: the canonical row of ``evidence``'s first (a map of one track's band)."""
+    NULL). ``damping``: the grid's factor for those rows, so a ruled line the map calls a pen is no rival: the grid's
+    damping of the band (``page/grid.py: BandDamping``, read where it is spread), or a function giving the factor
+    at some columns. ``row_offset``: the canonical row of ``evidence``'s first (a map of one track's band)."""
     cols = positions[0].size if positions else evidence.shape[1]
     out = np.zeros(cols, np.float32)
     traced = (np.stack([np.asarray(p, np.float64) for p in positions]) if positions
               else np.zeros((0, cols)))
+    spread = isinstance(damping, BandDamping)
+    if spread and (damping.r0, damping.r1) != (lo, hi + 1):
+        raise ValueError(f"the damping of rows {damping.r0}..{damping.r1 - 1} for a scan of rows {lo}..{hi}")
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
-        band = np.asarray(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
-        factor = damping(np.arange(c0, c1)) if damping is not None else np.ones((1, 1))
+        rows = slice(lo - row_offset, hi + 1 - row_offset)
+        if damping is None or spread:
+            band, table = compiled_reading(evidence, (rows, slice(c0, c1)))
+        else:  # a factor given at the columns: multiplied here, rounded to the map's float32 as NumPy did in place
+            band = np.asarray(evidence[rows, c0:c1], np.float32)
+            band = (band * np.asarray(damping(np.arange(c0, c1)), np.float64)).astype(np.float32)
+            table = np.zeros(1, np.float32)  # not read: the band is values
         # the rows each curve covers (|row - position| <= keep_px) taken out, the largest of the rest per column
         # (compiled: ``track_scans.py``)
-        strongest_uncovered(band, np.asarray(factor, np.float64), damping is not None,
+        strongest_uncovered(band, table, *damping_arguments(damping if spread else None), c0,
                             np.ascontiguousarray(traced[:, c0:c1]), lo, float(keep_px), out[c0:c1])
     return out
 
@@ -195,7 +206,7 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         else:
             offset, ev = 0, evidence_by_class.get(spec.klass, evidence_by_class.get(0))
             lo, hi = max(lo, 0), min(hi, ev.shape[0] - 1)
-        damping = None if grid is None else (lambda c, a=lo, b=hi: grid.damping(slice(a, b + 1), params.grid_floor, c))
+        damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
         rival = rival_strength(ev, lo, hi, [tr.position] + others, keep, damping, offset)
         on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
         return trace_signals(tr, spec, others, same, rival, on_line, identity.get(i), params.max_gap_px,

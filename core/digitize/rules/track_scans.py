@@ -8,6 +8,13 @@ along the rows): on KGS, 4 of its 6.5-s trace stage. Here one pass over the band
 NumPy's arithmetic (the same float64 differences and roundings, the damped value rounded to float32 where NumPy
 multiplied in place), so the flags and signals are bit for bit the same
 (``tests/core/digitize/rules/test_track_scans.py``).
+
+Each reads the map where it lies: a coded map's codes, decoded pixel by pixel by its table
+(``evidence/coded_map.py: compiled_reading``), and the grid's damping from the form it is spread from
+(``page/grid.py: BandDamping``), a row at a time (:func:`damping_row`). Decoded and spread for every chunk of every
+curve's two scans, a track's band was decoded and its float64 damping written ten times a scan (KGS: the damping
+9 times over 8.9 and 17.8 megapixels, 0.3 s; the decoding as often, 0.1 s); here neither is written at all.
+:func:`damped_product` is the tracer's damped band (``rules/curve.py: _damped_band``) made the same way.
 """
 
 from __future__ import annotations
@@ -15,15 +22,60 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+_UNDAMPED = (False, np.zeros((1, 1)), np.zeros(1, np.int64), np.zeros((0, 1), np.float32), np.zeros(0, np.int64),
+             np.zeros(0, np.int64), np.zeros(1))
+
+
+def damping_arguments(damping) -> tuple:
+    """The compiled scans' damping arguments for a grid's band damping (``page/grid.py: BandDamping``), or None:
+    (damped, along, window, across, lo, hi, scale)."""
+    if damping is None:
+        return _UNDAMPED
+    return (True, np.ascontiguousarray(damping.along, np.float64), damping.window,
+            np.ascontiguousarray(damping.across), damping.lo, damping.hi, np.asarray(damping.scale, np.float64))
+
+
+def evidence_value(band, table, r, j):
+    """The map's value at [r, j]: ``table[band[r, j]]`` for codes (an integer band), ``band[r, j]`` otherwise."""
+    return table[band[r, j]] if np.issubdtype(band.dtype, np.integer) else band[r, j]
+
+
+@overload(evidence_value, jit_options={"nogil": True})
+def _evidence_value(band, table, r, j):
+    if isinstance(band.dtype, types.Integer):
+        return lambda band, table, r, j: table[band[r, j]]
+    return lambda band, table, r, j: band[r, j]
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def strongest_uncovered(band, damping, damped, positions, lo, keep_px, out):
-    """Per column j of ``band`` (rows × columns, float32: the map's rows ``lo``… of a track), the largest value at
-    the rows no curve covers, 0 counted for a covered row (``out``, float32). A curve at row q of
-    ``positions[k, j]`` (NaN: none) covers the rows ceil(q − ``keep_px``) … floor(q + ``keep_px``). With
-    ``damped``, each value is first multiplied by ``damping[r, j]`` (float64) and rounded to float32."""
+def damping_row(along, window, across, lo, hi, scale, r, c0, line, out):
+    """The grid's damping at row ``r`` of a band (``page/grid.py: BandDamping``'s arrays), columns ``c0`` … ``c0 +
+    out.size − 1``, into ``out``: the values ``_spread_lines`` spreads (the lines' maximum taken in float64 in
+    ``line``, then 1 − ``scale`` · that in ``out``'s dtype), one row at a time."""
+    one = np.ones(1, out.dtype)[0]
+    k = scale[0]
+    n = out.size
+    for j in range(n):
+        line[j] = along[r, window[c0 + j]]
+    for b in range(lo.size):
+        if lo[b] <= r < hi[b]:
+            for j in range(n):
+                line[j] = max(line[j], np.float64(across[b, c0 + j]))
+    for j in range(n):
+        out[j] = line[j]
+        out[j] = one - k * out[j]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def strongest_uncovered(band, table, damped, along, window, across, dlo, dhi, scale, c0, positions, lo, keep_px, out):
+    """Per column j of ``band`` (rows × columns: the map's rows ``lo``… of a track, columns ``c0``…; codes decoded by
+    ``table``, or float32 values), the largest value at the rows no curve covers, 0 counted for a covered row
+    (``out``, float32). A curve at row q of ``positions[k, j]`` (NaN: none) covers the rows ceil(q − ``keep_px``) …
+    floor(q + ``keep_px``). With ``damped``, each value is first multiplied by the grid's damping there (float64,
+    :func:`damping_row` of the band's rows from ``along``… ``scale``) and rounded to float32."""
     height, n = band.shape
     k = positions.shape[0]
     first = np.zeros((k, n), np.int64)
@@ -34,11 +86,15 @@ def strongest_uncovered(band, damping, damped, positions, lo, keep_px, out):
             if math.isfinite(q):
                 first[c, j] = int(min(max(np.ceil(q - keep_px) - lo, 0.0), float(height)))
                 past[c, j] = int(min(max(np.floor(q + keep_px) - lo + 1, 0.0), float(height)))
+    line = np.empty(n)
+    factor = np.ones(n)
     for r in range(height):
+        if damped:
+            damping_row(along, window, across, dlo, dhi, scale, r, c0, line, factor)
         for j in range(n):
-            v = band[r, j]
+            v = np.float32(evidence_value(band, table, r, j))
             if damped:
-                v = np.float32(np.float64(v) * damping[r, j])
+                v = np.float32(np.float64(v) * factor[j])
             for c in range(k):
                 if first[c, j] <= r < past[c, j]:
                     v = np.float32(0.0)
@@ -48,18 +104,24 @@ def strongest_uncovered(band, damping, damped, positions, lo, keep_px, out):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def uncovered_ink_rows(band, damping, damped, threshold, positions, lo, claim_px, out):
-    """Per column j of ``band`` (rows × columns, float32: the map's rows ``lo``… of a track), how many rows hold ink
-    (the value, times ``damping[r, j]`` in float64 where ``damped``, at ``threshold`` or above) farther than
-    ``claim_px`` from every curve of ``positions[k, j]`` (NaN: none), added into ``out``."""
+def uncovered_ink_rows(band, table, damped, along, window, across, dlo, dhi, scale, c0, threshold, positions, lo,
+                       claim_px, out):
+    """Per column j of ``band`` (rows × columns: the map's rows ``lo``… of a track, columns ``c0``…; codes decoded by
+    ``table``, or values), how many rows hold ink (the value, times the grid's damping there in float64 where
+    ``damped``, :func:`damping_row`, at ``threshold`` or above) farther than ``claim_px`` from every curve of
+    ``positions[k, j]`` (NaN: none), added into ``out``."""
     height, n = band.shape
     k = positions.shape[0]
+    line = np.empty(n)
+    factor = np.ones(n)
     for r in range(height):
         row = np.float64(np.float32(lo + r))
+        if damped:
+            damping_row(along, window, across, dlo, dhi, scale, r, c0, line, factor)
         for j in range(n):
-            v = np.float64(band[r, j])
+            v = np.float64(evidence_value(band, table, r, j))
             if damped:
-                v = v * damping[r, j]
+                v = v * factor[j]
             if not v >= threshold:
                 continue
             covered = False
@@ -69,3 +131,17 @@ def uncovered_ink_rows(band, damping, damped, threshold, positions, lo, claim_px
                     break
             if not covered:
                 out[j] += 1
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def damped_product(band, table, along, window, across, dlo, dhi, scale, out):
+    """``out`` (float64, rows × columns): each value of ``band`` (codes decoded by ``table``, or float32 values) times
+    the grid's damping there (:func:`damping_row`, the band's rows from its first and every column), as NumPy
+    multiplies a float32 band by a float64 damping."""
+    height, n = band.shape
+    line = np.empty(n)
+    factor = np.empty(n)
+    for r in range(height):
+        damping_row(along, window, across, dlo, dhi, scale, r, 0, line, factor)
+        for j in range(n):
+            out[r, j] = np.float64(np.float32(evidence_value(band, table, r, j))) * factor[j]

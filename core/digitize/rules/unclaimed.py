@@ -17,7 +17,9 @@ from collections.abc import Callable
 import numpy as np
 
 from core.common.runs import distance_to_true
-from core.digitize.rules.track_scans import uncovered_ink_rows
+from core.digitize.evidence.coded_map import compiled_reading
+from core.digitize.page.grid import BandDamping
+from core.digitize.rules.track_scans import damping_arguments, uncovered_ink_rows
 
 # a trace this near a neighbour's (a share of the track's width: the tolerance a reading is judged by) lies beside
 # it. A fixed 12 px missed hard_006's dots drifting 13-20 px from the caliper on its 423-px track (173 of 485 wrong
@@ -33,13 +35,15 @@ CHUNK = 4096
 
 def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track: list[bool], evidence: np.ndarray,
                                lo: int, hi: int, threshold: float,
-                               damping: Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+                               damping: BandDamping | Callable[[np.ndarray], np.ndarray] | None = None
+                               ) -> np.ndarray:
     """Columns where curve ``i`` lies beside a neighbour (:data:`BESIDE_SHARE_OF_TRACK`) while its style's
     evidence holds a stroke in the track (rows ``lo``..``hi``) that no traced curve covers, both over a window
     of :data:`WINDOW_COLS` columns. ``positions``: every curve's rows per column (NaN where NULL); ``shares_track``:
     which of them share curve ``i``'s track; ``evidence``: the canonical map of curve ``i``'s style;
-    ``damping``: the grid's factor for the track's rows at some columns (indices), read a chunk at a time (a
-    tall track's whole band is 100 MB and more; a ruled line the map calls a curve is no stroke)."""
+    ``damping``: the grid's factor for the track's rows (a ruled line the map calls a curve is no stroke): the
+    grid's damping of the band (``page/grid.py: BandDamping``, read where it is spread), or a function giving the
+    factor at some columns (indices), read a chunk at a time (a tall track's whole band is 100 MB and more)."""
     pos = positions[i]
     cols = pos.size
     others = [p for j, p in enumerate(positions) if j != i and shares_track[j]]
@@ -51,19 +55,24 @@ def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track
             beside |= np.abs(pos - p) <= BESIDE_SHARE_OF_TRACK * (hi - lo)
     traced = np.stack([pos] + others).astype(np.float64)
     unclaimed = np.zeros(cols, bool)
+    spread = isinstance(damping, BandDamping)
+    if spread and (damping.r0, damping.r1) != (lo, hi + 1):
+        raise ValueError(f"the damping of rows {damping.r0}..{damping.r1 - 1} for a scan of rows {lo}..{hi}")
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
-        band = np.asarray(evidence[lo : hi + 1, c0:c1], np.float32)
-        factor = np.ones((1, 1)) if damping is None else np.asarray(damping(np.arange(c0, c1)))
-        damped = damping is not None and factor.dtype == np.float64  # the grid's: the product in float64, compiled
-        if damping is not None and not damped:
-            band = band * factor
+        if damping is None or spread:  # the grid's damping is float64: the product in float64, compiled
+            band, table = compiled_reading(evidence, (slice(lo, hi + 1), slice(c0, c1)))
+            precision = np.float64 if spread else np.float32
+        else:  # a factor given at the columns: the product in its precision (float64 or float32) as NumPy takes it
+            band = np.asarray(evidence[lo : hi + 1, c0:c1], np.float32) * np.asarray(damping(np.arange(c0, c1)))
+            table = np.zeros(1, np.float32)  # not read: the band is values
+            precision = band.dtype.type
         # ink where the value reaches the threshold, compared in the value's precision (a Python float against a
         # float32 map compares in float32)
-        at = float(threshold) if damped else float(band.dtype.type(threshold))
+        at = float(precision(threshold))
         rows = np.zeros(c1 - c0, np.int64)
-        uncovered_ink_rows(band, factor, damped, at, np.ascontiguousarray(traced[:, c0:c1]), lo, float(CLAIM_PX),
-                           rows)
+        uncovered_ink_rows(band, table, *damping_arguments(damping if spread else None), c0, at,
+                           np.ascontiguousarray(traced[:, c0:c1]), lo, float(CLAIM_PX), rows)
         unclaimed[c0:c1] = rows >= MIN_INK_ROWS
     k = np.ones(WINDOW_COLS) / WINDOW_COLS
     share_beside = np.convolve(beside.astype(float), k, mode="same")

@@ -8,6 +8,7 @@ import numpy as np
 
 from core.digitize.evidence.coded_map import CodedMap, encode
 from core.digitize.evidence.style import MergedEvidence
+from core.digitize.page.grid import Grid
 from core.digitize.rules.curve import _damped_band
 
 
@@ -43,3 +44,21 @@ def test_a_float32_damping_is_multiplied_in_its_own_buffer():
     want = maps[1][0:35] * damping
     raw, ev = _damped_band(maps[1], slice(0, 35), lambda: damping)
     assert ev is damping and np.array_equal(ev, want)
+
+
+def test_the_band_damped_in_one_compiled_pass_is_the_band_times_the_spread_damping():
+    """With the grid's band damping (``Grid.band_damping``) the product is written in one compiled pass from the codes
+    (or the merged or plain floats): the same numbers as the decoded band times the spread damping."""
+    rng = np.random.default_rng(7)
+    maps = _maps(rng)
+    edges = np.array([0, 200, 500])
+    along = (rng.random((60, 2)) * (rng.random((60, 2)) < 0.3)).astype(np.float32)
+    across = (rng.random((2, 500)) * (rng.random((2, 500)) < 0.2)).astype(np.float32)
+    grid = Grid(along, edges, across, [(5, 40), (30, 60)])
+    rows = slice(12, 47)
+    path, cols = rng.integers(0, 35, 500), np.arange(500)
+    for evidence in (maps[2], MergedEvidence(maps, 2, [(3, 0.5)]), np.asarray(maps[1], np.float32)):
+        want_raw, want_ev = _damped_band(evidence, rows, lambda: grid.damping(rows, 0.15))
+        raw, ev = _damped_band(evidence, rows, grid.band_damping(rows, 0.15))
+        assert ev.dtype == want_ev.dtype == np.float64 and np.array_equal(ev, want_ev)
+        assert type(raw) is type(want_raw) and np.array_equal(raw[path, cols], want_raw[path, cols])

@@ -5,8 +5,11 @@ NULL and sit exactly on a claim's or a cover's edge, damped by a float64 grid fa
 import numpy as np
 import pytest
 
+from core.digitize.evidence.coded_map import CodedMap, compiled_reading, encode
+from core.digitize.page.grid import BandDamping, Grid
 from core.digitize.rules import signals, track_scans, unclaimed
 from core.digitize.rules.signals import rival_strength
+from core.digitize.rules.track_scans import damping_arguments
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
 
 
@@ -116,12 +119,90 @@ def test_the_kernels_on_a_band_worked_by_hand():
     band = np.array([[0.9, 0.2, 0.6], [0.1, 0.8, 0.7], [0.7, 0.3, 0.9], [0.2, 0.9, 0.1], [0.4, 0.1, 0.5]],
                     np.float32)
     positions = np.array([[12.0, 12.0, np.nan]])
-    half = np.full(band.shape, 0.5)
+    half = BandDamping(10, 15, np.ones((5, 1)), np.zeros(3, np.int64), np.zeros((0, 3), np.float32),
+                       np.zeros(0, np.int64), np.zeros(0, np.int64), np.array([0.5]))  # 1 − 0.5 · 1 everywhere
+    assert np.array_equal(half.at(), np.full(band.shape, 0.5))
+    table = np.zeros(1, np.float32)
     out = np.zeros(3, np.float32)
-    track_scans.strongest_uncovered(band, half, False, positions, 10, 1.0, out)
+    track_scans.strongest_uncovered(band, table, *damping_arguments(None), 0, positions, 10, 1.0, out)
     assert out.tolist() == pytest.approx([0.9, 0.2, 0.9])
-    track_scans.strongest_uncovered(band, half, True, positions, 10, 1.0, out)
+    track_scans.strongest_uncovered(band, table, *damping_arguments(half), 0, positions, 10, 1.0, out)
     assert out.tolist() == pytest.approx([0.45, 0.1, 0.45])
     rows = np.array([1, 1, 1], np.int64)
-    track_scans.uncovered_ink_rows(band, half, False, 0.5, positions, 10, 1.0, rows)
+    track_scans.uncovered_ink_rows(band, table, *damping_arguments(None), 0, 0.5, positions, 10, 1.0, rows)
     assert rows.tolist() == [1 + 1, 1 + 0, 1 + 4]  # column 0: row 10 (0.9); column 1: none; column 2: all but 0.1
+
+
+def _grid(rng, rows: int, cols: int) -> Grid:
+    """A random grid: along lines in a few windows, across lines in bands that overlap, clip or miss a track."""
+    n = int(rng.integers(1, 6))
+    edges = np.linspace(0, cols, n + 1).round().astype(np.int64)
+    along = (rng.random((rows, n)) * (rng.random((rows, n)) < 0.4)).astype(np.float32)
+    bands = [(int(rng.integers(0, rows)), int(rng.integers(0, rows + 1))) for _ in range(rng.integers(0, 4))]
+    across = (rng.random((len(bands), cols)) * (rng.random((len(bands), cols)) < 0.3)).astype(np.float32)
+    return Grid(along, edges, across, bands)
+
+
+def test_the_damping_computed_a_row_at_a_time_is_the_spread_one():
+    """``track_scans.damping_row`` from the band's form (``Grid.band_damping``) gives every row of
+    ``Grid.damping``, bit for bit, from any first column."""
+    rng = np.random.default_rng(11)
+    for _ in range(40):
+        rows, cols = int(rng.integers(5, 60)), int(rng.integers(10, 300))
+        g = _grid(rng, rows, cols)
+        r0 = int(rng.integers(0, rows - 1))
+        r1 = int(rng.integers(r0 + 1, rows + 1))
+        floor = float(rng.random())
+        want = g.damping(slice(r0, r1), floor)
+        damped, *args = damping_arguments(g.band_damping(slice(r0, r1), floor))
+        c0 = int(rng.integers(0, cols))
+        n = cols - c0
+        for r in range(r1 - r0):
+            out = np.empty(n)
+            track_scans.damping_row(*args[:-1], args[-1], r, c0, np.empty(n), out)
+            assert damped and want.dtype == out.dtype and np.array_equal(out, want[r, c0:])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_scans_read_coded_maps_and_the_band_damping_as_the_numpy_of_before(seed, monkeypatch):
+    """The signals' rival and the unclaimed strokes over a coded map, damped by the grid's band damping read where
+    it is spread: the NumPy of before over the decoded map and the spread damping, bit for bit."""
+    monkeypatch.setattr(signals, "CHUNK", 256)
+    monkeypatch.setattr(unclaimed, "CHUNK", 256)
+    rng, ev, positions, _ = _case(seed)
+    coded = CodedMap(encode(ev))
+    decoded = np.asarray(coded, np.float32)
+    g = _grid(rng, *ev.shape)
+    lo, hi = int(rng.integers(0, 20)), int(rng.integers(60, 90))
+    floor = float(rng.choice([0.15, 0.4]))
+    band = g.band_damping(slice(lo, hi + 1), floor)
+    spread = lambda c: g.damping(slice(lo, hi + 1), floor, c)  # noqa: E731
+    for evidence in (coded, decoded):
+        for damping, want_damping in ((band, spread), (None, None)):
+            got = rival_strength(evidence, lo, hi, positions, 3.7, damping)
+            assert np.array_equal(got, _rival_numpy(decoded, lo, hi, positions, 3.7, want_damping))
+    positions = positions + [positions[0] + 3.0]
+    shares = [True] * len(positions)
+    for evidence in (coded, decoded):
+        for damping, want_damping in ((band, spread), (None, None)):
+            for i in range(len(positions)):
+                got = beside_an_unclaimed_stroke(i, positions, shares, evidence, lo, hi, 0.3, damping)
+                assert np.array_equal(got, _unclaimed_numpy(i, positions, shares, decoded, lo, hi, 0.3, want_damping))
+    with pytest.raises(ValueError, match="damping of rows"):  # another band's damping is no damping of this one
+        rival_strength(coded, lo + 1, hi, positions, 3.7, band)
+
+
+def test_the_damped_product_is_numpys():
+    """``track_scans.damped_product``: a band (codes or float32) times the band's damping, as NumPy multiplies the
+    decoded float32 band by the spread float64 damping."""
+    rng = np.random.default_rng(3)
+    for _ in range(10):
+        g = _grid(rng, 70, 500)
+        rows = slice(int(rng.integers(0, 30)), int(rng.integers(31, 70)))
+        codes = encode(rng.random((70, 500), np.float32) ** 2)[rows]
+        want = np.asarray(CodedMap(codes), np.float32) * g.damping(rows, 0.15)
+        for band, table in ((codes, compiled_reading(CodedMap(codes), slice(None))[1]),
+                            (np.asarray(CodedMap(codes), np.float32), np.zeros(1, np.float32))):
+            out = np.empty(want.shape)
+            track_scans.damped_product(band, table, *damping_arguments(g.band_damping(rows, 0.15))[1:], out)
+            assert np.array_equal(out, want)
