@@ -103,6 +103,11 @@ class Grid:
                                                                np.array([1.0 - floor], ruled.dtype)))
         return found
 
+    def let_go_of_dampings(self) -> None:
+        """Drop the bands' dampings kept so far (:meth:`band_damping`): a scan's tracing is done with them."""
+        self._dampings.clear()
+        self._window = None
+
     def kept_damping_bytes(self) -> int:
         """What the bands' dampings kept with the grid hold (:meth:`band_damping`; the column windows with them)."""
         held = sum(d.along.nbytes + d.lo.nbytes + d.hi.nbytes for d in list(self._dampings.values()))

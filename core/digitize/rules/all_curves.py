@@ -57,6 +57,16 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
     logs the classical median r fell from 0.578 to 0.104, since without line styles the second and
     third lines land on the wrong curves, where the strongest line often correlates with them all.
     """
+    try:
+        return _traced(evidence_by_class, calib, params, grid, by_curve, ink, body_start)
+    finally:  # the bands' dampings the passes shared (``Grid.band_damping``) are the scan's tracing's alone
+        if grid is not None:
+            grid.let_go_of_dampings()
+
+
+def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None, grid: Grid | None,
+            by_curve: dict[int, tuple] | None, ink: np.ndarray | None, body_start: int) -> list[Trace]:
+    """:func:`trace_all`'s work."""
     from core.digitize.trace.crossings import order_at_top, same_style_groups
 
     params = params or TraceParams()

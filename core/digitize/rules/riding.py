@@ -268,12 +268,19 @@ def neighbour_rides(position: np.ndarray, observed: np.ndarray, other: np.ndarra
 
 
 def strength_along(evidence, position: np.ndarray, row_offset: int = 0) -> np.ndarray:
-    """A map's evidence at a trace's positions (0 where the trace has none); ``evidence`` may be a coded map,
-    read one band of rows at a time."""
+    """A map's evidence at a trace's positions (0 where the trace has none); ``evidence`` may be a coded map, read
+    at those pixels alone (the band of rows the trace spans, decoded whole, was 0.09 s of KGS's 11 reads)."""
     ok = np.isfinite(position)
     out = np.zeros(position.size, np.float32)
     if not ok.any():
         return out
+    rows = np.rint(position[ok]).astype(np.int64) - row_offset
+    lo, hi = int(max(0, rows.min())), int(min(evidence.shape[0] - 1, rows.max()))
+    if hi < lo:
+        return out
+    cols = np.flatnonzero(ok)
+    out[cols] = np.asarray(evidence[np.clip(rows, lo, hi), cols], np.float32)
+    return out
     rows = np.rint(position[ok]).astype(np.int64) - row_offset
     lo, hi = int(max(0, rows.min())), int(min(evidence.shape[0] - 1, rows.max()))
     if hi < lo:

@@ -172,17 +172,24 @@ def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.
 
 def stroke_width(ev, position: np.ndarray, observed: np.ndarray, lo: int, hi: int, offset: int) -> float:
     """The median width, in pixels across, of the run of ``ev`` (rows ``offset`` on) at or over ``STROKE_EVIDENCE``
-    that holds the path, over every 4th column the curve was seen on within rows [lo, hi]; 0 where there is none."""
+    that holds the path, over every 4th column the curve was seen on within rows [lo, hi]; 0 where there is none.
+    The columns are read ``CHUNK`` at a time, each chunk's rows in one read (one column a read was 7,400 reads of a
+    coded map on KGS, 0.1 s)."""
+    cs = np.flatnonzero(observed & np.isfinite(position))[::4]
+    at = np.rint(position[cs]).astype(np.int64) - lo  # the path's row in each column (half to even, as round())
     widths = []
-    for c in np.flatnonzero(observed & np.isfinite(position))[::4]:
-        col = np.asarray(ev[lo - offset : hi + 1 - offset, c], np.float32) >= STROKE_EVIDENCE
-        r = int(round(float(position[c]))) - lo
-        if not 0 <= r < col.size or not col[r]:
-            continue
-        off = np.flatnonzero(~col)
-        above, below = off[off < r], off[off > r]
-        widths.append((below[0] if below.size else col.size) - (above[-1] + 1 if above.size else 0))
-    return float(np.median(widths)) if widths else 0.0
+    for k in range(0, cs.size, CHUNK):
+        c, r = cs[k : k + CHUNK], at[k : k + CHUNK]
+        stroke = np.asarray(ev[lo - offset : hi + 1 - offset, c], np.float32) >= STROKE_EVIDENCE
+        inside = np.flatnonzero((r >= 0) & (r < stroke.shape[0]))
+        on = inside[stroke[r[inside], inside]]  # the columns whose path row is on the stroke
+        stroke, r = stroke[:, on], r[on]
+        row = np.arange(stroke.shape[0])[:, None]
+        below = np.where(~stroke & (row > r), row, stroke.shape[0]).min(axis=0, initial=stroke.shape[0])
+        above = np.where(~stroke & (row < r), row, -1).max(axis=0, initial=-1)
+        widths.append(below - (above + 1))
+    widths = np.concatenate(widths) if widths else np.zeros(0, np.int64)
+    return float(np.median(widths)) if widths.size else 0.0
 
 
 def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: dict, grid, params,

@@ -40,3 +40,31 @@ def test_the_compiled_spread_is_the_numpy_one():
         want = _combined_numpy(g, g.along[r0:r1], r0, r1, pick)
         got = g.map(slice(r0, r1), pick)
         assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_a_bands_damping_is_made_once_and_is_the_one_made_afresh():
+    """``Grid.band_damping`` keeps a band's damping per rows and floor: asked again (from several threads at once
+    too) it is the one kept, and spread it is what a fresh grid's damping and the NumPy of before give; another
+    band or floor is another; let go of, none is held."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(1)
+    rows, cols = 80, 900
+    edges = np.linspace(0, cols, 4).round().astype(np.int64)
+    along = (rng.random((rows, 3)) * (rng.random((rows, 3)) < 0.4)).astype(np.float32)
+    bands = [(0, 40), (35, 80)]
+    across = (rng.random((2, cols)) * (rng.random((2, cols)) < 0.2)).astype(np.float32)
+    g = Grid(along, edges, across, bands)
+    with ThreadPoolExecutor(4) as pool:
+        kept = list(pool.map(lambda _: g.band_damping(slice(10, 60), 0.15), range(16)))
+    assert all(k is kept[0] for k in kept) and g.band_damping(slice(10, 60), 0.15) is kept[0]
+    fresh = Grid(along.copy(), edges.copy(), across.copy(), list(bands))
+    want = 1.0 - (1.0 - 0.15) * _combined_numpy(fresh, fresh.ruled(slice(10, 60)), 10, 60)
+    for got in (kept[0].at(), g.damping(slice(10, 60), 0.15), fresh.damping(slice(10, 60), 0.15)):
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    pick = rng.integers(0, cols, 50)
+    assert np.array_equal(kept[0].at(pick), fresh.damping(slice(10, 60), 0.15, pick))
+    assert g.band_damping(slice(10, 61), 0.15) is not kept[0] and g.band_damping(slice(10, 60), 0.3) is not kept[0]
+    assert 0 < g.kept_damping_bytes() < 3 * 50 * 3 * 8 + cols * 8 + 1024  # the lines and windows, not the spread
+    g.let_go_of_dampings()
+    assert g.kept_damping_bytes() == 0 and g.band_damping(slice(10, 60), 0.15) is not kept[0]

@@ -206,3 +206,60 @@ def test_the_damped_product_is_numpys():
             out = np.empty(want.shape)
             track_scans.damped_product(band, table, *damping_arguments(g.band_damping(rows, 0.15))[1:], out)
             assert np.array_equal(out, want)
+
+
+def _stroke_width_by_column(ev, position, observed, lo, hi, offset):
+    """signals.stroke_width as it was, one column a read."""
+    widths = []
+    for c in np.flatnonzero(observed & np.isfinite(position))[::4]:
+        col = np.asarray(ev[lo - offset : hi + 1 - offset, c], np.float32) >= signals.STROKE_EVIDENCE
+        r = int(round(float(position[c]))) - lo
+        if not 0 <= r < col.size or not col[r]:
+            continue
+        off = np.flatnonzero(~col)
+        above, below = off[off < r], off[off > r]
+        widths.append((below[0] if below.size else col.size) - (above[-1] + 1 if above.size else 0))
+    return float(np.median(widths)) if widths else 0.0
+
+
+def _strength_along_band(evidence, position, row_offset=0):
+    """riding.strength_along as it was: the band of rows the trace spans read whole, then the trace's pixels."""
+    ok = np.isfinite(position)
+    out = np.zeros(position.size, np.float32)
+    if not ok.any():
+        return out
+    rows = np.rint(position[ok]).astype(np.int64) - row_offset
+    lo, hi = int(max(0, rows.min())), int(min(evidence.shape[0] - 1, rows.max()))
+    if hi < lo:
+        return out
+    band = np.asarray(evidence[lo : hi + 1], np.float32)
+    cols = np.flatnonzero(ok)
+    out[cols] = band[np.clip(rows, lo, hi) - lo, cols]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_stroke_width_and_the_strength_along_read_in_one_go_are_those_read_column_by_column(seed, monkeypatch):
+    """``signals.stroke_width`` reads its columns in chunks, ``riding.strength_along`` only the trace's pixels: the
+    same widths and strengths as one column a read, and the band read whole, on coded, merged and float maps, paths
+    leaving the band, half rows and NULLs."""
+    from core.digitize.evidence.style import MergedEvidence
+    from core.digitize.rules.riding import strength_along
+
+    monkeypatch.setattr(signals, "CHUNK", 64)
+    rng, ev, positions, _ = _case(seed)
+    ev = np.where(rng.random(ev.shape) < 0.5, np.maximum(ev, 0.6), ev).astype(np.float32)  # strokes a few rows wide
+    maps = {k: CodedMap(encode(np.roll(ev, 7 * k, axis=0))) for k in (1, 2, 3)}
+    for evidence in (maps[1], MergedEvidence(maps, 2, [(3, 0.5)]), ev, ev.astype(np.float64)):
+        for p in positions:
+            observed = rng.random(p.size) < 0.8
+            for lo, hi, offset in ((0, ev.shape[0] - 1, 0), (10, 70, 0), (25, 60, 5)):
+                m = evidence if offset == 0 else (evidence[offset:] if isinstance(evidence, np.ndarray)
+                                                  else evidence.band(slice(offset, None)))
+                assert signals.stroke_width(m, p, observed, lo, hi, offset) == \
+                    _stroke_width_by_column(m, p, observed, lo, hi, offset)
+            for offset in (0, 5):
+                m = evidence if offset == 0 else (evidence[offset:] if isinstance(evidence, np.ndarray)
+                                                  else evidence.band(slice(offset, None)))
+                got = strength_along(m, p, offset)
+                assert got.dtype == np.float32 and np.array_equal(got, _strength_along_band(m, p, offset))
