@@ -18,6 +18,7 @@ from numba import njit
 
 TOP = 65535
 _DECODE = ((np.arange(TOP + 1, dtype=np.float64) / TOP) ** 2).astype(np.float32)
+DECODE_TABLE = _DECODE  # each code's probability (read only): what a compiled reader decodes codes by
 
 
 def encode(p: np.ndarray) -> np.ndarray:

@@ -82,6 +82,19 @@ class MergedEvidence:
         return MergedEvidence(maps, self.klass, self.extra)
 
 
+def merged_codes(m) -> tuple | None:
+    """A merged band's codes as the compiled tracer reads them (``rules/track_scans.py: merged_damped_product``): its
+    own map's codes, a tuple of each unclaimed style's and their weights (float32, as NumPy weighs a float32 map by a
+    Python float); None unless ``m`` is a :class:`MergedEvidence` of coded maps."""
+    from core.digitize.evidence.coded_map import CodedMap
+
+    if not isinstance(m, MergedEvidence) or not all(isinstance(m.maps[k], CodedMap) for k, _ in m.extra) \
+            or not isinstance(m.maps[m.klass], CodedMap):
+        return None
+    return (m.maps[m.klass].codes, tuple(m.maps[k].codes for k, _ in m.extra),
+            np.array([w for _, w in m.extra], np.float32))
+
+
 def style_evidence(evidence_by_class: dict, spec: CurveSpec, curves: list[CurveSpec], mode: UnclaimedStyles):
     """The map ``spec`` is traced on: its class's, taking in the unclaimed styles' (``unclaimed_styles``)."""
     extra = [(k, w) for k, w in unclaimed_styles(spec, curves, mode) if k in evidence_by_class]

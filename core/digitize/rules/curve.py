@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
-from core.digitize.evidence.coded_map import compiled_reading
+from core.digitize.evidence.coded_map import DECODE_TABLE, compiled_reading
+from core.digitize.evidence.style import merged_codes
 from core.digitize.page.grid import BandDamping, Grid
 from core.digitize.rules.confidence import column_confidence
 from core.digitize.rules.passes import BIT, doubt, no_reading
@@ -33,7 +34,7 @@ from core.digitize.rules.riding import (
     on_border,
     on_grid_line,
 )
-from core.digitize.rules.track_scans import damped_product, damping_arguments
+from core.digitize.rules.track_scans import damped_product, damping_arguments, merged_damped_product
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
 from core.digitize.trace.wraps import (
@@ -85,6 +86,11 @@ def _damped_band(evidence_full, rows: slice, damping) -> tuple:
     view = getattr(evidence_full, "band", None)
     if isinstance(damping, BandDamping) and damping.along.dtype == np.float64:
         raw = view(rows) if view is not None else evidence_full[rows].astype(np.float32)
+        merged = merged_codes(raw)
+        if merged is not None:  # a style's codes and the unclaimed styles', summed as they are read
+            ev = np.empty(raw.shape)
+            merged_damped_product(*merged, DECODE_TABLE, *damping_arguments(damping)[1:], ev)
+            return raw, ev
         band, table = compiled_reading(raw, (slice(None), slice(None)))  # a coded band's codes, any other's floats
         ev = np.empty(band.shape)
         damped_product(band, table, *damping_arguments(damping)[1:], ev)

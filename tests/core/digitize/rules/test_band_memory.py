@@ -57,7 +57,9 @@ def test_the_band_damped_in_one_compiled_pass_is_the_band_times_the_spread_dampi
     grid = Grid(along, edges, across, [(5, 40), (30, 60)])
     rows = slice(12, 47)
     path, cols = rng.integers(0, 35, 500), np.arange(500)
-    for evidence in (maps[2], MergedEvidence(maps, 2, [(3, 0.5)]), np.asarray(maps[1], np.float32)):
+    merged = [MergedEvidence(maps, 2, [(3, 0.5)]), MergedEvidence(maps, 1, [(2, 1.0 / 3.0), (3, 2.0 / 3.0)])]
+    assert (merged[1][:, :] == 1.0).any()  # sums over 1, taken at 1
+    for evidence in [maps[2], *merged, np.asarray(maps[1], np.float32)]:
         want_raw, want_ev = _damped_band(evidence, rows, lambda: grid.damping(rows, 0.15))
         raw, ev = _damped_band(evidence, rows, grid.band_damping(rows, 0.15))
         assert ev.dtype == want_ev.dtype == np.float64 and np.array_equal(ev, want_ev)
