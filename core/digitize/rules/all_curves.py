@@ -28,7 +28,7 @@ from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
 from core.digitize.rules.riding import neighbour_rides, strength_along
 from core.digitize.rules.signals import scan_signals
-from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke
+from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke, unclaimed_columns
 from core.digitize.trace.params import Trace, TraceParams
 from core.io.calibration import Calibration, CurveSpec
 
@@ -130,19 +130,38 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         _fill_hidden(traces, calib.curves, params)
     positions = [tr.position for tr in traces]
 
+    def unclaimed_scan(i: int) -> tuple | None:  # what curve i's pass ``unclaimed_stroke`` reads; None: it looks not
+        spec = calib.curves[i]
+        ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
+        if ev is None or not params.ink_checks or spec.wrap or not params.runs("unclaimed_stroke"):
+            return None
+        lo, hi = spec.track_rows(ev.shape[0])
+        shares = [j != i and o.shares_track_with(spec) and j not in by_curve for j, o in enumerate(calib.curves)]
+        return (ev, lo, hi, shares) if any(shares) else None
+
+    scans = [unclaimed_scan(i) for i in range(len(traces))]
+    # the curves of one style in one track (KGS's DT and LTEN) read the same unclaimed strokes: the same map, rows
+    # and traced curves (any of them covers a row: their order changes nothing), read once
+    keys = [None if sc is None else (id(sc[0]), sc[1], sc[2], frozenset([i] + np.flatnonzero(sc[3]).tolist()))
+            for i, sc in enumerate(scans)]
+    first = {k: keys.index(k) for k in dict.fromkeys(keys) if k is not None}
+
+    def strokes(i: int) -> np.ndarray:
+        ev, lo, hi, shares = scans[i]
+        damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
+        return unclaimed_columns([positions[i]] + [p for j, p in enumerate(positions) if shares[j]], ev, lo, hi,
+                                 params.threshold, damping)
+
+    unclaimed = dict(zip(first, in_order(strokes, first.values())))
+
     def checked(i: int) -> None:  # with every curve's place and scale final: doubts on this curve's flags alone
         tr, spec = traces[i], calib.curves[i]
         if params.runs("steep"):
             doubt(tr, steep_columns(spec.fraction_of(tr.position) + tr.wraps), "steep")
-        ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
-        if ev is not None and params.ink_checks:
-            if not spec.wrap and params.runs("unclaimed_stroke"):
-                lo, hi = spec.track_rows(ev.shape[0])
-                damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
-                shares = [j != i and o.shares_track_with(spec) and j not in by_curve
-                          for j, o in enumerate(calib.curves)]
-                doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold, damping),
-                      "unclaimed_stroke")
+        if scans[i] is not None:
+            ev, lo, hi, shares = scans[i]
+            doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold,
+                                                 unclaimed=unclaimed[keys[i]]), "unclaimed_stroke")
 
     in_order(checked, range(len(traces)))
     scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)

@@ -199,12 +199,9 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
     group, by index."""
     from core.digitize.rules.riding import on_grid_line
 
-    def read(i: int) -> np.ndarray:  # one curve's signals: it reads every trace's place and writes none
-        tr, spec = traces[i], curves[i]
+    def scanned(i: int) -> tuple:  # the map and rows curve i's rival and stroke are read from, and its track's curves
+        spec = curves[i]
         mates = [j for j, o in enumerate(curves) if j != i and o.shares_track_with(spec)]
-        others = [traces[j].position for j in mates]
-        same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
-        keep = TOLERANCE_SHARE * spec.track_width
         lo, hi = spec.track_rows(grid.shape[0] if grid is not None else None)
         if i in by_curve:
             offset, band = by_curve[i][0], by_curve[i][1]
@@ -213,10 +210,30 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         else:
             offset, ev = 0, evidence_by_class.get(spec.klass, evidence_by_class.get(0))
             lo, hi = max(lo, 0), min(hi, ev.shape[0] - 1)
+        return ev, lo, hi, offset, mates, TOLERANCE_SHARE * spec.track_width
+
+    reads = [scanned(i) for i in range(len(traces))]
+    # the curves of one style in one track (KGS's DT and LTEN) read the same rival: the same map, rows, tolerance and
+    # traced curves (a row is covered by any of them: their order changes nothing), read once
+    keys = [(i,) if i in by_curve else (id(ev), lo, hi, keep, frozenset(mates + [i]))
+            for i, (ev, lo, hi, _, mates, keep) in enumerate(reads)]
+    first = {k: keys.index(k) for k in dict.fromkeys(keys)}
+
+    def rival(i: int) -> np.ndarray:
+        ev, lo, hi, offset, mates, keep = reads[i]
         damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
-        rival = rival_strength(ev, lo, hi, [tr.position] + others, keep, damping, offset)
+        return rival_strength(ev, lo, hi, [traces[i].position] + [traces[j].position for j in mates], keep, damping,
+                              offset)
+
+    rivals = dict(zip(first, in_order(rival, first.values())))
+
+    def read(i: int) -> np.ndarray:  # one curve's signals: it reads every trace's place and writes none
+        tr, spec = traces[i], curves[i]
+        ev, lo, hi, offset, mates, _ = reads[i]
+        others = [traces[j].position for j in mates]
+        same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
         on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
-        return trace_signals(tr, spec, others, same, rival, on_line, identity.get(i), params.max_gap_px,
+        return trace_signals(tr, spec, others, same, rivals[keys[i]], on_line, identity.get(i), params.max_gap_px,
                              stroke_width(ev, tr.position, tr.observed, lo, hi, offset))
 
     for tr, signals in zip(traces, in_order(read, range(len(traces)))):

@@ -33,27 +33,13 @@ UNCLAIMED_SHARE = 0.3  # ... and an own-style stroke no trace covers is seen in 
 CHUNK = 4096
 
 
-def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track: list[bool], evidence: np.ndarray,
-                               lo: int, hi: int, threshold: float,
-                               damping: BandDamping | Callable[[np.ndarray], np.ndarray] | None = None
-                               ) -> np.ndarray:
-    """Columns where curve ``i`` lies beside a neighbour (:data:`BESIDE_SHARE_OF_TRACK`) while its style's
-    evidence holds a stroke in the track (rows ``lo``..``hi``) that no traced curve covers, both over a window
-    of :data:`WINDOW_COLS` columns. ``positions``: every curve's rows per column (NaN where NULL); ``shares_track``:
-    which of them share curve ``i``'s track; ``evidence``: the canonical map of curve ``i``'s style;
-    ``damping``: the grid's factor for the track's rows (a ruled line the map calls a curve is no stroke): the
-    grid's damping of the band (``page/grid.py: BandDamping``, read where it is spread), or a function giving the
-    factor at some columns (indices), read a chunk at a time (a tall track's whole band is 100 MB and more)."""
-    pos = positions[i]
-    cols = pos.size
-    others = [p for j, p in enumerate(positions) if j != i and shares_track[j]]
-    if not others:
-        return np.zeros(cols, bool)
-    with np.errstate(invalid="ignore"):
-        beside = np.zeros(cols, bool)
-        for p in others:
-            beside |= np.abs(pos - p) <= BESIDE_SHARE_OF_TRACK * (hi - lo)
-    traced = np.stack([pos] + others).astype(np.float64)
+def unclaimed_columns(traced: list[np.ndarray], evidence: np.ndarray, lo: int, hi: int, threshold: float,
+                      damping: BandDamping | Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    """Per column, whether ``evidence`` holds a stroke in rows ``lo``..``hi`` (:data:`MIN_INK_ROWS` rows at
+    ``threshold`` or over, damped by ``damping`` as :func:`beside_an_unclaimed_stroke` says) that no curve of ``traced``
+    (rows per column, NaN where NULL) covers (:data:`CLAIM_PX`). Which curve is which changes nothing."""
+    cols = traced[0].size
+    traced = np.stack(traced).astype(np.float64)
     unclaimed = np.zeros(cols, bool)
     spread = isinstance(damping, BandDamping)
     if spread and (damping.r0, damping.r1) != (lo, hi + 1):
@@ -74,6 +60,33 @@ def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track
         uncovered_ink_rows(band, table, *damping_arguments(damping if spread else None), c0, at,
                            np.ascontiguousarray(traced[:, c0:c1]), lo, float(CLAIM_PX), rows)
         unclaimed[c0:c1] = rows >= MIN_INK_ROWS
+    return unclaimed
+
+
+def beside_an_unclaimed_stroke(i: int, positions: list[np.ndarray], shares_track: list[bool], evidence: np.ndarray,
+                               lo: int, hi: int, threshold: float,
+                               damping: BandDamping | Callable[[np.ndarray], np.ndarray] | None = None,
+                               unclaimed: np.ndarray | None = None) -> np.ndarray:
+    """Columns where curve ``i`` lies beside a neighbour (:data:`BESIDE_SHARE_OF_TRACK`) while its style's
+    evidence holds a stroke in the track (rows ``lo``..``hi``) that no traced curve covers, both over a window
+    of :data:`WINDOW_COLS` columns. ``positions``: every curve's rows per column (NaN where NULL); ``shares_track``:
+    which of them share curve ``i``'s track; ``evidence``: the canonical map of curve ``i``'s style;
+    ``damping``: the grid's factor for the track's rows (a ruled line the map calls a curve is no stroke): the
+    grid's damping of the band (``page/grid.py: BandDamping``, read where it is spread), or a function giving the
+    factor at some columns (indices), read a chunk at a time (a tall track's whole band is 100 MB and more).
+    ``unclaimed``: :func:`unclaimed_columns` of the track's curves, where it was read already (the curves of one style
+    in one track read the same)."""
+    pos = positions[i]
+    cols = pos.size
+    others = [p for j, p in enumerate(positions) if j != i and shares_track[j]]
+    if not others:
+        return np.zeros(cols, bool)
+    with np.errstate(invalid="ignore"):
+        beside = np.zeros(cols, bool)
+        for p in others:
+            beside |= np.abs(pos - p) <= BESIDE_SHARE_OF_TRACK * (hi - lo)
+    if unclaimed is None:
+        unclaimed = unclaimed_columns([pos] + others, evidence, lo, hi, threshold, damping)
     k = np.ones(WINDOW_COLS) / WINDOW_COLS
     share_beside = np.convolve(beside.astype(float), k, mode="same")
     share_unclaimed = np.convolve(unclaimed.astype(float), k, mode="same")

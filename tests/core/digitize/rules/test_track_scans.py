@@ -263,3 +263,26 @@ def test_the_stroke_width_and_the_strength_along_read_in_one_go_are_those_read_c
                                                   else evidence.band(slice(offset, None)))
                 got = strength_along(m, p, offset)
                 assert got.dtype == np.float32 and np.array_equal(got, _strength_along_band(m, p, offset))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_curves_of_a_track_read_one_rival_and_one_set_of_unclaimed_strokes(seed):
+    """The rival and the unclaimed strokes of a track depend on its traced curves as a set (a row is covered by any of
+    them), so the curves of one style in one track share one read (``signals.scan_signals``,
+    ``all_curves.trace_all``): read in any order the same, and the flags from the shared read are each curve's own."""
+    rng, ev, positions, _ = _case(seed)
+    positions = positions + [positions[0] + 3.0]
+    g = _grid(rng, *ev.shape)
+    lo, hi = 12, 77
+    band = g.band_damping(slice(lo, hi + 1), 0.15)
+    order = rng.permutation(len(positions))
+    shuffled = [positions[k] for k in order]
+    assert np.array_equal(rival_strength(ev, lo, hi, positions, 3.7, band),
+                          rival_strength(ev, lo, hi, shuffled, 3.7, band))
+    shared = unclaimed.unclaimed_columns(shuffled, ev, lo, hi, 0.3, band)
+    assert np.array_equal(shared, unclaimed.unclaimed_columns(positions, ev, lo, hi, 0.3, band))
+    shares = [True] * len(positions)
+    for i in range(len(positions)):
+        own = [j != i for j in range(len(positions))]
+        assert np.array_equal(beside_an_unclaimed_stroke(i, positions, own, ev, lo, hi, 0.3, band, unclaimed=shared),
+                              beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, 0.3, band))
