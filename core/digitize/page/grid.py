@@ -267,26 +267,34 @@ def _release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray,
     interior line of the shared scans (0.00-0.16 on iqa_01146, iqa_01135 and KGS, 1-bit included) and of the
     foreign pages (0.02-0.06); such a curve wobbles 0.29 px and more. A track's border is never released:
     a curve touching it makes it wobble too (0.26 px on iqa_01146)."""
+    ends = np.array([e for band in bands for e in band], np.float64)
+    # a window reads the map and its own column of ``along`` and writes only that column: the windows over the
+    # threads change nothing (within a window the runs stay in order: a run released is paper to the next one's guard)
+    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w), range(len(edges) - 1), pool=POOL)
+
+
+def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray, ends: np.ndarray,
+                       w: int) -> None:
+    """:func:`_release_still_curves` in the window ``w`` (the columns [edges[w], edges[w + 1])), in place."""
     from core.common.runs import true_runs
 
-    ends = np.array([e for band in bands for e in band], np.float64)
-    for w, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
-        starts, stops = true_runs(along[:, w] >= 0.5)
-        for lo, hi in zip(starts, stops):
-            if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
-                continue
-            smooth = _still_wobble(dark[:, a:b], along[:, w] >= 0.5, lo, hi)
-            if smooth > STILL_CURVE_WOBBLE_PX:
-                along[lo:hi, w] = 0.0
-                continue
-            if hi - lo < STILL_CURVE_ROWS:
-                continue
-            rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
-            p = prof[rows, w]
-            fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
-            inked = p > 0.05
-            if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
-                along[lo:hi, w] = 0.0
+    a, b = int(edges[w]), int(edges[w + 1])
+    starts, stops = true_runs(along[:, w] >= 0.5)
+    for lo, hi in zip(starts, stops):
+        if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
+            continue
+        smooth = _still_wobble(dark[:, a:b], along[:, w] >= 0.5, lo, hi)
+        if smooth > STILL_CURVE_WOBBLE_PX:
+            along[lo:hi, w] = 0.0
+            continue
+        if hi - lo < STILL_CURVE_ROWS:
+            continue
+        rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
+        p = prof[rows, w]
+        fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
+        inked = p > 0.05
+        if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
+            along[lo:hi, w] = 0.0
 
 
 WANDER_PX = 0.5  # a band's centroid this far (RMS) from straight wanders: 0.0-0.3 px on ruled bands, 0.8 px for the KGS tension curve
