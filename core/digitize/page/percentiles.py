@@ -6,7 +6,8 @@ copies the map and partitions every lane in full (issue #64, tenth round). A dar
 paper is exactly 0 (``ink.ink_map`` clips below the median): 90 % of KGS's pixels, so the 65th percentile of 94 %
 of its rows and the 40th of 95 % of its tracks' columns are 0. Here each lane's zeros (and values below zero) are
 counted in one pass; a rank that falls among the zeros is 0 with no selection, and only the other lanes' non-zero
-values are copied out and selected (quickselect). A lane of bytes is counted (a histogram of 256), with no copy.
+values are copied out and selected (quickselect). (The page stage's percentiles of bytes, ``sections.py``'s 32 a
+KGS read, take 3 ms in all: NumPy keeps them.)
 
 The values are NumPy's: an order statistic is the value it is whatever finds it, and the two are interpolated by
 NumPy's own arithmetic (``_lerp`` of its default ``linear`` method, the weight a Python float as ``np.percentile``
@@ -23,30 +24,23 @@ import math
 import numpy as np
 from numba import njit
 
-_SELECTED = (np.float32, np.float64)  # ranks selected, a lane's zeros counted
-_COUNTED = (np.uint8,)  # ranks read off a histogram
+_SELECTED = (np.float32, np.float64)  # the dtypes whose ranks are selected here
 
 
 def percentile(x: np.ndarray, q: float, axis: int) -> np.ndarray:
-    """``np.percentile(x, q, axis=axis)`` for a 1-D or 2-D real array ``x`` and a scalar ``q`` (a Python int or
-    float in [0, 100]), NumPy's default method: the same dtype, shape and bits. Other inputs (a ``q`` sequence,
-    another dtype, more dimensions) go to ``np.percentile``."""
+    """``np.percentile(x, q, axis=axis)`` for a 1-D or 2-D float32 or float64 array ``x`` and a scalar ``q`` (a
+    Python int or float in [0, 100]), NumPy's default method: the same dtype, shape and bits. Other inputs (a ``q``
+    sequence, another dtype, more dimensions) go to ``np.percentile``."""
     x = np.asarray(x)
-    if type(q) not in (int, float) or not 0 <= q <= 100 or x.ndim not in (1, 2) or x.size == 0:
-        return np.percentile(x, q, axis=axis)
-    dtype = x.dtype.type
-    if dtype not in _SELECTED and dtype not in _COUNTED:
+    if (type(q) not in (int, float) or not 0 <= q <= 100 or x.ndim not in (1, 2) or x.size == 0
+            or x.dtype.type not in _SELECTED):
         return np.percentile(x, q, axis=axis)
     if x.ndim == 1:
         return percentile(x[None, :], q, axis=1)[0]
     axis = axis % 2
     n = x.shape[axis]
     lo, hi, gamma = _ranks(n, q)
-    if dtype in _COUNTED:
-        lanes = x if axis == 1 else x.T
-        prev, nxt = _counted_rows(lanes, lo, hi)
-        fallback = np.zeros(0, np.int64)
-    elif axis == 1:
+    if axis == 1:
         prev, nxt, fallback = _selected_rows(x, lo, hi)
     else:
         prev, nxt, fallback = _selected_cols(x, lo, hi)
@@ -200,25 +194,3 @@ def _selected_cols(x, lo, hi):
                 m += 1
         prev[c], nxt[c] = _lane_pair(scratch, m, below[c], zeros[c], lo, hi, zero)
     return prev, nxt, np.flatnonzero(fallback)
-
-
-@njit(cache=True, nogil=True)
-def _counted_rows(x, lo, hi):
-    """Ranks ``lo`` and ``hi`` of every row of a byte map, from the row's histogram."""
-    rows, n = x.shape
-    prev = np.zeros(rows, x.dtype)
-    nxt = np.zeros(rows, x.dtype)
-    counts = np.empty(256, np.int64)
-    for r in range(rows):
-        counts[:] = 0
-        for c in range(n):
-            counts[x[r, c]] += 1
-        seen = 0
-        for b in range(256):
-            if seen <= lo < seen + counts[b]:
-                prev[r] = b
-            seen += counts[b]
-            if seen > hi:
-                nxt[r] = b
-                break
-    return prev, nxt

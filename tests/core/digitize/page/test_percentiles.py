@@ -1,7 +1,7 @@
 """The page's percentiles (core/digitize/page/percentiles.py) are np.percentile's bit for bit: the same dtype, shape
 and bits for every lane of random maps (mostly zeros as a darkness map is, or none; values under zero; ties; NaN and
 -0.0, which go to NumPy), one-element lanes, views that are not contiguous, every q from 0 to 100 as an int or a
-float, both axes and 1-D; bytes by their histogram."""
+float, both axes and 1-D; bytes (NumPy's own)."""
 
 import numpy as np
 import pytest
