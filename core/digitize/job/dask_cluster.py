@@ -15,6 +15,7 @@ import os
 import shutil
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Iterator
 
@@ -58,12 +59,36 @@ def _model_on_worker(data: bytes, digest: str) -> str:
     return str(path)
 
 
+def task_threads(asked: int, worker_nthreads: int | None) -> int:
+    """The threads a scan's task works with on a Dask worker (the network's, OpenCV's and the tracing's curves'):
+    ``--threads`` where it was given (``asked``), else the threads the worker process was started with
+    (``dask worker --nthreads N``: distributed's ``nthreads``), as a process of this machine takes its share
+    (``worker.py: thread_split``); 0 (each library's own default) outside a Dask worker. Left to the defaults, a
+    worker started with one thread on the 2-core EPYC ran OpenCV and the tracing's curves on 2 threads each, every
+    core the process may run on (PyTorch on 1: the nanny's ``OMP_NUM_THREADS=1``); now on 1, and all three on 2
+    with ``--threads 2``."""
+    if asked:
+        return asked
+    return max(1, worker_nthreads) if worker_nthreads else 0
+
+
+def _worker_nthreads() -> int | None:
+    """The threads of the Dask worker running this task; None outside one (a task called in this process)."""
+    try:
+        from distributed import get_worker
+
+        return get_worker().state.nthreads
+    except (ImportError, ValueError):  # no distributed, or "No worker found"
+        return None
+
+
 def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, model_data: bytes | None,
                  digest: str | None) -> ScanOutcome:
     try:
         path = _model_on_worker(model_data, digest) if model_data is not None else None
     except (OSError, ValueError) as exc:  # no room for it, or damaged on the way: this scan fails, with why
         return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be kept on the worker: {exc}")
+    options = replace(options, threads=task_threads(options.threads, _worker_nthreads()))
     return run_job(job, options, model_name, path)
 
 
@@ -86,13 +111,12 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
     again and the scan resubmitted, so one lost worker costs its scan's time, never the batch. Paths must be
     ones the workers see (the caller makes them absolute)."""
     try:
-        from distributed import Client
         from distributed import as_completed as dask_completed
     except ImportError:
         raise RuntimeError("--scheduler needs Dask's distributed scheduler: pip install 'welltrace[cluster]'") from None
     name = Path(options.model).name if options.model else None
     worker_wait_s = WORKER_WAIT_S if worker_wait_s is None else worker_wait_s
-    with Client(scheduler, timeout=f"{CONNECT_S}s") as client:
+    with _connected(scheduler) as client:  # closed, its IO loop's thread joined, however the run ends
         try:
             client.wait_for_workers(1, timeout=worker_wait_s)
         except TimeoutError:
@@ -140,6 +164,31 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
                 stream.add(again)
                 continue
             yield outcome
+
+
+def _connected(scheduler: str):
+    """A client of the scheduler at ``scheduler``, whose IO loop's thread is stopped and joined however its
+    connecting ends. distributed closes a client that cannot connect but leaves that thread running (2026.8: after
+    ``Client("tcp://127.0.0.1:9")`` refused, its "IO loop" thread was still alive), and so does a Ctrl-C while
+    it connects; a command that ends at once (``core/common/fast_exit.py``) then ended with it unjoined. A run
+    connected closes its client as it leaves its ``with`` block, done, failed or interrupted. The client stays the
+    process's default one (distributed's ``set_as_default``): a caller that leaves the run's outcomes unread (a
+    Ctrl-C in its own loop) has it closed by distributed's exit handler, which the fast exit runs too (measured:
+    only the main thread left at the end)."""
+    from distributed import Client
+
+    class JoinedClient(Client):
+        def start(self, **kwargs):
+            try:
+                super().start(**kwargs)
+            except BaseException:
+                try:
+                    self.close()  # interrupted while connecting: still open (refused, it closed itself)
+                finally:
+                    self._loop_runner.stop()  # what ``close`` does last, skipped for a client already closed
+                raise
+
+    return JoinedClient(scheduler, timeout=f"{CONNECT_S}s")
 
 
 WATCH_POLL_S = 0.25  # how often a cluster run looks whether a task finished, and whether a worker is left

@@ -8,7 +8,8 @@ its own: ``CUDA_VISIBLE_DEVICES=i dask worker … --nthreads 2``, or dask-cuda's
 
 Threads. The network's convolutions and OpenCV spread over threads; N workers each running every core's worth
 of threads would fight over the cores. So a thread budget (default: the machine's cores) is split among the
-workers: 2 workers on 4 cores run 2 threads each (:func:`thread_split`).
+workers: 2 workers on 4 cores run 2 threads each (:func:`thread_split`). A Dask worker's tasks take the threads
+that worker was started with (``dask_cluster.py: task_threads``).
 
 The model is read once per worker, not once per scan (:func:`load_once`): a worker process of this machine loads
 it from its path when it starts, a Dask worker from the bytes sent to it once.
@@ -30,7 +31,7 @@ class RunOptions:
 
     model: str | None = None
     precision: str = "model"
-    threads: int = 0  # per worker; 0: leave the worker's own default (a cluster worker knows its machine)
+    threads: int = 0  # per worker; 0: a Dask worker's own (``dask_cluster.py: task_threads``), else each library's
     memory_ceiling: int | None = None  # bytes per worker; None: 90 % of what is available, split among workers
     device: str = "cpu"  # "cpu", "cuda" or "auto" (a GPU where there is one)
 
