@@ -35,8 +35,9 @@ def ink_map(img: np.ndarray) -> np.ndarray:
     The darkness (paper − grey) / paper, clipped to [0, 1], is stretched so its median is 0 (paper) and its
     99.7th percentile 1 (the ink), then clipped again. It is written over the paper tone's own map, a few rows at
     a time (``_stretched``): the NumPy of before made a float copy of the scan and a float dilation of it, and
-    took five passes over the whole map (KGS: three float maps of 119 MB faulted in by a fresh process, 0.4-0.6 s;
-    docs/benchmarks.md, issue #64, tenth round). The operations are that NumPy's, element for element in the same
+    took five passes over the whole map (KGS, a fresh process on the loaded 2-core EPYC: three float maps of 119 MB
+    faulted in, 0.66-1.23 s, against 0.15-0.44 s now in three runs of four; docs/benchmarks.md, issue #64, tenth
+    round). The operations are that NumPy's, element for element in the same
     dtypes, so the values are the same bits (``tests/core/digitize/page/test_ink.py``)."""
     grey = img if img.dtype == np.uint8 else img.astype(np.float32)  # what the darkness is taken of, as before
     k = max(15, (min(grey.shape) // 8) | 1)
