@@ -159,6 +159,43 @@ def with_caps(model: ConfidenceModel, samples: Samples) -> ConfidenceModel:
                            pick(model.coef, 0.0), model.intercept, model.iso_x, model.iso_y, about, caps)
 
 
+SHIFTS = tuple(np.round(np.arange(-3.0, 3.01, 0.25), 2))  # logits tried by :func:`shift_gains`
+
+
+def with_shift(model: ConfidenceModel, feature: str, logits: float) -> ConfidenceModel:
+    """``model`` with ``logits`` added to its regression's score wherever the 0/1 feature ``feature`` is raised, every
+    other weight as fitted (the standardised weight and the intercept moved together, so nothing else moves)."""
+    k = model.features.index(feature)
+    coef = model.coef.copy()
+    coef[k] += logits * model.scale[k]
+    return ConfidenceModel(list(model.features), model.mean, model.scale, coef,
+                           model.intercept + logits * float(model.mean[k]), model.iso_x, model.iso_y,
+                           {**model.about, "shifted": {**model.about.get("shifted", {}), feature: logits}},
+                           dict(model.caps))
+
+
+def shift_gains(model: ConfidenceModel, samples: Samples, feature: str, shifts=SHIFTS) -> dict[float, dict[str, float]]:
+    """Per shift of ``feature``'s weight (:func:`with_shift`), each group's gain in the Brier score of the confidence over
+    ``samples`` (the sum of squared errors saved, per million of all the samples): a proper score, which credits a
+    wrong value taken down and charges a right one by how sure each was written."""
+    base = model.probability(samples.x)
+    raised = samples.x[:, samples.features.index(feature)] > 0.5
+    out = {}
+    for shift in shifts:
+        p = np.where(raised, with_shift(model, feature, float(shift)).probability(samples.x), base)
+        saved = (base - samples.right) ** 2 - (p - samples.right) ** 2
+        out[float(shift)] = {g: float(1e6 * saved[samples.group == g].sum() / samples.right.size)
+                             for g in sorted(set(samples.group.tolist()))}
+    return out
+
+
+def chosen_shift(gains: dict[float, dict[str, float]]) -> float | None:
+    """The shift that gains on every group, the largest gain in all among those (None where none gains on every group):
+    a weight moved for one print style at another's cost is the eighth round's lesson (docs/accuracy.md)."""
+    every = {s: sum(g.values()) for s, g in gains.items() if s != 0.0 and all(v > 0.0 for v in g.values())}
+    return max(every, key=every.get) if every else None
+
+
 def leave_one_family_out(samples: Samples) -> dict[str, np.ndarray]:
     """Each group's probabilities from a calibrator fitted on the other groups alone."""
     out = {}

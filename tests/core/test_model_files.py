@@ -18,7 +18,8 @@ from safetensors.torch import save_file
 
 from core.cli.main import main
 from core.common.errors import ModelFileError
-from core.digitize.job import workers
+from core.digitize.job import dask_cluster
+from core.digitize.job.worker import RunOptions
 from core.model.bundled import BUNDLED_MODEL
 from core.model.model_io import load_model, read_model_metadata
 from core.model.network import build, preset
@@ -104,29 +105,29 @@ def test_a_workers_model_file_is_its_own_and_checked_by_its_digest(tmp_path, mon
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(workers, "_MODEL_FILES", {})
+    monkeypatch.setattr(dask_cluster, "_MODEL_FILES", {})
     data = BUNDLED_MODEL.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     planted = tmp_path / f"welltrace-model-{digest[:16]}.safetensors"
     planted.write_bytes(bytes(len(data)))  # what the old worker would have taken for the model
-    path = Path(workers._model_on_worker(data, digest))
+    path = Path(dask_cluster._model_on_worker(data, digest))
     assert path != planted and hashlib.sha256(path.read_bytes()).hexdigest() == digest
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700  # nobody else may write in its folder
-    assert workers._model_on_worker(data, digest) == str(path)  # kept for the next task
+    assert dask_cluster._model_on_worker(data, digest) == str(path)  # kept for the next task
     path.write_bytes(bytes(len(data)))  # changed under the worker all the same: not used again
-    again = Path(workers._model_on_worker(data, digest))
+    again = Path(dask_cluster._model_on_worker(data, digest))
     assert hashlib.sha256(again.read_bytes()).hexdigest() == digest
     with pytest.raises(ValueError, match="arrived damaged"):
-        workers._model_on_worker(data[:-1] + b"\0", digest)
+        dask_cluster._model_on_worker(data[:-1] + b"\0", digest)
 
 
 def test_a_dask_task_whose_model_bytes_are_damaged_fails_that_scan_with_the_reason(tmp_path, monkeypatch):
     from core.digitize.job.scan_job import ScanJob
 
-    monkeypatch.setattr(workers, "_MODEL_FILES", {})
+    monkeypatch.setattr(dask_cluster, "_MODEL_FILES", {})
     data = BUNDLED_MODEL.read_bytes()
     job = ScanJob(tmp_path / "s.png", tmp_path / "s.calib.json", tmp_path / "s.las")
-    outcome = workers.run_dask_job(job, workers.RunOptions(), "demo.safetensors", data[:100],
-                                   hashlib.sha256(data).hexdigest())
+    outcome = dask_cluster.run_dask_job(job, RunOptions(), "demo.safetensors", data[:100],
+                                        hashlib.sha256(data).hexdigest())
     assert outcome.failed and "arrived damaged" in outcome.error
     assert np.isfinite(outcome.seconds)

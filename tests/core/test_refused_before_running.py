@@ -213,14 +213,14 @@ def test_a_folder_run_counts_and_names_the_pictures_it_skips(scans, tmp_path, ca
 
 def test_a_cluster_that_fails_mid_run_lists_what_was_written(scans, tmp_path, capsys, monkeypatch):
     """A Dask run whose scheduler or last worker died listed neither the scans already written nor a summary."""
-    import core.digitize.job.workers as workers
+    import core.digitize.job.dask_cluster as dask_cluster
     from core.digitize.job.scan_job import ReadOptions, digitize_file
 
     def dies_after_one(jobs, options, scheduler, worker_wait_s=None):
         yield digitize_file(jobs[0], ReadOptions())
         raise OSError("Timed out trying to connect to tcp://10.0.0.5:8786")
 
-    monkeypatch.setattr(workers, "run_cluster", dies_after_one)
+    monkeypatch.setattr(dask_cluster, "run_cluster", dies_after_one)
     folder = _copy(scans, tmp_path / "f", 3)
     assert main(["digitize", str(folder), "--classical", "--no-qc", "--scheduler", "tcp://10.0.0.5:8786"]) == 2
     err = capsys.readouterr().err
@@ -239,9 +239,9 @@ def test_a_cluster_whose_last_worker_leaves_is_refused_after_its_wait_with_a_sum
     distributed = pytest.importorskip("distributed")
     import threading
 
-    import core.digitize.job.workers as workers
+    import core.digitize.job.dask_cluster as dask_cluster
 
-    monkeypatch.setattr(workers, "WORKER_WAIT_S", 3.0)
+    monkeypatch.setattr(dask_cluster, "WORKER_WAIT_S", 3.0)
     folder = _copy(scans, tmp_path / "f")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
                                   silence_logs=50) as cluster:

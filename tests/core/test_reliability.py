@@ -284,7 +284,7 @@ def test_a_cluster_that_loses_its_worker_mid_run_still_writes_every_scan(tmp_pat
 
 def test_a_scheduler_without_workers_is_refused_after_its_wait(tmp_path, capsys, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    import core.digitize.job.workers as batch_run
+    import core.digitize.job.dask_cluster as batch_run
 
     monkeypatch.setattr(batch_run, "WORKER_WAIT_S", 2.0)
     folder = _folder(tmp_path, 1)

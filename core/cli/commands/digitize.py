@@ -111,6 +111,7 @@ def _digitize_many(args) -> int:
     from core.common.atomic import require_writable
     from core.common.output_paths import refuse_clobbering
     from core.common.progress import progress_bar
+    from core.digitize.job.dask_cluster import run_cluster
     from core.digitize.job.folder import (
         SUMMARY_NAME,
         jobs_for,
@@ -120,8 +121,9 @@ def _digitize_many(args) -> int:
         write_summary,
         written_since,
     )
+    from core.digitize.job.local_workers import run_local
     from core.digitize.job.scan_job import ScanOutcome
-    from core.digitize.job.workers import RunOptions, run_cluster, run_local, thread_split
+    from core.digitize.job.worker import RunOptions, thread_split
 
     one_scan = [flag for flag, given in (("--calib", args.calib), ("--from-mask", args.from_mask),
                                          ("--mask-out", args.mask_out), ("--qc", args.qc),

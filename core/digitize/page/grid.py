@@ -38,7 +38,9 @@ import cv2
 import numpy as np
 from numba import njit
 
+from core.common.threads import in_order
 from core.digitize.page.ink import ink_map
+from core.digitize.page.percentiles import percentile
 
 WINDOW_PX = 2048  # columns per along-depth window of the row profile
 ALONG_DARK_SHARE = 0.35  # a row dark over more than this share of a window is a grid line
@@ -261,28 +263,43 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
     h, w = dark.shape
     n_win = max(1, int(round(w / WINDOW_PX)))
     edges = np.linspace(0, w, n_win + 1).round().astype(np.int64)
-    q_along = 100.0 * (1.0 - ALONG_DARK_SHARE)
-    prof = np.stack([np.percentile(dark[:, a:b], q_along, axis=1) for a, b in zip(edges[:-1], edges[1:])], axis=1)
-    along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
     if not bands:
         bands = [(0, h)]
     bands = [(int(max(0, lo)), int(min(h, hi))) for lo, hi in bands if min(h, hi) - max(0, lo) >= 3]
+    windows = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+    # every window's row profile and every band's column profile read the map alone: one list over the threads
+    # (each a compiled pass that gives up the interpreter's lock), the windows' first
+    profiles = in_order(lambda job: job[0](*job[1:]), [(_along_profile, dark, a, b) for a, b in windows]
+                        + [(_across_line, dark, lo, hi) for lo, hi in bands], pool=POOL)
+    prof = np.stack(profiles[: len(windows)], axis=1)
+    along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
     if still_curves:
         _release_still_curves(along, prof, dark, edges, bands)
-    across_arr = across_lines(dark, bands)
+    across_arr = np.stack(profiles[len(windows) :]) if bands else np.zeros((0, w), np.float32)
     return Grid(along.astype(np.float32), edges, across_arr, bands)
+
+
+POOL = "page"  # the page stage's threads: apart from the tracing's, which a folder's next scan may run beside
+
+
+def _along_profile(dark: np.ndarray, a: int, b: int) -> np.ndarray:
+    """The rows' darkness percentile over the window of columns [a, b): dark in more than ``ALONG_DARK_SHARE`` of
+    them is high."""
+    return percentile(dark[:, a:b], 100.0 * (1.0 - ALONG_DARK_SHARE), axis=1)
+
+
+def _across_line(dark: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """The line-ness of the lines across the band of rows [lo, hi), per column (:func:`across_lines`)."""
+    # the band's own border rows are lines along depth, dark in every column: leave them out
+    inner = dark[lo + 2 : hi - 2] if hi - lo > 8 else dark[lo:hi]
+    col = percentile(inner, 100.0 * (1.0 - ACROSS_DARK_SHARE), axis=0).astype(np.float32)[None, :]
+    return _spread(_lineness(_prominence(col, axis=1)), axis=1)[0]
 
 
 def across_lines(dark: np.ndarray, bands: list[tuple[int, int]]) -> np.ndarray:
     """(bands, columns) line-ness of the lines across each band of rows [lo, hi) (a track: its depth lines),
     from a canonical darkness map; the band's own border rows are left out."""
-    q_across = 100.0 * (1.0 - ACROSS_DARK_SHARE)
-    across = []
-    for lo, hi in bands:
-        # the band's own border rows are lines along depth, dark in every column: leave them out
-        inner = dark[lo + 2 : hi - 2] if hi - lo > 8 else dark[lo:hi]
-        col = np.percentile(inner, q_across, axis=0).astype(np.float32)[None, :]
-        across.append(_spread(_lineness(_prominence(col, axis=1)), axis=1)[0])
+    across = in_order(lambda band: _across_line(dark, *band), bands, pool=POOL)
     return np.stack(across) if across else np.zeros((0, dark.shape[1]), np.float32)
 
 
@@ -316,26 +333,34 @@ def _release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray,
     interior line of the shared scans (0.00-0.16 on iqa_01146, iqa_01135 and KGS, 1-bit included) and of the
     foreign pages (0.02-0.06); such a curve wobbles 0.29 px and more. A track's border is never released:
     a curve touching it makes it wobble too (0.26 px on iqa_01146)."""
+    ends = np.array([e for band in bands for e in band], np.float64)
+    # a window reads the map and its own column of ``along`` and writes only that column: the windows over the
+    # threads change nothing (within a window the runs stay in order: a run released is paper to the next one's guard)
+    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w), range(len(edges) - 1), pool=POOL)
+
+
+def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray, ends: np.ndarray,
+                       w: int) -> None:
+    """:func:`_release_still_curves` in the window ``w`` (the columns [edges[w], edges[w + 1])), in place."""
     from core.common.runs import true_runs
 
-    ends = np.array([e for band in bands for e in band], np.float64)
-    for w, (a, b) in enumerate(zip(edges[:-1], edges[1:])):
-        starts, stops = true_runs(along[:, w] >= 0.5)
-        for lo, hi in zip(starts, stops):
-            if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
-                continue
-            smooth = _still_wobble(dark[:, a:b], along[:, w] >= 0.5, lo, hi)
-            if smooth > STILL_CURVE_WOBBLE_PX:
-                along[lo:hi, w] = 0.0
-                continue
-            if hi - lo < STILL_CURVE_ROWS:
-                continue
-            rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
-            p = prof[rows, w]
-            fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
-            inked = p > 0.05
-            if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
-                along[lo:hi, w] = 0.0
+    a, b = int(edges[w]), int(edges[w + 1])
+    starts, stops = true_runs(along[:, w] >= 0.5)
+    for lo, hi in zip(starts, stops):
+        if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
+            continue
+        smooth = _still_wobble(dark[:, a:b], along[:, w] >= 0.5, lo, hi)
+        if smooth > STILL_CURVE_WOBBLE_PX:
+            along[lo:hi, w] = 0.0
+            continue
+        if hi - lo < STILL_CURVE_ROWS:
+            continue
+        rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
+        p = prof[rows, w]
+        fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
+        inked = p > 0.05
+        if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
+            along[lo:hi, w] = 0.0
 
 
 WANDER_PX = 0.5  # a band's centroid this far (RMS) from straight wanders: 0.0-0.3 px on ruled bands, 0.8 px for the KGS tension curve

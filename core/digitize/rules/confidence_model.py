@@ -69,8 +69,14 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "dotted": one * (klass == 3),
         "log_scale": one * bool(log_scale),
         "wrap": one * bool(wrap),
-        "wrap_unpinned": one * bool(wrap) * (1.0 - s["level_pinned"]),
-        "wrap_open": one * bool(wrap) * s["level_open"],
+        # a wrapping curve's stretch by what bounds it, one cell each (a crossing and nothing open is the base): the
+        # log's ends alone (the scale is the rule's guess), an unresolved move but no crossing, a crossing on one side
+        # and an unresolved move on the other. As two overlapping features (unpinned, open) the weight the second
+        # cell needs (open +3.7 logits against unpinned's -6.5) was lent to the third: random_08's CALI read its
+        # unseen dots a scale off at 1.00 (docs/accuracy.md, #60's tenth round)
+        "wrap_unpinned": one * bool(wrap) * (1.0 - s["level_pinned"]) * (1.0 - s["level_open"]),
+        "wrap_unpinned_open": one * bool(wrap) * (1.0 - s["level_pinned"]) * s["level_open"],
+        "wrap_open": one * bool(wrap) * s["level_pinned"] * s["level_open"],
         "log_identity_margin": np.log1p(s["identity_margin"]),
         "still_on_border": ((s["edge"] < STILL_SHARE) & (s["wiggle"] < STILL_SHARE)).astype(np.float64),
     }

@@ -16,7 +16,7 @@ from core.cli.main import main
 from core.common.errors import InputError
 from core.digitize.job.folder import jobs_for, scans_in, up_to_date
 from core.digitize.job.scan_job import ReadOptions, digitize_file
-from core.digitize.job.workers import loads_here
+from core.digitize.job.worker import loads_here
 from core.model.bundled import BUNDLED_MODEL
 
 
@@ -150,9 +150,9 @@ def test_a_local_dask_cluster_digitises_the_folder_with_the_model_sent_once(tmp_
 
 def test_an_unreachable_scheduler_is_one_line(tmp_path, capsys, monkeypatch):
     pytest.importorskip("distributed")
-    from core.digitize.job import workers
+    from core.digitize.job import dask_cluster
 
-    monkeypatch.setattr(workers, "CONNECT_S", 3)  # a refused port is retried until then: the same line, sooner
+    monkeypatch.setattr(dask_cluster, "CONNECT_S", 3)  # a refused port is retried until then: the same line, sooner
     folder = _folder(tmp_path, 1)
     assert main(["digitize", str(folder), "--classical", "--scheduler", "tcp://127.0.0.1:9", "--no-qc"]) == 2
     assert "the Dask scheduler cannot be used" in capsys.readouterr().err

@@ -1,5 +1,5 @@
 """``core/digitize/job/stream.py``: a folder streamed, the next scan read while one is traced, one ahead at most, the
-same files as one after the other; and the bookkeeping that fails a dead worker's scans (``workers.py``)."""
+same files as one after the other; and the bookkeeping that fails a dead worker's scans (``local_workers.py``)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import numpy as np
 from core.cli.main import main
 from core.common import sysmem
 from core.digitize.job import scan_job, stream
+from core.digitize.job.local_workers import _the_dead
 from core.digitize.job.scan_job import ReadOptions, ScanJob, ScanOutcome, digitize_file
-from core.digitize.job.workers import _the_dead
 
 
 def _jobs(tmp_path: Path, count: int, out: str) -> list[tuple[int, ScanJob]]:

@@ -68,3 +68,35 @@ def test_a_bands_damping_is_made_once_and_is_the_one_made_afresh():
     assert 0 < g.kept_damping_bytes() < 3 * 50 * 3 * 8 + cols * 8 + 1024  # the lines and windows, not the spread
     g.let_go_of_dampings()
     assert g.kept_damping_bytes() == 0 and g.band_damping(slice(10, 60), 0.15) is not kept[0]
+
+
+def test_the_grid_is_the_same_at_one_and_two_threads():
+    """detect_grid spreads its windows' and bands' profiles and its still curves' windows over the page's threads:
+    a page with a ruled grid, a still curve and a wandering one gives the same grid, bit for bit, either way."""
+    from core.common.threads import set_work_threads
+    from core.digitize.page.grid import detect_grid
+    from core.digitize.page.ink import ink_map
+
+    rng = np.random.default_rng(5)
+    rows, cols = 260, 9000
+    img = np.clip(235 + rng.normal(0, 4, (rows, cols)), 0, 255).astype(np.uint8)
+    img[20:22] = img[238:240] = 30  # the track's borders
+    img[60::30] = 70  # a ruled grid along depth
+    img[20:240, ::250] = 80  # depth lines
+    still = (150 + 2.5 * np.sin(np.arange(cols) / 40.0)).astype(int)  # a curve lying nearly still
+    wander = (110 + 80 * np.sin(np.arange(cols) / 300.0)).astype(int)
+    for r in (still, wander):
+        img[r, np.arange(cols)] = img[r + 1, np.arange(cols)] = 20
+    bands = [(18, 243), (100, 200)]
+    grids = []
+    try:
+        for n in (1, 2):
+            set_work_threads(n)
+            g = detect_grid(img, bands, dark=ink_map(img))
+            grids.append((g.along.tobytes(), g.across.tobytes(), g.windows.tobytes(), g.bands, g.damping().tobytes()))
+            # the still curve's rows were found as a line, then released
+            assert set(range(147, 154)) <= set(detect_grid(img, bands, still_curves=False).line_rows().tolist())
+            assert not set(range(147, 154)) & set(g.line_rows().tolist())
+    finally:
+        set_work_threads(None)
+    assert grids[0] == grids[1]

@@ -17,7 +17,15 @@ from core.digitize.rules.confidence_model import (
 from core.digitize.rules.curve import level_anchors
 from core.digitize.rules.signals import rival_strength, stroke_width, trace_signals
 from core.digitize.trace.params import Trace
-from core.evaluation.confidence_fit import Samples, fit, leave_one_family_out, with_caps
+from core.evaluation.confidence_fit import (
+    Samples,
+    chosen_shift,
+    fit,
+    leave_one_family_out,
+    shift_gains,
+    with_caps,
+    with_shift,
+)
 from core.evaluation.styles import confidence_bins, expected_calibration_error
 from core.io.calibration import CurveSpec
 
@@ -90,6 +98,40 @@ def test_caps_only_keeps_the_fitted_weights_and_measures_each_decision_flag_s_sh
                     [f for f in samples.features if f != "identity"])
     with pytest.raises(ValueError, match="lack the model's features identity"):
         with_caps(full, fewer)  # a model reading what the tracer no longer gives: refit it whole
+
+
+def test_a_shifted_weight_moves_the_score_by_its_logits_where_its_feature_is_raised_and_nowhere_else():
+    """``tools/fit_confidence.py --shift``: one 0/1 feature's weight moved, every other as fitted; the shift chosen is
+    the one that gains on every group, and none where a shift that helps one group costs another."""
+    rng = np.random.default_rng(11)
+    samples, _ = _samples(rng, 6000)
+    k = samples.features.index("wrap_open")
+    samples.x[:900, k] = 1.0  # raised on group a's first rows ...
+    samples.right[:900] = np.arange(900) % 10 == 0  # ... where one value in ten is right
+    m = fit(Samples(samples.x[900:], samples.right[900:], samples.group[900:], samples.features))  # never saw it raised
+    moved = with_shift(m, "wrap_open", -2.0)
+    np.testing.assert_allclose(moved.score(samples.x) - m.score(samples.x), np.where(samples.x[:, k] > 0.5, -2.0, 0.0),
+                               atol=1e-9)
+    assert moved.about["shifted"] == {"wrap_open": -2.0} and moved.caps == m.caps
+    gains = shift_gains(m, samples, "wrap_open", shifts=(-4.0, -2.0, 0.0, 2.0))
+    assert gains[0.0] == {"a": 0.0, "b": 0.0, "c": 0.0}
+    assert gains[-4.0]["a"] > gains[-2.0]["a"] > 0 > gains[2.0]["a"]  # mostly wrong: the lower, the nearer the truth
+    assert gains[-2.0]["b"] == gains[-2.0]["c"] == 0.0  # not raised there
+    assert chosen_shift(gains) is None  # it gains on a alone
+    assert chosen_shift({-2.0: {"a": 3.0, "b": 0.5}, -1.0: {"a": 2.0, "b": 2.0}, 1.0: {"a": -1.0, "b": 4.0}}) == -1.0
+
+
+def test_a_wrapping_curves_scale_reads_as_one_of_three_cells_by_what_bounds_its_stretch():
+    """What bounds a wrapping curve's stretch enters the calibrator as one cell each, so that the weight a stretch
+    bounded by an unresolved move but no crossing needs (a scale half guessed) is not lent to a stretch a crossing
+    pins (random_08's CALI: +3.7 logits on every pinned column bounded by an unresolved move, its unseen dots at 1.00)."""
+    s = _signals(5, np.random.default_rng(3))
+    s["level_pinned"] = np.array([1, 0, 0, 1, 1], np.float32)
+    s["level_open"] = np.array([0, 0, 1, 1, 1], np.float32)
+    x, names = design(s, 1, False, True)
+    cells = [names.index(n) for n in ("wrap_unpinned", "wrap_unpinned_open", "wrap_open")]
+    assert x[:, cells].tolist() == [[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1]]
+    assert not design(s, 1, False, False)[0][:, cells].any()  # a curve that cannot wrap: none
 
 
 def test_the_model_is_data_read_back_exactly_and_refused_when_it_does_not_fit(tmp_path):
