@@ -4,6 +4,7 @@ processes or on a Dask cluster, each beside its calibration."""
 from __future__ import annotations
 
 import sys
+from contextlib import closing
 from pathlib import Path
 
 from core.common.errors import InputError
@@ -66,7 +67,7 @@ def register(sub) -> None:
                       help="worker processes (default 1); the threads are shared "
                       "among them")
     many.add_argument("--threads", type=whole_number(1), metavar="N", help="threads in all (default: every core); with "
-                      "--scheduler, threads per task (default: the worker machine's own)")
+                      "--scheduler, threads per task (default: the threads its Dask worker was started with, --nthreads)")
     many.add_argument("--force", action="store_true", help="digitise again scans whose LAS is newer than the scan, "
                       "its calibration and the model (skipped otherwise)")
     many.add_argument("--no-qc", action="store_true", help="write no QC pictures")
@@ -161,7 +162,7 @@ def _digitize_many(args) -> int:
         print(f"skipped {len(skipped)} picture(s) with no NAME.calib.json beside them: {shown}", file=sys.stderr)
     workers, threads = thread_split(args.jobs or 1, args.threads)
     ceiling = None if args.max_memory is None else int(args.max_memory * 1024**3 / workers)
-    # on a cluster each task takes the threads asked for, else its worker's default (that machine's cores)
+    # on a cluster each task takes the threads asked for, else the threads its Dask worker was started with
     options = RunOptions(args.model, args.precision, (args.threads or 0) if args.scheduler else threads, ceiling,
                          device=args.device if args.model else "cpu")
     where = f"the Dask cluster at {args.scheduler}" if args.scheduler else \
@@ -171,8 +172,10 @@ def _digitize_many(args) -> int:
     t0 = time.perf_counter()
     stopped: BaseException | None = None
     started = time.time()
-    with progress_bar(len(todo), "digitize", unit="scan") as bar:
-        stream = run_cluster(todo, options, args.scheduler) if args.scheduler else run_local(todo, options, workers)
+    stream = run_cluster(todo, options, args.scheduler) if args.scheduler else run_local(todo, options, workers)
+    # closed however the loop ends (a Ctrl-C between two outcomes included): its workers stopped, a Dask client and
+    # its threads closed before the command returns, not at the interpreter's exit
+    with progress_bar(len(todo), "digitize", unit="scan") as bar, closing(stream):
         try:
             for outcome in _refusing(stream, args.scheduler):
                 outcomes.append(outcome)

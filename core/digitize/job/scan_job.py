@@ -2,12 +2,12 @@
 summary out, as events.
 
 :func:`digitize_scan` is the one place this is written. The command line's one-scan run, a folder's worker
-processes and its Dask workers (``core/digitize/job/workers.py``, through :func:`digitize_file`) and the app's
-*Digitise* and *Digitise all* all go through it, so every route checks, reads and writes the same way and writes the
-same files. A job is everything a worker needs without asking anyone: where the scan and its calibration are, where
-its outputs go. :func:`digitize_file` runs one and always returns a :class:`ScanOutcome`: a scan that cannot be
-read, a calibration that is wrong, even an internal failure is one outcome marked ``failed`` with the reason,
-never the end of a batch.
+processes and its Dask workers (``core/digitize/job/local_workers.py``, ``dask_cluster.py``, through
+:func:`digitize_file`) and the app's *Digitise* and *Digitise all* all go through it, so every route checks, reads
+and writes the same way and writes the same files. A job is everything a worker needs without asking anyone: where
+the scan and its calibration are, where its outputs go. :func:`digitize_file` runs one and always returns a
+:class:`ScanOutcome`: a scan that cannot be read, a calibration that is wrong, even an internal failure is one
+outcome marked ``failed`` with the reason, never the end of a batch.
 """
 
 from __future__ import annotations
