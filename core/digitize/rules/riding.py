@@ -281,11 +281,3 @@ def strength_along(evidence, position: np.ndarray, row_offset: int = 0) -> np.nd
     cols = np.flatnonzero(ok)
     out[cols] = np.asarray(evidence[np.clip(rows, lo, hi), cols], np.float32)
     return out
-    rows = np.rint(position[ok]).astype(np.int64) - row_offset
-    lo, hi = int(max(0, rows.min())), int(min(evidence.shape[0] - 1, rows.max()))
-    if hi < lo:
-        return out
-    band = np.asarray(evidence[lo : hi + 1], np.float32)
-    cols = np.flatnonzero(ok)
-    out[cols] = band[np.clip(rows, lo, hi) - lo, cols]
-    return out
