@@ -41,6 +41,7 @@ from numba import njit
 from core.common.threads import in_order
 from core.digitize.page.ink import ink_map
 from core.digitize.page.percentiles import percentile
+from core.digitize.page.still_curves import release_still_curves
 
 WINDOW_PX = 2048  # columns per along-depth window of the row profile
 ALONG_DARK_SHARE = 0.35  # a row dark over more than this share of a window is a grid line
@@ -97,9 +98,7 @@ class Grid:
         if found is None:
             if self._window is None:
                 self._window = np.searchsorted(self.windows, np.arange(int(self.windows[-1])), side="right") - 1
-            lo = np.array([max(lo, r0) - r0 for lo, _ in self.bands], np.int64)
-            hi = np.array([min(hi, r1) - r0 for _, hi in self.bands], np.int64)
-            across = np.asarray(self.across) if len(self.bands) else np.zeros((0, 1), np.float32)
+            lo, hi, across = self._band_lines(r0, r1)
             ruled = self.ruled(slice(r0, r1))
             found = self._dampings.setdefault(key, BandDamping(r0, r1, ruled, self._window, across, lo, hi,
                                                                np.array([1.0 - floor], ruled.dtype)))
@@ -126,20 +125,25 @@ class Grid:
             along = along * np.clip(free / FREE_SHARE_FULL, 0.0, 1.0)[None, :]
         return along
 
-    def _combined(self, along: np.ndarray, r0: int, r1: int, cols: np.ndarray | None = None,
-                  damped: float | None = None) -> np.ndarray:
+    def _combined(self, along: np.ndarray, r0: int, r1: int, cols: np.ndarray | None = None) -> np.ndarray:
         """``along`` (the rows r0:r1, per window) spread over the columns (every one, or ``cols``), with the across
-        lines of each band; ``damped``: 1 − that times ``damped`` instead (``damping``), in the same pass.
+        lines of each band (``damping`` spreads 1 − that times its scale in the same pass: :class:`BandDamping`).
 
         One compiled pass writes the result (``_spread_lines``): the NumPy of before spread the windows, took the
         maximum band by band and scaled twice, four passes over a tall track's band of float64 (KGS: 4.4 s of its
         6.5-s trace stage). The arithmetic is that NumPy's, in ``along``'s dtype (``tests/core/digitize/page``)."""
         cols = np.arange(int(self.windows[-1])) if cols is None else np.asarray(cols, np.int64)
         window = np.searchsorted(self.windows, cols, side="right") - 1
+        lo, hi, across = self._band_lines(r0, r1)
+        return _spread_over(along, window, cols, across, lo, hi, None)
+
+    def _band_lines(self, r0: int, r1: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(lo, hi, across): each band's rows from r0, clipped to [0, r1 − r0], and the bands' across lines, as
+        ``_spread_lines`` reads them for the rows [r0, r1)."""
         lo = np.array([max(lo, r0) - r0 for lo, _ in self.bands], np.int64)
         hi = np.array([min(hi, r1) - r0 for _, hi in self.bands], np.int64)
         across = np.asarray(self.across) if len(self.bands) else np.zeros((0, 1), np.float32)
-        return _spread_over(along, window, cols, across, lo, hi, damped)
+        return lo, hi, across
 
     def across_columns(self, rows: slice, threshold: float = 0.5) -> np.ndarray:
         """Per column, whether an across line (a depth line, a header box's edge) runs through the band of
@@ -196,7 +200,7 @@ class BandDamping:
 
 
 def _spread_over(along: np.ndarray, window: np.ndarray, cols: np.ndarray, across: np.ndarray, lo: np.ndarray,
-            hi: np.ndarray, damped: float | None) -> np.ndarray:
+                 hi: np.ndarray, damped: float | None) -> np.ndarray:
     """``_spread_lines`` into a new array of ``along``'s dtype."""
     out = np.empty((along.shape[0], cols.size), along.dtype)
     scale = np.array([0.0 if damped is None else damped], along.dtype)
@@ -274,7 +278,7 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
     prof = np.stack(profiles[: len(windows)], axis=1)
     along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
     if still_curves:
-        _release_still_curves(along, prof, dark, edges, bands)
+        release_still_curves(along, prof, dark, edges, bands, POOL)
     across_arr = np.stack(profiles[len(windows) :]) if bands else np.zeros((0, w), np.float32)
     return Grid(along.astype(np.float32), edges, across_arr, bands)
 
@@ -301,97 +305,6 @@ def across_lines(dark: np.ndarray, bands: list[tuple[int, int]]) -> np.ndarray:
     from a canonical darkness map; the band's own border rows are left out."""
     across = in_order(lambda band: _across_line(dark, *band), bands, pool=POOL)
     return np.stack(across) if across else np.zeros((0, dark.shape[1]), np.float32)
-
-
-STILL_CURVE_ROWS = 6  # a band of along-line rows at least this wide may be a curve lying nearly still ...
-STILL_CURVE_FILL = 0.6  # ... and is one when its rows are dark this much less often than a ruled line's
-STILL_CURVE_WOBBLE_PX = 0.2  # ... or when its ink, smoothed along depth, wobbles this far about a straight line
-WOBBLE_SMOOTH_COLS = 15  # the smoothing: a line's pixel noise averages out, a curve's wobble does not
-WOBBLE_MARGIN_ROWS = 2  # rows either side of a line's band its wobble is measured over (a still curve's core
-#  rows may be all that the profile calls a line; its ink wobbles about them) ...
-WOBBLE_GUARD_ROWS = 4  # ... in the columns where the this many rows beyond are paper: the band's ink is alone there
-ALONE_DARK = 0.3  # a guard row darker than this holds other ink: a curve crossing the band, text
-TRACK_END_PX = 3  # bands this near a track's end are its border, never released
-
-
-def _release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray,
-                          bands: list[tuple[int, int]]) -> None:
-    """Take back the along-line rows that are a curve lying nearly still (in place).
-
-    A curve that hardly moves over a window (a cable tension, a caliper in gauge hole) darkens a few rows
-    in more than a third of the columns, as a ruled line does: on the KGS sonic log the tension curve was
-    damped as grid over 250-1050 ft and the tracer put it on the sonic's line. What tells them apart is
-    that a ruled line, or a bunch of them (a decade's 7-10 lines), is dark in nearly every column in every
-    row of its band, while a curve wanders across the band: each row is dark in a share of the columns
-    only. So in a band of ``STILL_CURVE_ROWS`` or more rows, where a row's mean darkness over the window is
-    below ``STILL_CURVE_FILL`` of its 65th percentile on average and its ink wanders about a straight line
-    (``_wobble``: a ruled line on a skewed scan drifts across a band too, but straight), it is released.
-
-    A curve lying *very* still (a resistivity varying by 5 % on a four-decade track: 2 px over the log) fills
-    its band as a line does; it is told by its wobble alone. Smoothed along depth over
-    ``WOBBLE_SMOOTH_COLS`` columns, a ruled line's centroid stays within 0.16 px RMS of straight on every
-    interior line of the shared scans (0.00-0.16 on iqa_01146, iqa_01135 and KGS, 1-bit included) and of the
-    foreign pages (0.02-0.06); such a curve wobbles 0.29 px and more. A track's border is never released:
-    a curve touching it makes it wobble too (0.26 px on iqa_01146)."""
-    ends = np.array([e for band in bands for e in band], np.float64)
-    # a window reads the map and its own column of ``along`` and writes only that column: the windows over the
-    # threads change nothing (within a window the runs stay in order: a run released is paper to the next one's guard)
-    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w), range(len(edges) - 1), pool=POOL)
-
-
-def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray, ends: np.ndarray,
-                       w: int) -> None:
-    """:func:`_release_still_curves` in the window ``w`` (the columns [edges[w], edges[w + 1])), in place."""
-    from core.common.runs import true_runs
-
-    a, b = int(edges[w]), int(edges[w + 1])
-    starts, stops = true_runs(along[:, w] >= 0.5)
-    for lo, hi in zip(starts, stops):
-        if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
-            continue
-        smooth = _still_wobble(dark[:, a:b], along[:, w] >= 0.5, lo, hi)
-        if smooth > STILL_CURVE_WOBBLE_PX:
-            along[lo:hi, w] = 0.0
-            continue
-        if hi - lo < STILL_CURVE_ROWS:
-            continue
-        rows = slice(lo + 1, hi - 1)  # the spread rows either side belong to no line
-        p = prof[rows, w]
-        fill = dark[rows, a:b].mean(axis=1) / np.maximum(p, 1e-6)
-        inked = p > 0.05
-        if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
-            along[lo:hi, w] = 0.0
-
-
-WANDER_PX = 0.5  # a band's centroid this far (RMS) from straight wanders: 0.0-0.3 px on ruled bands, 0.8 px for the KGS tension curve
-
-
-def _still_wobble(dark: np.ndarray, lines: np.ndarray, lo: int, hi: int) -> float:
-    """The smoothed wobble (``_wobble``) of the ink about the along-line band [lo, hi) of one window's darkness
-    (rows × columns), over its rows and ``WOBBLE_MARGIN_ROWS`` more each side, in the columns where that ink is
-    alone: the ``WOBBLE_GUARD_ROWS`` rows beyond the margin that are on no line (``lines``) are paper. A curve
-    crossing a ruled line comes from afar and inks the guard rows; a curve lying still stays in its band."""
-    top, bot = max(0, lo - WOBBLE_MARGIN_ROWS), min(dark.shape[0], hi + WOBBLE_MARGIN_ROWS)
-    guard = np.r_[max(0, top - WOBBLE_GUARD_ROWS) : top, bot : min(dark.shape[0], bot + WOBBLE_GUARD_ROWS)]
-    guard = guard[~lines[guard]]
-    alone = dark[guard].max(axis=0) < ALONE_DARK if guard.size else np.ones(dark.shape[1], bool)
-    return _wobble(dark[top:bot][:, alone])[1]
-
-
-def _wobble(band: np.ndarray) -> tuple[float, float]:
-    """How far the ink of a band (rows × columns) wobbles about a straight line, RMS in rows, raw and smoothed
-    over ``WOBBLE_SMOOTH_COLS`` columns: the darkness centroid per inked column against a linear fit (a ruled
-    line on a skewed scan drifts across its band, but straight). (0, 0) when too few columns are inked."""
-    mass = band.sum(axis=0)
-    cols = np.flatnonzero(mass > 0.5 * np.median(mass[mass > 0])) if (mass > 0).any() else np.zeros(0, int)
-    if cols.size < max(16, 2 * WOBBLE_SMOOTH_COLS):
-        return 0.0, 0.0
-    centroid = (band[:, cols] * np.arange(band.shape[0])[:, None]).sum(axis=0) / mass[cols]
-    residual = centroid - np.polyval(np.polyfit(cols, centroid, 1), cols)
-    smooth = np.convolve(residual, np.ones(WOBBLE_SMOOTH_COLS) / WOBBLE_SMOOTH_COLS, mode="valid")
-    # the smoothed wobble as a robust spread (1.4826 × the median absolute value: an RMS for normal wobble): a
-    # curve crossing the band moves the centroid in a few columns, a curve lying in it in every column
-    return float(np.sqrt(np.mean(residual ** 2))), float(1.4826 * np.median(np.abs(smooth)))
 
 
 def track_bands(calib, rows: int) -> list[tuple[int, int]]:

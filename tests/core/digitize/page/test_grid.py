@@ -145,8 +145,8 @@ def _null_share(lg, res, mnemonic: str) -> float:
 def test_a_flat_curve_the_grid_reading_takes_for_a_line_is_read_by_a_model(bundled):
     """A neutron curve lying still between two ruled lines and a caliper in gauge lying on one: straight over
     most of the log, so the grid reading finds each as a line along depth. The neutron is off the ruling's
-    pitch (``riding.printed_lines``); the caliper's ink wobbles as no ruled line does (``grid._wobble``). Both
-    are read, not written NULL. (CALI's NULL share is 5.0 % on the 2-core EPYC: the bound leaves the margin
+    pitch (``riding.printed_lines``); the caliper's ink wobbles as no ruled line does
+    (``still_curves._wobble``). Both are read, not written NULL. (CALI's NULL share is 5.0 % on the 2-core EPYC: the bound leaves the margin
     another CPU's arithmetic needs, where 0.0504 was met against a bound of 0.05.)"""
     lg = _generated("classic", 2)
     res = digitize(lg.image, lg.calibration, model=bundled, source=lg.name)
@@ -185,7 +185,7 @@ def test_a_curve_lying_nearly_still_is_not_taken_for_a_grid_line_but_a_bunch_of_
     """A tension curve wandering a few rows about one place (the KGS sonic log's LTEN) is dark in more than a
     third of the columns of its rows, as a ruled line is; it wanders across its band, so it is released.
     A decade's bunched 7-10 lines, a solid band of ruled rows, stay grid."""
-    import core.digitize.page.grid as grid
+    import core.digitize.page.still_curves as still_curves
 
     rng = np.random.default_rng(4)
     still = 150 + 3.5 * np.sin(np.arange(COLS) / 25.0) + rng.normal(0, 0.4, COLS)
@@ -198,8 +198,8 @@ def test_a_curve_lying_nearly_still_is_not_taken_for_a_grid_line_but_a_bunch_of_
     assert not rows & set(range(145, 156))
     assert {95, 98, 100, 102} <= rows and all(rows & {r - 1, r, r + 1} for r in (20, 60, 220))
     # without the release: the curve's band reads as grid
-    monkeypatch.setattr(grid, "STILL_CURVE_FILL", 0.0)
-    monkeypatch.setattr(grid, "STILL_CURVE_WOBBLE_PX", np.inf)
+    monkeypatch.setattr(still_curves, "STILL_CURVE_FILL", 0.0)
+    monkeypatch.setattr(still_curves, "STILL_CURVE_WOBBLE_PX", np.inf)
     assert set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist()) & set(range(145, 156))
 
 
@@ -209,7 +209,7 @@ def test_a_curve_lying_very_still_is_told_from_a_ruled_line_by_its_wobble(monkey
     and fills its band as a ruled line does (the foreign colour page's PR: 98 % NULL, taken for a grid line).
     Its ink wobbles about a straight line; a ruled line's does not, on a skewed scan (a line drifting 4 rows
     across the window) and thresholded to 1 bit too, nor does a track's border, whatever touches it."""
-    import core.digitize.page.grid as grid
+    import core.digitize.page.still_curves as still_curves
 
     rng = np.random.default_rng(7)
     still = 150 + np.convolve(rng.normal(0, 1.2, COLS), np.ones(25) / 25 * 2, "same")
@@ -223,5 +223,5 @@ def test_a_curve_lying_very_still_is_told_from_a_ruled_line_by_its_wobble(monkey
     rows = set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist())
     assert not rows & set(range(145, 156))
     assert rows & {101, 102, 103} and rows & {19, 20, 21} and rows & {219, 220, 221}
-    monkeypatch.setattr(grid, "STILL_CURVE_WOBBLE_PX", np.inf)  # without the wobble test: taken for a line
+    monkeypatch.setattr(still_curves, "STILL_CURVE_WOBBLE_PX", np.inf)  # without the wobble test: taken for a line
     assert set(detect_grid(img, bands=[(18, 223)]).line_rows().tolist()) & set(range(145, 156))
