@@ -77,3 +77,13 @@ def in_order(work: Callable[[T], R], items: Iterable[T], threads: int | None = N
         if executor is None:
             executor = _POOLS[pool, threads] = ThreadPoolExecutor(threads, thread_name_prefix=prefix)
     return list(executor.map(work, items))
+
+
+def once_per_key(work: Callable[[int], R], keys: list) -> list[R | None]:
+    """``work(i)`` for each index of ``keys``, made once per distinct key (at the first index holding it, the keys
+    spread over the threads by :func:`in_order`) and shared by every index with that key; None where the key is
+    None. For readings that depend only on what the key names (the curves of one style in one track read the same
+    strokes: ``rules/signals.py``, ``rules/all_curves.py``)."""
+    first = {k: keys.index(k) for k in dict.fromkeys(keys) if k is not None}
+    made = dict(zip(first, in_order(work, first.values())))
+    return [None if k is None else made[k] for k in keys]

@@ -17,7 +17,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
-from core.common.threads import in_order
+from core.common.threads import in_order, once_per_key
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, column_confidence, steep_columns
@@ -144,7 +144,6 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
     # and traced curves (any of them covers a row: their order changes nothing), read once
     keys = [None if sc is None else (id(sc[0]), sc[1], sc[2], frozenset([i] + np.flatnonzero(sc[3]).tolist()))
             for i, sc in enumerate(scans)]
-    first = {k: keys.index(k) for k in dict.fromkeys(keys) if k is not None}
 
     def strokes(i: int) -> np.ndarray:
         ev, lo, hi, shares = scans[i]
@@ -152,7 +151,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         return unclaimed_columns([positions[i]] + [p for j, p in enumerate(positions) if shares[j]], ev, lo, hi,
                                  params.threshold, damping)
 
-    unclaimed = dict(zip(first, in_order(strokes, first.values())))
+    unclaimed = once_per_key(strokes, keys)
 
     def checked(i: int) -> None:  # with every curve's place and scale final: doubts on this curve's flags alone
         tr, spec = traces[i], calib.curves[i]
@@ -161,7 +160,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         if scans[i] is not None:
             ev, lo, hi, shares = scans[i]
             doubt(tr, beside_an_unclaimed_stroke(i, positions, shares, ev, lo, hi, params.threshold,
-                                                 unclaimed=unclaimed[keys[i]]), "unclaimed_stroke")
+                                                 unclaimed=unclaimed[i]), "unclaimed_stroke")
 
     in_order(checked, range(len(traces)))
     scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)

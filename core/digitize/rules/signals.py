@@ -43,12 +43,11 @@ from __future__ import annotations
 import numpy as np
 
 from core.common.runs import distance_to_true, true_runs
-from core.common.threads import in_order
+from core.common.threads import in_order, once_per_key
 from core.digitize.evidence.coded_map import compiled_reading
-from core.digitize.page.grid import BandDamping
 from core.digitize.rules.confidence import CONFIDENCE_COLS, column_confidence
 from core.digitize.rules.passes import BIT, DOUBTS
-from core.digitize.rules.track_scans import damping_arguments, strongest_uncovered
+from core.digitize.rules.track_scans import damping_arguments, read_where_spread, strongest_uncovered
 
 TOLERANCE_SHARE = 0.05  # rows within this share of the track of a traced curve are its stroke (the tolerance a
 # reading is judged by): evidence there is no rival
@@ -72,9 +71,7 @@ def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep
     out = np.zeros(cols, np.float32)
     traced = (np.stack([np.asarray(p, np.float64) for p in positions]) if positions
               else np.zeros((0, cols)))
-    spread = isinstance(damping, BandDamping)
-    if spread and (damping.r0, damping.r1) != (lo, hi + 1):
-        raise ValueError(f"the damping of rows {damping.r0}..{damping.r1 - 1} for a scan of rows {lo}..{hi}")
+    spread = read_where_spread(damping, lo, hi)
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
         rows = slice(lo - row_offset, hi + 1 - row_offset)
@@ -217,7 +214,6 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
     # traced curves (a row is covered by any of them: their order changes nothing), read once
     keys = [(i,) if i in by_curve else (id(ev), lo, hi, keep, frozenset(mates + [i]))
             for i, (ev, lo, hi, _, mates, keep) in enumerate(reads)]
-    first = {k: keys.index(k) for k in dict.fromkeys(keys)}
 
     def rival(i: int) -> np.ndarray:
         ev, lo, hi, offset, mates, keep = reads[i]
@@ -225,7 +221,7 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         return rival_strength(ev, lo, hi, [traces[i].position] + [traces[j].position for j in mates], keep, damping,
                               offset)
 
-    rivals = dict(zip(first, in_order(rival, first.values())))
+    rivals = once_per_key(rival, keys)
 
     def read(i: int) -> np.ndarray:  # one curve's signals: it reads every trace's place and writes none
         tr, spec = traces[i], curves[i]
@@ -233,7 +229,7 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         others = [traces[j].position for j in mates]
         same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
         on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
-        return trace_signals(tr, spec, others, same, rivals[keys[i]], on_line, identity.get(i), params.max_gap_px,
+        return trace_signals(tr, spec, others, same, rivals[i], on_line, identity.get(i), params.max_gap_px,
                              stroke_width(ev, tr.position, tr.observed, lo, hi, offset))
 
     for tr, signals in zip(traces, in_order(read, range(len(traces)))):

@@ -25,8 +25,21 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from core.digitize.page.grid import BandDamping
+
 _UNDAMPED = (False, np.zeros((1, 1)), np.zeros(1, np.int64), np.zeros((0, 1), np.float32), np.zeros(0, np.int64),
              np.zeros(0, np.int64), np.zeros(1))
+
+
+def read_where_spread(damping, lo: int, hi: int) -> bool:
+    """Whether the scans read ``damping`` where it is spread: a grid's band damping (``page/grid.py:
+    BandDamping``) of the rows ``lo``..``hi`` (one of other rows is refused), not a function giving the factor at
+    some columns, nor None."""
+    if not isinstance(damping, BandDamping):
+        return False
+    if (damping.r0, damping.r1) != (lo, hi + 1):
+        raise ValueError(f"the damping of rows {damping.r0}..{damping.r1 - 1} for a scan of rows {lo}..{hi}")
+    return True
 
 
 def damping_arguments(damping) -> tuple:

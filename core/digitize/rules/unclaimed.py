@@ -19,7 +19,7 @@ import numpy as np
 from core.common.runs import distance_to_true
 from core.digitize.evidence.coded_map import compiled_reading
 from core.digitize.page.grid import BandDamping
-from core.digitize.rules.track_scans import damping_arguments, uncovered_ink_rows
+from core.digitize.rules.track_scans import damping_arguments, read_where_spread, uncovered_ink_rows
 
 # a trace this near a neighbour's (a share of the track's width: the tolerance a reading is judged by) lies beside
 # it. A fixed 12 px missed hard_006's dots drifting 13-20 px from the caliper on its 423-px track (173 of 485 wrong
@@ -41,9 +41,7 @@ def unclaimed_columns(traced: list[np.ndarray], evidence: np.ndarray, lo: int, h
     cols = traced[0].size
     traced = np.stack(traced).astype(np.float64)
     unclaimed = np.zeros(cols, bool)
-    spread = isinstance(damping, BandDamping)
-    if spread and (damping.r0, damping.r1) != (lo, hi + 1):
-        raise ValueError(f"the damping of rows {damping.r0}..{damping.r1 - 1} for a scan of rows {lo}..{hi}")
+    spread = read_where_spread(damping, lo, hi)
     for c0 in range(0, cols, CHUNK):
         c1 = min(cols, c0 + CHUNK)
         if damping is None or spread:  # the grid's damping is float64: the product in float64, compiled

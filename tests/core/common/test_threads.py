@@ -85,3 +85,19 @@ def test_a_digitise_command_s_process_says_it_before_pytorch_loads_its_openmp_ru
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,
                          cwd=Path(__file__).resolve().parents[3])
     assert out.stdout.split() == ["PASSIVE", "False"], out.stderr
+
+
+def test_work_once_per_key_is_shared_by_the_indices_that_hold_the_key():
+    from core.common.threads import once_per_key
+
+    made = []
+
+    def work(i):
+        made.append(i)
+        return f"made at {i}"
+
+    set_work_threads(2)
+    got = once_per_key(work, [("a",), None, ("b",), ("a",), None, ("b",), ("c",)])
+    assert got == ["made at 0", None, "made at 2", "made at 0", None, "made at 2", "made at 6"]
+    assert sorted(made) == [0, 2, 6]  # each key made once, at its first index; a None key not at all
+    assert once_per_key(work, []) == []
