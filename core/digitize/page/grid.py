@@ -257,7 +257,7 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
     ``bands``: row ranges [lo, hi) of the tracks (the across profile is taken per track, where depth
     lines run; without them, over the whole height). ``dark``: a darkness map to use instead of the
     image's own (e.g. already computed by the classical tracer). ``still_curves``: take back the lines that
-    are a curve lying still (:func:`_release_still_curves`); the tracks' borders are looked for without it,
+    are a curve lying still (``still_curves.release_still_curves``); the tracks' borders are looked for without it,
     since a curve or an image beside a border makes the border's band wobble as a curve does.
     """
     if dark is None:
