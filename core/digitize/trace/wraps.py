@@ -152,10 +152,19 @@ class _MoveJudge:
             along = np.sign(direct) * (_velocity(path, a, -1, rows) + _velocity(path, b, 1, rows))
             if along > 0 or (along == 0 and abs(direct) <= rows - abs(direct)):
                 return
-        # a wrap: the curve crossed the edge the direct move turns away from, if the edges show it
+        # a wrap: the curve crossed the edge the direct move turns away from, if the edges show it. Where the ink
+        # between already rules the direct move out (no ink over more than ``surely_wrap`` rows), the strokes either
+        # side are followed to the edges across the breaks a drawn move leaves (``wrap_ink_gap_px``, as
+        # :func:`hidden_returns` follows them): a network reads a stroke steeper than a row can place in pieces, and
+        # a crossing the edges do not show between two neighbouring observed columns leaves no column to doubt, so
+        # it was carried on as if direct (random_06's SPHI came back from its backup scale in runs up to 15 rows
+        # apart, the last 21 rows inside the edge: 28 columns a scale off at confidence 0.94-1.00). Where the ink leaves
+        # the move in doubt, a thin stroke's breaks (``RUN_GAP_PX``) only: followed across more, 16-row breaks in a
+        # dashed PEF's track hopped to the edge over others' ink (dotted_fax_10: 314 samples confidently a scale off)
         step = 1 if direct < 0 else -1
+        reach_gap = max(params.wrap_ink_gap_px, RUN_GAP_PX) if gap > self.surely_wrap else RUN_GAP_PX
         if self.edges and not at_edges(path[a], path[b], step, rows) and not (
-                strokes_reach_edges(inked, a, b, path[a], path[b], step)
+                strokes_reach_edges(inked, a, b, path[a], path[b], step, reach_gap)
                 or hidden and step == self.returning and hidden_crossing(inked, a, b, path[a], step)):
             doubtful[a + 1 : b] = True
             return
