@@ -1,10 +1,19 @@
 """The windows' stitching, compiled (``stitching.add_weighted``, ``stitching.settle_columns``): the codes and the class
-mask NumPy's arithmetic gave, bit for bit."""
+mask NumPy's arithmetic gave, bit for bit, at any number of threads (the rows cut into one run a thread)."""
 
 import numpy as np
 import pytest
 
+from core.common import threads
 from core.digitize.evidence import network, stitching
+
+
+@pytest.fixture(params=[1, 2, 5])
+def work_threads(request):
+    """The rows spread over 1, 2 or 5 threads (5: runs of 7-8 of 37 rows, a run shorter than the others)."""
+    threads.set_work_threads(request.param)
+    yield request.param
+    threads.set_work_threads(None)
 from core.digitize.evidence.coded_map import encode
 
 
@@ -29,7 +38,7 @@ def _sums(rng, classes, rows, cols):
 
 
 @pytest.mark.parametrize("classes", [1, 4])
-def test_settled_codes_and_mask_are_numpy_s(classes):
+def test_settled_codes_and_mask_are_numpy_s(classes, work_threads):
     rng = np.random.default_rng(classes)
     keys = network.kept_classes(classes)
     acc, wsum = _sums(rng, classes, 37, 300)
@@ -45,7 +54,7 @@ def test_settled_codes_and_mask_are_numpy_s(classes):
     assert not mask[:2].any() and not mask[:, : 50].any()
 
 
-def test_weighted_window_adds_as_numpy_does():
+def test_weighted_window_adds_as_numpy_does(work_threads):
     rng = np.random.default_rng(7)
     acc = rng.random((4, 33, 500), dtype=np.float32)
     p = rng.random((4, 33, 320), dtype=np.float32)
