@@ -10,6 +10,7 @@ from pathlib import Path
 
 import lasio
 import numpy as np
+import pytest
 
 from core.io.calibration import Calibration
 from core.model.bundled import BUNDLED_MODEL as BUNDLED
@@ -19,6 +20,7 @@ from .opening import open_scan, wait_opened
 from .test_main_window import _shot, win  # noqa: F401 - the same window fixture and screenshot helper
 
 
+@pytest.mark.slow
 def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     """The few-shot loop through the real widgets: pre-fill and correct a mask, Adapt (a tiny budget), the
     before/after table, Digitise all unlabelled scans, LAS files read back."""

@@ -32,6 +32,7 @@ def four_logs(tmp_path_factory):
     return d
 
 
+@pytest.mark.slow
 def test_two_gloo_ranks_shard_sync_and_skip_together(four_logs, tmp_path):
     out, reports = tmp_path / "out", tmp_path / "reports"
     out.mkdir()
@@ -66,6 +67,7 @@ def test_two_gloo_ranks_shard_sync_and_skip_together(four_logs, tmp_path):
     assert torch.equal(torch.cat([p.detach().reshape(-1) for p in model.parameters()]), p0)
 
 
+@pytest.mark.slow
 def test_cli_under_torchrun_and_resume_on_another_world_size(four_logs, tmp_path):
     model, events = tmp_path / "m.safetensors", tmp_path / "ev.jsonl"
     common = ["--preset", "tiny", "--crop", "256", "--precision", "fp32", "--seed", "2", "--device", "cpu"]
