@@ -43,7 +43,7 @@ def _mask_precision(mask, calib, depth, values, spec, width):
     return float((dist[sel] <= 2.0 + width / 2.0).mean()) if sel.any() else 1.0
 
 
-@pytest.mark.parametrize("axis", ["x", "y"])
+@pytest.mark.parametrize("axis", [pytest.param("x", marks=pytest.mark.slow), "y"])  # x: with the long tests
 def test_full_size_sets_map_truth_onto_mask(tmp_path, axis):
     out = tmp_path / axis
     assert main(["synth", str(out), "--count", "4", "--seed", "7", "--width", "12800", "--height", "640",

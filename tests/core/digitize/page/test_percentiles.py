@@ -46,7 +46,7 @@ quantiles = st.one_of(st.sampled_from([0, 100, 0.0, 100.0, 50, 65.0, 40.0, 99.7]
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # inf − inf between two ranks, as in NumPy's own
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=150, deadline=None)  # 150 derandomised draws and the pinned examples: 16 s -> ~6 s
 @given(maps(), quantiles, st.sampled_from([0, 1, -1, -2]), st.sampled_from(["c", "f", "view"]))
 @example(np.zeros((1, 1), np.float32), 65.0, 1, "c")
 @example(np.array([[0.0, 0.0, 1.0, 0.5]], np.float32), 65.0, 1, "c")
