@@ -87,3 +87,14 @@ def once_per_key(work: Callable[[int], R], keys: list) -> list[R | None]:
     first = {k: keys.index(k) for k in dict.fromkeys(keys) if k is not None}
     made = dict(zip(first, in_order(work, first.values())))
     return [None if k is None else made[k] for k in keys]
+
+
+def in_runs(work: Callable[[int, int], object], count: int, threads: int | None = None, pool: str = "work") -> None:
+    """``work(start, stop)`` over [0, ``count``) cut into one contiguous run a thread (at most ``threads``, default
+    :func:`work_threads`; at least one run, empty when ``count`` is 0), the runs spread by :func:`in_order`. For work
+    of many small equal pieces whose results do not depend on who takes them (the group norm's chunks, the
+    stitching's rows): one task a thread, not one a piece, each task a future, a wake-up and turns of the
+    interpreter's lock."""
+    n = max(1, min(work_threads() if threads is None else max(1, threads), count))
+    cuts = [round(i * count / n) for i in range(n + 1)]
+    in_order(lambda run: work(*run), list(zip(cuts[:-1], cuts[1:])), threads=n, pool=pool)

@@ -31,7 +31,7 @@ from numba import njit
 from numba.core import types
 from numba.extending import intrinsic
 
-from core.common.threads import in_order
+from core.common.threads import in_runs
 
 CHUNK_PX = 16384  # pixels a chunk: fixed, so the sums are the same at any thread count
 BLOCK_PX = 256  # pixels the affine takes at once, every channel of them as one flat run (vectorised)
@@ -128,18 +128,14 @@ def _spread(work, chunks: list[tuple[int, int]]) -> None:
     """``work(i, start, stop)`` for every chunk, over PyTorch's intra-op thread count (the kernels release the
     GIL); which thread takes which chunk changes nothing in the result.
 
-    The chunks go to the threads in contiguous runs, one run a thread: a task a chunk was 992 tasks handed through
+    The chunks go to the threads in contiguous runs, one run a thread (``threads.in_runs``): a task a chunk was 992 tasks handed through
     the pool's queue for one KGS window's 40 norm passes (77 chunks a full-resolution pass), each a future, a
     wake-up and two turns of the interpreter's lock for ~0.1-0.3 ms of compiled work."""
-    threads = max(1, min(torch.get_num_threads(), len(chunks)))
-    cut = np.linspace(0, len(chunks), threads + 1).round().astype(int)
-    runs = [[(i, *chunks[i]) for i in range(lo, hi)] for lo, hi in zip(cut[:-1], cut[1:])]
+    def run_of(lo: int, hi: int) -> None:
+        for i in range(lo, hi):
+            work(i, *chunks[i])
 
-    def run_of(items: list[tuple[int, int, int]]) -> None:
-        for chunk in items:
-            work(*chunk)
-
-    in_order(run_of, runs, threads=threads, pool="norm")
+    in_runs(run_of, len(chunks), threads=torch.get_num_threads(), pool="norm")
 
 
 @intrinsic

@@ -7,7 +7,7 @@ normalised, each kept class's root code as ``coded_map.encode`` takes it, the cl
 On KGS's 13 windows NumPy's took 0.6 s of the evidence stage at load ~2 (2-core EPYC), between forwards, on one
 core. The same codes and mask, bit for bit (``tests/core/digitize/evidence/test_stitching_kernels.py``).
 
-Every row's arithmetic is its own, so the rows are cut into one run a thread (``threads.work_threads``) and the
+Every row's arithmetic is its own, so the rows are cut into one run a thread (``threads.in_runs``) and the
 runs taken at once: the work between two forwards, when PyTorch's threads have nothing to do, on every core.
 Which thread takes which rows changes no value.
 """
@@ -17,26 +17,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from core.common.threads import in_order, work_threads
+from core.common.threads import in_runs
 from core.digitize.evidence.coded_map import TOP
-
-
-def _over_rows(kernel, rows: int) -> None:
-    """``kernel(r0, r1)`` over [0, rows), one contiguous run of rows a thread of the ``stitch`` pool."""
-    runs = np.linspace(0, rows, max(1, min(work_threads(), rows)) + 1).round().astype(int)
-    in_order(lambda run: kernel(*run), list(zip(runs[:-1].tolist(), runs[1:].tolist())), pool="stitch")
 
 
 def add_weighted(acc, p, wt, offset) -> None:
     """``acc[..., offset : offset + len(wt)] += p * wt``: each product rounded to float32, then the sum."""
-    _over_rows(lambda r0, r1: _add_weighted_rows(acc, p, wt, offset, r0, r1), p.shape[1])
+    in_runs(lambda r0, r1: _add_weighted_rows(acc, p, wt, offset, r0, r1), p.shape[1], pool="stitch")
 
 
 def settle_columns(acc, wsum, n, coded_classes, codes, mask, binary) -> None:
     """The first ``n`` columns of the stitched sums, coded: ``acc / max(wsum, 1e-12)`` (float32), each kept
     class's codes (``coded_classes[i]`` into ``codes[i]``) and the class mask (a binary model's p > 0.5, else the
     first most probable class, as ``argmax`` takes it)."""
-    _over_rows(lambda r0, r1: _settle_rows(acc, wsum, n, coded_classes, codes, mask, binary, r0, r1), acc.shape[1])
+    in_runs(lambda r0, r1: _settle_rows(acc, wsum, n, coded_classes, codes, mask, binary, r0, r1), acc.shape[1],
+            pool="stitch")
 
 
 @njit(cache=True, nogil=True, error_model="numpy")

@@ -101,3 +101,20 @@ def test_work_once_per_key_is_shared_by_the_indices_that_hold_the_key():
     assert got == ["made at 0", None, "made at 2", "made at 0", None, "made at 2", "made at 6"]
     assert sorted(made) == [0, 2, 6]  # each key made once, at its first index; a None key not at all
     assert once_per_key(work, []) == []
+
+
+
+@pytest.mark.parametrize("count, at_most, runs", [(10, 3, [(0, 3), (3, 7), (7, 10)]), (2, 5, [(0, 1), (1, 2)]),
+                                                  (7, 1, [(0, 7)]), (0, 2, [(0, 0)])])
+def test_work_in_runs_covers_the_range_in_one_contiguous_run_a_thread(count, at_most, runs):
+    """``in_runs``: [0, count) cut into at most ``at_most`` contiguous runs covering each index once (never more runs
+    than indices; one empty run for an empty range), each run one call of the work."""
+    got = []
+    lock = threading.Lock()
+
+    def work(lo, hi):
+        with lock:
+            got.append((lo, hi))
+
+    threads.in_runs(work, count, threads=at_most, pool="runs-test")
+    assert sorted(got) == runs
