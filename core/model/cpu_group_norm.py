@@ -83,8 +83,30 @@ def group_norm(x: torch.Tensor, groups: int, weight: torch.Tensor, bias: torch.T
         rstd = np.float32(1.0) / np.sqrt(var32 + np.float32(eps))  # float32, as torch.rsqrt takes it
         scale = np.repeat(rstd, per_group) * w32
         shift = b32 - np.repeat(mean32, per_group) * scale
-        _spread(lambda i, a, b: _affine(src[s], bf16, silu, a, b, scale, shift, dst[s]), chunks)
+        table = silu_table() if silu else _NO_TABLE
+        _spread(lambda i, a, b: _affine(src[s], bf16, silu, a, b, scale, shift, dst[s], table), chunks)
     return out
+
+
+_SILU_TABLE: list[np.ndarray] = []
+_NO_TABLE = np.zeros(1, np.int16)
+
+
+def silu_table() -> np.ndarray:
+    """PyTorch's own bf16 ``F.silu`` of every one of the 65,536 bf16 patterns, as int16 bits indexed by the input's
+    bits (uint16): the fused pass's SiLU is a lookup, PyTorch's numbers by construction, whatever its build
+    vectorises with. A bf16 SiLU is a function of its bf16 input alone (PyTorch widens it to float32, takes
+    ``x / (1 + exp(-x))`` and rounds): 128 KiB, taken once a process.
+
+    Why a table: the pass computed it before, a port of Sleef's ``expf_u10`` and a division a value, 18 of the
+    43 ms of a 16-channel norm of a KGS window's full-resolution map on one core (docs/benchmarks.md, issue #64,
+    twelfth round); the lookup is a load a value from a table the core's L2 holds."""
+    if not _SILU_TABLE:
+        patterns = torch.arange(65536, dtype=torch.int32).to(torch.int16)  # bits 0..65535, as int16
+        with torch.no_grad():
+            out = torch.nn.functional.silu(patterns.view(torch.bfloat16))
+        _SILU_TABLE.append(np.ascontiguousarray(out.view(torch.int16).numpy()))
+    return _SILU_TABLE[0]
 
 
 EDGES = [0]  # samples whose statistics were taken by the reductions (``_on_a_rounding_edge``): counted for the tools
@@ -183,12 +205,13 @@ def _round_bf16(u):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _affine(x, bf16, silu, start, stop, scale, shift, out):
+def _affine(x, bf16, silu, start, stop, scale, shift, out, silu_bf16):
     """fma(x, scale, shift) per channel in float32 over pixels [start, stop), into ``out`` in the map's dtype (bf16
     rounded to nearest even; no NaN comes out of a norm). ``BLOCK_PX`` pixels at a time, their channels one flat
     run (the factors repeated along it).
 
-    ``silu`` (bf16): then SiLU of that bf16 output, as PyTorch's bf16 ``F.silu`` takes it (:func:`_silu_in_place`)."""
+    ``silu`` (bf16): then SiLU of that bf16 output, looked up in ``silu_bf16`` (:func:`silu_table`: PyTorch's own
+    bf16 ``F.silu`` of every bf16 pattern, indexed by the pattern's bits)."""
     c = x.shape[1]
     n = BLOCK_PX * c
     scale_run = np.empty(n, np.float32)
@@ -213,66 +236,9 @@ def _affine(x, bf16, silu, start, stop, scale, shift, out):
         if bf16:
             if silu:
                 for k in range(m):
-                    bits[k] = _round_bf16(bits[k])  # the norm's bf16 output, as float32
-                _silu_in_place(vals[:m])
-            for k in range(m):
-                dst[k] = np.int16(np.uint16(_round_bf16(bits[k]) >> np.uint32(16)))
+                    dst[k] = silu_bf16[_round_bf16(bits[k]) >> np.uint32(16)]
+            else:
+                for k in range(m):
+                    dst[k] = np.int16(np.uint16(_round_bf16(bits[k]) >> np.uint32(16)))
         else:
             dst[:] = vals[:m]
-
-
-# Sleef's expf_u10 (``xexpf``, sleefsimdsp.c), the exp of PyTorch's vectorised float32 ``exp``: Cody-Waite reduction
-# by ln 2 split in two, a degree-6 polynomial, every multiply-add fused as its AVX512 build fuses them
-_R_LN2 = np.float32(1.442695040888963407359924681001892137426645954152985934135449406931)
-_L2U = np.float32(-0.693145751953125)
-_L2L = np.float32(-1.428606765330187045e-06)
-_RINT = np.float32(12582912.0)  # 1.5 · 2²³: x + it − it rounds x to an integer, to nearest even (|x| < 2²²)
-_EXP_POLY = tuple(np.float32(c) for c in (0.000198527617612853646278381, 0.00139304355252534151077271,
-                                          0.00833336077630519866943359, 0.0416664853692054748535156,
-                                          0.166666671633720397949219, 0.5))
-
-
-@intrinsic
-def _pow2(typingctx, q):
-    """2^q as float32 for an int32 q in [−126, 127]: q + 127 as the exponent's bits (Sleef's ``vpow2i``), a
-    bitcast, so LLVM vectorises it."""
-    sig = types.float32(types.int32)
-
-    def codegen(context, builder, signature, args):
-        i32 = ir.IntType(32)
-        biased = builder.shl(builder.add(args[0], ir.Constant(i32, 127)), ir.Constant(i32, 23))
-        return builder.bitcast(biased, ir.FloatType())
-
-    return sig, codegen
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _silu_in_place(vals):
-    """v / (1 + exp(−v)) in float32 for every v of ``vals`` (bf16 values), as PyTorch's bf16 ``F.silu`` computes it
-    before rounding: with Sleef's exp (above), ported operation for operation so LLVM vectorises it (libm's
-    ``expf`` is a call a value: the fused pass ran 1.8× slower than the norm and PyTorch's SiLU apart). Over all
-    65,536 bf16 inputs the rounded results are PyTorch's, every one (``tests/core/test_cpu_group_norm.py``; so
-    were libm's). exp's result is scaled by 2^q as 2^⌊q/2⌋ · 2^(q−⌊q/2⌋), as Sleef's ``vldexp2`` does, so
-    neither factor overflows; past −104 and 100 exp is 0 and ∞, as Sleef's."""
-    c0, c1, c2, c3, c4, c5 = _EXP_POLY
-    one = np.float32(1.0)
-    for k in range(vals.size):
-        v = vals[k]
-        d = -v
-        r = (d * _R_LN2 + _RINT) - _RINT
-        q = np.int32(r)
-        s = _fma32(r, _L2U, d)
-        s = _fma32(r, _L2L, s)
-        u = _fma32(c0, s, c1)
-        u = _fma32(u, s, c2)
-        u = _fma32(u, s, c3)
-        u = _fma32(u, s, c4)
-        u = _fma32(u, s, c5)
-        u = one + _fma32(s * s, u, s)
-        half = q >> np.int32(1)
-        e = u * _pow2(half) * _pow2(q - half)
-        if d < np.float32(-104.0):
-            e = np.float32(0.0)
-        if d > np.float32(100.0):
-            e = np.float32(np.inf)
-        vals[k] = v / (one + e)

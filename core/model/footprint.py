@@ -114,8 +114,8 @@ def measure_inference_peak(model: torch.nn.Module, height: int, width: int, prec
 
 # What decides which tensors an inference forward allocates: the network, its norms, the runtime's probabilities,
 # the autocast rules and the meter itself. A change to any of them is another fit (:func:`_fit_cache_file`).
-_FORWARD_SOURCES = ("network.py", "norms.py", "cpu_group_norm.py", "runtime.py", "precision.py", "autocast_rules.py",
-                    "footprint.py")
+_FORWARD_SOURCES = ("network.py", "norms.py", "cpu_group_norm.py", "cpu_join.py", "runtime.py", "precision.py",
+                    "autocast_rules.py", "footprint.py")
 
 
 def _fit_cache_file(cfg_key: str, precision_mode: str, device_type: str) -> Path:

@@ -224,8 +224,12 @@ class VeerNet(nn.Module):
             # back to the skip's dtype: CUDA autocast runs upsampling in fp32 and returns fp32, the cat would then
             # promote the whole decoder stage to fp32 and every tensor it saves would be twice as large
             # (core/model/autocast_rules.py reproduces CUDA's rules on the CPU for the tests)
-            x = F.interpolate(up(x), size=skip.shape[-2:], mode="nearest").to(skip.dtype)
-            x = torch.cat([x, skip], 1)
+            x = up(x)
+            if not torch.is_grad_enabled() and x.device.type == "cpu" and _cpu_join().applies(x, skip):
+                x = _cpu_join().upsample_join(x, skip)  # the same map in one pass (a CPU's inference)
+            else:
+                x = F.interpolate(x, size=skip.shape[-2:], mode="nearest").to(skip.dtype)
+                x = torch.cat([x, skip], 1)
             del skip  # the joined map holds both halves: neither stays alive through the stage beside it
             x = self._run(dec, x)
         x = self.head_norm(x, silu=True)
@@ -237,6 +241,13 @@ class VeerNet(nn.Module):
             # scan's maps are the same however many threads read it
             x = F.linear(x.movedim(1, -1), self.head.weight.flatten(1), self.head.bias).movedim(-1, 1)
         return x[..., :h, :w]
+
+
+def _cpu_join():
+    """``core/model/cpu_join.py``, imported at a CPU's first inference (numba's start is no training's cost)."""
+    from . import cpu_join
+
+    return cpu_join
 
 
 def build(cfg: NetConfig) -> VeerNet:

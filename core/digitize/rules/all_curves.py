@@ -64,6 +64,27 @@ def trace_all(evidence_by_class: dict[int, np.ndarray], calib: Calibration, para
             grid.let_go_of_dampings()
 
 
+def _chains(rest: list[int], curves: list, evidence_by_class: dict[int, np.ndarray]) -> list[list[int]]:
+    """The curves traced alone (``rest``, in the calibration's order) cut into chains that do not depend on each
+    other. A curve reads its class's map with the lines of the earlier curves of its class explained away wherever
+    one of them shares a track with a later one of that class (``_traced``'s ``chain``): such a class stays one chain,
+    in order; every other curve reads the map as it is and is a chain of its own. The same traces as one chain of
+    all, whoever takes which.
+
+    Why: KGS's GR, CALI and SPHI were one chain, 2.1 s of the trace stage's 2.4 s beside DT and LTEN's joint trace
+    on the other core, though none of them reads another's (docs/benchmarks.md, issue #64, twelfth round)."""
+    def explains(i: int) -> bool:  # curve i's line is explained away for a later curve of its class
+        spec = curves[i]
+        later = [curves[j] for j in rest[rest.index(i) + 1:]]
+        return spec.klass in evidence_by_class and any(
+            s.klass == spec.klass and s.shares_track_with(spec) for s in later)
+
+    kept = {curves[i].klass for i in rest if explains(i)}  # classes whose curves read each other's work
+    chains = [[i for i in rest if curves[i].klass == k] for k in dict.fromkeys(curves[i].klass for i in rest)
+              if k in kept]
+    return chains + [[i] for i in rest if curves[i].klass not in kept]
+
+
 def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None, grid: Grid | None,
             by_curve: dict[int, tuple] | None, ink: np.ndarray | None, body_start: int) -> list[Trace]:
     """:func:`trace_all`'s work."""
@@ -97,13 +118,13 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
               if calib.curves[idx[0]].klass in evidence_by_class]
     placed = set(by_curve).union(*groups)
     # the rest follow their own class's map; where another curve of the same class shares the track (one of
-    # them wraps, so they are no joint group), each traced stroke is explained away before the next: one chain,
-    # in the calibration's order
+    # them wraps, so they are no joint group), each traced stroke is explained away before the next: that class's
+    # curves one chain, in the calibration's order (``_chains``)
     rest = [i for i in range(len(calib.curves)) if i not in placed]
 
-    def chain() -> None:
+    def chain(members: list[int]) -> None:
         explained: dict[int, np.ndarray] = {}
-        for n, i in enumerate(rest):
+        for n, i in enumerate(members):
             spec = calib.curves[i]
             own = spec.klass in evidence_by_class
             ev = (style_evidence(evidence_by_class, spec, calib.curves, params.unclaimed_styles) if own
@@ -112,16 +133,16 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
                 raise ValueError(f"no evidence for class {spec.klass}")
             own_params = params if spec.klass == 1 or not own else params.broken()
             traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
-            later = [calib.curves[j] for j in rest[n + 1:]]
+            later = [calib.curves[j] for j in members[n + 1:]]
             if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):
                 if spec.klass not in explained:
                     explained[spec.klass] = ev.astype(np.float32, copy=True)
                 _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
 
     # each piece reads the maps and writes only its own curves' traces: spread over the process's threads
-    # (``core/common/threads.py``), the chain (most often the most curves) first; the traces are the same as one
-    # after another
-    pieces = ([chain] if rest else []) + [lambda idx=idx: joint(idx) for idx in groups] \
+    # (``core/common/threads.py``), the groups first; the traces are the same as one after another
+    pieces = [lambda idx=idx: joint(idx) for idx in groups] \
+        + [lambda members=members: chain(members) for members in _chains(rest, calib.curves, evidence_by_class)] \
         + [lambda i=i: own_ink(i) for i in by_curve]
     in_order(lambda piece: piece(), pieces)
     if params.ink_checks and params.runs("neighbour_ride"):

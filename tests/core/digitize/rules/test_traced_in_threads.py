@@ -10,7 +10,9 @@ import torch
 
 from core.common.threads import set_work_threads
 from core.digitize.job.pipeline import digitize
+from core.digitize.rules.all_curves import _chains
 from core.digitize.trace.crossings import same_style_groups
+from core.io.calibration import CurveSpec
 from core.model.bundled import BUNDLED_MODEL
 from core.model.model_io import load_model
 from core.synth.log import generate_log
@@ -45,3 +47,21 @@ def test_curves_traced_over_two_threads_are_those_traced_one_after_another():
         assert a.signals.keys() == b.signals.keys()
         for key in a.signals:
             np.testing.assert_array_equal(a.signals[key], b.signals[key])
+
+
+def _spec(name: str, klass: int, track: tuple[float, float]) -> CurveSpec:
+    return CurveSpec(name, "", "", klass, track, (0.0, 1.0))
+
+
+def test_curves_that_read_no_one_s_work_are_chains_of_their_own():
+    """KGS's layout: GR (class 1) and CALI (class 2) in one track, SPHI (class 2) in the next; none explains a later
+    curve's strokes away, so each is traced on its own. A class where one curve's strokes are explained away for a
+    later one sharing its track stays one chain in the calibration's order, its curve in another track with it
+    (it reads the map with the earlier lines taken out, as in one chain of all)."""
+    maps = {1: None, 2: None, 3: None}
+    kgs = [_spec("GR", 1, (1, 499)), _spec("CALI", 2, (1, 499)), _spec("SPHI", 2, (665, 1663))]
+    assert _chains([0, 1, 2], kgs, maps) == [[0], [1], [2]]
+    shared = [_spec("A", 2, (0, 200)), _spec("B", 1, (0, 200)), _spec("C", 2, (300, 500)),
+              _spec("D", 2, (0, 200))]  # A's strokes are explained away for D: class 2 one chain (A, C, D)
+    assert _chains([0, 1, 2, 3], shared, maps) == [[0, 2, 3], [1]]
+    assert _chains([0, 1, 2, 3], shared, {1: None}) == [[0], [1], [2], [3]]  # class 2 on the binary map: no one's
