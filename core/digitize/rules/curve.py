@@ -28,6 +28,7 @@ from core.digitize.rules.passes import BIT, doubt, no_reading
 from core.digitize.rules.riding import (
     BORDER_PX,
     JOIN_COLS,
+    LineInk,
     border_rides,
     inside_log,
     line_rides,
@@ -155,7 +156,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
     flags = np.zeros(cols, np.uint32)
     # border_ride, grid_ride: stretches riding a border or a grid line are no reading
     # (``core/digitize/rules/riding.py``): unseen, and NULL below, before the wrap count is decided from what is seen
-    riding = _rides(pos, observed, spec, grid, params, flags)
+    riding = _rides(pos, observed, spec, grid, params, flags, LineInk(inked, lo, no_move_rows(params, raw.shape[0])))
     observed &= ~riding
     # the track's pixel direction: wrapping past track[1] adds one whole width
     sign = 1 if spec.track[1] > spec.track[0] else -1
@@ -338,10 +339,17 @@ def _bridged(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.nd
     return out
 
 
+def no_move_rows(params: TraceParams, rows: int) -> float:
+    """The longest run of rows without ink a curve's drawn move across a band of ``rows`` leaves: a longer one rules
+    the move out (the wrap judge's ``surely_wrap``, ``trace/wraps.py``: a quarter of the track)."""
+    return max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+
+
 def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,
-           flags: np.ndarray) -> np.ndarray:
+           flags: np.ndarray, ink: LineInk | None = None) -> np.ndarray:
     """The passes ``border_ride`` and ``grid_ride`` (their bits set in ``flags``): the columns they name no reading.
-    A stretch on a grid line inside the log that the trace saw along most of it is written (``line_rides``)."""
+    A stretch on a grid line inside the log that the trace saw along most of it is written (``line_rides``); ``ink``:
+    the band's, which tells a jump onto a line from a drawn move."""
     riding = np.zeros(pos.size, bool)
     if not params.ink_checks:  # a hand-painted mask is followed as painted
         return riding
@@ -350,7 +358,7 @@ def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | 
         riding |= border
         flags[border] |= BIT["border_ride"]
     if grid is not None and params.runs("grid_ride"):
-        on_line, _ = line_rides(pos, observed, spec, grid)
+        on_line, _ = line_rides(pos, observed, spec, grid, ink)
         riding |= on_line
         flags[on_line] |= BIT["grid_ride"]
     return riding

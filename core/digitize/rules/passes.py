@@ -43,8 +43,9 @@ class Pass:
 PASSES: tuple[Pass, ...] = (
     Pass("border_ride", "curve", Effect.NULL, "the path's positions and where it was seen; the track's ends",
          "rides the track's border"),
-    Pass("grid_ride", "curve", Effect.NULL, "the path, where it was seen; the printed grid's lines along depth (a "
-         "stretch on a line inside the log, seen along most of it, is written: rules/riding.py)", "rides a grid line"),
+    Pass("grid_ride", "curve", Effect.NULL, "the path, where it was seen; the printed grid's lines along depth and the "
+         "band's ink (a stretch on a line inside the log, seen along most of it, is written: rules/riding.py)",
+         "rides a grid line"),
     Pass("unresolved_wrap", "curve", Effect.NULL, "a wrapping curve's moves across its track and the ink at its "
          "edges (trace/wraps.py)", "crosses its track by a way the ink does not show"),
     Pass("gap", "curve", Effect.NULL, "where the path was seen, and the grid's lines across depth",

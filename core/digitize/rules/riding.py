@@ -14,7 +14,8 @@ evidence is strong on all of these, so strength decides nothing; what does is ho
   a curve's own slope carries it (:data:`JOIN_PX` plus :data:`JOIN_SLOPE_PX` a column). A caliper in gauge
   hole lying on a grid line and a curve parked on its border off scale are read; a trace that jumps onto a
   line across the paper and off again (an excursion), or runs on one from the log's start to a jump (the
-  curve had not begun) or from a jump to the log's end, is not;
+  curve had not begun) or from a jump to the log's end, is not; nor, judged by what the trace saw of it, is one
+  jumped onto across paper no drawn move crosses (the band's ink) and left along the curve on the other side;
 - **another curve's stroke** (a curve of another line style in the same track) is ridden by whichever of
   the two the maps see less there, on the same join-and-leave rule; the other keeps it.
 
@@ -35,6 +36,8 @@ checked (``TraceParams.ink_checks``).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -122,19 +125,49 @@ def inside_log(observed: np.ndarray, lo: int, hi: int) -> bool:
     return bool(observed[:lo].any() and observed[hi:].any())
 
 
-def _joined_side(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int,
-                 side: int) -> bool:
-    """Whether the trace comes to the stretch [a, b) (``side`` −1) or leaves it (+1) along the curve: within
-    :data:`JOIN_COLS` columns, a column seen off the line whose position is within reach of the stretch's
-    end. A stretch open at the log's start or end is never joined there."""
+def _side(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int,
+          side: int) -> tuple[str, int]:
+    """How the trace meets the stretch [a, b) on one side (``side`` −1: where it comes to it, +1: where it leaves
+    it), and the column it is seen at off the line there (−1: none): ``"join"`` along the curve (within
+    :data:`JOIN_COLS` columns, the first column seen off the line is within reach of the stretch's end), ``"off"``
+    (that column is out of reach) or ``"open"`` (no column seen off the line there: a gap, the log's start or
+    end)."""
     edge = a if side < 0 else b - 1
     span = np.arange(edge - 1, max(-1, edge - 1 - JOIN_COLS), -1) if side < 0 else \
         np.arange(edge + 1, min(position.size, edge + 1 + JOIN_COLS))
     seen = span[observed[span] & ~on_line[span] & np.isfinite(position[span])]
     if seen.size == 0:
-        return False
+        return "open", -1
     c = int(seen[0])
-    return abs(position[c] - position[edge]) <= JOIN_PX + JOIN_SLOPE_PX * abs(c - edge)
+    return ("join" if abs(position[c] - position[edge]) <= JOIN_PX + JOIN_SLOPE_PX * abs(c - edge) else "off"), c
+
+
+def _jumped(position: np.ndarray, observed: np.ndarray, a: int, b: int, side: int, c: int,
+            ink: "LineInk") -> bool:
+    """Whether the trace, seen off the line at column ``c`` beside the stretch [a, b) and out of reach of it, jumped
+    onto the line across paper (``side`` as :func:`_side`'s): it is seen on the line within :data:`JOIN_COLS` columns
+    of the stretch's end (a path bridging an unseen stretch onto the line may meet the curve there), and between
+    the two places, over the columns between, no ink runs across more rows than a drawn move leaves
+    (``ink.no_move_rows``)."""
+    near = slice(a, min(b, a + JOIN_COLS)) if side < 0 else slice(max(a, b - JOIN_COLS), b)
+    if not observed[near].any():
+        return False
+    edge = a if side < 0 else b - 1
+    c0, c1 = sorted((c, edge))
+    r0, r1 = sorted((int(round(position[c])), int(round(position[edge]))))
+    r0, r1 = max(r0 - ink.row0, 0), min(r1 - ink.row0, ink.inked.shape[0] - 1)
+    if r1 <= r0:
+        return False
+    blank = ~ink.inked[r0 : r1 + 1, c0 : c1 + 1].any(axis=1)
+    s, e = true_runs(blank)
+    return bool(s.size) and int((e - s).max()) > ink.no_move_rows
+
+
+def _joined_side(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int,
+                 side: int) -> bool:
+    """Whether the trace comes to the stretch [a, b) (``side`` −1) or leaves it (+1) along the curve (:func:`_side`).
+    A stretch open at the log's start or end is never joined there."""
+    return _side(position, observed, on_line, a, b, side)[0] == "join"
 
 
 def joined(position: np.ndarray, observed: np.ndarray, on_line: np.ndarray, a: int, b: int) -> bool:
@@ -189,13 +222,29 @@ def border_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec) ->
     return no_reading
 
 
-def line_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class LineInk:
+    """A track band's ink as the tracer reads it, for :func:`line_rides` to tell a trace's jump onto a line from a
+    curve's drawn move: ``inked`` (rows of the band, columns), the canonical row of its first row, and the longest
+    run of rows without ink a drawn move leaves (the wrap judge's ``surely_wrap``: ``trace/wraps.py``)."""
+
+    inked: np.ndarray
+    row0: int
+    no_move_rows: float
+
+
+def line_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid,
+               ink: LineInk | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Columns where the trace rides a grid line along depth rather than reads the curve, as two masks:
     ``no_reading``, the long stretches on a line not joined at either end; ``doubt``, those of them that lie inside
     the log (the curve was read before and after them) and that the trace saw at :data:`SEEN_SHARE` of their
     columns or more. Measured on the held-out families and the foreign hard prints: such stretches were right at
     96-97 % of their columns (a resistivity along a decade's line, a neutron along a ruled line), the stretches
-    seen less were mostly wrong (an excursion across the paper); they are written, doubted."""
+    seen less were mostly wrong (an excursion across the paper); they are written, doubted.
+
+    A stretch joined or left along the curve on one side is a reading, unless, given the band's ``ink``, the trace
+    jumped onto the line on the other side across paper no drawn move crosses (:func:`_jumped`): then it is judged
+    as one joined on neither side."""
     no_reading = np.zeros(position.size, bool)
     doubt = np.zeros(position.size, bool)
     border = _closed(on_border(position, spec))
@@ -206,7 +255,18 @@ def line_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid
         # its end (the curve had not begun, or had ended: the ROP of the North Dakota log on the track's middle
         # line): no reading. A curve lying on a ruled line from the top of the log until it leaves it cannot be
         # told from the ruling there either, and is NULL until it leaves
-        if hi - lo <= RIDE_COLS or _joined_once(position, observed, line | border, lo, hi):
+        if hi - lo <= RIDE_COLS:
+            continue
+        sides = [_side(position, observed, line | border, lo, hi, side) for side in (-1, 1)]
+        # joined or left along the curve on one side at least is a reading (a caliper lying on a line until a bed
+        # boundary takes it off), unless the trace jumped onto the line on the other side across paper the ink
+        # shows no move over: then the join is no proof, and what the trace saw of the stretch decides, as for a
+        # stretch joined on neither side (random_16's RHOB, a straight line along depth the network reads as
+        # ruling: the path jumped 0.56 of the track onto a grid line, rode it for 594 columns seen at 55 %, and met
+        # a neighbour's stroke at its far end: 394 confidently wrong columns; docs/accuracy.md, the twelfth round)
+        if any(k == "join" for k, _ in sides) and not (ink is not None and any(
+                k == "off" and _jumped(position, observed, lo, hi, side, c, ink)
+                for (k, c), side in zip(sides, (-1, 1)))):
             continue
         seen_most = inside_log(observed, lo, hi) and observed[lo:hi].mean() >= SEEN_SHARE
         (doubt if seen_most else no_reading)[lo:hi] = True
@@ -214,13 +274,13 @@ def line_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid
 
 
 def grid_rides(position: np.ndarray, observed: np.ndarray, spec: CurveSpec,
-               grid: Grid | None) -> tuple[np.ndarray, np.ndarray]:
+               grid: Grid | None, ink: LineInk | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Columns where the trace rides a track border or a grid line rather than reads the curve, as two masks:
     ``no_reading`` (:func:`border_rides` and :func:`line_rides`'), and ``doubt`` (:func:`line_rides`')."""
     no_reading = border_rides(position, observed, spec)
     if grid is None:
         return no_reading, np.zeros(position.size, bool)
-    on_line, doubt = line_rides(position, observed, spec, grid)
+    on_line, doubt = line_rides(position, observed, spec, grid, ink)
     return no_reading | on_line, doubt
 
 

@@ -412,6 +412,48 @@ def test_a_stretch_on_a_grid_line_inside_the_log_seen_whole_is_doubted_not_dropp
     assert no_reading[:590].all() and not doubt.any()
 
 
+def test_a_line_jumped_onto_across_blank_paper_and_left_along_the_curve_is_judged_by_what_was_seen():
+    """A trace left along the line on one side and jumped onto it on the other across paper no drawn move crosses
+    (random_16's RHOB: a straight line along depth the network reads as ruling, the path jumped across the track onto
+    a grid line and met a neighbour's stroke at the far end) is judged as a stretch joined on neither side: seen in
+    patches, no reading; seen along most of it, written. A steep move the ink draws onto the line, a path bridging
+    an unseen stretch onto it, or no ink given (a hand-painted mask, the joint tracer) keep the one-sided join."""
+    from core.digitize.page.grid import detect_grid
+    from core.digitize.rules.riding import LineInk
+
+    cols = 900
+    img = np.full((220, cols), 245, np.uint8)
+    for r in (10, 60, 110, 160, 210):
+        img[r - 1 : r + 1] = 30
+    grid = detect_grid(img, [(10, 210)])
+    spec = CurveSpec("RHOB", "G/C3", "", 1, (10.0, 210.0), (1.95, 2.95))
+    pos = np.full(cols, 40.0)  # a curve lying still off the lines ...
+    pos[300:600] = 160.0  # ... the path jumped onto a line 120 rows away ...
+    pos[600:] = 160.0 - np.minimum(np.arange(cols - 600) * 0.5, 30.0)  # ... and went off it along a stroke
+    inked = np.zeros((201, cols), bool)  # the band's ink, rows 10-210
+    for c in range(cols):
+        inked[int(pos[c]) - 10 - 1 : int(pos[c]) - 10 + 2, c] = True
+    ink = LineInk(inked, 10, 0.25 * 201)
+    patchy = np.ones(cols, bool)
+    patchy[300:600] = np.arange(300) % 2 == 0  # seen at one column in two: under SEEN_SHARE
+    no_reading, _ = grid_rides(pos, patchy, spec, grid, ink)
+    assert no_reading[310:590].all() and not no_reading[:300].any() and not no_reading[610:].any()
+    mostly = np.ones(cols, bool)
+    mostly[300:600:4] = False  # seen at three columns in four
+    no_reading, doubt = grid_rides(pos, mostly, spec, grid, ink)
+    assert not no_reading.any() and doubt[310:590].all()
+    assert not grid_rides(pos, patchy, spec, grid)[0].any()  # no ink given: the join on one side holds
+    drawn = inked.copy()
+    drawn[40 - 10 : 160 - 10, 299:301] = True  # the move onto the line drawn in ink (a bed boundary)
+    assert not grid_rides(pos, patchy, spec, grid, LineInk(drawn, 10, 0.25 * 201))[0].any()
+    gap = patchy.copy()
+    gap[250:300] = False  # the path jumped onto the line out of a gap: open there, left along the curve after
+    assert not grid_rides(pos, gap, spec, grid, ink)[0][300:600].any()
+    bridged = patchy.copy()
+    bridged[300:330] = False  # the path bridged an unseen stretch onto the line, where it met the curve
+    assert not grid_rides(pos, bridged, spec, grid, ink)[0][300:600].any()
+
+
 def test_a_curve_crossing_a_grid_line_beside_a_ride_is_written_not_dropped():
     """Where the first pass rode a border (``trace_curve``), the second traces off every line, and what it still
     reads on a line near the ride was written NULL, however briefly: a curve crossing a ruled line there went too
