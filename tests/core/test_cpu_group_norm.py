@@ -13,7 +13,6 @@ import torch
 import torch.nn.functional as F
 
 from core.model import cpu_group_norm
-from core.model.network import NetConfig, VeerNet
 from core.model.norms import GroupNorm16, _GroupNormByReduction
 from core.model.precision import Precision
 
@@ -96,11 +95,8 @@ def test_it_takes_only_a_cpu_s_channels_last_inference_map():
 
 
 @pytest.mark.parametrize("mode", ["fp32", "bf16"])
-def test_the_network_s_maps_are_unchanged(mode, monkeypatch):
-    torch.manual_seed(0)
-    model = VeerNet(NetConfig(channels=(16, 32, 48), attn_dim=32, attn_heads=2, classes=4)).eval()
-    model.to(memory_format=torch.channels_last)
-    x = torch.rand(1, 1, 160, 352).contiguous(memory_format=torch.channels_last)
+def test_the_network_s_maps_are_unchanged(mode, monkeypatch, small_cpu_network):
+    model, x = small_cpu_network
     with torch.inference_mode(), Precision.pinned(mode, "cpu", "test").autocast():
         fast = model(x)  # bf16: every norm and its SiLU in one compiled pass
         monkeypatch.setattr(cpu_group_norm, "applies", lambda t: False)  # reductions, then PyTorch's SiLU

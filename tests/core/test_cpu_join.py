@@ -9,7 +9,6 @@ import torch
 import torch.nn.functional as F
 
 from core.model import cpu_join
-from core.model.network import NetConfig, VeerNet
 from core.model.precision import Precision
 
 
@@ -55,11 +54,8 @@ def test_what_the_join_does_not_take_goes_to_pytorch():
 
 
 @pytest.mark.parametrize("mode", ["fp32", "bf16"])
-def test_the_network_s_maps_are_unchanged(mode, monkeypatch):
-    torch.manual_seed(0)
-    model = VeerNet(NetConfig(channels=(16, 32, 48), attn_dim=32, attn_heads=2, classes=4)).eval()
-    model.to(memory_format=torch.channels_last)
-    x = torch.rand(1, 1, 160, 352).contiguous(memory_format=torch.channels_last)
+def test_the_network_s_maps_are_unchanged(mode, monkeypatch, small_cpu_network):
+    model, x = small_cpu_network
     calls = []
     join = cpu_join.upsample_join
     monkeypatch.setattr(cpu_join, "upsample_join", lambda low, skip: calls.append(1) or join(low, skip))
