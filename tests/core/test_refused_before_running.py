@@ -277,6 +277,9 @@ def _alive(pid: int) -> bool:
         return False
 
 
+# with the long tests for now: intermittent in full default runs, beside the Dask Ctrl-C test
+# (tests/core/digitize/job/test_dask_cluster.py says more)
+@pytest.mark.slow
 @pytest.mark.parametrize("whole_group", [False, True], ids=["sigint-to-the-run", "ctrl-c-on-the-terminal"])
 def test_ctrl_c_on_a_folder_run_cancels_the_queued_scans(scans, tmp_path, whole_group):
     """Item 16: SIGINT to a folder run digitised all 9 queued scans; a terminal's Ctrl-C (SIGINT to every process
