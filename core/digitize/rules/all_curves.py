@@ -73,16 +73,17 @@ def _chains(rest: list[int], curves: list, evidence_by_class: dict[int, np.ndarr
 
     Why: KGS's GR, CALI and SPHI were one chain, 2.1 s of the trace stage's 2.4 s beside DT and LTEN's joint trace
     on the other core, though none of them reads another's (docs/benchmarks.md, issue #64, twelfth round)."""
-    def explains(i: int) -> bool:  # curve i's line is explained away for a later curve of its class
-        spec = curves[i]
-        later = [curves[j] for j in rest[rest.index(i) + 1:]]
-        return spec.klass in evidence_by_class and any(
-            s.klass == spec.klass and s.shares_track_with(spec) for s in later)
-
-    kept = {curves[i].klass for i in rest if explains(i)}  # classes whose curves read each other's work
+    kept = {curves[i].klass for n, i in enumerate(rest)  # classes whose curves read each other's work
+            if _explained_for_later(curves[i], [curves[j] for j in rest[n + 1:]], evidence_by_class)}  # classes whose curves read each other's work
     chains = [[i for i in rest if curves[i].klass == k] for k in dict.fromkeys(curves[i].klass for i in rest)
               if k in kept]
     return chains + [[i] for i in rest if curves[i].klass not in kept]
+
+
+def _explained_for_later(spec: CurveSpec, later: list[CurveSpec], evidence_by_class: dict[int, np.ndarray]) -> bool:
+    """Whether a curve's traced line is explained away from its class's map for a later curve of that class that
+    shares its track (a map of its own class only)."""
+    return spec.klass in evidence_by_class and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later)
 
 
 def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params: TraceParams | None, grid: Grid | None,
@@ -133,8 +134,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
                 raise ValueError(f"no evidence for class {spec.klass}")
             own_params = params if spec.klass == 1 or not own else params.broken()
             traces[i] = trace_curve(explained.get(spec.klass, ev), spec, own_params, grid)
-            later = [calib.curves[j] for j in members[n + 1:]]
-            if own and any(s.klass == spec.klass and s.shares_track_with(spec) for s in later):
+            if _explained_for_later(spec, [calib.curves[j] for j in members[n + 1:]], evidence_by_class):
                 if spec.klass not in explained:
                     explained[spec.klass] = ev.astype(np.float32, copy=True)
                 _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
