@@ -11,7 +11,7 @@ pass reads the traces (and the page: its grid, its ink, the evidence) and does o
 
 Every column a pass acted on carries the pass's bit in ``Trace.flags``: the warnings and the QC picture name the
 reasons (:func:`reasons`), and the calibrator reads the flags. :data:`PASSES` is the order they run in, from the
-per-curve passes (``rules/curve.py``, ``rules/all_curves.py: trace_group_curves``) to the scan's
+per-curve passes (``rules/curve.py``, ``rules/group_curves.py: trace_group_curves``) to the scan's
 (``rules/all_curves.py: trace_all``), the picture's (``job/pipeline.py``) and the values' (``output/values.py``);
 ``TraceParams.passes_off`` switches any of them off by name, which is how each earns its place
 (``docs/accuracy.md``, *What each pass buys*).

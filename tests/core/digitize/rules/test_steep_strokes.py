@@ -1,11 +1,11 @@
 """A steep stroke the network reads in pieces: its value is the whole stroke's centre in the column, whichever piece
 the path or the joint tracer took (``core/digitize/rules/curve.py: steep_gap, stroke_runs``;
-``all_curves._stroke_centred``; docs/accuracy.md, issue #60's seventh round)."""
+``group_curves._stroke_centred``; docs/accuracy.md, issue #60's seventh round)."""
 
 import numpy as np
 
-from core.digitize.rules.all_curves import _stroke_centred
 from core.digitize.rules.curve import _bridged, _refined, steep_gap, stroke_runs
+from core.digitize.rules.group_curves import _stroke_centred
 from core.digitize.trace.params import TraceParams
 
 
