@@ -19,6 +19,7 @@ import pytest
 from core.cli.main import main
 from core.common.errors import DataError
 from core.io.project import open_project
+from tests.core.sigint_state import sigint_state
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -290,12 +291,17 @@ def test_ctrl_c_on_a_folder_run_cancels_the_queued_scans(scans, tmp_path, whole_
     run = subprocess.Popen([sys.executable, "-m", "app.launch", "digitize", str(folder), "--classical", "--no-qc",
                             "--jobs", "2", "--threads", "2"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    started = time.time()
     try:
         deadline = time.time() + 180
         while time.time() < deadline and not list(folder.glob("*.digitized.las")):
             time.sleep(0.05)
         assert list(folder.glob("*.digitized.las")), "no scan was digitised"
         workers = _children(run.pid)
+        # what the run was doing when the Ctrl-C came: still running, and able to take it (docs of sigint_state)
+        before = (f"sent {time.time() - started:.1f} s after the start, {len(list(folder.glob('*.digitized.las')))} "
+                  f"scan(s) written, the run {'running' if run.poll() is None else f'ended ({run.returncode})'}, "
+                  f"SIGINT in it {sigint_state(run.pid)}, in this process {sigint_state()}")
         t0 = time.time()
         if whole_group:
             os.killpg(run.pid, signal.SIGINT)
@@ -306,7 +312,7 @@ def test_ctrl_c_on_a_folder_run_cancels_the_queued_scans(scans, tmp_path, whole_
     finally:
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
-    assert run.returncode == 130, err
+    assert run.returncode == 130, f"{err}\nthe Ctrl-C: {before}"
     assert stopped_in < 15, stopped_in
     time.sleep(1.0)
     assert not [p for p in workers if _alive(p)]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from core.cli.main import main
 from core.digitize.job import dask_cluster
 from core.digitize.job.dask_cluster import ClusterLost, task_threads
+from tests.core.sigint_state import sigint_deliverable, sigint_state
 
 
 def test_a_task_takes_its_workers_threads_unless_threads_says_otherwise():
@@ -64,10 +66,25 @@ def test_a_ctrl_c_while_connecting_leaves_no_client_thread(monkeypatch):
     pytest.importorskip("distributed")
     monkeypatch.setattr(dask_cluster, "CONNECT_S", 10)  # a refused port is retried until then: Ctrl-C comes first
     before = {t.ident for t in threading.enumerate()}
-    ctrl_c = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    assert sigint_deliverable(), f"this process cannot take a Ctrl-C before the test sends one: {sigint_state()}"
+    sent = []
+
+    def ctrl_c_now():
+        sent.append((time.monotonic() - t0, sigint_state()))
+        os.kill(os.getpid(), signal.SIGINT)
+
+    t0 = time.monotonic()
+    ctrl_c = threading.Timer(1.0, ctrl_c_now)
     ctrl_c.start()
-    with pytest.raises(KeyboardInterrupt):
+    try:
         dask_cluster._connected("tcp://127.0.0.1:9")
+    except KeyboardInterrupt:
+        pass
+    except Exception as exc:  # the Ctrl-C did not stop it: say when it was sent and what SIGINT did here then
+        pytest.fail(f"{type(exc).__name__}: {exc} after {time.monotonic() - t0:.1f} s; the Ctrl-C (s after the start, "
+                    f"SIGINT here then): {sent}")
+    else:
+        pytest.fail(f"connected to a refused port: {sent}")
     ctrl_c.join()
     assert _new_threads(before) == []
 
