@@ -4,9 +4,10 @@
                                    [--shift FEATURE]
 
 Digitises fresh logs of the synthetic families the bundled network never trained on (core/evaluation/confidence_fit.py:
-FIT_FAMILIES, FIT_SEED, FIT_COUNT logs each), fits scikit-learn's logistic regression and isotonic map on every written
-sample's signals, prints how the fit carries to each family when fitted on the others alone (confidently wrong, yield,
-expected calibration error), and writes the JSON. --cache keeps the network's maps (core/evaluation/evidence_cache.py):
+FIT_FAMILIES, FIT_SEED, FIT_COUNT logs each), fits scikit-learn's logistic regression (additive: the slope through a spline basis,
+confidence_fit.SPLINE_FEATURES) and isotonic map on every written sample's signals, prints how the fit carries to
+each family when fitted on the others alone (confidently wrong, yield, expected calibration error), and writes the
+JSON. --cache keeps the network's maps (core/evaluation/evidence_cache.py):
 a second run re-traces them in seconds. --caps-only keeps the shipped regression and isotonic map and measures the
 decision flags' caps alone (a decision flag added since the fit enters with no weight). --shift FEATURE keeps the
 shipped weights but one 0/1 feature's, shifted by the logits that gain on every family (confidence_fit.shift_gains;

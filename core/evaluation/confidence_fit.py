@@ -7,7 +7,9 @@ their own: :data:`FIT_SEED`, not the evaluation's), so the confidence is fitted 
 as a user's; the foreign prints (``../shared/data/foreign``) check it and are never fitted on.
 
 The fit is scikit-learn's: a logistic regression on the standardised design (``C`` :data:`REGULARISATION`, its
-classes weighted as they come), then an isotonic regression of the share right on the regression's score, so the
+classes weighted as they come; the features of :data:`SPLINE_FEATURES` through a cubic spline basis with knots at
+quantiles of their fitted values, :data:`SPLINE_QUANTILES`: additive, not linear, in them), then an isotonic
+regression of the share right on the regression's score, so the
 number written is the share of values right at that score on the fitted prints, whatever the regression's own
 curve. A value a decision flag names (a wrapping curve's scale, which curve is which: the tracer says it could not
 tell) is no surer than the share of such values right in the fit. :func:`leave_one_family_out` measures the fit on each family with the others alone: how it carries to a
@@ -23,7 +25,14 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from core.digitize.rules.confidence_model import DECISION_FLAGS, ConfidenceModel, design
+from core.digitize.rules.confidence_model import (
+    DECISION_FLAGS,
+    ConfidenceModel,
+    clamped_knots,
+    design,
+    expand,
+    expanded_terms,
+)
 from core.evaluation.styles import WRONG_SHARE, CaseLog, family_logs, family_set_name
 
 FIT_FAMILIES = ("log_decades", "dotted_fax", "dense", "random")  # held out from the bundled network's training
@@ -33,7 +42,20 @@ FIT_SEED = 515151  # neither the evaluation's seed (styles.EVAL_SEED) nor any tr
 # it further on the families but took the foreign colour prints' yield under 95 %
 FIT_COUNT = 20
 FIT_SIZE = (1600, 480)
-REGULARISATION = 1.0  # the logistic regression's C on standardised features: scikit-learn's default
+# the logistic regression's C on standardised terms: 0.01 (scikit-learn's default is 1) with the slope's spline, the
+# better of 1, 0.01 and 0.001 on the fit's leave-one-family-out figures and the held-out families' first 12 logs
+REGULARISATION = 0.01
+# the continuous features read through a cubic spline basis (``confidence_model.spline_basis``; the others stay
+# linear), its knots at these quantiles of the fitted values (repeated values merged). The slope alone: a column's
+# share more than 0.05 off is 1 % on strokes moving under 0.005 of the track a column, 6 % at 0.02-0.04, half at
+# 0.07-0.12 (docs/accuracy.md, #60's twelfth round), a curve a term linear in the slope's logarithm cannot follow.
+# Its effect is held constant under the median slope (0.004 of the track: the first knot), where a stroke's slope
+# says nothing of its error; knots up the tail, where it bends. Splines of the evidence's strengths (its own, the
+# runner-up's, the run's and the curve's) lowered the families' confidently wrong most and took the foreign prints'
+# with them (hard 0.7 -> 2.7 %, colour's yield 99 -> 81 %): the network's strengths on the synthetic prints, not a
+# shape that carries (docs/accuracy.md, #60: "Twelfth round, helper B")
+SPLINE_FEATURES: tuple[str, ...] = ("log_slope",)
+SPLINE_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 # a decision flag raised on fewer fitted values than this has no share of its own: a coin's (the tracer could not tell)
 MIN_FLAGGED = 30
 
@@ -103,16 +125,31 @@ def family_sets(families=FIT_FAMILIES, count: int = FIT_COUNT, seed: int = FIT_S
     return [(f, family_set_name(f, w, h, seed, las_dir), family_logs(f, count, w, h, seed, las_dir)) for f in families]
 
 
-def fit(samples: Samples, about: dict | None = None) -> ConfidenceModel:
-    """The calibrator fitted on ``samples`` (module docstring)."""
+def spline_knots(samples: Samples, features=None, quantiles=SPLINE_QUANTILES) -> dict[str, np.ndarray]:
+    """Per feature of ``features`` (:data:`SPLINE_FEATURES`) the knot vector of its spline basis: its fitted values'
+    ``quantiles``, repeated values merged; a feature with fewer than three distinct knots (a flag, a value nearly
+    always the same) stays linear."""
+    out = {}
+    for name in SPLINE_FEATURES if features is None else features:
+        inner = np.unique(np.quantile(samples.x[:, samples.features.index(name)], quantiles))
+        if inner.size >= 3:
+            out[name] = clamped_knots(inner)
+    return out
+
+
+def fit(samples: Samples, about: dict | None = None, splines=None, regularisation: float = REGULARISATION,
+        quantiles=SPLINE_QUANTILES) -> ConfidenceModel:
+    """The calibrator fitted on ``samples`` (module docstring); ``splines``: the features read through a spline basis
+    (:data:`SPLINE_FEATURES` where None), the knots at ``quantiles`` of their fitted values."""
     from sklearn.isotonic import IsotonicRegression
     from sklearn.linear_model import LogisticRegression
 
-    x, y = samples.x, samples.right.astype(np.int64)
+    knots = spline_knots(samples, splines, quantiles)
+    x, y = expand(samples.x, samples.features, knots), samples.right.astype(np.int64)
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale = np.where(scale > 1e-9, scale, 1.0)  # a feature constant over the fit (a flag never raised) reads 0
-    lr = LogisticRegression(C=REGULARISATION, max_iter=5000).fit((x - mean) / scale, y)
+    lr = LogisticRegression(C=regularisation, max_iter=5000).fit((x - mean) / scale, y)
     score = lr.decision_function((x - mean) / scale)
     iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(score, y)
     knots_x, knots_y = np.asarray(iso.X_thresholds_, np.float64), np.asarray(iso.y_thresholds_, np.float64)
@@ -121,9 +158,12 @@ def fit(samples: Samples, about: dict | None = None) -> ConfidenceModel:
     caps, flagged = decision_caps(samples)
     info = {"samples": int(y.size), "right": float(y.mean()), "groups": sorted(set(samples.group.tolist())),
             "decision_flagged": flagged,
-            "fitted_with": "scikit-learn LogisticRegression(C=%g) + IsotonicRegression" % REGULARISATION}
+            "fitted_with": "scikit-learn LogisticRegression(C=%g) + IsotonicRegression" % regularisation
+            + (f"; {', '.join(knots)} through a cubic spline basis" if knots else "")}
+    if knots:
+        info["spline_quantiles"] = list(quantiles)
     return ConfidenceModel(samples.features, mean, scale, lr.coef_[0].astype(np.float64), float(lr.intercept_[0]),
-                           knots_x, knots_y, {**info, **(about or {})}, caps)
+                           knots_x, knots_y, {**info, **(about or {})}, caps, knots)
 
 
 def decision_caps(samples: Samples) -> tuple[dict[str, float], dict[str, int]]:
@@ -143,20 +183,22 @@ def with_caps(model: ConfidenceModel, samples: Samples) -> ConfidenceModel:
     decision flag added since it was fitted, enters with no weight), and every decision flag's cap measured on
     ``samples``: a new decision flag held to its share right without refitting what the others' weights were fitted
     on (``tools/fit_confidence.py --caps-only``)."""
-    have = {name: k for k, name in enumerate(model.features)}
     missing = [n for n in model.features if n not in samples.features]
     if missing:
         raise ValueError(f"the samples lack the model's features {', '.join(missing)}: refit the whole model")
+    have = {name: k for k, name in enumerate(model.terms)}  # an added feature enters as one linear term
+    terms = expanded_terms(list(samples.features), model.splines)
 
     def pick(values: np.ndarray, default: float) -> np.ndarray:
-        return np.array([values[have[n]] if n in have else default for n in samples.features], np.float64)
+        return np.array([values[have[n]] if n in have else default for n in terms], np.float64)
 
     caps, flagged = decision_caps(samples)
-    added = [n for n in samples.features if n not in have]
+    added = [n for n in samples.features if n not in model.features]
     about = {**model.about, "decision_flagged": flagged, "caps_measured_on": int(samples.right.size),
              "features_added_unweighted": added}
     return ConfidenceModel(list(samples.features), pick(model.mean, 0.0), pick(model.scale, 1.0),
-                           pick(model.coef, 0.0), model.intercept, model.iso_x, model.iso_y, about, caps)
+                           pick(model.coef, 0.0), model.intercept, model.iso_x, model.iso_y, about, caps,
+                           dict(model.splines))
 
 
 SHIFTS = tuple(np.round(np.arange(-3.0, 3.01, 0.25), 2))  # logits tried by :func:`shift_gains`
@@ -165,13 +207,13 @@ SHIFTS = tuple(np.round(np.arange(-3.0, 3.01, 0.25), 2))  # logits tried by :fun
 def with_shift(model: ConfidenceModel, feature: str, logits: float) -> ConfidenceModel:
     """``model`` with ``logits`` added to its regression's score wherever the 0/1 feature ``feature`` is raised, every
     other weight as fitted (the standardised weight and the intercept moved together, so nothing else moves)."""
-    k = model.features.index(feature)
+    k = model.terms.index(feature)  # a 0/1 feature is one linear term
     coef = model.coef.copy()
     coef[k] += logits * model.scale[k]
     return ConfidenceModel(list(model.features), model.mean, model.scale, coef,
                            model.intercept + logits * float(model.mean[k]), model.iso_x, model.iso_y,
                            {**model.about, "shifted": {**model.about.get("shifted", {}), feature: logits}},
-                           dict(model.caps))
+                           dict(model.caps), dict(model.splines))
 
 
 def shift_gains(model: ConfidenceModel, samples: Samples, feature: str, shifts=SHIFTS) -> dict[float, dict[str, float]]:
@@ -196,12 +238,12 @@ def chosen_shift(gains: dict[float, dict[str, float]]) -> float | None:
     return max(every, key=every.get) if every else None
 
 
-def leave_one_family_out(samples: Samples) -> dict[str, np.ndarray]:
-    """Each group's probabilities from a calibrator fitted on the other groups alone."""
+def leave_one_family_out(samples: Samples, **how) -> dict[str, np.ndarray]:
+    """Each group's probabilities from a calibrator fitted on the other groups alone (``how``: :func:`fit`'s)."""
     out = {}
     for g in sorted(set(samples.group.tolist())):
         rest = samples.group != g
-        m = fit(Samples(samples.x[rest], samples.right[rest], samples.group[rest], samples.features))
+        m = fit(Samples(samples.x[rest], samples.right[rest], samples.group[rest], samples.features), **how)
         out[g] = m.probability(samples.x[~rest])
     return out
 

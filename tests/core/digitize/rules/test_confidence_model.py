@@ -84,12 +84,14 @@ def test_caps_only_keeps_the_fitted_weights_and_measures_each_decision_flag_s_sh
     samples, _ = _samples(rng, 6000)
     k = samples.features.index("identity")
     full = fit(samples)
-    older = ConfidenceModel([f for f in full.features if f != "identity"], np.delete(full.mean, k),
-                            np.delete(full.scale, k), np.delete(full.coef, k), full.intercept, full.iso_x, full.iso_y)
+    kt = full.terms.index("identity")  # its term among the slope's spline functions
+    older = ConfidenceModel([f for f in full.features if f != "identity"], np.delete(full.mean, kt),
+                            np.delete(full.scale, kt), np.delete(full.coef, kt), full.intercept, full.iso_x, full.iso_y,
+                            splines=full.splines)
     samples.x[:300, k] = 1.0
     samples.right[:300] = np.arange(300) % 4 == 0  # a quarter of the flagged values right
     m = with_caps(older, samples)
-    assert m.features == samples.features and m.coef[k] == 0.0 and m.about["features_added_unweighted"] == ["identity"]
+    assert m.features == samples.features and m.coef[kt] == 0.0 and m.about["features_added_unweighted"] == ["identity"]
     assert m.caps["identity"] == 0.25 and m.about["decision_flagged"]["identity"] == 300
     p = m.probability(samples.x)
     assert p[:300].max() <= 0.25
@@ -267,3 +269,83 @@ def test_a_curves_stroke_is_its_width_at_the_path_where_it_was_seen():
     thin.update({k: np.zeros(1, np.float32) for k in PASS_FLAGS}, stroke=np.full(1, 0.01, np.float32))
     wide = {**thin, "stroke": np.full(1, 0.08, np.float32)}
     assert m.score(design(thin, 1, False, False)[0])[0] > m.score(design(wide, 1, False, False)[0])[0]
+
+
+def test_a_spline_basis_is_the_b_spline_basis_held_constant_past_its_outer_knots():
+    """``spline_basis`` (numpy alone, what the tracer evaluates) is scipy's B-spline design matrix inside the knots, sums
+    to 1, and reads a value beyond the outer knots (or NaN) as the nearest outer knot: a slope steeper than any fitted
+    is as doubtful as the steepest fitted, never more by extrapolation."""
+    from scipy.interpolate import BSpline
+
+    from core.digitize.rules.confidence_model import SPLINE_DEGREE, clamped_knots, spline_basis
+
+    t = clamped_knots(np.array([-6.0, -5.0, -3.5, -3.0, -2.0, 0.0]))
+    v = np.array([-6.0, -5.5, -5.0, -4.2, -3.0, -2.7, -1.0, 0.0])
+    b = spline_basis(v, t)
+    assert b.shape == (v.size, t.size - SPLINE_DEGREE - 1)
+    np.testing.assert_allclose(b, BSpline.design_matrix(v, t, SPLINE_DEGREE).toarray(), atol=1e-12)
+    np.testing.assert_allclose(b.sum(axis=1), 1.0)
+    np.testing.assert_allclose(spline_basis(np.array([-9.0, 3.0, np.nan]), t), b[[0, -1, 0]], atol=1e-12)
+
+
+def _steep_samples(rng, n=12000) -> tuple[Samples, np.ndarray]:
+    """Cases whose odds of being right add a slope's effect as a print's resolution makes it (none on strokes under
+    0.02 of the track a column, falling steeply beyond 0.05) to the evidence's strength's (linear in the logit)."""
+    s = _signals(n, rng)
+    s.update({k: np.zeros(n, np.float32) for k in PASS_FLAGS})
+    s["slope"] = np.exp(rng.uniform(np.log(1e-3), np.log(0.5), n)).astype(np.float32)
+    x, names = design(s, 1, False, False)
+    steep = 1 / (1 + np.exp(-(np.log(s["slope"]) - np.log(0.08)) * 4))  # 0 on flat strokes, 1 on steep ones
+    p = 1 / (1 + np.exp(-(3.5 - 6 * steep + 4 * (s["strength"] - 0.5))))
+    return Samples(x, rng.random(n) < p, np.repeat(np.array(["a", "b", "c"]), n // 3), names), p
+
+
+def test_an_additive_model_follows_a_slope_s_effect_that_bends_where_a_linear_one_cannot():
+    """The slope through a spline basis (``SPLINE_FEATURES``) beside a strength linear in the logit: on draws the fit
+    never saw, the confidence reads the share right in every cell of slope and strength, where the regression linear
+    in the slope's logarithm (its one score then mapped by the isotonic) misreads the flat and the steep strokes."""
+    rng = np.random.default_rng(21)
+    samples, _ = _steep_samples(rng)
+    fresh, fresh_p = _steep_samples(np.random.default_rng(22))
+    slope = np.digitize(fresh.x[:, fresh.features.index("log_slope")], np.log(np.array([0.02, 0.05, 0.1, 0.2]) + 1e-3))
+    cell = 2 * slope + (fresh.x[:, fresh.features.index("strength")] > 0.5)
+
+    def worst_gap(m):  # the largest gap, over the cells, between the mean confidence and the truth's share right
+        q = m.probability(fresh.x)
+        return max(abs(q[cell == c].mean() - fresh_p[cell == c].mean()) for c in range(10))
+
+    additive = fit(samples, splines=("log_slope",))
+    linear = fit(samples, splines=())
+    assert "log_slope" in additive.splines and not linear.splines
+    assert worst_gap(additive) < 0.03 and worst_gap(linear) > 2 * worst_gap(additive)
+    q = additive.probability(fresh.x)
+    assert q[slope == 0].mean() > 0.9 and q[slope == 4].mean() < 0.4
+
+
+def test_an_additive_model_is_data_read_back_exactly_and_evaluated_with_numpy(tmp_path):
+    """The knots are kept in the JSON (format /2), the model read back gives the same probabilities to the bit, and a
+    file whose knots do not match its weights, or whose splines name no feature, is refused; a linear model (format
+    /1, the calibrators shipped before) still reads."""
+    from core.digitize.rules.confidence_model import FORMAT, FORMAT_SPLINES
+
+    samples, _ = _steep_samples(np.random.default_rng(23), 3000)
+    m = fit(samples, {"note": "test"}, splines=("log_slope", "neighbour"))
+    m.save(tmp_path / "c.json")
+    d = json.loads((tmp_path / "c.json").read_text())
+    assert d["format"] == FORMAT_SPLINES and set(d["splines"]) == {"log_slope", "neighbour"}
+    assert len(d["coef"]) == len(m.terms) > len(m.features)
+    back = ConfidenceModel.load(tmp_path / "c.json")
+    assert np.array_equal(back.probability(samples.x), m.probability(samples.x))
+    assert back.terms == m.terms and back.about["note"] == "test"
+    with pytest.raises(ValueError, match="one value per feature"):
+        ConfidenceModel.from_dict({**d, "splines": {**d["splines"], "log_slope": d["splines"]["log_slope"][1:]}})
+    with pytest.raises(ValueError, match="name its features"):
+        ConfidenceModel.from_dict({**d, "splines": {**d["splines"], "slope_squared": d["splines"]["log_slope"]}})
+    linear = fit(samples, splines=())
+    assert linear.as_dict()["format"] == FORMAT and "splines" not in linear.as_dict()
+    assert np.array_equal(ConfidenceModel.from_dict(linear.as_dict()).probability(samples.x),
+                          linear.probability(samples.x))
+    shifted = with_shift(m, "wrap_open", -1.0)  # a 0/1 feature's term found among the spline's
+    assert shifted.splines.keys() == m.splines.keys()
+    kept = with_caps(m, samples)  # the caps measured again, the splines and weights kept
+    assert np.array_equal(kept.probability(samples.x), m.probability(samples.x))
