@@ -53,7 +53,7 @@ REGULARISATION = 0.01
 # says nothing of its error; knots up the tail, where it bends. Splines of the evidence's strengths (its own, the
 # runner-up's, the run's and the curve's) lowered the families' confidently wrong most and took the foreign prints'
 # with them (hard 0.7 -> 2.7 %, colour's yield 99 -> 81 %): the network's strengths on the synthetic prints, not a
-# shape that carries (docs/accuracy.md, #60: "Twelfth round, helper B")
+# shape that carries (docs/accuracy.md, #60: "Thirteenth round, helper B")
 SPLINE_FEATURES: tuple[str, ...] = ("log_slope",)
 SPLINE_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 # a decision flag raised on fewer fitted values than this has no share of its own: a coin's (the tracer could not tell)
