@@ -42,7 +42,9 @@ from core.digitize.trace.wraps import (
     hidden_returns,
     main_scale_level,
     resolve_wraps,
+    still_returns,
     take_hidden_returns,
+    take_still_returns,
 )
 from core.io.calibration import CurveSpec
 
@@ -177,6 +179,10 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
                                      params.wrap_ink_gap_px) if params.hidden_returns and params.ink_checks
                       else np.zeros(0, np.int64))
             wrap_step, wraps, level_unsure = take_hidden_returns(wrap_step, hidden, spec.backup)
+            if params.hidden_returns and params.ink_checks:  # ... and one the velocity called direct, the path still
+                wrap_step, wraps, level_unsure = take_still_returns(
+                    wrap_step, wraps, level_unsure, still_returns(path, inked, observed, steps, returning, params),
+                    spec.backup)
         else:
             wraps = np.cumsum(wrap_step)
             wraps = wraps - main_scale_level(wraps[observed])
