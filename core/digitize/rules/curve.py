@@ -36,16 +36,10 @@ from core.digitize.rules.riding import (
     on_grid_line,
 )
 from core.digitize.rules.track_scans import damped_product, damping_arguments, merged_damped_product
+from core.digitize.trace.missed_returns import hidden_returns, still_returns, take_hidden_returns, take_still_returns
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
-from core.digitize.trace.wraps import (
-    hidden_returns,
-    main_scale_level,
-    resolve_wraps,
-    still_returns,
-    take_hidden_returns,
-    take_still_returns,
-)
+from core.digitize.trace.wraps import main_scale_level, resolve_wraps
 from core.io.calibration import CurveSpec
 
 

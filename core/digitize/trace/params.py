@@ -40,7 +40,7 @@ class TraceParams:
     refine_radius: int = 3
     refine_runs: bool = True  # centre the path on the whole run of rows a steep stroke inks (``rules/curve._refined``)
     stroke_gaps: bool = True  # ... the value's run followed across the breaks a network leaves in it (``steep_gap``)
-    hidden_returns: bool = True  # a return from a backup scale the path cut short, taken from the ink (trace/wraps.py)
+    hidden_returns: bool = True  # a return from a backup scale the path cut short, taken from the ink (trace/missed_returns.py)
     wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap
     wrap_ink_gap_px: int = 16  # a direct move leaves no longer run of rows without ink than this ...
     wrap_ink_gap_share: float = 0.25  # ... and a longer one than this share of the track is a wrap

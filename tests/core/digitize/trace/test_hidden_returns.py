@@ -3,7 +3,7 @@ stroke going out through one edge to the stroke coming in from the other, and th
 
 import numpy as np
 
-from core.digitize.trace.wraps import hidden_returns, take_hidden_returns
+from core.digitize.trace.missed_returns import hidden_returns, take_hidden_returns
 
 ROWS, COLS = 100, 60
 

@@ -4,8 +4,9 @@ pieces), and the leave is not (random_06's SPHI: under a depth line)."""
 
 import numpy as np
 
+from core.digitize.trace.missed_returns import still_returns, take_still_returns
 from core.digitize.trace.params import TraceParams
-from core.digitize.trace.wraps import still_returns, take_still_returns, two_level_wraps
+from core.digitize.trace.wraps import two_level_wraps
 
 ROWS, COLS = 100, 60
 
