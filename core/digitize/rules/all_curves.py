@@ -75,7 +75,7 @@ def _chains(rest: list[int], curves: list, evidence_by_class: dict[int, np.ndarr
     Why: KGS's GR, CALI and SPHI were one chain, 2.1 s of the trace stage's 2.4 s beside DT and LTEN's joint trace
     on the other core, though none of them reads another's (docs/benchmarks.md, issue #64, twelfth round)."""
     kept = {curves[i].klass for n, i in enumerate(rest)  # classes whose curves read each other's work
-            if _explained_for_later(curves[i], [curves[j] for j in rest[n + 1:]], evidence_by_class)}  # classes whose curves read each other's work
+            if _explained_for_later(curves[i], [curves[j] for j in rest[n + 1:]], evidence_by_class)}
     chains = [[i for i in rest if curves[i].klass == k] for k in dict.fromkeys(curves[i].klass for i in rest)
               if k in kept]
     return chains + [[i] for i in rest if curves[i].klass not in kept]
