@@ -59,19 +59,8 @@ def take_hidden_returns(wrap_step: np.ndarray, candidates: np.ndarray, backup: s
     pins (taking it would make that seen return a misread): on the fit's 80 logs (``confidence_fit.FIT_SEED``) the
     only two candidates taken inside such stretches were both wrong (random_13's RHOB: 56 columns of its backup read
     on the main scale), and with this rule no value there changes."""
-    wrap_step = wrap_step.copy()
-    back = -1 if backup == "high" else 1
     level, unsure = two_level_wraps(wrap_step, backup)
-    for c in candidates:
-        if level[c - 1] == 0 or wrap_step[c] != 0:
-            continue
-        wrap_step[c] = back
-        with_it = two_level_wraps(wrap_step, backup)
-        if (with_it[1] & ~unsure).any():  # a crossing seen later no longer fits: the stretch was pinned by it
-            wrap_step[c] = 0
-            continue
-        level, unsure = with_it
-    return wrap_step, level, unsure
+    return _take_returns(wrap_step, level, unsure, candidates, backup, entry_only=False)
 
 
 STILL_ROWS_PER_COL = 1.0  # a path moving no more than this, on average either side of a move, stood still before it
@@ -140,6 +129,16 @@ def take_still_returns(wrap_step: np.ndarray, level: np.ndarray, unsure: np.ndar
     crossing is in doubt: random_06's SPHI came back at column 123 (its entry in pieces 39 rows apart, the leave under
     a depth line), left again unseen at 172-176 and came back seen at 192; 49 columns read a scale off at confidence
     0.9-1.0 are doubted (260 -> 190 samples confidently wrong)."""
+    return _take_returns(wrap_step, level, unsure, candidates, backup, entry_only=True)
+
+
+def _take_returns(wrap_step: np.ndarray, level: np.ndarray, unsure: np.ndarray, candidates: np.ndarray, backup: str,
+                  entry_only: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The returns at ``candidates`` taken into the levels (``wrap_step``, ``level``, ``unsure``) where the curve is
+    on its backup scale there, no crossing was taken at the column and no crossing seen later stops fitting (the
+    stretch was pinned by it). ``entry_only``: the return was seen by its entry alone (:func:`take_still_returns`),
+    so a taken one keeps every doubt the levels had, and one a later crossing pins leaves the level from it to the
+    next crossing in doubt; otherwise the levels' doubt is recomputed with it (:func:`take_hidden_returns`)."""
     wrap_step, unsure = wrap_step.copy(), unsure.copy()
     back = -1 if backup == "high" else 1
     for c in candidates:
@@ -147,10 +146,11 @@ def take_still_returns(wrap_step: np.ndarray, level: np.ndarray, unsure: np.ndar
             continue
         wrap_step[c] = back
         with_level, with_unsure = two_level_wraps(wrap_step, backup)
-        if (with_unsure & ~unsure).any():
+        if (with_unsure & ~unsure).any():  # a crossing seen later no longer fits: the stretch was pinned by it
             wrap_step[c] = 0
-            nxt = np.flatnonzero(wrap_step[c:])
-            unsure[c : c + int(nxt[0]) if nxt.size else wrap_step.size] = True
+            if entry_only:
+                nxt = np.flatnonzero(wrap_step[c:])
+                unsure[c : c + int(nxt[0]) if nxt.size else wrap_step.size] = True
             continue
-        level, unsure = with_level, with_unsure | unsure
+        level, unsure = with_level, (with_unsure | unsure) if entry_only else with_unsure
     return wrap_step, level, unsure
