@@ -25,10 +25,9 @@ def sigint_state(pid: int | None = None, thread: int | None = None) -> dict[str,
         fields = dict(line.split(":", 1) for line in path.read_text().splitlines() if ":" in line)
     except OSError:
         return {}
-    bit = {k: bool(int(fields[f].strip(), 16) & SIGINT_BIT) for k, f in
-           (("ignored", "SigIgn"), ("caught", "SigCgt"), ("blocked", "SigBlk"), ("pending", "SigPnd"))
-           if f in fields}
-    return bit
+    return {k: bool(int(fields[f].strip(), 16) & SIGINT_BIT) for k, f in
+            (("ignored", "SigIgn"), ("caught", "SigCgt"), ("blocked", "SigBlk"), ("pending", "SigPnd"))
+            if f in fields}
 
 
 def sigint_deliverable(pid: int | None = None) -> bool:
