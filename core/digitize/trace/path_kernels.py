@@ -97,6 +97,31 @@ def _column_steps(support, thr, jump, dearer, ink, steps):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _edge_steps(ink, steps, zone, arrive, jump):
+    """A wrapping curve's steps into the track's edge zones (``zone`` rows at either edge) at ``jump`` (as along
+    ink) where the column's ink reaches that zone, within ``arrive`` rows of it: a stroke that runs into the
+    zone runs on to the edge and leaves by it (:func:`viterbi_block`)."""
+    rows = ink.size
+    z = min(zone, rows // 2)
+    top = False
+    for r in range(z, min(rows, z + arrive)):
+        if ink[r] >= 1.0:
+            top = True
+            break
+    bottom = False
+    for r in range(max(0, rows - z - arrive), rows - z):
+        if ink[r] >= 1.0:
+            bottom = True
+            break
+    if top:
+        for r in range(1, z + 1):
+            steps[r] = jump
+    if bottom:
+        for r in range(rows - z, rows):
+            steps[r] = jump
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def _column_travel(steps, travel):
     """The cost of moving from row 0 to each row of a column (``travel``, float64): the steps summed a row at a
     time."""
@@ -123,7 +148,8 @@ def travel_block(ev, offset, n, reach, threshold, jump_cost, gap_jump_cost):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def viterbi_block(acc, logs, ev, offset, first, back, cyclic, reach, threshold, jump_cost, gap_jump_cost):
+def viterbi_block(acc, logs, ev, offset, first, back, cyclic, reach, threshold, jump_cost, gap_jump_cost, edge_zone,
+                  edge_arrive):
     """Advance the Viterbi recursion over a block of a track's columns, [``first``, ``first`` + n), in place:
     ``acc`` (rows, float64) is the running cost into each row of the column before, ``back`` (columns × rows)
     receives each column's best previous row (beyond the track's edges for a cyclic path: −rows.. or rows..).
@@ -134,6 +160,14 @@ def viterbi_block(acc, logs, ev, offset, first, back, cyclic, reach, threshold, 
     columns its support reaches either side (:func:`_column_support`). A step from one row to the next costs
     ``jump_cost`` where both rows are inked (support at ``threshold``), up to ``gap_jump_cost`` where neither is
     (:func:`_column_travel`). Column 0 has no column before it and is skipped.
+
+    A cyclic path's steps into the ``edge_zone`` rows at either edge cost ``jump_cost`` where the column's ink
+    reaches the zone (within ``edge_arrive`` rows: :func:`_edge_steps`; 0 rows: none). A curve that crosses
+    the edge steeply is drawn up to its last sample before the edge and on from its first beyond it, so the
+    rows between its strokes and the edges, up to a column's move, are paper (random_08's CALI, 80-90 rows a
+    column, left 40-60 rows blank at either edge): priced as paper, the crossing cost the path more than
+    standing still on the main scale and bridging, and it kept the main scale through 39 of the curve's 44
+    changes of level. Within the zone the wrap judge counts the curve as at the edge (``wraps.edge_zone``).
 
     Per column, the distance transform of :func:`_min_plus_travel` and the settling of :func:`_settle` in two
     passes over the rows: down, the running minimum from the top; up, the running minimum from the bottom,
@@ -154,6 +188,8 @@ def viterbi_block(acc, logs, ev, offset, first, back, cyclic, reach, threshold, 
             continue
         _column_support(ev, offset + k, reach, support)
         _column_steps(support, thr, jump, dearer, ink, steps)
+        if cyclic and edge_zone > 0:
+            _edge_steps(ink, steps, edge_zone, edge_arrive, jump)
         log_p = logs[k]
         best = np.inf
         best_at = 0

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from core.digitize.trace import path_kernels
+from core.digitize.trace.wraps import RUN_GAP_PX, edge_zone
 
 if TYPE_CHECKING:
     from core.digitize.trace.params import TraceParams
@@ -88,6 +89,17 @@ def _log_evidence(columns: np.ndarray, eps: float) -> np.ndarray:
     return np.log(out, out=out)
 
 
+def edge_steps(rows: int) -> tuple[int, int]:
+    """The rows at either edge of a track whose steps a cyclic path takes at ``jump_cost`` where a stroke reaches
+    them, and how near it must come (``path_kernels._edge_steps``): the wrap judge's edge zone, within which it
+    counts a curve as at the edge (``wraps.edge_zone``), and a thin stroke's break (``wraps.RUN_GAP_PX``), over
+    which the judge follows a stroke to the edge (``wraps.strokes_reach_edges``). Without the test of the
+    strokes (every edge zone along ink) the path hopped between the edges of a dashed caliper lying near one of
+    them (log_decades_07's CALI of the real shapes: 58 → 207 samples confidently wrong); with the strokes within
+    half the zone, 26 (docs/accuracy.md, the fourteenth round)."""
+    return int(edge_zone(rows)), RUN_GAP_PX
+
+
 def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
     """Best path through ``evidence`` (rows × columns): row per column and wrap steps per column. The recursion
     runs compiled (``path_kernels.viterbi_block``), a block of columns at a time turned column by column for it."""
@@ -102,7 +114,8 @@ def viterbi_path(evidence: np.ndarray, params: TraceParams, cyclic: bool) -> tup
             acc = -logs[0].astype(np.float64)
         if ink_aware:
             path_kernels.viterbi_block(acc, logs, columns, offset, c0, back, cyclic, _reach(params),
-                                  float(params.threshold), float(params.jump_cost), float(params.gap_jump_cost))
+                                  float(params.threshold), float(params.jump_cost), float(params.gap_jump_cost),
+                                  *edge_steps(rows))
         else:
             path_kernels.viterbi_flat(acc, logs, c0, back, cyclic, flat)
     return path_kernels.viterbi_backtrack(acc, back)

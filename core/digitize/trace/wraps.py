@@ -101,6 +101,7 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
     judge = _MoveJudge(path, wrap_step, rows, params, edges, returning)
     for a, b in zip(obs[:-1], obs[1:]):
         judge.decide(raw_inked, a, b, out, doubtful)
+    round_trips(wrap_step, out, params.max_gap_px + 1, judge.refused)
     if lines is None or not lines.any():
         return out, doubtful
     # a depth line inks every row, so a path along it (the North Dakota GR's return along the 8,460-ft line:
@@ -120,6 +121,28 @@ def resolve_wraps(path: np.ndarray, wrap_step: np.ndarray, ev: np.ndarray, obser
     return out, doubtful
 
 
+def round_trips(wrap_step: np.ndarray, out: np.ndarray, span: int, refused) -> None:
+    """Take a short excursion of the path whole or not at all (``out``, the crossings taken, in place): where the
+    path left the track at one edge and came back by the other within ``span`` columns (two crossings of
+    opposite steps, ``wrap_step``), and the judge took one of the two, it is dropped.
+
+    The two crossings are one excursion: taken alone, one of them puts the rest of the log a scale off, or
+    tips which scale the log starts on (``two_level_wraps``). Where the edges show the leave but not the return
+    (dotted_fax_14's NPHI of the real shapes, 496 → 498: the return came in 39 rows inside the edge, between two
+    neighbouring observed columns, so it was carried on as direct), the leave alone took the rest of the log to
+    the backup scale, and 1,033 samples confident and right on the main scale were doubted. random_16's NPHI:
+    the return at 1,218 refused the same way and the leave 22 columns later taken, the return seen at 1,313 then
+    fitted, and the doubt a dropped crossing had put over 1,091-1,313 was lifted (153 samples a scale off).
+    Dropped, the excursion's few columns keep the level around them. ``span``: the columns the tracer bridges
+    (``max_gap_px``), the reach of one move."""
+    refused = set(int(c) for c in refused)
+    at = np.flatnonzero(wrap_step)
+    for c1, c2 in zip(at[:-1], at[1:]):
+        if c2 - c1 <= span and wrap_step[c1] == -wrap_step[c2] and (
+                out[c1] and not out[c2] and int(c2) in refused or out[c2] and not out[c1] and int(c1) in refused):
+            out[c1] = out[c2] = 0
+
+
 class _MoveJudge:
     """Whether the move of a wrapping curve's path between two neighbouring observed columns is direct or a
     crossing of the track's edge, and whether the edges show that crossing (:func:`resolve_wraps`)."""
@@ -128,6 +151,7 @@ class _MoveJudge:
         self.path, self.wrap_step, self.rows, self.params = path, wrap_step, rows, params
         self.edges, self.returning = edges, returning
         self.surely_wrap = max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+        self.refused = []  # the path's crossings the ink calls a wrap and the edges do not show (``round_trips``)
 
     def decide(self, inked, a, b, out, doubtful, hidden=False):
         """Write the crossing between ``a`` and ``b`` into ``out``, or mark the columns between doubtful.
@@ -167,6 +191,7 @@ class _MoveJudge:
                 strokes_reach_edges(inked, a, b, path[a], path[b], step, reach_gap)
                 or hidden and step == self.returning and hidden_crossing(inked, a, b, path[a], step)):
             doubtful[a + 1 : b] = True
+            self.refused.extend((a + 1 + np.flatnonzero(self.wrap_step[a + 1 : b + 1])).tolist())
             return
         within = np.flatnonzero(self.wrap_step[a + 1 : b + 1])
         at = a + 1 + (int(within[0]) if within.size else int(np.argmax(np.abs(np.diff(path[a : b + 1])))))

@@ -40,7 +40,7 @@ def _dt_path(cost: np.ndarray, travel: np.ndarray) -> tuple[np.ndarray, np.ndarr
 TRAVEL_BLOCK_COLS = 2048  # columns of travel cost held at once: 8 MB at 500 rows, not 200 MB for a 50,000-column log
 
 
-def _travel_blocks(evidence: np.ndarray, params, block: int = TRAVEL_BLOCK_COLS):
+def _travel_blocks(evidence: np.ndarray, params, block: int = TRAVEL_BLOCK_COLS, edges: tuple[int, int] = (0, 0)):
     """``travel_costs`` a block of columns at a time: (first column, rows × block float64). A whole tall
     track's travel in float64 was most of digitising's peak memory on the tallest shared scan (52,000
     columns); a column's travel needs only its own and its neighbours' evidence, so a block is computed
@@ -60,20 +60,29 @@ def _travel_blocks(evidence: np.ndarray, params, block: int = TRAVEL_BLOCK_COLS)
         if reach:
             support = cv2.dilate(support, np.ones((1, 2 * reach + 1), np.uint8), borderType=cv2.BORDER_REPLICATE)
         support = support[:, c0 - h0 : c1 - h0]
-        inked = np.clip(support / params.threshold, 0.0, 1.0)
-        inked = np.minimum(inked[:-1], inked[1:]) if rows > 1 else inked[:0]  # a step is inked when both rows are
+        row_ink = np.clip(support / params.threshold, 0.0, 1.0)
+        inked = np.minimum(row_ink[:-1], row_ink[1:]) if rows > 1 else row_ink[:0]  # a step is inked when both rows are
         step = params.jump_cost + (params.gap_jump_cost - params.jump_cost) * (1.0 - inked)
+        zone, arrive = edges
+        if zone:  # a cyclic path's steps into an edge zone its ink reaches: along ink (``path_kernels._edge_steps``;
+            # added in the fourteenth round, not d36c861's)
+            z = min(zone, rows // 2)
+            top = (row_ink[z : min(rows, z + arrive)] >= 1.0).any(axis=0)
+            bottom = (row_ink[max(0, rows - z - arrive) : rows - z] >= 1.0).any(axis=0)
+            step[:z, top] = params.jump_cost
+            step[rows - z - 1 :, bottom] = params.jump_cost
         yield c0, np.concatenate([np.zeros((1, c1 - c0)), np.cumsum(step, axis=0, dtype=np.float64)], axis=0)
 
 
 def viterbi_path(evidence: np.ndarray, params, cyclic: bool) -> tuple[np.ndarray, np.ndarray]:
     """Best path through ``evidence`` (rows × columns): row per column and wrap steps per column."""
+    from core.digitize.trace.path_search import edge_steps
     rows, cols = evidence.shape
     unary = -np.log(np.clip(evidence, params.eps, 1.0))
     back = np.zeros((cols, rows), np.int32)
     acc = unary[:, 0].astype(np.float64)
     ink_aware = params.gap_jump_cost > params.jump_cost
-    blocks = _travel_blocks(evidence, params) if ink_aware else None
+    blocks = _travel_blocks(evidence, params, edges=edge_steps(rows) if cyclic else (0, 0)) if ink_aware else None
     lin = params.jump_cost * np.arange(3 * rows if cyclic else rows, dtype=np.float64)
     block_start, block = 0, np.zeros((rows, 0))
     for c in range(1, cols):
