@@ -58,7 +58,6 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "support": s["support"],
         "rival": s["rival"],
         "rival_over_strength": np.clip(s["rival"] - s["strength"], -1.0, 1.0),
-        "beside": s["beside"],
         "neighbour": s["neighbour"],
         "same_style": s["same_style"],
         "edge": s["edge"],

@@ -8,12 +8,6 @@ dimensionless, so a print's size and resolution do not change what they mean:
   (``confidence.column_confidence``);
 - ``rival``: the strongest evidence of the curve's own style elsewhere in its track, away from every traced curve
   (a stroke of its style the path did not take and no curve explains: the runner-up), averaged like ``support``;
-- ``beside``: the share of the columns within :data:`BESIDE_COLS` either side where a second stroke of the curve's
-  own style runs beside the path (farther than the tolerance, within :data:`NEAR_SHARE` of the track), traced by no
-  other curve of that style: a stroke the path could have taken instead. Unlike ``rival`` it counts a stroke that a
-  curve of *another* style lies on: where the network calls a dashed pen's stroke dotted, a dotted curve hidden under
-  its solid neighbour is read on the dashed stroke beside it, and the dotted map fires on both (dense_20's NPHI,
-  docs/accuracy.md, #60's fourteenth round);
 - ``neighbour``: how far the nearest other curve of the track lies, and ``same_style``, the nearest of the curve's
   own line style, in track widths;
 - ``edge``: how far the track's nearer edge lies, in track widths; ``on_line``: whether the trace lies on a printed
@@ -64,11 +58,6 @@ WIGGLE_COLS = 8  # columns either side over which a trace's wiggle is its range
 CHUNK = 4096  # columns of a track's band read at a time (a few MB of a long scan's map)
 ALONE_NATS = 20.0  # the identity signal of a curve alone in its style: as sure as a clear decision
 STROKE_EVIDENCE = 0.5  # a stroke is where the map says its style more likely than not
-NEAR_SHARE = 0.15  # a stroke of the curve's own style this near its path (a share of the track) is one it could have
-# taken (a second stroke of its style within it: 9.6 % of the fit logs' confident columns wrong, 1.1 % of all; farther,
-# over the whole track, 2.8 %: docs/accuracy.md, #60's fourteenth round)
-BESIDE_COLS = 48  # columns either side over which the share of columns with such a stroke beside the path is taken
-BESIDE_CHUNK = 1024  # columns of a track's band read at a time for it (the band's rows against the path's, as floats)
 
 
 def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep_px: float,
@@ -99,38 +88,6 @@ def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep
     return out
 
 
-def beside_share(evidence, lo: int, hi: int, position: np.ndarray, same_style: list[np.ndarray], width: float,
-                 damping=None, row_offset: int = 0) -> np.ndarray:
-    """Per column, the share of the columns within :data:`BESIDE_COLS` either side (as many as the log has) where
-    ``evidence`` (a canonical map of the curve's own style, rows ``row_offset`` on) holds a stroke
-    (:data:`STROKE_EVIDENCE` and over, times the grid's ``damping`` as :func:`rival_strength` takes it) in rows
-    ``lo``..``hi`` beside ``position`` (the trace's rows, NaN where NULL): farther from it than the tolerance
-    (:data:`TOLERANCE_SHARE` of the track's ``width``: a stroke nearer cannot make the reading wrong) and within
-    :data:`NEAR_SHARE`, and farther than the tolerance from every one of ``same_style`` (the track's other curves of
-    that style: their strokes are theirs). A column without a value holds none."""
-    cols = position.size
-    held = np.zeros(cols, bool)
-    keep, reach = TOLERANCE_SHARE * width, NEAR_SHARE * width
-    rows = np.arange(lo, hi + 1, dtype=np.float64)[:, None]
-    for c0 in range(0, cols, BESIDE_CHUNK):
-        c1 = min(cols, c0 + BESIDE_CHUNK)
-        pos = position[c0:c1]
-        if not np.isfinite(pos).any():
-            continue
-        band = np.asarray(evidence[lo - row_offset : hi + 1 - row_offset, c0:c1], np.float32)
-        if damping is not None:
-            factor = damping.at(np.arange(c0, c1)) if hasattr(damping, "at") else damping(np.arange(c0, c1))
-            band = band * np.asarray(factor)
-        with np.errstate(invalid="ignore"):  # NaN rows (NULL) compare False: no stroke beside them, none taken out
-            off = np.abs(rows - pos[None, :])
-            beside = (off > keep) & (off <= reach)
-            for other in same_style:
-                beside &= ~(np.abs(rows - other[None, c0:c1]) <= keep)
-        held[c0:c1] = (beside & (band >= STROKE_EVIDENCE)).any(axis=0)
-    k = np.ones(2 * BESIDE_COLS + 1)
-    return np.convolve(held.astype(np.float64), k, mode="same") / np.convolve(np.ones(cols), k, mode="same")
-
-
 def smoothed(x: np.ndarray, k: int = CONFIDENCE_COLS) -> np.ndarray:
     """``x`` averaged over ``k`` columns (its ends repeated)."""
     return np.convolve(np.pad(x.astype(np.float64), k // 2, mode="edge"), np.ones(k) / k, mode="valid")
@@ -149,12 +106,11 @@ def nearest_apart(position: np.ndarray, others: list[np.ndarray], width: float) 
 
 def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.ndarray], rival: np.ndarray,
                   on_line: np.ndarray, identity: np.ndarray | None, max_gap_px: int,
-                  stroke_px: float = 0.0, beside: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                  stroke_px: float = 0.0) -> dict[str, np.ndarray]:
     """The signals of one trace (module docstring). ``positions``: the other curves of its track; ``same_style``:
     those of them in its line style; ``rival``: :func:`rival_strength` of its track; ``on_line``: per column,
     whether the trace lies on a printed line; ``identity``: the margin of its naming, None where it is alone;
-    ``stroke_px``: its stroke's width (:func:`stroke_width`; 0 where none was measured); ``beside``:
-    :func:`beside_share` of its trace (0 where None)."""
+    ``stroke_px``: its stroke's width (:func:`stroke_width`; 0 where none was measured)."""
     width = max(spec.track_width, 1.0)
     pos = trace.position
     finite = np.isfinite(pos)
@@ -192,7 +148,6 @@ def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.
         "run_strength": run_strength,
         "support": support.astype(np.float32),
         "rival": smoothed(rival).astype(np.float32),
-        "beside": (np.zeros(pos.size) if beside is None else np.asarray(beside)).astype(np.float32),
         "neighbour": nearest_apart(pos, positions, width).astype(np.float32),
         "same_style": nearest_apart(pos, same_style, width).astype(np.float32),
         "edge": np.clip(np.nan_to_num(edge, nan=FAR), 0.0, FAR).astype(np.float32),
@@ -274,10 +229,8 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         others = [traces[j].position for j in mates]
         same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
         on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
-        damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
-        beside = beside_share(ev, lo, hi, tr.position, same, spec.track_width, damping, offset)
         return trace_signals(tr, spec, others, same, rivals[i], on_line, identity.get(i), params.max_gap_px,
-                             stroke_width(ev, tr.position, tr.observed, lo, hi, offset), beside)
+                             stroke_width(ev, tr.position, tr.observed, lo, hi, offset))
 
     for tr, signals in zip(traces, in_order(read, range(len(traces)))):
         tr.signals = signals

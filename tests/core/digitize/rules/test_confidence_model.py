@@ -15,7 +15,7 @@ from core.digitize.rules.confidence_model import (
     design,
 )
 from core.digitize.rules.curve import level_anchors
-from core.digitize.rules.signals import BESIDE_COLS, beside_share, rival_strength, stroke_width, trace_signals
+from core.digitize.rules.signals import rival_strength, stroke_width, trace_signals
 from core.digitize.trace.params import Trace
 from core.evaluation.confidence_fit import (
     Samples,
@@ -31,7 +31,7 @@ from core.io.calibration import CurveSpec
 
 
 def _signals(n: int, rng) -> dict[str, np.ndarray]:
-    names = ("strength", "support", "rival", "beside", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "curve_wiggle",
+    names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "curve_wiggle",
              "stroke", "unseen", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
@@ -193,32 +193,6 @@ def test_the_runner_up_is_evidence_no_traced_curve_explains():
     rival = rival_strength(ev, 0, 99, [traced, np.full(50, 52.0)], keep_px=4.0)
     assert np.allclose(rival, 0.6)
     assert np.allclose(rival_strength(ev, 0, 99, [traced, np.full(50, 52.0), np.full(50, 70.0)], 4.0), 0.0)
-
-
-def test_a_second_stroke_of_its_own_style_beside_the_path_whoever_lies_on_it():
-    """dense_20's NPHI in small: a dotted curve read on a stroke the dotted map fires on while its own, under a solid
-    neighbour's line 10 px away (a tenth of the track), fires too. The second stroke counts though a curve of another
-    style lies on it (``rival`` does not count it), not where a curve of its own style does, nor within the tolerance
-    (5 px) or beyond the reach (15 px) of the path."""
-    cols = 400
-    path = np.full(cols, 50.0)
-    ev = np.zeros((100, cols), np.float32)
-    ev[50, :] = 0.9  # the path's own stroke
-    ev[60, :200] = 0.7  # a second stroke of its style, a tenth of the track away, over the first 200 columns
-    ev[53, 200:] = 0.9  # within the tolerance: the reading is right on either
-    ev[70, 200:] = 0.9  # beyond the reach
-    share = beside_share(ev, 0, 99, path, [], 100.0)
-    assert np.allclose(share[: 200 - BESIDE_COLS], 1.0) and np.allclose(share[200 + BESIDE_COLS :], 0.0)
-    assert np.isclose(share[199], (BESIDE_COLS + 1) / (2 * BESIDE_COLS + 1))
-    # the stroke is a traced curve's of the same style: its own, no doubt of this one
-    assert np.allclose(beside_share(ev, 0, 99, path, [np.full(cols, 60.0)], 100.0), 0.0)
-    # a curve of another style on it does not explain it (``rival_strength`` would)
-    assert np.allclose(rival_strength(ev, 0, 99, [path, np.full(cols, 60.0)], keep_px=5.0)[:200], 0.0)
-    # the grid damps a ruled line the map calls a pen; a NULL column holds no stroke
-    assert np.allclose(beside_share(ev, 0, 99, path, [], 100.0, damping=lambda c: np.full((100, c.size), 0.5)), 0.0)
-    assert np.allclose(beside_share(ev, 0, 99, np.full(cols, np.nan), [], 100.0), 0.0)
-    # a map of one track's band (rows from 40): the same
-    assert np.allclose(beside_share(ev[40:], 40, 99, path, [], 100.0, row_offset=40), share)
 
 
 def test_signals_say_where_a_reading_is_beside_a_neighbour_near_an_edge_or_alone():
