@@ -59,7 +59,9 @@ def test_an_unreachable_scheduler_leaves_no_client_thread(tmp_path, capsys, monk
 
 # with the long tests for now: in three of five full default runs of 2026-11-28 this test and the folder run's Ctrl-C
 # tests (tests/core/test_refused_before_running.py) failed together as if the SIGINT came late, though they pass
-# whenever their files run alone; not yet found (docs/benchmarks.md, issue #64, twelfth round)
+# whenever their files run alone; not yet found: every run since has passed (four full runs in the thirteenth round,
+# the files alone in the fourteenth), and a failure now names SIGINT's state (docs/benchmarks.md, issue #64, the
+# twelfth and thirteenth rounds)
 @pytest.mark.slow
 def test_a_ctrl_c_while_connecting_leaves_no_client_thread(monkeypatch):
     """Interrupted while it connected, the client was left half open: its IO loop's thread ran on."""
