@@ -51,3 +51,14 @@ def test_a_short_excursion_is_taken_whole_or_not_at_all():
     out[[10, 14]] = [1, -1]  # both taken: kept
     round_trips(steps, out, 25, [14])
     assert np.flatnonzero(out).tolist() == [10, 14, 50]
+
+
+def test_a_crossing_whose_partner_the_ink_never_called_a_wrap_is_kept():
+    # the return at 14 was a hop the ink does not call a crossing (not among the judge's refused ones): the leave at
+    # 10 is a level change of its own and stays
+    steps = np.zeros(100, np.int64)
+    steps[[10, 14]] = [1, -1]
+    out = np.zeros(100, np.int64)
+    out[10] = 1
+    round_trips(steps, out, 25, [])
+    assert np.flatnonzero(out).tolist() == [10]
