@@ -39,7 +39,7 @@ from core.digitize.rules.track_scans import damped_product, damping_arguments, m
 from core.digitize.trace.missed_returns import hidden_returns, still_returns, take_hidden_returns, take_still_returns
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
-from core.digitize.trace.wraps import main_scale_level, resolve_wraps
+from core.digitize.trace.wraps import main_scale_level, no_move_rows, resolve_wraps
 from core.io.calibration import CurveSpec
 
 
@@ -337,12 +337,6 @@ def _bridged(ev: np.ndarray, path: np.ndarray, params: TraceParams, inked: np.nd
     out = refined.copy()
     out[c] = weighted_centre(ev, np.minimum(p - r, first), np.maximum(p + r, last), p, columns=c)
     return out
-
-
-def no_move_rows(params: TraceParams, rows: int) -> float:
-    """The longest run of rows without ink a curve's drawn move across a band of ``rows`` leaves: a longer one rules
-    the move out (the wrap judge's ``surely_wrap``, ``trace/wraps.py``: a quarter of the track)."""
-    return max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
 
 
 def _rides(pos: np.ndarray, observed: np.ndarray, spec: CurveSpec, grid: Grid | None, params: TraceParams,

@@ -14,11 +14,12 @@ import numpy as np
 
 from core.digitize.trace.wraps import (
     edge_zone,
-    longest_false_run,
-    path_velocity,
+    move_ink_gap,
+    no_move_rows,
     stroke_reach,
     strokes_reach_edges,
     two_level_wraps,
+    velocity_along,
 )
 
 
@@ -90,7 +91,7 @@ def still_returns(path: np.ndarray, inked: np.ndarray, observed: np.ndarray, tak
     rows, cols = inked.shape
     if not returning:
         return np.zeros(0, np.int64)
-    surely = max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+    surely = no_move_rows(params, rows)
     zone = edge_zone(rows)
     out = []
     obs = np.flatnonzero(observed)
@@ -101,11 +102,10 @@ def still_returns(path: np.ndarray, inked: np.ndarray, observed: np.ndarray, tak
         direct = int(path[b]) - int(path[a])
         if abs(direct) <= params.wrap_min_jump_px or (1 if direct < 0 else -1) != returning:
             continue
-        lo, hi = sorted((int(path[a]), int(path[b])))
-        gap = longest_false_run(inked[lo : hi + 1, a : b + 1].any(axis=1))
+        gap = move_ink_gap(inked, path, a, b)
         if not params.wrap_ink_gap_px < gap <= surely:
             continue
-        along = np.sign(direct) * (path_velocity(path, a, -1, rows) + path_velocity(path, b, 1, rows))
+        along = velocity_along(path, a, b, direct, rows)
         if not 0 < along <= 2 * STILL_ROWS_PER_COL:  # against the move the judge calls it a wrap already
             continue
         enter = inked[:, a + 1 : min(cols, b + 3)].any(axis=1)

@@ -150,7 +150,7 @@ class _MoveJudge:
     def __init__(self, path, wrap_step, rows, params, edges, returning):
         self.path, self.wrap_step, self.rows, self.params = path, wrap_step, rows, params
         self.edges, self.returning = edges, returning
-        self.surely_wrap = max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+        self.surely_wrap = no_move_rows(params, rows)
         self.refused = []  # the path's crossings the ink calls a wrap and the edges do not show (``round_trips``)
 
     def decide(self, inked, a, b, out, doubtful, hidden=False):
@@ -168,12 +168,11 @@ class _MoveJudge:
         direct = int(path[b]) - int(path[a])
         if abs(direct) <= params.wrap_min_jump_px:
             return
-        lo, hi = sorted((int(path[a]), int(path[b])))
-        gap = longest_false_run(inked[lo : hi + 1, a : b + 1].any(axis=1))
+        gap = move_ink_gap(inked, path, a, b)
         if gap <= params.wrap_ink_gap_px:
             return
         if gap <= self.surely_wrap:
-            along = np.sign(direct) * (path_velocity(path, a, -1, rows) + path_velocity(path, b, 1, rows))
+            along = velocity_along(path, a, b, direct, rows)
             if along > 0 or (along == 0 and abs(direct) <= rows - abs(direct)):
                 return
         # a wrap: the curve crossed the edge the direct move turns away from, if the edges show it. Where the ink
@@ -316,7 +315,7 @@ def two_level_wraps(wrap_step: np.ndarray, backup: str) -> tuple[np.ndarray, np.
 
 
 
-def path_velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:
+def _velocity(path: np.ndarray, at: int, direction: int, rows: int, span: int = 3) -> float:
     """Rows per column the path moves over ``span`` columns before (−1) or after (+1) ``at``;
     0 across an apparent wrap (a move of more than half the track)."""
     other = int(np.clip(at + direction * span, 0, path.size - 1))
@@ -326,7 +325,27 @@ def path_velocity(path: np.ndarray, at: int, direction: int, rows: int, span: in
     return 0.0 if abs(d) > rows // 2 else d / abs(other - at)
 
 
-def longest_false_run(flags: np.ndarray) -> int:
+def no_move_rows(params, rows: int) -> float:
+    """The longest run of rows without ink a curve's drawn move across a band of ``rows`` leaves (``params``, a
+    ``TraceParams``): a longer one rules the move out and calls it a wrap (a quarter of the track); the judge's, and
+    the rides' (``rules/riding.py: LineInk``)."""
+    return max(params.wrap_ink_gap_px, params.wrap_ink_gap_share * rows)
+
+
+def move_ink_gap(inked: np.ndarray, path: np.ndarray, a: int, b: int) -> int:
+    """The longest run of rows without ink (``inked``, rows × columns) between the path's rows at columns ``a`` and
+    ``b``, over the columns of the move: a drawn move leaves none longer than ``wrap_ink_gap_px``."""
+    lo, hi = sorted((int(path[a]), int(path[b])))
+    return _longest_false_run(inked[lo : hi + 1, a : b + 1].any(axis=1))
+
+
+def velocity_along(path: np.ndarray, a: int, b: int, direct: int, rows: int) -> float:
+    """Rows per column the path moves the way of the move ``direct`` (its rows from ``a`` to ``b``), before ``a``
+    and after ``b`` together: positive where the path was already moving that way (a drawn move), 0 standing still."""
+    return float(np.sign(direct) * (_velocity(path, a, -1, rows) + _velocity(path, b, 1, rows)))
+
+
+def _longest_false_run(flags: np.ndarray) -> int:
     idx = np.flatnonzero(np.concatenate([[True], flags, [True]]))
     return int(np.max(np.diff(idx)) - 1) if idx.size > 1 else int(flags.size)
 
