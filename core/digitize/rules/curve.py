@@ -39,7 +39,7 @@ from core.digitize.rules.track_scans import damped_product, damping_arguments, m
 from core.digitize.trace.missed_returns import hidden_returns, still_returns, take_hidden_returns, take_still_returns
 from core.digitize.trace.params import Trace, TraceParams
 from core.digitize.trace.path_search import viterbi_path
-from core.digitize.trace.wraps import main_scale_level, no_move_rows, resolve_wraps
+from core.digitize.trace.wraps import main_scale_level, no_move_rows, resolve_wraps, untaken_round_trips
 from core.io.calibration import CurveSpec
 
 
@@ -163,7 +163,7 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
         returning = (-1 if spec.backup == "high" else 1 if spec.backup == "low" else 0) * sign
         steps, unsure = resolve_wraps(path, wrap_step, ev, observed, params, edges=params.ink_checks, lines=lines,
                                       returning=returning, inked=inked)
-        wrap_step = steps * sign
+        path_step, wrap_step = wrap_step, steps * sign
         if params.runs("unresolved_wrap"):  # a move neither direct nor a crossing the edges show: no reading
             gone |= unsure
             flags[unsure] |= BIT["unresolved_wrap"]
@@ -177,6 +177,8 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
                 wrap_step, wraps, level_unsure = take_still_returns(
                     wrap_step, wraps, level_unsure, still_returns(path, inked, observed, steps, returning, params),
                     spec.backup)
+            if params.ink_checks:  # a round trip of the path the judge took neither crossing of: unknown between
+                level_unsure = level_unsure | untaken_round_trips(path_step, steps, wraps)
         else:
             wraps = np.cumsum(wrap_step)
             wraps = wraps - main_scale_level(wraps[observed])

@@ -143,6 +143,36 @@ def round_trips(wrap_step: np.ndarray, out: np.ndarray, span: int, refused) -> N
             out[c1] = out[c2] = 0
 
 
+def untaken_round_trips(path_step: np.ndarray, taken: np.ndarray, level: np.ndarray) -> np.ndarray:
+    """The columns whose scale is not known for a round trip the path took and the judge did not: where the path
+    crossed the track's edge (``path_step``, the cyclic path's steps) and came back by the other at its next
+    crossing, the judge took neither crossing nor any between (``taken``: :func:`resolve_wraps`' steps), and the
+    level (``level``, per column, after every rule) does not change at either, the columns from the first up to
+    the second are returned True. The crossings are paired in order, each at most once.
+
+    A crossing the judge refuses between two neighbouring observed columns leaves no column between to doubt, so it
+    is carried on as if direct (the judge's hole); a round trip of two such keeps the level around it, but between
+    them the path was where its crossings put it: on the curve beyond the edge whose crossings the ink does not show,
+    or on other ink. The level read there is the one outside, which only the refusals chose: random_06's SPHI came
+    back from its backup scale at 1,542 and left again at 1,566, both refused, and 16 columns between were written a
+    scale off at 0.98-1.00. Over the fit's 80 logs (seed 515151), the held-out families' 24 of each draw and the
+    foreign prints, 151 samples confidently wrong are doubted so and one confidently right; no set's share rises
+    (``random`` 1.411 -> 1.331 %: docs/accuracy.md, the fifteenth round). Pairing in order matters: the path's
+    crossings 169/175/412/419 of dense_23's PEF (real shapes) are two short excursions, not also one long one between
+    175 and 412 (231 columns right)."""
+    out = np.zeros(path_step.size, bool)
+    at = np.flatnonzero(path_step)
+    paired = -1
+    for c1, c2 in zip(at[:-1], at[1:]):
+        if c1 == paired or path_step[c1] != -path_step[c2] or np.any(taken[c1 : c2 + 1]):
+            continue
+        if level[c1] != level[c1 - 1] or level[c2] != level[c2 - 1]:
+            continue
+        out[c1:c2] = True
+        paired = c2
+    return out
+
+
 class _MoveJudge:
     """Whether the move of a wrapping curve's path between two neighbouring observed columns is direct or a
     crossing of the track's edge, and whether the edges show that crossing (:func:`resolve_wraps`)."""

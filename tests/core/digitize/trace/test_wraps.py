@@ -4,7 +4,7 @@
 import numpy as np
 
 from core.digitize.trace.params import TraceParams
-from core.digitize.trace.wraps import resolve_wraps, strokes_reach_edges
+from core.digitize.trace.wraps import resolve_wraps, strokes_reach_edges, untaken_round_trips
 
 ROWS, COLS = 200, 40
 
@@ -58,3 +58,39 @@ def test_a_crossing_whose_strokes_are_read_in_pieces_is_taken():
     ev[101:140, 20] = 0.9  # the rows between all inked: a direct move
     steps, _ = resolve_wraps(path, step, ev, observed, params)
     assert not steps.any()
+
+
+def test_a_round_trip_the_judge_took_neither_crossing_of_is_doubted_between():
+    """The path leaves the curve at row 100 across the row-0 edge between columns 20 and 21 and comes back between
+    39 and 40, on a stroke at row 170 between; nothing runs to either edge, so the judge refuses both crossings, and
+    between two neighbouring observed columns that leaves no column to doubt (the judge's hole). The level around is
+    kept; between, it rests on the refusals alone, so those columns' level is not known (random_06's SPHI, 1,542 to
+    1,566: 16 columns written a scale off at 0.98-1.00)."""
+    params = TraceParams()
+    path = np.full(60, 100, np.int64)
+    path[21:40] = 170
+    step = np.zeros(60, np.int64)
+    step[[21, 40]] = [-1, 1]
+    ev = np.zeros((ROWS, 60), np.float32)
+    ev[path, np.arange(60)] = 0.9
+    observed = np.ones(60, bool)
+    steps, doubtful = resolve_wraps(path, step, ev, observed, params)
+    assert not steps.any() and not doubtful.any()  # both refused, nothing between to doubt
+    level = np.zeros(60, np.int64)
+    assert np.flatnonzero(untaken_round_trips(step, steps, level)).tolist() == list(range(21, 40))
+
+
+def test_untaken_round_trips_pair_the_crossings_in_order():
+    step = np.zeros(100, np.int64)
+    step[[10, 20, 60, 70]] = [1, -1, 1, -1]  # two short excursions: 20-60 between them is not a third
+    none = np.zeros(100, np.int64)
+    level = np.zeros(100, np.int64)
+    doubted = untaken_round_trips(step, none, level)
+    assert np.flatnonzero(doubted).tolist() == list(range(10, 20)) + list(range(60, 70))
+    taken = none.copy()
+    taken[60] = 1  # one crossing of the second taken: that excursion's level was decided
+    assert np.flatnonzero(untaken_round_trips(step, taken, level)).tolist() == list(range(10, 20))
+    level[20:] = 1  # a return taken at the first's far crossing by another rule: the level changes there
+    assert np.flatnonzero(untaken_round_trips(step, none, level)).tolist() == list(range(60, 70))
+    step[20] = 1  # two steps the same way are no round trip (nor is 20-60); 60-70 still is
+    assert np.flatnonzero(untaken_round_trips(step, none, np.zeros(100, np.int64))).tolist() == list(range(60, 70))
