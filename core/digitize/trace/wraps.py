@@ -155,7 +155,7 @@ def untaken_round_trips(path_step: np.ndarray, taken: np.ndarray, level: np.ndar
     them the path was where its crossings put it: on the curve beyond the edge whose crossings the ink does not show,
     or on other ink. The level read there is the one outside, which only the refusals chose: random_06's SPHI came
     back from its backup scale at 1,542 and left again at 1,566, both refused, and 16 columns between were written a
-    scale off at 0.98-1.00. Over the fit's 80 logs (seed 515151), the held-out families' 24 of each draw and the
+    scale off at 0.95-1.00. Over the fit's 80 logs (seed 515151), the held-out families' 24 of each draw and the
     foreign prints, 151 samples confidently wrong are doubted so and one confidently right; no set's share rises
     (``random`` 1.411 -> 1.331 %: docs/accuracy.md, the fifteenth round). Pairing in order matters: the path's
     crossings 169/175/412/419 of dense_23's PEF (real shapes) are two short excursions, not also one long one between

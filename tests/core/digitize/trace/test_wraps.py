@@ -65,7 +65,7 @@ def test_a_round_trip_the_judge_took_neither_crossing_of_is_doubted_between():
     39 and 40, on a stroke at row 170 between; nothing runs to either edge, so the judge refuses both crossings, and
     between two neighbouring observed columns that leaves no column to doubt (the judge's hole). The level around is
     kept; between, it rests on the refusals alone, so those columns' level is not known (random_06's SPHI, 1,542 to
-    1,566: 16 columns written a scale off at 0.98-1.00)."""
+    1,566: 16 columns written a scale off at 0.95-1.00)."""
     params = TraceParams()
     path = np.full(60, 100, np.int64)
     path[21:40] = 170
