@@ -166,7 +166,7 @@ def untaken_round_trips(path_step: np.ndarray, taken: np.ndarray, level: np.ndar
     for c1, c2 in zip(at[:-1], at[1:]):
         if c1 == paired or path_step[c1] != -path_step[c2] or np.any(taken[c1 : c2 + 1]):
             continue
-        if level[c1] != level[c1 - 1] or level[c2] != level[c2 - 1]:
+        if (c1 > 0 and level[c1] != level[c1 - 1]) or level[c2] != level[c2 - 1]:  # column 0 has no before
             continue
         out[c1:c2] = True
         paired = c2
