@@ -60,6 +60,10 @@ class Grid:
     windows: np.ndarray  # (windows + 1,) column edges of the windows
     across: np.ndarray  # (bands, cols): columns that are lines across each band
     bands: list[tuple[int, int]]  # row ranges [lo, hi) the across profile was taken over
+    # (rows, windows): 1 on the rows of the lines the still-curve test released that look ruled (at a place of the
+    # comb, wobbling as the window's lines do: ``still_curves.ruled_released``); None where none was looked for. Not
+    # damped: a path lying straight along one is doubted (``rules/riding.py: along_released_ruling``)
+    released_ruled: np.ndarray | None = field(default=None, compare=False, repr=False)
     # the bands' dampings made so far (``band_damping``), and each column's window, kept with the grid
     _dampings: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _window: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
@@ -277,10 +281,9 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
                         + [(_across_line, dark, lo, hi) for lo, hi in bands], pool=POOL)
     prof = np.stack(profiles[: len(windows)], axis=1)
     along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
-    if still_curves:
-        release_still_curves(along, prof, dark, edges, bands, POOL)
+    ruled = release_still_curves(along, prof, dark, edges, bands, POOL) if still_curves else None
     across_arr = np.stack(profiles[len(windows) :]) if bands else np.zeros((0, w), np.float32)
-    return Grid(along.astype(np.float32), edges, across_arr, bands)
+    return Grid(along.astype(np.float32), edges, across_arr, bands, ruled)
 
 
 POOL = "page"  # the page stage's threads: apart from the tracing's, which a folder's next scan may run beside

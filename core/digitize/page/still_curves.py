@@ -25,9 +25,10 @@ TRACK_END_PX = 3  # bands this near a track's end are its border, never released
 
 
 def release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray,
-                         bands: list[tuple[int, int]], pool: str) -> None:
+                         bands: list[tuple[int, int]], pool: str) -> np.ndarray:
     """Take back the along-line rows that are a curve lying nearly still (in place; the windows over the threads of
-    the pool named ``pool``: ``core/common/threads.py: in_order``).
+    the pool named ``pool``: ``core/common/threads.py: in_order``), and say which of the lines taken back look ruled
+    (:func:`ruled_released`): (rows, windows), 1 on their rows.
 
     A curve that hardly moves over a window (a cable tension, a caliper in gauge hole) darkens a few rows
     in more than a third of the columns, as a ruled line does: on the KGS sonic log the tension curve was
@@ -45,16 +46,21 @@ def release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, 
     foreign pages (0.02-0.06); such a curve wobbles 0.29 px and more. A track's border is never released:
     a curve touching it makes it wobble too (0.26 px on iqa_01146)."""
     ends = np.array([e for band in bands for e in band], np.float64)
-    # a window reads the map and its own column of ``along`` and writes only that column: the windows over the
-    # threads change nothing (within a window the runs stay in order: a run released is paper to the next one's guard)
-    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w), range(len(edges) - 1), pool=pool)
+    ruled = np.zeros(along.shape, np.float32)
+    # a window reads the map and its own column of ``along`` and writes only that column (and ``ruled``'s): the windows
+    # over the threads change nothing (within a window the runs stay in order: a run released is paper to the next
+    # one's guard)
+    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w, ruled), range(len(edges) - 1), pool=pool)
+    return ruled
 
 
 def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray, ends: np.ndarray,
-                       w: int) -> None:
-    """:func:`release_still_curves` in the window ``w`` (the columns [edges[w], edges[w + 1])), in place."""
+                       w: int, ruled: np.ndarray) -> None:
+    """:func:`release_still_curves` in the window ``w`` (the columns [edges[w], edges[w + 1])), in place; the lines
+    it releases that look ruled marked in ``ruled`` (:func:`ruled_released`)."""
     a, b = int(edges[w]), int(edges[w + 1])
-    starts, stops = true_runs(along[:, w] >= 0.5)
+    before = along[:, w] >= 0.5
+    starts, stops = true_runs(before)
     for lo, hi in zip(starts, stops):
         if ends.size and np.min(np.abs(ends - (lo + hi - 1) / 2.0)) <= (hi - lo) / 2.0 + TRACK_END_PX:
             continue
@@ -70,6 +76,51 @@ def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, ed
         inked = p > 0.05
         if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
             along[lo:hi, w] = 0.0
+    released = [(lo, hi) for lo, hi in zip(starts, stops) if not (along[lo:hi, w] >= 0.5).any()]
+    for lo, hi in ruled_released(dark[:, a:b], before, along[:, w] >= 0.5, released):
+        ruled[lo:hi, w] = 1.0
+
+
+RULED_WOBBLE_GAIN = 2.5  # a released line wobbling at most this many times the median line of its window wobbles
+# as the scan's own rulings do (dense_11's broken 2/3-decade line of the real shapes' dense 1.49 times; a curve lying
+# still at a place of the comb in the fit's first 20 logs, random_19's GR, 3.65; in its logs 20-59 three wobble 1.31-1.96:
+# the wobble does not tell every such curve, ``rules/riding.py: along_released_ruling`` reads more; docs/accuracy.md,
+# the fifteenth round)
+COMB_PLACE_PX = 1.5  # a line this near where the kept lines' comb puts one stands at a place of the comb
+
+
+def ruled_released(dark: np.ndarray, before: np.ndarray, after: np.ndarray, released: list[tuple[int, int]]
+                   ) -> list[tuple[int, int]]:
+    """Of the lines ``released`` ((lo, hi) row runs) from one window's darkness (rows × columns), those that look like
+    a ruled line the test took for a curve: one that stands where the comb of the lines kept (``after``) puts a line
+    (:func:`at_comb_place`) and wobbles (``_still_wobble``, every line of ``before`` on the line rows) no more than
+    ``RULED_WOBBLE_GAIN`` times the median line of the window. A 1-bit print breaks a grey ruling into dashes and
+    bends every line of it a row over hundreds of columns: its lines wobble alike, past ``STILL_CURVE_WOBBLE_PX``
+    (dense_11's 2/3-decade line 0.243 px, its neighbours 0.14-0.20). A curve lying still lies where it happens to
+    and mostly wobbles as a curve (3.65 times its window's median and more at a place of the comb in the 272 logs
+    of the fifteenth round's census), but not always (three of 160 more logs: 1.31-1.96). So the lines stay released
+    (the grid does not damp them: the twelfth round's cost), and the tracer doubts a path lying straight along one
+    only where the curve's own style shows elsewhere (``rules/riding.py: along_released_ruling``)."""
+    if not released:
+        return []
+    runs = list(zip(*true_runs(before)))
+    wobble = {run: _still_wobble(dark, before, *run) for run in runs}
+    noise = float(np.median(list(wobble.values())))
+    s, t = true_runs(after)
+    kept = (s + t - 1) / 2.0
+    return [(lo, hi) for lo, hi in released
+            if noise > 0 and wobble[(lo, hi)] <= RULED_WOBBLE_GAIN * noise and at_comb_place((lo + hi - 1) / 2.0, kept)]
+
+
+def at_comb_place(centre: float, kept: np.ndarray) -> bool:
+    """Whether a line at ``centre`` (a row) stands where the comb of the ``kept`` lines (their centres) puts one: its
+    nearer kept neighbour on one side has a partner as far on the other side, within ``COMB_PLACE_PX`` (a linear
+    ruling's line lies midway between its neighbours, a log ruling's between the lines of the decades either side)."""
+    below, above = kept[kept < centre], kept[kept > centre]
+    for near in (below.max() if below.size else None, above.min() if above.size else None):
+        if near is not None and np.any(np.abs(kept - (2.0 * centre - near)) <= COMB_PLACE_PX):
+            return True
+    return False
 
 
 WANDER_PX = 0.5  # a band's centroid this far (RMS) from straight wanders: 0.0-0.3 px on ruled bands, 0.8 px for the KGS tension curve

@@ -25,9 +25,9 @@ from core.digitize.rules.confidence_model import bundled_confidence
 from core.digitize.rules.curve import trace_curve
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
-from core.digitize.rules.passes import BIT, doubt, no_reading
+from core.digitize.rules.passes import BIT, doubt, flagged, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
-from core.digitize.rules.riding import neighbour_rides, strength_along
+from core.digitize.rules.riding import along_released_ruling, neighbour_rides, strength_along
 from core.digitize.rules.signals import scan_signals
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke, unclaimed_columns
 from core.digitize.trace.params import Trace, TraceParams
@@ -186,6 +186,10 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
 
     in_order(checked, range(len(traces)))
     scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)
+    if grid is not None and params.runs("released_ruling"):  # reads the rival the signals measured
+        for tr in traces:
+            doubt(tr, along_released_ruling(tr.position, grid, tr.signals["rival"]), "released_ruling")
+            tr.signals["released_ruling"] = flagged(tr.flags, "released_ruling").astype(np.float32)
     model = bundled_confidence() if params.calibrated else None
     for tr, spec in zip(traces, calib.curves):
         if not params.ink_checks:  # a painted mask, followed as painted: the user's labels are as sure as they are

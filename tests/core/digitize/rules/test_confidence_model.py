@@ -34,7 +34,8 @@ def _signals(n: int, rng) -> dict[str, np.ndarray]:
     names = ("strength", "support", "rival", "neighbour", "same_style", "edge", "on_line", "slope", "wiggle", "curve_wiggle",
              "stroke", "unseen", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
-             "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke")
+             "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke",
+             "released_ruling")
     return {k: rng.random(n).astype(np.float32) for k in names}
 
 
