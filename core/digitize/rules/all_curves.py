@@ -22,7 +22,7 @@ from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, steep_columns
 from core.digitize.rules.confidence_model import bundled_confidence
-from core.digitize.rules.curve import trace_curve
+from core.digitize.rules.curve import trace_curve, written_smoothed
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
 from core.digitize.rules.passes import BIT, doubt, flagged, no_reading
@@ -199,6 +199,8 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         else:
             p = model.predict(tr.signals, spec.klass, spec.log, spec.wrap)
             tr.confidence = np.where(np.isfinite(tr.position), p, 0.0).astype(np.float32)
+    for tr in traces:  # the values written on their strokes' quadratics, the passes and the confidence read as read
+        written_smoothed(tr)
     return traces
 
 

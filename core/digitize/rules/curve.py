@@ -194,14 +194,23 @@ def _trace_band(raw: np.ndarray, ev: np.ndarray, lo: int, spec: CurveSpec, param
         far = distance_to_true(seen) > params.max_gap_px
         gone |= far
         flags[far & ~riding] |= BIT["gap"]
+    smoothed = None
     if params.refine_runs and params.stroke_gaps:
         # the value on a steep stroke its network read in pieces: the whole stroke's centre in the column. The
         # decisions above (rides, wraps) keep the path's own piece, as they were chosen on it
-        pos = _bridged(ev, path, params, inked, steep_gap(path, wrap_step), pos - lo) + lo
+        gap = steep_gap(path, wrap_step)
+        pos = _bridged(ev, path, params, inked, gap, pos - lo) + lo
+        if params.smooth_values:  # ... written, once every pass has read the column's own, on the stroke's quadratic
+            cap = max(params.refine_radius, int(STROKE_CAP_SHARE * inked.shape[0]))
+            first, last = stroke_runs(inked, path, cap, gap)
+            link = observed[1:] & observed[:-1] & (np.asarray(wrap_step)[1:] == 0)
+            smoothed = smoothed_rows(pos - lo, one_stroke(first, last, link, gap)) + lo
     pos = np.where(gone, np.nan, pos)
     strength = raw[path, np.arange(cols)]
     confidence = column_confidence(strength, observed, pos, params.max_gap_px)
     trace = Trace(spec.mnemonic, pos, wraps, confidence, observed, level_unsure, flags)
+    if smoothed is not None:
+        trace.smoothed = (pos.copy(), smoothed)
     trace.signals = {"strength": strength.astype(np.float32)}
     if spec.wrap:
         trace.signals.update(level_anchors(wraps, unsure))
@@ -286,6 +295,77 @@ def stroke_runs(inked: np.ndarray, path: np.ndarray, cap: int, gap: np.ndarray |
             edge[live[ink]] = nxt[ink]
         ends.append(edge)
     return ends[0], ends[1]
+
+
+SMOOTH_COLS = 3  # a value written is the quadratic fitted over the column and this many either side (``smoothed_rows``)
+SMOOTH_MOVE_ROWS = 1.0  # ... where the stroke moves one way through the column, at least this many rows a column
+# Savitzky-Golay: the weights of a quadratic's least-squares value at the middle of 2 * SMOOTH_COLS + 1 columns
+_SMOOTH_WEIGHTS = np.array([-2.0, 3.0, 6.0, 7.0, 6.0, 3.0, -2.0]) / 21.0
+
+
+def one_stroke(first: np.ndarray, last: np.ndarray, link: np.ndarray, gap: np.ndarray | None = None) -> np.ndarray:
+    """(columns − 1) whether a column and the next are one reading of one stroke: ``link`` (both seen, no wrap
+    between) and their runs (``first``..``last``, :func:`stroke_runs`; NaN: none) touching, across the breaks they
+    were followed over (``gap``, per column)."""
+    first = np.asarray(first, np.float64)
+    last = np.asarray(last, np.float64)
+    n = first.size
+    g = np.zeros(n) if gap is None else np.asarray(gap, np.float64)
+    reach = np.fmax(g[1:], g[:-1]) + 1
+    with np.errstate(invalid="ignore"):
+        touch = (first[1:] <= last[:-1] + reach) & (first[:-1] <= last[1:] + reach)
+    return np.asarray(link, bool) & touch
+
+
+def smoothed_rows(centre: np.ndarray, joined: np.ndarray) -> np.ndarray:
+    """Each column's row (``centre``) as the quadratic fitted over it and :data:`SMOOTH_COLS` columns either side
+    gives it, where those seven columns are one reading of one stroke (``joined``, :func:`one_stroke`) and the stroke
+    moves one way through the column, :data:`SMOOTH_MOVE_ROWS` rows a column or more between its neighbours; the
+    rest as they are: a turn keeps its own reading (a quadratic over seven columns rounds a sharp spike's tip:
+    KGS's GR at 596 ft, 5.7 -> 32 API).
+
+    A stroke that moves a row or more a column inks a run of rows along it in each column, and the column's own
+    reading is the centre of the piece of that run the network inked, often not where the curve crosses the column: of the columns written at 0.9 or more
+    whose value lies on the pen's own stroke more than 5 % of the scale from the truth on strokes moving 0.04 of the
+    track a column or more, the truth lies outside the inked run the value was centred on at 62-89 % (the held-out
+    families' first 12 logs and the fit's 80; docs/accuracy.md, issue #60's fifteenth round). A pen's curve is smooth
+    over a few columns, so the columns either side hold it too: a quadratic keeps a stroke's bend (a straight line
+    through the neighbours, measured too, flattened the turns) and averages away the piece's offset. Seven columns
+    and a row were chosen on the fit's logs and the held-out first 12 (five, nine and eleven columns; half a row,
+    two rows and none; turns smoothed too, measured): a flatter stroke's run is its pen's width about the curve."""
+    c = np.asarray(centre, np.float64)
+    n = c.size
+    out = c.copy()
+    r = SMOOTH_COLS
+    if n < 2 * r + 1:
+        return out
+    ok = np.isfinite(c)
+    j = np.asarray(joined, bool)
+    whole = np.ones(n - 2 * r, bool)  # columns r .. n - r - 1 whose 2r links and 2r + 1 readings all hold
+    for d in range(2 * r):
+        whole &= j[d : d + n - 2 * r]
+    for d in range(2 * r + 1):
+        whole &= ok[d : d + n - 2 * r]
+    k = np.flatnonzero(whole) + r
+    before, after = c[k] - c[k - 1], c[k + 1] - c[k]
+    one_way = (before * after > 0) & (np.abs(c[k + 1] - c[k - 1]) >= 2.0 * SMOOTH_MOVE_ROWS)
+    k = k[one_way]
+    out[k] = sum(_SMOOTH_WEIGHTS[d] * c[k + d - r] for d in range(2 * r + 1))
+    return out
+
+
+def written_smoothed(trace: Trace) -> None:
+    """The trace's values smoothed over its strokes (``Trace.smoothed``, :func:`smoothed_rows`) where its position is
+    still the one read: after every pass and the calibrated confidence, which were chosen and fitted on the column's
+    own reading (their signals read from the smoothed values, `random` went 1.41 → 1.52 % confidently wrong). A
+    position a later pass moved, filled or took away keeps what the pass gave it."""
+    if trace.smoothed is None:
+        return
+    read, smoothed = trace.smoothed
+    with np.errstate(invalid="ignore"):
+        same = (trace.position == read) & np.isfinite(smoothed)
+    trace.position = np.where(same, smoothed, trace.position)
+    trace.smoothed = None
 
 
 def weighted_centre(ev: np.ndarray, lo: np.ndarray, hi: np.ndarray, fallback: np.ndarray,

@@ -22,6 +22,9 @@ class Trace:
     flags: np.ndarray | None = None
     # per column: what the calibrated confidence is computed from (``core/digitize/rules/confidence.py``)
     signals: dict[str, np.ndarray] | None = None
+    # (the positions as read, the positions smoothed over a stroke: ``rules/curve.smoothed_rows``): written where the
+    # position is still the one read, once every pass and the calibrated confidence have read it (``written_smoothed``)
+    smoothed: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.flags is None:
@@ -40,6 +43,9 @@ class TraceParams:
     refine_radius: int = 3
     refine_runs: bool = True  # centre the path on the whole run of rows a steep stroke inks (``rules/curve._refined``)
     stroke_gaps: bool = True  # ... the value's run followed across the breaks a network leaves in it (``steep_gap``)
+    # ... and the value written on the quadratic fitted over the column and three either side of one stroke, once the
+    # passes and the calibrated confidence have read the column's own (``rules/curve.smoothed_rows``)
+    smooth_values: bool = True
     hidden_returns: bool = True  # a return from a backup scale the path cut short, taken from the ink (trace/missed_returns.py)
     wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap
     wrap_ink_gap_px: int = 16  # a direct move leaves no longer run of rows without ink than this ...

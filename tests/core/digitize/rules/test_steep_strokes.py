@@ -66,3 +66,35 @@ def test_a_joint_trace_lost_for_a_column_on_a_steep_stroke_is_read_between_its_n
     assert np.allclose(out[[0, 1, 3, 4]], carried[[0, 1, 3, 4]], atol=0.5)
     lost_long = np.array([True, False, False, False, True])  # three columns lost: left as the tracer carried them
     assert np.array_equal(_stroke_centred(ev, carried, lost_long, 0.3)[1:4], carried[1:4])
+
+
+
+def test_a_steep_reading_is_the_quadratic_over_seven_columns_of_one_stroke():
+    from core.digitize.rules.curve import one_stroke, smoothed_rows
+
+    cols = np.arange(16, dtype=np.float64)
+    curve = 40.0 + 6.0 * cols - 0.15 * cols**2  # a stroke moving 6 -> 1.5 rows a column, bending: kept as it is
+    joined = np.ones(15, bool)
+    assert np.allclose(smoothed_rows(curve, joined), curve)
+    read = curve.copy()
+    read[8] += 2.5  # column 8 read on a piece of its stroke 2.5 rows on (78.4 -> 80.9; its neighbours 74.7, 81.9)
+    out = smoothed_rows(read, joined)
+    assert abs(out[8] - curve[8]) < 1.0  # 7/21 of the piece's offset is left
+    turn = curve.copy()
+    turn[8] += 6.0  # ... six rows on: beyond column 9, a turn, which keeps its own reading
+    assert smoothed_rows(turn, joined)[8] == turn[8]
+    assert np.array_equal(out[:3], read[:3]) and np.array_equal(out[-3:], read[-3:])  # three columns from an end
+    cut = joined.copy()
+    cut[9] = False  # columns 9 and 10 not one reading (unseen, a wrap between, runs apart)
+    out = smoothed_rows(read, cut)
+    assert np.array_equal(out[7:13], read[7:13])  # no column whose seven hold the cut moves
+    assert out[6] != read[6]
+    flat = 50.0 + 0.4 * cols  # a stroke moving under a row a column: its run is the pen's width about the curve
+    flat[8] += 0.5  # half a row off: within the pen
+    assert np.array_equal(smoothed_rows(flat, joined), flat)
+    first, last = read - 2, read + 2  # runs of 5 rows
+    link = np.ones(15, bool)
+    assert not one_stroke(first, last, link, np.zeros(16))[7]  # column 8's run 2.25 rows past column 7's, no break
+    assert one_stroke(first, last, link, np.full(16, 6)).all()  # ... within the breaks followed
+    link[3] = False
+    assert not one_stroke(first, last, link, np.full(16, 6))[3]
