@@ -62,7 +62,7 @@ class Grid:
     bands: list[tuple[int, int]]  # row ranges [lo, hi) the across profile was taken over
     # (rows, windows): 1 on the rows of the lines the still-curve test released that look ruled (at a place of the
     # comb, wobbling as the window's lines do: ``still_curves.ruled_released``); None where none was looked for. Not
-    # damped: a path lying straight along one is doubted (``rules/riding.py: along_released_ruling``)
+    # damped: a path lying straight along one is doubted (``rules/released_ruling.py: along_released_ruling``)
     released_ruled: np.ndarray | None = field(default=None, compare=False, repr=False)
     # the bands' dampings made so far (``band_damping``), and each column's window, kept with the grid
     _dampings: dict = field(default_factory=dict, init=False, repr=False, compare=False)

@@ -84,7 +84,7 @@ def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, ed
 RULED_WOBBLE_GAIN = 2.5  # a released line wobbling at most this many times the median line of its window wobbles
 # as the scan's own rulings do (dense_11's broken 2/3-decade line of the real shapes' dense 1.49 times; a curve lying
 # still at a place of the comb in the fit's first 20 logs, random_19's GR, 3.65; in its logs 20-59 three wobble 1.31-1.96:
-# the wobble does not tell every such curve, ``rules/riding.py: along_released_ruling`` reads more; docs/accuracy.md,
+# the wobble does not tell every such curve, ``rules/released_ruling.py: along_released_ruling`` reads more; docs/accuracy.md,
 # the fifteenth round)
 COMB_PLACE_PX = 1.5  # a line this near where the kept lines' comb puts one stands at a place of the comb
 
@@ -100,7 +100,7 @@ def ruled_released(dark: np.ndarray, before: np.ndarray, after: np.ndarray, rele
     and mostly wobbles as a curve (3.65 times its window's median and more at a place of the comb in the 272 logs
     of the fifteenth round's census), but not always (three of 160 more logs: 1.31-1.96). So the lines stay released
     (the grid does not damp them: the twelfth round's cost), and the tracer doubts a path lying straight along one
-    only where the curve's own style shows elsewhere (``rules/riding.py: along_released_ruling``)."""
+    only where the curve's own style shows elsewhere (``rules/released_ruling.py: along_released_ruling``)."""
     if not released:
         return []
     runs = list(zip(*true_runs(before)))

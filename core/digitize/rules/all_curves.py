@@ -22,13 +22,15 @@ from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, steep_columns
 from core.digitize.rules.confidence_model import bundled_confidence
-from core.digitize.rules.curve import trace_curve, written_smoothed
+from core.digitize.rules.curve import trace_curve
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
 from core.digitize.rules.passes import BIT, doubt, flagged, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
-from core.digitize.rules.riding import along_released_ruling, neighbour_rides, strength_along
+from core.digitize.rules.released_ruling import along_released_ruling
+from core.digitize.rules.riding import neighbour_rides, strength_along
 from core.digitize.rules.signals import scan_signals
+from core.digitize.rules.stroke_values import written_smoothed
 from core.digitize.rules.unclaimed import beside_an_unclaimed_stroke, unclaimed_columns
 from core.digitize.trace.params import Trace, TraceParams
 from core.io.calibration import Calibration, CurveSpec

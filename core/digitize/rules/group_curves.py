@@ -13,8 +13,9 @@ import numpy as np
 from core.common.runs import distance_to_true, true_runs
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import column_confidence
-from core.digitize.rules.curve import STROKE_CAP_SHARE, _rides, steep_gap, stroke_runs, weighted_centre
+from core.digitize.rules.curve import _rides
 from core.digitize.rules.passes import BIT
+from core.digitize.rules.stroke_values import steep_gap, stroke_cap, stroke_runs, weighted_centre
 from core.digitize.trace.params import Trace, TraceParams
 from core.io.calibration import CurveSpec
 
@@ -61,7 +62,7 @@ LOST_COLS = 2  # a joint trace lost for at most this many columns between two it
 
 def _stroke_centred(ev: np.ndarray, pos: np.ndarray, observed: np.ndarray, threshold: float) -> np.ndarray:
     """A joint trace's rows (``pos``, the centre of the run it took in each column) on a steep stroke: the centre of
-    the whole stroke in the column, its breaks bridged (``rules/curve.py: stroke_runs``, ``steep_gap``), as a lone
+    the whole stroke in the column, its breaks bridged (``rules/stroke_values.py: stroke_runs``, ``steep_gap``), as a lone
     curve's path is refined. The joint tracer takes one run of a column, and where the network reads a steep
     stroke in pieces which piece it takes moves with the scan's phase (KGS's sonic shifted by a pixel). A column or
     two it took no run in (:data:`LOST_COLS`; a steep stroke's pieces outnumber the runs it keeps) lies between
@@ -87,7 +88,7 @@ def _stroke_centred(ev: np.ndarray, pos: np.ndarray, observed: np.ndarray, thres
     c = np.flatnonzero(steep)
     path = np.clip(np.rint(out[c]), 0, rows - 1).astype(np.int64)
     inked = ev >= threshold
-    first, last = stroke_runs(inked, path, max(1, int(STROKE_CAP_SHARE * rows)), gap[c], columns=c)
+    first, last = stroke_runs(inked, path, stroke_cap(1, rows), gap[c], columns=c)
     on = inked[path, c]  # a row between two columns that is paper stays where it lies
     c, first, last = c[on], first[on], last[on]
     out[c] = weighted_centre(ev, first, last, out[c], columns=c)

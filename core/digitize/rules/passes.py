@@ -70,7 +70,7 @@ PASSES: tuple[Pass, ...] = (
          "(rules/unclaimed.py)", "beside a neighbour while a stroke of its own style goes untraced"),
     Pass("released_ruling", "scan", Effect.DOUBT, "the path's straightness, the lines the grid's still-curve test "
          "released that look ruled (page/still_curves.py: ruled_released) and the curve's own style untraced elsewhere "
-         "in its track (the signals' rival; rules/riding.py: along_released_ruling)",
+         "in its track (the signals' rival; rules/released_ruling.py: along_released_ruling)",
          "lies straight along a ruled line the grid took for a curve lying still, its own stroke elsewhere"),
     Pass("outside_body", "picture", Effect.NULL, "the picture's log body (page/sections.py)", "outside the log body"),
     Pass("off_scale", "values", Effect.NULL, "the value against the printed scale", "beyond its printed scale"),

@@ -22,7 +22,7 @@ class Trace:
     flags: np.ndarray | None = None
     # per column: what the calibrated confidence is computed from (``core/digitize/rules/confidence.py``)
     signals: dict[str, np.ndarray] | None = None
-    # (the positions as read, the positions smoothed over a stroke: ``rules/curve.smoothed_rows``): written where the
+    # (the positions as read, the positions smoothed over a stroke: ``rules/stroke_values.smoothed_rows``): written where the
     # position is still the one read, once every pass and the calibrated confidence have read it (``written_smoothed``)
     smoothed: tuple[np.ndarray, np.ndarray] | None = None
 
@@ -41,10 +41,10 @@ class TraceParams:
     threshold: float = 0.3  # evidence that counts as seeing the curve
     max_gap_px: int = 16  # gaps (dash gaps, crossings) bridged along depth
     refine_radius: int = 3
-    refine_runs: bool = True  # centre the path on the whole run of rows a steep stroke inks (``rules/curve._refined``)
+    refine_runs: bool = True  # centre the path on the whole run of rows a steep stroke inks (``rules/stroke_values.refined_rows``)
     stroke_gaps: bool = True  # ... the value's run followed across the breaks a network leaves in it (``steep_gap``)
     # ... and the value written on the quadratic fitted over the column and three either side of one stroke, once the
-    # passes and the calibrated confidence have read the column's own (``rules/curve.smoothed_rows``)
+    # passes and the calibrated confidence have read the column's own (``rules/stroke_values.smoothed_rows``)
     smooth_values: bool = True
     hidden_returns: bool = True  # a return from a backup scale the path cut short, taken from the ink (trace/missed_returns.py)
     wrap_min_jump_px: int = 6  # moves shorter than this are never read as a wrap

@@ -2,7 +2,7 @@
 print bends its rulings as a curve wobbles), while the curve's own style shows untraced elsewhere, is doubted; a curve
 lying still off the ruling's comb, or wobbling as a curve, or with nothing of its style elsewhere, and a path that
 moves along such a line, are not (``page/still_curves.py: ruled_released``,
-``rules/riding.py: along_released_ruling``; docs/accuracy.md, the fifteenth round)."""
+``rules/released_ruling.py: along_released_ruling``; docs/accuracy.md, the fifteenth round)."""
 
 import numpy as np
 
@@ -10,7 +10,7 @@ from core.digitize.page.grid import Grid
 from core.digitize.page.still_curves import at_comb_place, ruled_released
 from core.digitize.rules.confidence_model import DECISION_FLAGS, PASS_FLAGS
 from core.digitize.rules.passes import BY_NAME, Effect
-from core.digitize.rules.riding import along_released_ruling, straight_columns
+from core.digitize.rules.released_ruling import along_released_ruling, straight_columns
 
 ROWS, COLS = 60, 600
 LINES = (10, 20, 30, 40, 50)  # a ruling every ten rows: the comb

@@ -1,11 +1,11 @@
 """A steep stroke the network reads in pieces: its value is the whole stroke's centre in the column, whichever piece
-the path or the joint tracer took (``core/digitize/rules/curve.py: steep_gap, stroke_runs``;
+the path or the joint tracer took (``core/digitize/rules/stroke_values.py: steep_gap, stroke_runs``;
 ``group_curves._stroke_centred``; docs/accuracy.md, issue #60's seventh round)."""
 
 import numpy as np
 
-from core.digitize.rules.curve import _bridged, _refined, steep_gap, stroke_runs
 from core.digitize.rules.group_curves import _stroke_centred
+from core.digitize.rules.stroke_values import bridged_rows, refined_rows, steep_gap, stroke_runs
 from core.digitize.trace.params import TraceParams
 
 
@@ -47,12 +47,12 @@ def test_a_steep_stroke_read_in_pieces_has_one_value_whichever_piece_the_path_to
     values = []
     for piece in (24, 37, 50):
         path = np.array([11, piece, 65])
-        values.append(_refined(ev, path, params, inked, steep_gap(path))[1])
-        alone = _refined(ev, path, params, inked)
+        values.append(refined_rows(ev, path, params, inked, steep_gap(path))[1])
+        alone = refined_rows(ev, path, params, inked)
         assert abs(alone[1] - piece) < 1.5  # without the breaks bridged: the path's own piece
         # the tracer's way: only the columns whose run the breaks widen centred again, the same values
-        bridged = _bridged(ev, path, params, inked, steep_gap(path), alone)
-        assert np.allclose(bridged, _refined(ev, path, params, inked, steep_gap(path)))
+        bridged = bridged_rows(ev, path, params, inked, steep_gap(path), alone)
+        assert np.allclose(bridged, refined_rows(ev, path, params, inked, steep_gap(path)))
     assert max(values) - min(values) < 0.05  # (the radius around the path weighs a row of paper or two)
     assert abs(values[0] - 37.5) < 0.5  # the whole stroke's centre
 
@@ -70,7 +70,7 @@ def test_a_joint_trace_lost_for_a_column_on_a_steep_stroke_is_read_between_its_n
 
 
 def test_a_steep_reading_is_the_quadratic_over_seven_columns_of_one_stroke():
-    from core.digitize.rules.curve import one_stroke, smoothed_rows
+    from core.digitize.rules.stroke_values import one_stroke, smoothed_rows
 
     cols = np.arange(16, dtype=np.float64)
     curve = 40.0 + 6.0 * cols - 0.15 * cols**2  # a stroke moving 6 -> 1.5 rows a column, bending: kept as it is
