@@ -76,6 +76,7 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.pick_lines: list[pg.InfiniteLine] = []
         self.track_regions: list[pg.LinearRegionItem] = []
         self.section_regions: list[pg.LinearRegionItem] = []
+        self._section_layout: tuple[str, list[str]] | None = None  # orientation and kinds the regions show
         self.depth_axis = "y"
         self.rotated = False
         self.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -227,10 +228,23 @@ class ScanView(pg.GraphicsLayoutWidget):
     def set_sections(self, sections: list[tuple[float, float, str]], depth_axis: str) -> None:
         """Shade each log section (start, stop, kind) along depth, its borders draggable: what is not shaded
         (header, tail, what lies between) is not log and is never traced."""
+        orientation = "horizontal" if depth_axis == "y" else "vertical"  # borders across the tracks
+        layout = (orientation, [kind for _a, _b, kind in sections])
+        if layout == self._section_layout:
+            # Same sections, new spans: move the regions in place. A dragged border's own
+            # sigRegionChangeFinished leads here through the saved calibration; removing and freeing the region
+            # still on that signal's stack (and its lines, held by the scene's drag) crashed a paint once.
+            for region, (a, b, _kind) in zip(self.section_regions, sections, strict=True):
+                if tuple(float(v) for v in region.getRegion()) != (float(a), float(b)):
+                    region.blockSignals(True)
+                    region.setRegion((a, b))
+                    region.blockSignals(False)
+            return
         for it in self.section_regions:
             self.plot.removeItem(it)
+            it.deleteLater()  # freed on the next turn of the event loop, not by a collection inside a paint
         self.section_regions = []
-        orientation = "horizontal" if depth_axis == "y" else "vertical"  # borders across the tracks
+        self._section_layout = layout
         colours = {"main": (40, 160, 80, 22), "repeat": (230, 140, 20, 26), "log": (60, 120, 220, 22)}
         for i, (a, b, kind) in enumerate(sections):
             region = pg.LinearRegionItem(values=(a, b), orientation=orientation, brush=colours.get(kind),

@@ -449,6 +449,10 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     regions[0].setRegion((620, 3600))
     regions[0].sigRegionChangeFinished.emit(regions[0])
     qtbot.waitUntil(lambda: win.calibration.calib.sections[0].start == 620, timeout=3000)
+    # The drag moves the shown regions in place: the region whose signal is still on the stack is not removed and
+    # freed under the scene (a full run once crashed in a paint after such a rebuild).
+    assert win.view.section_regions == regions and all(r.scene() is not None for r in regions)
+    assert [tuple(round(v) for v in r.getRegion()) for r in regions] == [(620, 3600), (4100, 6100)]
     saved = json.loads((tmp_path / "two.calib.json").read_text())
     assert saved["sections"][0]["span"] == [620, 3600] and saved["sections"][1]["kind"] == "repeat"
     win.models.use_classical = True  # Run › Read with the classical tracer: fast, and the sections are under test
