@@ -77,6 +77,7 @@ class ScanView(pg.GraphicsLayoutWidget):
         self.track_regions: list[pg.LinearRegionItem] = []
         self.section_regions: list[pg.LinearRegionItem] = []
         self._section_layout: tuple[str, list[str]] | None = None  # orientation and kinds the regions show
+        self._handles_layout: tuple[str, int, list[str]] | None = None  # depth axis, picks, track colours shown
         self.depth_axis = "y"
         self.rotated = False
         self.scene().sigMouseMoved.connect(self._mouse_moved)
@@ -200,9 +201,15 @@ class ScanView(pg.GraphicsLayoutWidget):
 
     def set_calibration_handles(self, depth_axis: str, picks: list[tuple[float, float]],
                                 tracks: list[tuple[float, float, str]]) -> None:
+        layout = (depth_axis, len(picks), [colour for _a, _b, colour in tracks])
+        if layout == self._handles_layout:
+            self._move_calibration_handles(picks, tracks)
+            return
         for it in self.pick_lines + self.track_regions:
             self.plot.removeItem(it)
+            it.deleteLater()  # freed on the next turn of the event loop, not by a collection inside a paint
         self.pick_lines, self.track_regions = [], []
+        self._handles_layout = layout
         self.depth_axis = depth_axis
         pick_angle = 0 if depth_axis == "y" else 90  # a pick is a line across the tracks
         for i, (px, depth) in enumerate(picks):
@@ -224,6 +231,22 @@ class ScanView(pg.GraphicsLayoutWidget):
                 lambda r, i=i: self.track_moved.emit(i, *[float(v) for v in r.getRegion()]))
             self._add(region)
             self.track_regions.append(region)
+
+    def _move_calibration_handles(self, picks: list[tuple[float, float]],
+                                  tracks: list[tuple[float, float, str]]) -> None:
+        """The same picks and tracks at new places: move the shown handles in place. A dragged handle's own
+        ...ChangeFinished signal leads here through the saved calibration; removing and freeing the handle still on
+        that signal's stack (and held by the scene's drag) is what crashed a paint once (``set_sections``)."""
+        for line, (px, depth) in zip(self.pick_lines, picks, strict=True):
+            if float(line.value()) != float(px):
+                line.setValue(px)  # emits sigPositionChanged only: the pick_moved connection is on ...Finished
+            line.label.setFormat(f"{depth:g}")
+        for region, (a, b, _colour) in zip(self.track_regions, tracks, strict=True):
+            if tuple(float(v) for v in region.getRegion()) != (float(a), float(b)):
+                region.blockSignals(True)  # setRegion emits sigRegionChangeFinished: no echo back to the panel
+                region.setRegion((a, b))
+                region.blockSignals(False)
+        self._clip_pick_lines()
 
     def set_sections(self, sections: list[tuple[float, float, str]], depth_axis: str) -> None:
         """Shade each log section (start, stop, kind) along depth, its borders draggable: what is not shaded

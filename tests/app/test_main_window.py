@@ -453,6 +453,19 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     # freed under the scene (a full run once crashed in a paint after such a rebuild).
     assert win.view.section_regions == regions and all(r.scene() is not None for r in regions)
     assert [tuple(round(v) for v in r.getRegion()) for r in regions] == [(620, 3600), (4100, 6100)]
+    # the same for a dragged depth pick and a dragged track: moved in place, the pick's depth label kept
+    picks, tracks = list(win.view.pick_lines), list(win.view.track_regions)
+    picks[1].setValue(3610)  # the section still ends above 1300 ft
+    picks[1].sigPositionChangeFinished.emit(picks[1])
+    qtbot.waitUntil(lambda: win.calibration.calib.depth_picks[1][0] == 3610, timeout=3000)
+    tracks[0].setRegion((25, 270))
+    tracks[0].sigRegionChangeFinished.emit(tracks[0])
+    qtbot.waitUntil(lambda: win.calibration.calib.curves[0].track_lo == 25, timeout=3000)
+    assert win.view.pick_lines == picks and win.view.track_regions == tracks
+    assert all(it.scene() is not None for it in picks + tracks)
+    assert round(picks[1].value()) == 3610 and picks[1].label.format == "1300"
+    saved = json.loads((tmp_path / "two.calib.json").read_text())
+    assert saved["depth_picks"][1] == [3610, 1300.0] and saved["curves"][0]["track"] == [25, 270]
     saved = json.loads((tmp_path / "two.calib.json").read_text())
     assert saved["sections"][0]["span"] == [620, 3600] and saved["sections"][1]["kind"] == "repeat"
     win.models.use_classical = True  # Run › Read with the classical tracer: fast, and the sections are under test
