@@ -265,7 +265,7 @@ def network_samples(model_path: str | Path, cache_folder: str | Path | None = No
 
 def fit_for(model_path: str | Path, samples: Samples) -> ConfidenceModel:
     """The calibrator of ``samples``, saying which network and draw it was fitted on."""
-    from core.evaluation.evidence_cache import model_digest
+    from core.model.model_io import model_digest
 
     about = {"network": Path(model_path).name, "network_sha256_16": model_digest(model_path),
              "families": list(FIT_FAMILIES), "seed": FIT_SEED, "logs_per_family": FIT_COUNT,

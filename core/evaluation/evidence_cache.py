@@ -11,7 +11,6 @@ and grid, cheap) and these maps: the same LAS as a fresh read, byte for byte (``
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -20,15 +19,7 @@ import numpy as np
 from core.common.atomic import atomic_write_bytes
 from core.digitize.evidence.coded_map import CodedMap
 from core.digitize.job.pipeline import ReadEvidence, digitize
-
-
-def model_digest(path: str | Path) -> str:
-    """The first 16 hex digits of a model file's SHA-256: which network's maps a folder holds."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:16]
+from core.model.model_io import model_digest
 
 
 class EvidenceCache:

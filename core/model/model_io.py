@@ -141,8 +141,21 @@ def load_model(path: str | os.PathLike) -> tuple[VeerNet, dict]:
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ModelFileError(p, f"its metadata is not valid JSON: {str(exc).splitlines()[0][:160]}") from None
     model.trained_precision = info["precision"]
+    model.file_digest = model_digest(p)  # which network this is: the calibrated confidence names the one it fits
     model.eval()
     return model, info
+
+
+def model_digest(path: str | os.PathLike) -> str:
+    """The first 16 hex digits of a model file's SHA-256: which network a file holds (the maps cache's folder, the
+    calibrator's ``about.network_sha256_16``)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:16]
 
 
 def _check(path) -> Path:

@@ -21,6 +21,7 @@ from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
 from core.digitize.page.sections import null_outside_body, picture_body
 from core.digitize.rules.all_curves import trace_all
+from core.digitize.rules.confidence_model import confidence_basis
 from core.digitize.rules.passes import mark
 from core.digitize.trace.params import Trace, TraceParams, model_params
 from core.io.calibration import Calibration, Section
@@ -185,9 +186,13 @@ def digitize(
     warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
+    basis, other_network = confidence_basis(bool(params.calibrated) and params.ink_checks,
+                                            getattr(model, "file_digest", None))
+    if other_network is not None:
+        warnings.append(other_network)
     return DigitizeResult(depth, values, traces, from_canonical(page.mask, calib.depth_axis), method,
                           {**page.timings, "trace_s": t2 - t1}, warnings, page.memory, confidence=confidence,
-                          flags=flags)
+                          flags=flags, confidence_basis=basis)
 
 
 def _ink_grid_body(canon: np.ndarray, calib: Calibration, grid: bool, inked: bool):
@@ -352,4 +357,4 @@ def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibr
     traces = [Trace(t.mnemonic, pad(t.position, np.nan), pad(t.wraps, 0), pad(t.confidence, 0),
                     pad(t.observed, False)) for t in main.traces]
     return DigitizeResult(main.depth, main.values, traces, full_mask, main.method, main.timings, main.warnings,
-                          main.memory, confidence=main.confidence)
+                          main.memory, confidence=main.confidence, confidence_basis=main.confidence_basis)

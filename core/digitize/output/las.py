@@ -44,11 +44,14 @@ def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]
         observed = np.isfinite(pos)
         wraps = np.nan_to_num(np.asarray(wraps, np.float64)).astype(np.int64)
         traces.append(Trace(spec.mnemonic, pos, wraps, observed.astype(np.float32), observed))
-    method = "digitised LAS"
+    method, basis = "digitised LAS", ""
     for line in las.other.splitlines():
         if line.lower().startswith("method"):
             method = line.split(":", 1)[-1].strip() or method
-    return DigitizeResult(las.depth, values, traces, np.zeros(shape, np.uint8), method, confidence=confidence)
+        elif line.lower().startswith("confidence:"):  # what its CONF curves are: kept when the result is saved again
+            basis = line.split(":", 1)[-1].strip()
+    return DigitizeResult(las.depth, values, traces, np.zeros(shape, np.uint8), method, confidence=confidence,
+                          confidence_basis=basis)
 
 
 CONFIDENCE_SUFFIX = "_CONF"
@@ -71,5 +74,6 @@ def write_result(path: str | Path, result: DigitizeResult, calib: Calibration, s
                for c in calib.curves if c.mnemonic in result.confidence]
     write_las(path, result.depth, curves, depth_unit=calib.depth_unit, step=calib.step, well=well,
               provenance={"source scan": source_scan, "model": model_name or "classical tracer",
-                          "method": result.method})
+                          "method": result.method,
+                          **({"confidence": result.confidence_basis} if result.confidence_basis else {})})
 

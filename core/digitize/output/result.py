@@ -26,4 +26,6 @@ class DigitizeResult:
     # (``core/digitize/rules/passes.py``); empty for a result read back from a LAS
     flags: dict[str, np.ndarray] = field(default_factory=dict)
     others: list = field(default_factory=list)  # (LAS suffix, result) of the scan's other sections, if any
+    # what the confidence is (``core/digitize/rules/confidence_model.py: confidence_basis``), named in the LAS header
+    confidence_basis: str = ""
 

@@ -233,3 +233,24 @@ def expand(x: np.ndarray, features: list[str], splines: dict[str, np.ndarray]) -
 def bundled_confidence() -> ConfidenceModel | None:
     """The shipped calibrator, or None where the file is missing (the capped confidence is written instead)."""
     return ConfidenceModel.load(BUNDLED_CONFIDENCE) if BUNDLED_CONFIDENCE.is_file() else None
+
+
+def confidence_basis(calibrated: bool, network_digest: str | None) -> tuple[str, str | None]:
+    """What a read's confidence is, for the LAS header, and a warning where it is not what the header of a bundled
+    read says: the calibrated probability on the network the calibrator was fitted on; the same formula on another
+    network's evidence (a model trained or adapted here: not a probability measured for it); or, for the
+    classical tracer's ink and a painted mask, the evidence capped by the doubts, not a probability."""
+    model = bundled_confidence() if calibrated else None
+    if model is None:
+        return "the evidence capped by the passes' doubts (not a calibrated probability)", None
+    fitted = str(model.about.get("network_sha256_16", ""))
+    name = str(model.about.get("network", "the bundled network"))
+    if network_digest is None or network_digest == fitted:
+        return f"probability within 5 % of the scale, calibrated on {name} ({fitted})", None
+    basis = (f"calibrated on {name} ({fitted}) and applied to another network ({network_digest}): "
+             f"not a probability measured for it")
+    warning = (f"confidence: the calibrator was fitted on {name} ({fitted}); this network ({network_digest}) is "
+               f"another, so CONF is that fit applied to its evidence, not a probability measured for it "
+               f"(docs/accuracy.md: on a network fine-tuned from the bundled one it stayed within a calibration "
+               f"error of 0.041 on the held-out sets)")
+    return basis, warning

@@ -7,10 +7,10 @@ import numpy as np
 import torch
 
 from core.digitize.job.pipeline import digitize
-from core.evaluation.evidence_cache import EvidenceCache, model_digest
+from core.evaluation.evidence_cache import EvidenceCache
 from core.model import precision as prec
 from core.model.bundled import BUNDLED_MODEL
-from core.model.model_io import load_model
+from core.model.model_io import load_model, model_digest
 from core.synth.log import generate_log
 
 

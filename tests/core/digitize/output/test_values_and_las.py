@@ -52,16 +52,19 @@ def test_the_las_written_reads_back_as_the_same_values_with_their_confidence(tmp
     depth = calib.depth_grid(400)
     values = {"GR": trace_to_values(tr, calib.curves[0], calib, depth)}
     conf = {"GR": trace_to_confidence(tr, calib, values["GR"], depth)}
-    result = DigitizeResult(depth, values, [tr], np.zeros((400, 400), np.uint8), "model", confidence=conf)
+    basis = "probability within 5 % of the scale, calibrated on demo.safetensors (1d7546afb54839c8)"
+    result = DigitizeResult(depth, values, [tr], np.zeros((400, 400), np.uint8), "model", confidence=conf,
+                            confidence_basis=basis)
     path = tmp_path / "out.las"
     write_result(path, result, calib, "scan.png", "demo.safetensors", well={"WELL": "W 1"})
     las = lasio.read(str(path))
     assert [c.mnemonic for c in las.curves] == ["DEPT", "GR", confidence_mnemonic("GR")]
     assert las.well["WELL"].value == "W 1" and "demo.safetensors" in str(las.other)
+    assert f"confidence: {basis}" in las.other.splitlines()  # what the _CONF curves are, in the header
     back = result_from_las(path, calib, (400, 400))
     assert np.allclose(back.values["GR"], values["GR"], equal_nan=True, atol=1e-3)
     assert np.allclose(back.confidence["GR"], conf["GR"], equal_nan=True)
-    assert back.method == "model"
+    assert back.method == "model" and back.confidence_basis == basis  # saved again, it says the same
 
 
 def test_a_scale_printed_anew_partway_down_holds_from_its_depth_on():

@@ -350,3 +350,21 @@ def test_an_additive_model_is_data_read_back_exactly_and_evaluated_with_numpy(tm
     assert shifted.splines.keys() == m.splines.keys()
     kept = with_caps(m, samples)  # the caps measured again, the splines and weights kept
     assert np.array_equal(kept.probability(samples.x), m.probability(samples.x))
+
+
+def test_the_confidence_says_what_it_is_and_warns_when_the_network_is_not_the_one_it_was_fitted_on():
+    """The shipped calibrator is fitted on one network's maps (its file names the digest): a read by that network
+    writes a probability, a read by another (trained or adapted here) is told it is the fit applied to evidence it
+    was not fitted on, and the classical tracer's or a mask's confidence is the capped evidence."""
+    from core.digitize.rules.confidence_model import bundled_confidence, confidence_basis
+    from core.model.bundled import BUNDLED_MODEL
+    from core.model.model_io import model_digest
+
+    fitted = bundled_confidence().about["network_sha256_16"]
+    assert fitted == model_digest(BUNDLED_MODEL)  # the shipped pair matches: a refit or a new model updates both
+    basis, warning = confidence_basis(True, fitted)
+    assert basis.startswith("probability within 5 % of the scale") and fitted in basis and warning is None
+    basis, warning = confidence_basis(True, "0123456789abcdef")
+    assert "not a probability measured for it" in basis and "0123456789abcdef" in warning and fitted in warning
+    basis, warning = confidence_basis(False, fitted)
+    assert "not a calibrated probability" in basis and warning is None
