@@ -186,8 +186,10 @@ def digitize(
     warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
-    basis, other_network = confidence_basis(bool(params.calibrated) and params.ink_checks,
-                                            getattr(model, "file_digest", None))
+    # the network's file digest (``load_model``); one built in memory is not known to be the calibrator's; maps
+    # traced again without their network (an evaluation's cache) are keyed by the digest already
+    digest = None if model is None else getattr(model, "file_digest", "a network not read from a file")
+    basis, other_network = confidence_basis(bool(params.calibrated) and params.ink_checks, digest)
     if other_network is not None:
         warnings.append(other_network)
     return DigitizeResult(depth, values, traces, from_canonical(page.mask, calib.depth_axis), method,
