@@ -12,6 +12,10 @@ fractional pen weights, grids heavier than the pens, linear curves over log
 decades and log curves over linear grids, tracks of broken pens only, toner
 speckle, skew to half a degree. The bundled model learns the hard prints'
 space from ``domain`` without ever seeing the hard families themselves.
+
+``neighbours`` (training only, sixteenth round) is ``domain`` with every track's two or three curves running
+close in three distinct line styles drawn evenly, at 1 bit and faint more often: what teaches a network whose
+stroke is whose where a pen runs beside, or crosses, a neighbour of another style.
 """
 
 from __future__ import annotations
@@ -70,3 +74,21 @@ def domain(rng: np.random.Generator) -> PrintStyle:
                    "blur": _chance(rng), "salt": _chance(rng), "speckle": _chance(rng, 0.6), "skew": _chance(rng),
                    "stains": _chance(rng, 0.5), "folds": _chance(rng, 0.5), "low_contrast": _chance(rng, 0.6)},
     )
+
+
+def neighbours(rng: np.random.Generator) -> PrintStyle:
+    """``domain``'s conventions with every track's curves close neighbours: two or three a track, each in its own
+    line style (solid, dashed, dotted drawn evenly, never a broken-pens-only track, so no two share a style), run
+    close (a few pen widths apart, crossing now and then) on nine tracks in ten, one often faint, and 1 bit on
+    half the pages. A training-only family: it is not ``dense`` (grids over the whole range, not as dark as the
+    pens; domain's dash patterns and fractional pens, not the house set) nor ``random`` (domain's wider ranges;
+    every track close, not 0-70 % of them)."""
+    style = domain(rng)
+    style.family = "neighbours"
+    style.curves_per_track = (2, 3)
+    style.line_styles = (1 / 3, 1 / 3, 1 / 3)
+    style.broken_track = 0.0
+    style.close_curves = 0.9
+    style.faint_curve = float(rng.uniform(0.3, 0.7))
+    style.artefacts["bilevel"] = float(rng.uniform(0.3, 0.8))
+    return style

@@ -25,7 +25,7 @@ import numpy as np
 from . import grey_families as grey
 from . import hard_families as hard
 from .print_style import PrintStyle
-from .randomised import domain, randomised
+from .randomised import domain, neighbours, randomised
 
 __all__ = ["FAMILIES", "DEFAULT_FAMILIES", "GREY_FAMILIES", "HARD_FAMILIES", "PrintStyle", "STYLE_CHOICES",
            "parse_families", "sample_style"]
@@ -44,6 +44,7 @@ FAMILIES: dict[str, Callable[[np.random.Generator], PrintStyle]] = {
     "dense": hard.dense,
     "random": randomised,
     "domain": domain,
+    "neighbours": neighbours,  # training only: domain with every track's curves close, in distinct styles
 }
 # what "mixed" draws from when no family is named: the grey families. The bundled model was trained, and the
 # demo's and eval-styles' figures measured, before the colour family existed; name it to draw colour logs.

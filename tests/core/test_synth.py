@@ -261,6 +261,39 @@ def test_domain_randomisation_draws_each_parameter_on_its_own():
     generate_log(3, 600, 256, "x", style="random")  # draws a log
 
 
+def test_the_neighbours_family_draws_close_curves_of_distinct_styles():
+    """Sixteenth round (training only): domain's conventions, every track two or three curves in distinct line
+    styles (the three drawn evenly) running a few pen widths apart on most tracks, one often faint, 1 bit often."""
+    from core.synth.styles import DEFAULT_FAMILIES, sample_style
+
+    assert "neighbours" not in DEFAULT_FAMILIES
+    looks = [sample_style("neighbours", np.random.default_rng(s)) for s in range(20)]
+    assert {lk.family for lk in looks} == {"neighbours"} and all(lk.wide_dashes for lk in looks)
+    assert all(lk.curves_per_track == (2, 3) and lk.close_curves >= 0.9 and not lk.broken_track for lk in looks)
+    assert all(lk.line_styles == (1 / 3, 1 / 3, 1 / 3) for lk in looks)
+
+    logs = [generate_log(s, 900, 320, "y", style="neighbours", las_dir=None) for s in range(10)]
+    close, tracks, classes = 0, 0, []
+    for lg in logs:
+        assert set(np.unique(lg.mask)) <= {0, 1, 2, 3}
+        by_track = {}
+        for spec in lg.calibration.curves:
+            by_track.setdefault(spec.track, []).append(spec)
+        for track, group in by_track.items():
+            assert len(group) >= 2 and len({s.klass for s in group}) == len(group)  # distinct styles
+            classes += [s.klass for s in group]
+            if any(s.wrap for s in group):
+                continue  # a wrapping curve leaves its track: it is not drawn close (log.py)
+            span = abs(track[1] - track[0])
+            pos = [np.asarray(s.position_of(lg.truth[s.mnemonic])[0], float) for s in group]
+            gap = min(np.median(np.abs(pos[0] - p)) for p in pos[1:]) / span
+            tracks += 1
+            close += gap < 0.15  # run within a sixth of the track of each other
+    assert close >= 0.7 * tracks
+    assert min(classes.count(k) for k in (1, 2, 3)) >= 0.2 * len(classes)  # the three styles about even
+    assert any("bilevel_threshold" in lg.meta["artefacts"] for lg in logs)
+
+
 def test_the_domain_family_draws_the_conventions_the_named_families_never_vary():
     """Issue #44: dash patterns of any length, fractional pens, grids heavier than the pens, scales across grids,
     tracks of broken pens only, speckle and skew: each drawn, and each drawn into a log whose mask is its ink."""
