@@ -17,7 +17,10 @@
 # A model is fit to bundle when, on ../shared/data/foreign (never trained on), hard r >= 0.95 with NULL <= 5 %,
 # log-scale r >= 0.95 and broken-curve NULL <= 10 % (issue #44), every set's confidently wrong share <= 3 %
 # (issue #43), the held-out families no worse than stage 3 (docs/model-card.md), and tests/core/digitize/rules/test_trust.py passes.
+#   STYLES=...: the stream's families (default stage 7's; the sixteenth round's `neighbours`, close curves of distinct
+#     line styles, is the one to add next: docs/model-card.md, stage 8)
 STEPS=${1:-12000}; DEV=${DEV:-cuda}; DATA=${DATA:-../shared/data}; TRAIN_S=${TRAIN_S:-470}
+STYLES=${STYLES:-classic,uniform,dark_grid,annotated,fax,worn,domain,domain,domain}
 export PYTHONUNBUFFERED=1
 WT="python3 -m app.launch"
 OUT=${OUT:-/tmp/gpuout}; mkdir -p $OUT
@@ -26,7 +29,7 @@ log "machine"; (nvidia-smi --query-gpu=name,memory.total --format=csv 2>/dev/nul
 log "train to step $STEPS${RESUME:+, from $RESUME}, for at most $TRAIN_S s"
 timeout -s INT $TRAIN_S $WT train synthetic --device $DEV --out $OUT/stage.safetensors --preset demo --stage multiclass \
     --init-model resources/models/demo.safetensors ${RESUME:+--resume $RESUME} \
-    --styles classic,uniform,dark_grid,annotated,fax,worn,domain,domain,domain \
+    --styles $STYLES \
     --effective-batch 8 --crop-along 1024 --stream-size 2400x480 --steps $STEPS --lr 5e-4 --precision bf16 \
     --freeze-encoder 0.1 --seed 47 --eval-every 0 --workers 8 --events $OUT/train.jsonl 2>&1 | tail -5 | tee -a $OUT/log.txt
 if [ ! -f $OUT/stage.safetensors ]; then
