@@ -236,16 +236,13 @@ class ScanView(pg.GraphicsLayoutWidget):
                                   tracks: list[tuple[float, float, str]]) -> None:
         """The same picks and tracks at new places: move the shown handles in place. A dragged handle's own
         ...ChangeFinished signal leads here through the saved calibration; removing and freeing the handle still on
-        that signal's stack (and held by the scene's drag) is what crashed a paint once (``set_sections``)."""
+        that signal's stack (and held by the scene's drag) crashed a paint once (a section's border, the same way)."""
         for line, (px, depth) in zip(self.pick_lines, picks, strict=True):
             if float(line.value()) != float(px):
                 line.setValue(px)  # emits sigPositionChanged only: the pick_moved connection is on ...Finished
             line.label.setFormat(f"{depth:g}")
         for region, (a, b, _colour) in zip(self.track_regions, tracks, strict=True):
-            if tuple(float(v) for v in region.getRegion()) != (float(a), float(b)):
-                region.blockSignals(True)  # setRegion emits sigRegionChangeFinished: no echo back to the panel
-                region.setRegion((a, b))
-                region.blockSignals(False)
+            _move_region(region, a, b)
         self._clip_pick_lines()
 
     def set_sections(self, sections: list[tuple[float, float, str]], depth_axis: str) -> None:
@@ -253,15 +250,9 @@ class ScanView(pg.GraphicsLayoutWidget):
         (header, tail, what lies between) is not log and is never traced."""
         orientation = "horizontal" if depth_axis == "y" else "vertical"  # borders across the tracks
         layout = (orientation, [kind for _a, _b, kind in sections])
-        if layout == self._section_layout:
-            # Same sections, new spans: move the regions in place. A dragged border's own
-            # sigRegionChangeFinished leads here through the saved calibration; removing and freeing the region
-            # still on that signal's stack (and its lines, held by the scene's drag) crashed a paint once.
+        if layout == self._section_layout:  # same sections, new spans: moved in place, as the handles are
             for region, (a, b, _kind) in zip(self.section_regions, sections, strict=True):
-                if tuple(float(v) for v in region.getRegion()) != (float(a), float(b)):
-                    region.blockSignals(True)
-                    region.setRegion((a, b))
-                    region.blockSignals(False)
+                _move_region(region, a, b)
             return
         for it in self.section_regions:
             self.plot.removeItem(it)
@@ -392,3 +383,12 @@ class ScanView(pg.GraphicsLayoutWidget):
     def _mouse_moved(self, pos) -> None:
         if self.plot.sceneBoundingRect().contains(pos) and self.levels:
             self.cursor_moved.emit(*self.to_scan(pos))
+
+
+def _move_region(region: pg.LinearRegionItem, a: float, b: float) -> None:
+    """Move a shown region to [a, b] without a word back: ``setRegion`` emits ``sigRegionChangeFinished``, which is
+    how a drag reports to the panel, and the panel's change is what moves it here."""
+    if tuple(float(v) for v in region.getRegion()) != (float(a), float(b)):
+        region.blockSignals(True)
+        region.setRegion((a, b))
+        region.blockSignals(False)

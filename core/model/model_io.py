@@ -9,6 +9,7 @@ is refused.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -149,8 +150,6 @@ def load_model(path: str | os.PathLike) -> tuple[VeerNet, dict]:
 def model_digest(path: str | os.PathLike) -> str:
     """The first 16 hex digits of a model file's SHA-256: which network a file holds (the maps cache's folder, the
     calibrator's ``about.network_sha256_16``)."""
-    import hashlib
-
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):

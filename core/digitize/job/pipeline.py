@@ -21,7 +21,7 @@ from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
 from core.digitize.page.sections import null_outside_body, picture_body
 from core.digitize.rules.all_curves import trace_all
-from core.digitize.rules.confidence_model import confidence_basis
+from core.digitize.rules.confidence_model import calibrator_for, confidence_basis
 from core.digitize.rules.passes import mark
 from core.digitize.trace.params import Trace, TraceParams, model_params
 from core.io.calibration import Calibration, Section
@@ -189,7 +189,7 @@ def digitize(
     # the network's file digest (``load_model``); one built in memory is not known to be the calibrator's; maps
     # traced again without their network (an evaluation's cache) are keyed by the digest already
     digest = None if model is None else getattr(model, "file_digest", "a network not read from a file")
-    basis, other_network = confidence_basis(bool(params.calibrated) and params.ink_checks, digest)
+    basis, other_network = confidence_basis(calibrator_for(params), digest)
     if other_network is not None:
         warnings.append(other_network)
     return DigitizeResult(depth, values, traces, from_canonical(page.mask, calib.depth_axis), method,

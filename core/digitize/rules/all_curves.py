@@ -21,7 +21,7 @@ from core.common.threads import in_order, once_per_key
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, steep_columns
-from core.digitize.rules.confidence_model import bundled_confidence
+from core.digitize.rules.confidence_model import calibrator_for
 from core.digitize.rules.curve import trace_curve
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
@@ -192,11 +192,11 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         for tr in traces:
             doubt(tr, along_released_ruling(tr.position, grid, tr.signals["rival"]), "released_ruling")
             tr.signals["released_ruling"] = flagged(tr.flags, "released_ruling").astype(np.float32)
-    model = bundled_confidence() if params.calibrated else None
+    model = calibrator_for(params)
     for tr, spec in zip(traces, calib.curves):
         if not params.ink_checks:  # a painted mask, followed as painted: the user's labels are as sure as they are
             tr.confidence = capped_by_flags(np.isfinite(tr.position).astype(np.float32), tr.flags)
-        elif model is None:
+        elif model is None:  # not calibrated (the classical tracer's ink, the fit itself) or no calibrator shipped
             tr.confidence = capped_by_flags(tr.confidence, tr.flags)
         else:
             p = model.predict(tr.signals, spec.klass, spec.log, spec.wrap)

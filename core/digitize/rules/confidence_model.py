@@ -235,12 +235,18 @@ def bundled_confidence() -> ConfidenceModel | None:
     return ConfidenceModel.load(BUNDLED_CONFIDENCE) if BUNDLED_CONFIDENCE.is_file() else None
 
 
-def confidence_basis(calibrated: bool, network_digest: str | None) -> tuple[str, str | None]:
+def calibrator_for(params) -> ConfidenceModel | None:
+    """The calibrator a trace with ``params`` (``TraceParams``) writes its confidence with: the shipped one for a
+    network's maps, None (the evidence capped by the doubts) for the classical tracer's ink, a painted mask (followed
+    as painted: no ink checks) and the fit itself."""
+    return bundled_confidence() if params.calibrated and params.ink_checks else None
+
+
+def confidence_basis(model: ConfidenceModel | None, network_digest: str | None) -> tuple[str, str | None]:
     """What a read's confidence is, for the LAS header, and a warning where it is not what the header of a bundled
-    read says: the calibrated probability on the network the calibrator was fitted on; the same formula on another
-    network's evidence (a model trained or adapted here: not a probability measured for it); or, for the
-    classical tracer's ink and a painted mask, the evidence capped by the doubts, not a probability."""
-    model = bundled_confidence() if calibrated else None
+    read says: the calibrated probability on the network the calibrator (``model``, :func:`calibrator_for`) was
+    fitted on; the same formula on another network's evidence (a model trained or adapted here: not a probability
+    measured for it); or, with no calibrator, the evidence capped by the doubts, not a probability."""
     if model is None:
         return "the evidence capped by the passes' doubts (not a calibrated probability)", None
     fitted = str(model.about.get("network_sha256_16", ""))

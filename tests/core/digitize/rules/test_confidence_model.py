@@ -356,15 +356,19 @@ def test_the_confidence_says_what_it_is_and_warns_when_the_network_is_not_the_on
     """The shipped calibrator is fitted on one network's maps (its file names the digest): a read by that network
     writes a probability, a read by another (trained or adapted here) is told it is the fit applied to evidence it
     was not fitted on, and the classical tracer's or a mask's confidence is the capped evidence."""
-    from core.digitize.rules.confidence_model import bundled_confidence, confidence_basis
+    from core.digitize.rules.confidence_model import bundled_confidence, calibrator_for, confidence_basis
+    from core.digitize.trace.params import TraceParams, model_params
     from core.model.bundled import BUNDLED_MODEL
     from core.model.model_io import model_digest
 
-    fitted = bundled_confidence().about["network_sha256_16"]
+    shipped = bundled_confidence()
+    fitted = shipped.about["network_sha256_16"]
     assert fitted == model_digest(BUNDLED_MODEL)  # the shipped pair matches: a refit or a new model updates both
-    basis, warning = confidence_basis(True, fitted)
+    assert calibrator_for(model_params()) is shipped
+    assert calibrator_for(TraceParams()) is None and calibrator_for(model_params(TraceParams(ink_checks=False))) is None
+    basis, warning = confidence_basis(shipped, fitted)
     assert basis.startswith("probability within 5 % of the scale") and fitted in basis and warning is None
-    basis, warning = confidence_basis(True, "0123456789abcdef")
+    basis, warning = confidence_basis(shipped, "0123456789abcdef")
     assert "not a probability measured for it" in basis and "0123456789abcdef" in warning and fitted in warning
-    basis, warning = confidence_basis(False, fitted)
+    basis, warning = confidence_basis(None, fitted)
     assert "not a calibrated probability" in basis and warning is None
