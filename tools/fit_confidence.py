@@ -1,5 +1,11 @@
 """Refit the calibrated confidence shipped with the project (resources/models/confidence.json).
 
+The maintainers' tool: a model trained or adapted by a user gets its own calibrator with
+``welltrace fit-confidence --model M`` (the same logs and fit, core/evaluation/confidence_fit.py:
+fit_network_calibrator; written beside the model, where its reads find it). This one writes the shipped file by
+default and has the maintainers' extra modes: each family measured with a calibrator fitted on the others, the
+decision caps alone, a weight's shift.
+
     python tools/fit_confidence.py [--model resources/models/demo.safetensors] [--cache DIR] [--out PATH] [--caps-only]
                                    [--shift FEATURE]
 

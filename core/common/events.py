@@ -1,4 +1,4 @@
-"""Typed events emitted by long work in the engine (training, digitising).
+"""Typed events emitted by long work in the engine (training, digitising, fitting a model's calibrator).
 
 The GUI turns them into Qt signals; ``--events FILE`` writes them as JSON
 lines, each with a ``"type"`` field naming its kind.
@@ -115,3 +115,17 @@ class ErrorEvent(Event):
     step: int
     message: str
     type: str = field(init=False, default="error")
+
+
+@dataclass
+class FitLogEvent(Event):
+    """A log of a calibrator's fit read with the network (``core/evaluation/confidence_fit.py:
+    fit_network_calibrator``): ``done`` of ``total``."""
+
+    done: int
+    total: int
+    family: str
+    log: str
+    cached: bool  # its maps came from the maps cache (traced again, not read by the network)
+    seconds: float  # this log's
+    type: str = field(init=False, default="fit_log")

@@ -21,10 +21,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from core.common.errors import InputError
+from core.common.events import FitLogEvent
 from core.digitize.rules.confidence_model import (
     DECISION_FLAGS,
     ConfidenceModel,
@@ -99,22 +101,42 @@ def result_samples(lg: CaseLog, res, group: str) -> Samples:
     return Samples(np.concatenate(xs), np.concatenate(ys), np.full(n, group), names)
 
 
+def log_samples(model, sets: Iterable[tuple[str, str, Iterable[CaseLog]]], params=None, cache=None
+                ) -> Iterator[tuple[str, CaseLog, Samples, bool, float]]:
+    """Per log of ``sets`` ((group, evidence-cache set name, logs) each), digitised with ``model`` (from ``cache``'s
+    maps where it has them: ``core/evaluation/evidence_cache.py``): its group, the log, its samples, whether its maps
+    came from the cache and the seconds it took."""
+    import torch
+
+    from core.evaluation.styles import _digitize
+
+    for group, set_name, logs in sets:
+        logs = iter(logs)
+        while True:
+            t0 = time.perf_counter()  # the log drawn (rendered), read or re-traced, scored
+            lg = next(logs, None)
+            if lg is None:
+                break
+            cached = cache is not None and model is not None and cache.path(set_name, lg.name).is_file()
+            with torch.no_grad():
+                res = _digitize(lg, model, True, params, cache, set_name)
+            yield group, lg, result_samples(lg, res, group), cached, time.perf_counter() - t0
+
+
 def collect(model, sets: Iterable[tuple[str, str, Iterable[CaseLog]]], params=None, cache=None,
             progress: Callable[[str], None] | None = None) -> Samples:
     """The samples of every log of ``sets`` ((group, evidence-cache set name, logs) each), digitised with ``model``
     (from ``cache``'s maps where it has them: ``core/evaluation/evidence_cache.py``)."""
-    from core.evaluation.styles import _digitize
-
-    parts = []
-    for group, set_name, logs in sets:
-        t0 = time.perf_counter()
-        for lg in logs:
-            res = _digitize(lg, model, True, params, cache, set_name)
-            s = result_samples(lg, res, group)
-            if s.right.size:
-                parts.append(s)
-        if progress:
-            progress(f"{group}: {time.perf_counter() - t0:.0f} s")
+    parts, seconds, last = [], 0.0, None
+    for group, _lg, s, _cached, dt in log_samples(model, sets, params, cache):
+        if progress and last is not None and group != last:
+            progress(f"{last}: {seconds:.0f} s")
+            seconds = 0.0
+        last, seconds = group, seconds + dt
+        if s.right.size:
+            parts.append(s)
+    if progress and last is not None:
+        progress(f"{last}: {seconds:.0f} s")
     return Samples.join(parts)
 
 
@@ -251,23 +273,122 @@ def leave_one_family_out(samples: Samples, **how) -> dict[str, np.ndarray]:
 def network_samples(model_path: str | Path, cache_folder: str | Path | None = None,
                     progress: Callable[[str], None] | None = None) -> Samples:
     """The fit families' samples as the network of ``model_path`` reads them (``cache_folder``: keep its maps)."""
-    import torch
-
     from core.digitize.trace.params import TraceParams
     from core.evaluation.evidence_cache import EvidenceCache
     from core.model.model_io import load_model
 
     model, _ = load_model(model_path)
     cache = EvidenceCache(cache_folder, model_path) if cache_folder else None
-    with torch.no_grad():
-        return collect(model, family_sets(), TraceParams(calibrated=False), cache, progress)  # signals, no calibrator
+    return collect(model, family_sets(), TraceParams(calibrated=False), cache, progress)  # signals, no calibrator
+
+
+def fit_about(model_path: str | Path, count: int = FIT_COUNT, families=FIT_FAMILIES, size=FIT_SIZE,
+              digest: str | None = None) -> dict:
+    """What a calibrator fitted for the network of ``model_path`` says of itself: which network (its file's name
+    and digest: ``confidence_model.calibrator_beside`` uses it only for that digest) and which draw of logs."""
+    from core.model.model_io import model_digest
+
+    return {"network": Path(model_path).name, "network_sha256_16": digest or model_digest(model_path),
+            "families": list(families), "seed": FIT_SEED, "logs_per_family": int(count), "size": list(size),
+            "date": time.strftime("%Y-%m-%d")}
 
 
 def fit_for(model_path: str | Path, samples: Samples) -> ConfidenceModel:
     """The calibrator of ``samples``, saying which network and draw it was fitted on."""
-    from core.model.model_io import model_digest
+    return fit(samples, fit_about(model_path))
 
-    about = {"network": Path(model_path).name, "network_sha256_16": model_digest(model_path),
-             "families": list(FIT_FAMILIES), "seed": FIT_SEED, "logs_per_family": FIT_COUNT,
-             "size": list(FIT_SIZE), "date": time.strftime("%Y-%m-%d")}
-    return fit(samples, about)
+
+# what to install where scikit-learn is missing: the optional ``fit`` extra (pyproject.toml)
+FIT_EXTRA = "pip install 'welltrace[fit]' (or: pip install 'scikit-learn>=1.4,<2')"
+
+
+def require_scikit_learn() -> None:
+    """Refuse, before any work, where scikit-learn (the ``fit`` extra) is not installed: digitising reads a fitted
+    calibrator with numpy alone, but fitting one needs it."""
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        raise InputError(None, f"fitting a calibrator needs scikit-learn, which is not installed: {FIT_EXTRA}; "
+                         "nothing was written") from None
+
+
+def fit_output(model_path: str | Path, out: str | Path | None = None) -> Path:
+    """Where a model's calibrator is written: ``out``, else beside the model file (``confidence_model.sidecar_path``,
+    where reads by it find it). Never the model file itself; the bundled model's calibrator is the shipped
+    ``resources/models/confidence.json``, written only where ``out`` names it (maintainers: tools/fit_confidence.py).
+    The folder must take a file: checked before the logs are read, not after."""
+    import os
+
+    from core.digitize.rules.confidence_model import sidecar_path
+    from core.model.bundled import BUNDLED_MODEL
+
+    model = Path(model_path)
+    if out is None and model.resolve() == BUNDLED_MODEL.resolve():
+        raise InputError(model, "the bundled model's calibrator is the shipped resources/models/confidence.json "
+                         "(maintainers refit it with tools/fit_confidence.py); to fit one for it elsewhere, name "
+                         "the file with --out")
+    path = Path(out) if out is not None else sidecar_path(model)
+    if path.resolve() == model.resolve():
+        raise InputError(path, "is the model file itself: a calibrator never overwrites its model")
+    if path.suffix.lower() != ".json":
+        raise InputError(path, "a calibrator is a JSON file: name it *.json")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir() or not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(path, "cannot be written (no such folder, or no permission)")
+    return path
+
+
+@dataclass
+class CalibratorFit:
+    """What :func:`fit_network_calibrator` did: the calibrator written and what it was fitted on."""
+
+    out: str
+    network: str
+    digest: str
+    beside: bool  # written beside the model (reads by it use it), not elsewhere (--out)
+    samples: int
+    right: float  # the share of the samples right
+    logs: int
+    cached_logs: int  # of which the maps came from the cache
+    read_s: float  # reading (or re-tracing) the logs
+    fit_s: float  # the regression and the isotonic map
+
+
+def fit_network_calibrator(model_path: str | Path, out: str | Path | None = None,
+                           cache_folder: str | Path | None = None, count: int = FIT_COUNT, families=FIT_FAMILIES,
+                           size=FIT_SIZE) -> Iterator[FitLogEvent | CalibratorFit]:
+    """Fit the calibrated confidence for the network of ``model_path`` (``welltrace fit-confidence``; the app's Run ›
+    Fit confidence…): ``count`` logs of each of ``families`` at :data:`FIT_SEED` read with it (``cache_folder``: its
+    maps kept there, traced again where they are), the calibrator fitted on their written samples (:func:`fit`) and
+    written to :func:`fit_output` (beside the model: reads by it then use it, ``confidence_model.calibrator_beside``).
+    Yields a :class:`~core.common.events.FitLogEvent` per log read, then a :class:`CalibratorFit`. Refuses before any
+    work where scikit-learn is missing (:func:`require_scikit_learn`) or the file cannot be written; writes nothing
+    until the fit is done (stopping the iteration early writes nothing)."""
+    from core.digitize.rules.confidence_model import sidecar_path
+    from core.digitize.trace.params import TraceParams
+    from core.evaluation.evidence_cache import EvidenceCache
+    from core.model.model_io import load_model
+
+    require_scikit_learn()
+    if count < 1:
+        raise InputError(None, f"the fit reads at least one log a family, not {count}")
+    model, _ = load_model(model_path)  # a file that is no model is named first
+    path = fit_output(model_path, out)
+    cache = EvidenceCache(cache_folder, model_path) if cache_folder else None
+    sets = family_sets(families, count, FIT_SEED, size)
+    total, done, cached_logs, read_s, parts = len(families) * count, 0, 0, 0.0, []
+    for group, lg, s, cached, dt in log_samples(model, sets, TraceParams(calibrated=False), cache):
+        done, cached_logs, read_s = done + 1, cached_logs + int(cached), read_s + dt
+        if s.right.size:
+            parts.append(s)
+        yield FitLogEvent(done, total, group, lg.name, cached, dt)
+    if not parts:
+        raise InputError(model_path, "the network wrote no value on the fit's logs: nothing to fit a calibrator on")
+    samples = Samples.join(parts)
+    t0 = time.perf_counter()
+    m = fit(samples, fit_about(model_path, count, families, size, model.file_digest))
+    fit_s = time.perf_counter() - t0
+    m.save(path)
+    yield CalibratorFit(str(path), Path(model_path).name, model.file_digest,
+                        path.resolve() == sidecar_path(model_path).resolve(), int(samples.right.size),
+                        float(samples.right.mean()), done, cached_logs, read_s, fit_s)

@@ -143,6 +143,7 @@ def load_model(path: str | os.PathLike) -> tuple[VeerNet, dict]:
         raise ModelFileError(p, f"its metadata is not valid JSON: {str(exc).splitlines()[0][:160]}") from None
     model.trained_precision = info["precision"]
     model.file_digest = model_digest(p)  # which network this is: the calibrated confidence names the one it fits
+    model.file_path = p  # ... and where: its own calibrator lies beside it (``confidence_model.calibrator_beside``)
     model.eval()
     return model, info
 

@@ -131,3 +131,25 @@ def test_a_dask_task_whose_model_bytes_are_damaged_fails_that_scan_with_the_reas
                                         hashlib.sha256(data).hexdigest())
     assert outcome.failed and "arrived damaged" in outcome.error
     assert np.isfinite(outcome.seconds)
+
+
+def test_a_workers_copy_of_the_model_reads_with_the_calibrator_kept_beside_the_client_s(tmp_path, monkeypatch):
+    """A model's own calibrator (``welltrace fit-confidence``: ``M.confidence.json`` beside it) goes with the model's
+    bytes to a Dask worker and lies beside the worker's copy, so a cluster's read is calibrated as a local one;
+    where the client has none, the worker has none either (not a former run's)."""
+    import tempfile
+
+    from core.digitize.rules.confidence_model import BUNDLED_CONFIDENCE, calibrator_beside, sidecar_path
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(dask_cluster, "_MODEL_FILES", {})
+    data = BUNDLED_MODEL.read_bytes()
+    path = dask_cluster._model_on_worker(data, hashlib.sha256(data).hexdigest())
+    own = json.loads(BUNDLED_CONFIDENCE.read_text())
+    own["about"]["network"] = "mine.safetensors"
+    dask_cluster._calibrator_on_worker(path, json.dumps(own).encode())
+    net, _ = load_model(path)
+    found, warning = calibrator_beside(net)
+    assert warning is None and found.about["network"] == "mine.safetensors"
+    dask_cluster._calibrator_on_worker(path, None)
+    assert not sidecar_path(path).exists() and calibrator_beside(net) == (None, None)

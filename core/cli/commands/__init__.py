@@ -16,6 +16,7 @@ from . import (
                eval_crossings,
                eval_las,
                eval_styles,
+               fit_confidence,
                gui,
                info,
                parity,
@@ -25,4 +26,4 @@ from . import (
 
 # in the order ``welltrace --help`` lists them
 COMMANDS = (gui, info, synth, demo, train, digitize, budget, bench, parity, eval_las, eval_styles, eval_crossings,
-            calibrate, eval_calibration, bench_digitize, adapt)
+            calibrate, eval_calibration, bench_digitize, adapt, fit_confidence)

@@ -59,6 +59,21 @@ def _model_on_worker(data: bytes, digest: str) -> str:
     return str(path)
 
 
+def _calibrator_on_worker(model_path: str, data: bytes | None) -> None:
+    """The model's own calibrator (``confidence_model.sidecar_path``: the client's ``M.confidence.json``) beside the
+    worker's copy of the model, where its reads find it (``calibrator_beside``: used while it names the model's
+    digest), or none there where the client has none: a worker reads the model's confidence as the client's machine
+    would. Written atomically each task (a refit between two runs of one model is the one read)."""
+    from core.common.atomic import atomic_write_bytes
+    from core.digitize.rules.confidence_model import sidecar_path
+
+    side = sidecar_path(model_path)
+    if data is None:
+        side.unlink(missing_ok=True)
+    else:
+        atomic_write_bytes(side, data)
+
+
 def task_threads(asked: int, worker_nthreads: int | None) -> int:
     """The threads a scan's task works with on a Dask worker (the network's, OpenCV's and the tracing's curves'):
     ``--threads`` where it was given (``asked``), else the threads the worker process was started with
@@ -83,9 +98,11 @@ def _worker_nthreads() -> int | None:
 
 
 def run_dask_job(job: ScanJob, options: RunOptions, model_name: str | None, model_data: bytes | None,
-                 digest: str | None) -> ScanOutcome:
+                 digest: str | None, calibrator: bytes | None = None) -> ScanOutcome:
     try:
         path = _model_on_worker(model_data, digest) if model_data is not None else None
+        if path is not None:
+            _calibrator_on_worker(path, calibrator)
     except (OSError, ValueError) as exc:  # no room for it, or damaged on the way: this scan fails, with why
         return ScanOutcome(job.scan.name, "failed", error=f"the model cannot be kept on the worker: {exc}")
     options = replace(options, threads=task_threads(options.threads, _worker_nthreads()))
@@ -114,6 +131,8 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
         from distributed import as_completed as dask_completed
     except ImportError:
         raise RuntimeError("--scheduler needs Dask's distributed scheduler: pip install 'welltrace[cluster]'") from None
+    from core.digitize.rules.confidence_model import sidecar_path
+
     name = Path(options.model).name if options.model else None
     worker_wait_s = WORKER_WAIT_S if worker_wait_s is None else worker_wait_s
     with _connected(scheduler) as client:  # closed, its IO loop's thread joined, however the run ends
@@ -123,6 +142,9 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
             raise TimeoutError(f"no worker joined the scheduler within {worker_wait_s:g} s") from None
         data = Path(options.model).read_bytes() if options.model else None
         digest = hashlib.sha256(data).hexdigest() if data is not None else None
+        # the model's own calibrator, beside it here: sent with each task (a small file), kept beside the worker's copy
+        side = sidecar_path(options.model) if options.model else None
+        calibrator = side.read_bytes() if side is not None and side.is_file() else None
 
         def scatter():
             if data is None:
@@ -135,7 +157,7 @@ def run_cluster(jobs: list[ScanJob], options: RunOptions, scheduler: str,
         refs = [scatter()]
 
         def submit(job: ScanJob):
-            return client.submit(run_dask_job, job, options, name, refs[-1], digest, pure=False,
+            return client.submit(run_dask_job, job, options, name, refs[-1], digest, calibrator, pure=False,
                                  retries=TASK_RETRIES)
 
         pending = {submit(job): (job, 0) for job in jobs}

@@ -21,7 +21,7 @@ from core.digitize.page.grid import detect_grid, track_bands
 from core.digitize.page.ink import ink_map
 from core.digitize.page.sections import null_outside_body, picture_body
 from core.digitize.rules.all_curves import trace_all
-from core.digitize.rules.confidence_model import calibrator_for, confidence_basis
+from core.digitize.rules.confidence_model import calibrator_beside, calibrator_for, confidence_basis
 from core.digitize.rules.passes import mark
 from core.digitize.trace.params import Trace, TraceParams, model_params
 from core.io.calibration import Calibration, Section
@@ -167,6 +167,11 @@ def digitize(
         keep_evidence.append(ReadEvidence(evidence, page.mask, method, page.memory))
     by_curve = colour_evidence(rgb, image.shape, calib, evidence, found, warnings, source) if mask is None else {}
     params = model_params(params) if method == "model" else (params or TraceParams())
+    stale = None  # a calibrator beside the model file that is not its network's: said instead of the basis's warning
+    if method == "model" and model is not None and params.calibrator is None:
+        own, stale = calibrator_beside(model)
+        if own is not None:
+            params = replace(params, calibrator=own)
     traces = trace_all(evidence, calib, params, found, by_curve, ink, body[0] if body else 0)
     if body and params.runs("outside_body"):
         warnings.append(null_outside_body(traces, body, calib))
@@ -189,9 +194,9 @@ def digitize(
     # the network's file digest (``load_model``); one built in memory is not known to be the calibrator's; maps
     # traced again without their network (an evaluation's cache) are keyed by the digest already
     digest = None if model is None else getattr(model, "file_digest", "a network not read from a file")
-    basis, other_network = confidence_basis(calibrator_for(params), digest)
-    if other_network is not None:
-        warnings.append(other_network)
+    basis, other_network = confidence_basis(calibrator_for(params), digest, getattr(model, "file_path", None))
+    if stale is not None or other_network is not None:
+        warnings.append(stale or other_network)
     return DigitizeResult(depth, values, traces, from_canonical(page.mask, calib.depth_axis), method,
                           {**page.timings, "trace_s": t2 - t1}, warnings, page.memory, confidence=confidence,
                           flags=flags, confidence_basis=basis)

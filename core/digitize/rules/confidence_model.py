@@ -15,7 +15,10 @@ beyond the outer knots, so a signal's effect may bend and saturate (a slope's: o
 logarithm could not follow both) and never runs off past what the fit saw. The knots are data in the same file.
 
 The model is fitted on one network's maps (the bundled model's; the file names its digest): another network's
-evidence is not on the same scale, and its confidences are the same formula's, not a measured probability.
+evidence is not on the same scale, and its confidences are the same formula's, not a measured probability. A model
+trained or adapted here gets its own with ``welltrace fit-confidence --model M`` (``core/evaluation/confidence_fit.py:
+fit_network_calibrator``), kept beside the model file (:func:`sidecar_path`: ``M.confidence.json``) and read with it
+(:func:`calibrator_beside`) while it names the file's digest.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ FORMAT = "welltrace-confidence/1"  # a regression linear in every feature
 FORMAT_SPLINES = "welltrace-confidence/2"  # ... or additive, some features through a spline basis (the knots kept)
 SPLINE_DEGREE = 3  # cubic: its effect and its first two derivatives continuous at the knots
 BUNDLED_CONFIDENCE = Path(__file__).resolve().parents[3] / "resources" / "models" / "confidence.json"
+# a model's own calibrator lies beside its file: ``stage.safetensors`` -> ``stage.confidence.json``
+SIDECAR_SUFFIX = ".confidence.json"
+FIT_COMMAND = "welltrace fit-confidence --model"  # what fits one (``core/cli/commands/fit_confidence.py``)
 
 # the flags of the doubting passes the model reads, each a 0/1 column of the design
 PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke", "released_ruling")
@@ -235,18 +241,65 @@ def bundled_confidence() -> ConfidenceModel | None:
     return ConfidenceModel.load(BUNDLED_CONFIDENCE) if BUNDLED_CONFIDENCE.is_file() else None
 
 
+def sidecar_path(model_path: str | Path) -> Path:
+    """Where the calibrator fitted for the model file ``model_path`` lies: beside it, its name's last suffix replaced
+    (:data:`SIDECAR_SUFFIX`: ``stage8.safetensors`` -> ``stage8.confidence.json``)."""
+    p = Path(model_path)
+    return p.with_name((p.stem if p.suffix else p.name) + SIDECAR_SUFFIX)
+
+
+@lru_cache(maxsize=8)
+def _load_sidecar(path: str, mtime_ns: int, size: int) -> ConfidenceModel:
+    """A calibrator file read once per version of it (its time and size in the key: a refit is read again)."""
+    return ConfidenceModel.load(path)
+
+
+def calibrator_beside(network) -> tuple[ConfidenceModel | None, str | None]:
+    """The calibrator fitted for ``network`` (a model ``load_model`` read: its ``file_path`` and ``file_digest``),
+    kept beside its file (:func:`sidecar_path`), and a warning where one lies there that is not used: (it, None)
+    where it names the network's digest; (None, a warning) where it names another (the model file changed since it
+    was fitted: refit) or cannot be read; (None, None) where there is none (the shipped calibrator then, as before).
+    """
+    path, digest = getattr(network, "file_path", None), getattr(network, "file_digest", None)
+    if path is None or digest is None:
+        return None, None
+    side = sidecar_path(path)
+    try:
+        st = side.stat()
+    except OSError:
+        return None, None
+    try:
+        own = _load_sidecar(str(side), st.st_mtime_ns, st.st_size)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a JSON error is a ValueError
+        return None, (f"confidence: {side} beside the model cannot be read ({str(exc).splitlines()[0][:160]}): it is "
+                      f"not used; refit it: {FIT_COMMAND} {path}")
+    fitted = str(own.about.get("network_sha256_16", ""))
+    if fitted != digest:
+        return None, (f"confidence: {side.name} beside the model was fitted on network {fitted or '(unnamed)'}, and "
+                      f"{Path(path).name} now holds another ({digest}: the model changed since); it is not used (CONF is "
+                      f"the shipped fit's: the LAS header's confidence line says on which network); refit it: "
+                      f"{FIT_COMMAND} {path}")
+    return own, None
+
+
 def calibrator_for(params) -> ConfidenceModel | None:
-    """The calibrator a trace with ``params`` (``TraceParams``) writes its confidence with: the shipped one for a
-    network's maps, None (the evidence capped by the doubts) for the classical tracer's ink, a painted mask (followed
-    as painted: no ink checks) and the fit itself."""
-    return bundled_confidence() if params.calibrated and params.ink_checks else None
+    """The calibrator a trace with ``params`` (``TraceParams``) writes its confidence with: for a network's maps the
+    one fitted for that network (``params.calibrator``: :func:`calibrator_beside`, set by the pipeline) where it has
+    one, else the shipped one; None (the evidence capped by the doubts) for the classical tracer's ink, a painted
+    mask (followed as painted: no ink checks) and the fit itself."""
+    if not (params.calibrated and params.ink_checks):
+        return None
+    return params.calibrator if params.calibrator is not None else bundled_confidence()
 
 
-def confidence_basis(model: ConfidenceModel | None, network_digest: str | None) -> tuple[str, str | None]:
+def confidence_basis(model: ConfidenceModel | None, network_digest: str | None,
+                     network_path: str | Path | None = None) -> tuple[str, str | None]:
     """What a read's confidence is, for the LAS header, and a warning where it is not what the header of a bundled
     read says: the calibrated probability on the network the calibrator (``model``, :func:`calibrator_for`) was
-    fitted on; the same formula on another network's evidence (a model trained or adapted here: not a probability
-    measured for it); or, with no calibrator, the evidence capped by the doubts, not a probability."""
+    fitted on (the bundled one, or a model's own calibrator beside its file); the same formula on another network's
+    evidence (a model trained or adapted here with no calibrator of its own: not a probability measured for it; the
+    warning says how to fit one for the file ``network_path``); or, with no calibrator, the evidence capped by the
+    doubts, not a probability."""
     if model is None:
         return "the evidence capped by the passes' doubts (not a calibrated probability)", None
     fitted = str(model.about.get("network_sha256_16", ""))
@@ -258,5 +311,6 @@ def confidence_basis(model: ConfidenceModel | None, network_digest: str | None) 
     warning = (f"confidence: the calibrator was fitted on {name} ({fitted}); this network ({network_digest}) is "
                f"another, so CONF is that fit applied to its evidence, not a probability measured for it "
                f"(docs/accuracy.md: on a network fine-tuned from the bundled one it stayed within a calibration "
-               f"error of 0.041 on the held-out sets)")
+               f"error of 0.041 on the held-out sets); fit one for it: {FIT_COMMAND} "
+               f"{network_path if network_path is not None else 'MODEL'}")
     return basis, warning

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -75,6 +75,9 @@ class TraceParams:
     # the classical tracer's ink, a painted mask); None: by the evidence (``model_params`` calibrates a network's),
     # False for the fit itself (``core/evaluation/confidence_fit.py``)
     calibrated: bool | None = None
+    # the calibrator fitted for the network whose maps are traced (``confidence_model.calibrator_beside``: kept beside
+    # its model file, naming its digest), set by the pipeline; None: the shipped one (``confidence_model.calibrator_for``)
+    calibrator: object | None = field(default=None, repr=False, compare=False)
     # the passes after the path switched off, by name (``core/digitize/rules/passes.py``): to measure what each buys
     passes_off: frozenset[str] = frozenset()
     hidden_px: float = 4.0  # a curve NULL between two points this near a neighbour ran under it (``_fill_hidden``) ...
