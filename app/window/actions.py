@@ -104,6 +104,9 @@ def make_actions(win) -> dict[str, QtGui.QAction]:
                        "fix a crossing the tracer read wrong: two curves exchange values over a depth range")
     a["load_model"] = action("Load model…", load_model_dialog)
     a["train"] = action("Train…", lambda: win.show_training(), "Ctrl+T", tip="train the network on this project")
+    a["fit_confidence"] = action("Fit confidence…", lambda: models.fit_confidence(), None, False,
+                                 "fit the calibrated confidence (CONF) for the current model, kept beside its file: "
+                                 "a model trained or adapted here reads a probability measured for it")
     a["adapt"] = action("Adapt…", lambda: win.adapting.open_dialog(), None, False,
                         "adapt the current model to this project's labelled scans, time-boxed")
     return a
@@ -126,6 +129,7 @@ def _build_menus(mb: QtWidgets.QMenuBar, a: dict[str, QtGui.QAction]) -> None:
     r = mb.addMenu("&Run")
     r.addAction(a["adapt"])
     r.addAction(a["train"])
+    r.addAction(a["fit_confidence"])
     r.addAction(a["digitize"])
     r.addAction(a["from_mask"])
     r.addAction(a["classical"])

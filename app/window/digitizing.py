@@ -231,7 +231,9 @@ class DigitizingController(QtCore.QObject):
             done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
         self.shell.task_done(done)
         for w in result.warnings:
-            self.shell.show_status(w, 10000)
+            from .models import with_the_fix
+
+            self.shell.show_status(with_the_fix(w), 10000)
         self.show_traces()
         self.plots.show_result(self.result, self.calib)
         self.digitized.emit()

@@ -93,6 +93,50 @@ def offer_html(offer: ModelOffer) -> str:
     return f"<table cellspacing='6'>{''.join(rows)}</table><p>{tail}</p>"
 
 
+def _fit_confidence(path: Path, progress=None):
+    """Fit the current model's calibrator (``core/evaluation/confidence_fit.py: fit_network_calibrator``, as
+    ``welltrace fit-confidence`` runs it), kept beside its file; each log read is a step of the progress bar (and
+    the point where Cancel stops it: nothing is written until the fit is done)."""
+    from core.evaluation.confidence_fit import CalibratorFit, fit_network_calibrator
+
+    done = None
+    for ev in fit_network_calibrator(path):
+        if isinstance(ev, CalibratorFit):
+            done = ev
+        elif progress is not None:
+            progress(ev.done, ev.total)
+    return done
+
+
+def calibration_state(model) -> str:
+    """How the confidence of a read by ``model`` (a loaded network) is calibrated: ``"own"`` (by a calibrator fitted
+    for it, beside its file), ``"bundled"`` (the bundled network, by the shipped calibrator), ``"stale"`` (one lies
+    beside it, fitted before the file changed) or ``"none"`` (the shipped fit applied to another network: Run ›
+    Fit confidence… fits one)."""
+    from core.digitize.rules.confidence_model import bundled_confidence, calibrator_beside
+
+    own, stale = calibrator_beside(model)
+    if own is not None:
+        return "own"
+    shipped = bundled_confidence()
+    if shipped is not None and shipped.about.get("network_sha256_16") == getattr(model, "file_digest", None):
+        return "bundled"
+    return "stale" if stale else "none"
+
+
+FIT_HINT = "Run › Fit confidence… fits one for it (about 10 minutes on two CPU cores)"
+
+
+def with_the_fix(warning: str) -> str:
+    """A read's warning as the app shows it: one that says the confidence is not measured for this model
+    (``confidence_model.confidence_basis``, ``calibrator_beside``) offers the app's fix instead of the command's."""
+    if not warning.startswith("confidence:"):
+        return warning
+    for command in ("; fit one for it: ", "; refit it: "):
+        warning = warning.split(command)[0]
+    return f"{warning}. {FIT_HINT}"
+
+
 def offer_box(parent: QtWidgets.QWidget | None, offer: ModelOffer) -> tuple[QtWidgets.QMessageBox, object]:
     """The question as a message box (the figures in a table), and its accept button."""
     box = QtWidgets.QMessageBox(parent)
@@ -121,6 +165,7 @@ class ModelController(QtCore.QObject):
         self.use_classical = False  # Run › Read with the classical tracer (off: the model reads)
         self.path: Path | None = None
         self.task: Task | None = None  # reads a model file off the UI thread
+        self.fit_task: Task | None = None  # fits the current model's calibrator (Run › Fit confidence…)
         self.last_offer: ModelOffer | None = None
         self.dialog_parent = parent if isinstance(parent, QtWidgets.QWidget) else None
         # answers an offer at once instead of the (window-modal, non-blocking) dialog; tests set it
@@ -218,5 +263,49 @@ class ModelController(QtCore.QObject):
             return
         self.model, self.name, self.path = model, path.name, path
         freeze_long_lived()  # PyTorch's modules, loaded with the first model
-        self.shell.show_status(f"model {path.name} loaded", 5000)
+        state = calibration_state(model)
+        if state in ("none", "stale"):  # the offer of the fix, where the confidence is not measured for this model
+            self.shell.show_status(f"model {path.name} loaded; its confidence (CONF) is not calibrated for it: "
+                                   f"{FIT_HINT}", 15000)
+        else:
+            self.shell.show_status(f"model {path.name} loaded", 5000)
+        self.changed.emit()
+
+    # -- the calibrated confidence ------------------------------------------------------------
+    def fit_confidence(self) -> None:
+        """Run › Fit confidence…: fit the calibrated confidence for the current model off the UI thread, kept beside
+        its file; the model's next reads use it (``core/digitize/rules/confidence_model.py: calibrator_beside``)."""
+        from core.digitize.rules.confidence_model import BUNDLED_CONFIDENCE
+        from core.evaluation.confidence_fit import FIT_COUNT, FIT_FAMILIES, require_scikit_learn
+
+        if self.shell.closing or self.shell.task_running():
+            return
+        self.wait()
+        if self.model is None or self.path is None:
+            self.shell.show_error("load a model first (File › Load model…): the confidence is fitted for a model")
+            return
+        state = calibration_state(self.model)
+        if state == "bundled":
+            self.shell.show_error(f"{self.name} is the bundled network: its confidence is calibrated already "
+                                  f"({BUNDLED_CONFIDENCE.name})")
+            return
+        try:
+            require_scikit_learn()
+        except InputError as exc:
+            self.shell.show_error(exc.one_line())
+            return
+        if state == "own" and not self.shell.confirm(f"{self.name} has its calibrator already. Fit it again?"):
+            return
+        logs = FIT_COUNT * len(FIT_FAMILIES)
+        task = Task(_fit_confidence, self.path, owner=self)
+        self.fit_task = task
+        self.shell.start_task(task, self._confidence_fitted,
+                              f"fitting the confidence for {self.name}: reading {logs} synthetic logs with it "
+                              "(about 10 minutes on two CPU cores)…", "fitting the confidence cancelled: nothing written")
+
+    def _confidence_fitted(self, done) -> None:
+        if self.shell.closing:
+            return
+        self.shell.task_done(f"the confidence of {done.network} is calibrated on it now ({done.samples} samples of "
+                             f"{done.logs} logs): {done.out}")
         self.changed.emit()

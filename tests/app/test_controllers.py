@@ -148,3 +148,53 @@ def test_digitising_reads_with_the_bundled_model_unless_the_classical_tracer_is_
     assert model is not None and name == BUNDLED_MODEL.name and models.model is model
     models.use_classical = True
     assert models.reader() == (None, None)
+
+
+def test_run_fit_confidence_fits_the_current_model_s_calibrator_off_the_ui_thread(qtbot, tmp_path, monkeypatch):
+    """A model of its own (not the bundled network) loads with the offer of the fix; Run › Fit confidence… fits its
+    calibrator in a task with progress (two small logs here, not the 80 the app reads), kept beside the model file,
+    and the model then reads calibrated on it. The bundled model is calibrated already; without scikit-learn the
+    user is told what to install."""
+    import functools
+    import sys
+
+    import torch
+
+    from app.window.models import calibration_state
+    from core.digitize.rules.confidence_model import sidecar_path
+    from core.evaluation import confidence_fit
+    from core.model.model_io import load_model, save_model
+
+    net, info = load_model(BUNDLED_MODEL)
+    with torch.no_grad():
+        next(net.parameters()).mul_(1.001)
+    mine = tmp_path / "mine.safetensors"
+    save_model(mine, net, info["precision"])
+    shell = QuietShell()
+    models = ModelController(shell)
+    assert models.load(BUNDLED_MODEL) and calibration_state(models.model) == "bundled"
+    models.fit_confidence()
+    assert "calibrated already" in shell.errors[-1] and shell.task is None
+    assert models.load(mine) and calibration_state(models.model) == "none"
+    assert "not calibrated for it" in shell.messages[-1] and "Fit confidence" in shell.messages[-1]
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "sklearn", None)
+        models.fit_confidence()
+    assert "scikit-learn" in shell.errors[-1] and shell.task is None
+
+    small = functools.partial(confidence_fit.fit_network_calibrator, count=1, families=("random", "dense"),
+                              size=(800, 320))
+    monkeypatch.setattr(confidence_fit, "fit_network_calibrator", small)
+    steps = []
+    with qtbot.waitSignal(models.changed, timeout=120000):
+        models.fit_confidence()
+        shell.task.progressed.connect(lambda i, n: steps.append((i, n)))
+    assert sidecar_path(mine).is_file() and "is calibrated on it now" in shell.messages[-1]
+    assert steps[-1] == (2, 2) and calibration_state(models.model) == "own"
+    # a read's warning that its confidence is not measured for the model offers the app's fix, not the command
+    from app.window.models import with_the_fix
+    from core.digitize.rules.confidence_model import bundled_confidence, confidence_basis
+
+    said = with_the_fix(confidence_basis(bundled_confidence(), "0123456789abcdef", mine)[1])
+    assert said.startswith("confidence: ") and "Run › Fit confidence…" in said and "welltrace" not in said
+    assert with_the_fix("GR: no evidence of the curve") == "GR: no evidence of the curve"
