@@ -8,7 +8,12 @@
 #     starts a fresh schedule from the bundled model's weights (stage 7's own checkpoint was not kept)
 #   SCORE=1: score and run the trust tests here once the run has finished (else do it on a CPU: close the
 #     checkpoint with `welltrace train synthetic --resume stage.ckpt --steps <its step> ...same flags...`, which
-#     trains no further and writes the model file, then eval-styles and tests/core/digitize/rules/test_trust.py)
+#     trains no further and writes the model file, then `welltrace fit-confidence --model stage.safetensors`,
+#     eval-styles and tests/core/digitize/rules/test_trust.py). The new model's calibrator is fitted first
+#     (`welltrace fit-confidence`: $OUT/stage.confidence.json, beside it; the 80 fit logs read with the network on the
+#     CPU: ~10 s a log on two cores, fewer seconds on the device machine's 16; not measured there)
+#     so that it is scored with CONF calibrated on it, not the bundled network's fit; it needs scikit-learn
+#     (carried as wheels with scipy, joblib, threadpoolctl); without it the run says so and scores with the shipped one
 # Measured 2026-11-26 on an H100 (docs/model-card.md, stage 6): 1,374 steps of 8 x 1,024 x 480 px in 470 s,
 # 8 workers, beside the CUDA test suite; the 12,000-step schedule takes about 9 such leases.
 # needs lasio and platformdirs importable (on the device tool: carried as wheels, PYTHONPATH set), and DATA holding
@@ -38,6 +43,8 @@ if [ ! -f $OUT/stage.safetensors ]; then
     exit 0
 fi
 [ -n "$SCORE" ] || { log "finished: score $OUT/stage.safetensors on a CPU (see the header)"; exit 0; }
+log "the new model's calibrator (beside it: reads by it use it)"
+$WT fit-confidence --model $OUT/stage.safetensors 2>&1 | tail -3 | tee -a $OUT/log.txt
 log "foreign prints"
 $WT eval-styles --model $OUT/stage.safetensors --foreign $DATA/foreign/plain $DATA/foreign/hard $DATA/foreign/colour \
     2>&1 | tee -a $OUT/log.txt
@@ -45,7 +52,9 @@ log "held-out families"
 $WT eval-styles --model $OUT/stage.safetensors --families log_decades,dotted_fax,dense,random --count 4 2>&1 | tee -a $OUT/log.txt
 log "trust tests"
 cp resources/models/demo.safetensors $OUT/stage3.safetensors
-trap 'cp $OUT/stage3.safetensors resources/models/demo.safetensors' EXIT  # the bundled model back, whatever happens
+trap 'cp $OUT/stage3.safetensors resources/models/demo.safetensors; rm -f resources/models/demo.confidence.json' EXIT  # the bundled model back, whatever happens
 cp $OUT/stage.safetensors resources/models/demo.safetensors
+# its calibrator beside it too (names its digest: the copy reads calibrated on it), removed with the bundled model's return
+[ -f $OUT/stage.confidence.json ] && cp $OUT/stage.confidence.json resources/models/demo.confidence.json
 WELLTRACE_SHARED_DATA=$DATA timeout 600 python3 -m pytest -q -p no:cacheprovider tests/core/digitize/rules/test_trust.py 2>&1 | tail -8 | tee -a $OUT/log.txt
 log done
