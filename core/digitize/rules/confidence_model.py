@@ -279,6 +279,13 @@ def calibrator_beside(network) -> tuple[ConfidenceModel | None, str | None]:
                       f"{Path(path).name} now holds another ({digest}: the model changed since); it is not used (CONF is "
                       f"the shipped fit's: the LAS header's confidence line says on which network); refit it: "
                       f"{FIT_COMMAND} {path}")
+    # the tracer's signals are the shipped calibrator's (a new signal is shipped with its refit): a calibrator fitted
+    # by an earlier release reads other features, and would refuse the tracer's design mid-read (``predict``)
+    shipped = bundled_confidence()
+    if shipped is not None and own.features != shipped.features:
+        return None, (f"confidence: {side.name} beside the model was fitted by another release of WellTrace (it "
+                      f"reads {len(own.features)} signals, this one's tracer gives {len(shipped.features)}); it is not "
+                      f"used (CONF is the shipped fit's); refit it: {FIT_COMMAND} {path}")
     return own, None
 
 

@@ -62,6 +62,17 @@ def test_a_calibrator_beside_the_model_is_found_by_its_name_and_used_for_its_net
     assert "mine.confidence.json" in warning and "fedcba9876543210" in warning and DIGEST in warning
     assert "not used" in warning and f"welltrace fit-confidence --model {model}" in warning
 
+    older = json.loads(BUNDLED_CONFIDENCE.read_text())  # fitted by a release whose tracer gave one signal less
+    assert older["features"].pop() == "released_ruling"  # the last feature, a linear term: the last term
+    older["decision_caps"].pop("released_ruling")
+    for key in ("mean", "scale", "coef"):
+        older[key].pop()
+    older["about"]["network_sha256_16"] = DIGEST
+    ConfidenceModel.from_dict(older)  # a calibrator in itself
+    sidecar_path(model).write_text(json.dumps(older))
+    own, warning = calibrator_beside(net)
+    assert own is None and "another release" in warning and "fit-confidence" in warning
+
     sidecar_path(model).write_text("{not json")
     own, warning = calibrator_beside(net)
     assert own is None and "cannot be read" in warning and "fit-confidence" in warning
