@@ -79,6 +79,7 @@ TRAIN = ["train", "synthetic", "--out", "{tmp}/m.safetensors", "--preset", "tiny
     (["adapt", "{tmp}", "--model", "m.safetensors", "--out", "{tmp}/a.safetensors", "--minutes", "nan"], "--minutes"),
     (["adapt", "{tmp}", "--model", "m.safetensors", "--out", "{tmp}/a.safetensors", "--holdout", "0"], "--holdout"),
     (["digitize", "{tmp}", "--classical", "--scheduler", "127.0.0.1:99999"], "--scheduler"),
+    (["fit-confidence", "--model", "m.safetensors", "--count", "0"], "--count"),
     (["digitize", "s.png", "--classical", "--well", "W1\nCOMP.  EVIL : COMPANY"], "--well"),
 ])
 def test_a_value_no_run_can_use_is_refused_when_parsed(tmp_path, capsys, argv, flag):
