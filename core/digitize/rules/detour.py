@@ -24,8 +24,8 @@ def line_detours(position: np.ndarray, grid: Grid, track_width: float) -> np.nda
     Of the confidently wrong columns of ``dense`` that lie on no curve's drawn stroke, three in four lie on a line of
     the printed ruling along depth, mostly one the still-curve test released (a log track's decade lines broken by
     a 1-bit print, a curve's ink beside them: the seventeenth round's census). Most are short stays a curve's own
-    stroke passes close by, and nothing the tracer reads tells them from the right ones (a classifier over 27 of its
-    signals, held out over logs, lost two to three right columns for each wrong one it caught). A path that leaves
+    stroke passes close by, and nothing the tracer reads tells them from the right ones (a classifier over 27
+    numbers it has, held out over logs, lost two to three right columns for each wrong one it caught). A path that leaves
     its stroke by a jump, lies still on such a line and jumps back to where it left has taken the ruling for its
     pen: the curve goes on elsewhere (the real shapes' dense_11 SFLU, log_decades_16 ILD). A curve lying on the line
     (dense_12 NPHI of the real shapes) is left to its path's moves of a few rows (``DETOUR_JUMP``: dense_08 NPHI's
