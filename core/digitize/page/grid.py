@@ -64,6 +64,8 @@ class Grid:
     # comb, wobbling as the window's lines do: ``still_curves.ruled_released``); None where none was looked for. Not
     # damped: a path lying straight along one is doubted (``rules/released_ruling.py: along_released_ruling``)
     released_ruled: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # (rows, windows): 1 on the rows of every line the still-curve test released; None where none was looked for
+    released: np.ndarray | None = field(default=None, compare=False, repr=False)
     # the bands' dampings made so far (``band_damping``), and each column's window, kept with the grid
     _dampings: dict = field(default_factory=dict, init=False, repr=False, compare=False)
     _window: np.ndarray | None = field(default=None, init=False, repr=False, compare=False)
@@ -281,9 +283,10 @@ def detect_grid(img: np.ndarray | None = None, bands: list[tuple[int, int]] | No
                         + [(_across_line, dark, lo, hi) for lo, hi in bands], pool=POOL)
     prof = np.stack(profiles[: len(windows)], axis=1)
     along = _spread(_lineness(_prominence(prof.astype(np.float32), axis=0)), axis=0)
-    ruled = release_still_curves(along, prof, dark, edges, bands, POOL) if still_curves else None
+    released = np.zeros(along.shape, np.float32) if still_curves else None
+    ruled = release_still_curves(along, prof, dark, edges, bands, POOL, released) if still_curves else None
     across_arr = np.stack(profiles[len(windows) :]) if bands else np.zeros((0, w), np.float32)
-    return Grid(along.astype(np.float32), edges, across_arr, bands, ruled)
+    return Grid(along.astype(np.float32), edges, across_arr, bands, ruled, released)
 
 
 POOL = "page"  # the page stage's threads: apart from the tracing's, which a folder's next scan may run beside

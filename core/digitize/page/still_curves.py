@@ -25,7 +25,7 @@ TRACK_END_PX = 3  # bands this near a track's end are its border, never released
 
 
 def release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray,
-                         bands: list[tuple[int, int]], pool: str) -> np.ndarray:
+                         bands: list[tuple[int, int]], pool: str, released: np.ndarray | None = None) -> np.ndarray:
     """Take back the along-line rows that are a curve lying nearly still (in place; the windows over the threads of
     the pool named ``pool``: ``core/common/threads.py: in_order``), and say which of the lines taken back look ruled
     (:func:`ruled_released`): (rows, windows), 1 on their rows.
@@ -50,12 +50,13 @@ def release_still_curves(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, 
     # a window reads the map and its own column of ``along`` and writes only that column (and ``ruled``'s): the windows
     # over the threads change nothing (within a window the runs stay in order: a run released is paper to the next
     # one's guard)
-    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w, ruled), range(len(edges) - 1), pool=pool)
+    in_order(lambda w: _release_in_window(along, prof, dark, edges, ends, w, ruled, released), range(len(edges) - 1),
+             pool=pool)
     return ruled
 
 
 def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, edges: np.ndarray, ends: np.ndarray,
-                       w: int, ruled: np.ndarray) -> None:
+                       w: int, ruled: np.ndarray, released_out: np.ndarray | None = None) -> None:
     """:func:`release_still_curves` in the window ``w`` (the columns [edges[w], edges[w + 1])), in place; the lines
     it releases that look ruled marked in ``ruled`` (:func:`ruled_released`)."""
     a, b = int(edges[w]), int(edges[w + 1])
@@ -77,6 +78,9 @@ def _release_in_window(along: np.ndarray, prof: np.ndarray, dark: np.ndarray, ed
         if inked.any() and float(np.mean(fill[inked])) < STILL_CURVE_FILL and _wobble(dark[rows, a:b])[0] > WANDER_PX:
             along[lo:hi, w] = 0.0
     released = [(lo, hi) for lo, hi in zip(starts, stops) if not (along[lo:hi, w] >= 0.5).any()]
+    if released_out is not None:
+        for lo, hi in released:
+            released_out[lo:hi, w] = 1.0
     for lo, hi in ruled_released(dark[:, a:b], before, along[:, w] >= 0.5, released):
         ruled[lo:hi, w] = 1.0
 

@@ -23,6 +23,7 @@ from core.digitize.page.grid import Grid
 from core.digitize.rules.confidence import capped_by_flags, steep_columns
 from core.digitize.rules.confidence_model import calibrator_for
 from core.digitize.rules.curve import trace_curve
+from core.digitize.rules.detour import line_detours
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
 from core.digitize.rules.passes import BIT, doubt, flagged, no_reading
@@ -192,6 +193,10 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         for tr in traces:
             doubt(tr, along_released_ruling(tr.position, grid, tr.signals["rival"]), "released_ruling")
             tr.signals["released_ruling"] = flagged(tr.flags, "released_ruling").astype(np.float32)
+    if grid is not None and params.runs("line_detour"):
+        for tr, spec in zip(traces, calib.curves):
+            doubt(tr, line_detours(tr.position, grid, spec.track_width), "line_detour")
+            tr.signals["line_detour"] = flagged(tr.flags, "line_detour").astype(np.float32)
     model = calibrator_for(params)
     for tr, spec in zip(traces, calib.curves):
         if not params.ink_checks:  # a painted mask, followed as painted: the user's labels are as sure as they are

@@ -39,13 +39,15 @@ SIDECAR_SUFFIX = ".confidence.json"
 FIT_COMMAND = "welltrace fit-confidence --model"  # what fits one (``core/cli/commands/fit_confidence.py``)
 
 # the flags of the doubting passes the model reads, each a 0/1 column of the design
-PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke", "released_ruling")
+PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke", "released_ruling",
+              "line_detour")
 # the passes that say a decision could not be made (a wrapping curve's scale, which curve is which after a meeting):
 # a value they flag is no surer than the share of such values that were right where the model was fitted
 # (``core/evaluation/confidence_fit.py``): the regression, additive in its features, let a scale the tracer knew it
 # had guessed read 0.98 (KGS's GR over 486-598 ft, its warning naming the stretch)
 # ``released_ruling``: a path lying straight along a ruled line the grid released, the curve or the ruling
-DECISION_FLAGS = ("backup_level", "ink_level", "identity", "released_ruling")
+# ``line_detour``: a path that jumps onto such a line, stays on it and jumps back: the curve or the ruling again
+DECISION_FLAGS = ("backup_level", "ink_level", "identity", "released_ruling", "line_detour")
 # a trace within this share of the track of a border, and spanning less than it over ``signals.WIGGLE_COLS`` columns
 # either side, lies still on the border: the border's ink there reads as a pen's (the held-out families at the
 # evaluation's seed: 212 such samples, 66 % right, 97 % of them written confident; docs/accuracy.md, issue #60)

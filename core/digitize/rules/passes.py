@@ -72,6 +72,8 @@ PASSES: tuple[Pass, ...] = (
          "released that look ruled (page/still_curves.py: ruled_released) and the curve's own style untraced elsewhere "
          "in its track (the signals' rival; rules/released_ruling.py: along_released_ruling)",
          "lies straight along a ruled line the grid took for a curve lying still, its own stroke elsewhere"),
+    Pass("line_detour", "scan", Effect.DOUBT, "the path's jumps and the lines the grid's still-curve test released "
+         "(rules/detour.py: line_detours)", "jumps onto a ruled line the grid took for a curve lying still, and off it"),
     Pass("outside_body", "picture", Effect.NULL, "the picture's log body (page/sections.py)", "outside the log body"),
     Pass("off_scale", "values", Effect.NULL, "the value against the printed scale", "beyond its printed scale"),
     Pass("far_from_column", "values", Effect.NULL, "the depth sample against the traced columns",

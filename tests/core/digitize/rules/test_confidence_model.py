@@ -35,7 +35,7 @@ def _signals(n: int, rng) -> dict[str, np.ndarray]:
              "stroke", "unseen", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke",
-             "released_ruling")
+             "released_ruling", "line_detour")
     return {k: rng.random(n).astype(np.float32) for k in names}
 
 
