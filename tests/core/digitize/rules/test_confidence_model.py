@@ -159,7 +159,7 @@ def test_the_shipped_model_reads_what_the_tracer_gives_and_trusts_a_clean_readin
     m = bundled_confidence()
     _, names = design(_signals(3, np.random.default_rng(0)), 1, False, False)
     assert m.features == names  # the JSON and the code agree (a changed signal needs a refit)
-    assert m.about["families"] == ["log_decades", "dotted_fax", "dense", "random"]
+    assert m.about["families"] == ["log_decades", "dotted_fax", "dense", "random", "neighbours"]
     clean = {k: np.zeros(1, np.float32) for k in _signals(1, np.random.default_rng(0))}
     clean.update(strength=np.ones(1), support=np.ones(1), neighbour=np.full(1, 0.25), same_style=np.full(1, 0.25),
                  edge=np.full(1, 0.25), to_null=np.ones(1), run_cols=np.ones(1), run_strength=np.ones(1),
