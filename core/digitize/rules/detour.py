@@ -7,6 +7,7 @@ import numpy as np
 
 from core.common.runs import true_runs
 from core.digitize.page.grid import Grid
+from core.digitize.rules.released_ruling import near_lines
 
 DETOUR_JUMP = 0.08  # a move of at least this share of the track from one column to the next is a jump; ...
 DETOUR_COLS = 5  # ... a stay between two jumps this many columns long or longer, ...
@@ -45,16 +46,7 @@ def line_detours(position: np.ndarray, grid: Grid, track_width: float) -> np.nda
     jump[1:n] = finite[:-1] & finite[1:] & (step >= DETOUR_JUMP * track_width)
     calm = np.zeros(n, bool)  # columns whose move from the one before is no jump: runs of them are stays
     calm[1:] = finite[1:] & finite[:-1] & ~jump[1:n]
-    cols = np.arange(n)
-    window = np.clip(np.searchsorted(grid.windows, cols, side="right") - 1, 0, released.shape[1] - 1)
-    near = np.zeros(n, bool)
-    base = np.floor(np.where(finite, p, -10.0)).astype(np.int64)
-    for k in range(-2, 3):  # every row within RELEASED_PX of the position
-        r = base + k
-        inside = finite & (r >= 0) & (r < released.shape[0])
-        with np.errstate(invalid="ignore"):
-            close = inside & (np.abs(p - r) <= RELEASED_PX)
-        near |= close & (released[np.clip(r, 0, released.shape[0] - 1), window] >= 0.5)
+    near = near_lines(p, grid, released, RELEASED_PX)
     starts, stops = true_runs(calm)
     for a, b in zip(starts, stops):
         a -= 1  # the run holds the columns after the first: the stay is [a, b)

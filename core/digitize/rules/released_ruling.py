@@ -35,21 +35,27 @@ def along_released_ruling(position: np.ndarray, grid: Grid, rival: np.ndarray) -
     line while its style's stroke goes untraced is the ruling or the curve: a decision the picture does not make
     (``confidence_model.DECISION_FLAGS``). With it: 785 confidently wrong columns doubted (dense_11's SFLU), none
     confident and right, and 6 columns of the 160 more logs, right."""
-    out = np.zeros(position.size, bool)
     ruled = grid.released_ruled
     if ruled is None or not ruled.any():
-        return out
+        return np.zeros(position.size, bool)
+    return near_lines(position, grid, ruled) & straight_columns(position) & (np.asarray(rival) > RULED_RIVAL)
+
+
+def near_lines(position: np.ndarray, grid: Grid, lines: np.ndarray, px: float = RELEASED_PX) -> np.ndarray:
+    """Per column, whether ``position`` (canonical rows, NaN: none) lies within ``px`` rows (at most 2) of a row
+    ``lines`` marks in the column's window (``lines``: (rows, windows) as the grid's, 1 on a line's rows)."""
+    out = np.zeros(position.size, bool)
     cols = np.arange(position.size)
-    window = np.clip(np.searchsorted(grid.windows, cols, side="right") - 1, 0, ruled.shape[1] - 1)
+    window = np.clip(np.searchsorted(grid.windows, cols, side="right") - 1, 0, lines.shape[1] - 1)
     finite = np.isfinite(position)
     base = np.floor(np.where(finite, position, -10.0)).astype(np.int64)
-    for k in range(-2, 3):  # every row within RELEASED_PX of the position
+    for k in range(-2, 3):  # every row within px of the position
         r = base + k
-        inside = finite & (r >= 0) & (r < ruled.shape[0])
+        inside = finite & (r >= 0) & (r < lines.shape[0])
         with np.errstate(invalid="ignore"):
-            near = inside & (np.abs(position - r) <= RELEASED_PX)
-        out |= near & (ruled[np.clip(r, 0, ruled.shape[0] - 1), window] >= 0.5)
-    return out & straight_columns(position) & (np.asarray(rival) > RULED_RIVAL)
+            near = inside & (np.abs(position - r) <= px)
+        out |= near & (lines[np.clip(r, 0, lines.shape[0] - 1), window] >= 0.5)
+    return out
 
 
 def straight_columns(position: np.ndarray, cols: int = STRAIGHT_COLS, px: float = STRAIGHT_PX) -> np.ndarray:
