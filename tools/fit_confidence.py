@@ -1,7 +1,7 @@
 """Refit the calibrated confidence shipped with the project (resources/models/confidence.json).
 
 The maintainers' tool: a model trained or adapted by a user gets its own calibrator with
-``welltrace fit-confidence --model M`` (the same logs and fit, core/evaluation/confidence_fit.py:
+``welltrace fit-confidence --model M`` (the same logs and fit, core/evaluation/network_calibrator.py:
 fit_network_calibrator; written beside the model, where its reads find it). This one writes the shipped file by
 default and has the maintainers' extra modes: each family measured with a calibrator fitted on the others, the
 decision caps alone, a weight's shift.

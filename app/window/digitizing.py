@@ -22,7 +22,7 @@ from ..scan_loader import ScanBundle
 from ..workers import Task
 from .calibrating import CalibrationController
 from .labelling import LabellingController
-from .models import ModelController
+from .models import ModelController, with_the_fix
 from .scans import ScanController
 from .shell import Shell
 
@@ -231,8 +231,6 @@ class DigitizingController(QtCore.QObject):
             done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
         self.shell.task_done(done)
         for w in result.warnings:
-            from .models import with_the_fix
-
             self.shell.show_status(with_the_fix(w), 10000)
         self.show_traces()
         self.plots.show_result(self.result, self.calib)

@@ -94,10 +94,10 @@ def offer_html(offer: ModelOffer) -> str:
 
 
 def _fit_confidence(path: Path, progress=None):
-    """Fit the current model's calibrator (``core/evaluation/confidence_fit.py: fit_network_calibrator``, as
+    """Fit the current model's calibrator (``core/evaluation/network_calibrator.py: fit_network_calibrator``, as
     ``welltrace fit-confidence`` runs it), kept beside its file; each log read is a step of the progress bar (and
     the point where Cancel stops it: nothing is written until the fit is done)."""
-    from core.evaluation.confidence_fit import CalibratorFit, fit_network_calibrator
+    from core.evaluation.network_calibrator import CalibratorFit, fit_network_calibrator
 
     done = None
     for ev in fit_network_calibrator(path):
@@ -276,7 +276,8 @@ class ModelController(QtCore.QObject):
         """Run › Fit confidence…: fit the calibrated confidence for the current model off the UI thread, kept beside
         its file; the model's next reads use it (``core/digitize/rules/confidence_model.py: calibrator_beside``)."""
         from core.digitize.rules.confidence_model import BUNDLED_CONFIDENCE
-        from core.evaluation.confidence_fit import FIT_COUNT, FIT_FAMILIES, require_scikit_learn
+        from core.evaluation.confidence_fit import FIT_COUNT, FIT_FAMILIES
+        from core.evaluation.network_calibrator import require_scikit_learn
 
         if self.shell.closing or self.shell.task_running():
             return

@@ -119,7 +119,7 @@ class ErrorEvent(Event):
 
 @dataclass
 class FitLogEvent(Event):
-    """A log of a calibrator's fit read with the network (``core/evaluation/confidence_fit.py:
+    """A log of a calibrator's fit read with the network (``core/evaluation/network_calibrator.py:
     fit_network_calibrator``): ``done`` of ``total``."""
 
     done: int

@@ -162,7 +162,7 @@ def test_run_fit_confidence_fits_the_current_model_s_calibrator_off_the_ui_threa
 
     from app.window.models import calibration_state
     from core.digitize.rules.confidence_model import sidecar_path
-    from core.evaluation import confidence_fit
+    from core.evaluation import network_calibrator
     from core.model.model_io import load_model, save_model
 
     net, info = load_model(BUNDLED_MODEL)
@@ -182,9 +182,9 @@ def test_run_fit_confidence_fits_the_current_model_s_calibrator_off_the_ui_threa
         models.fit_confidence()
     assert "scikit-learn" in shell.errors[-1] and shell.task is None
 
-    small = functools.partial(confidence_fit.fit_network_calibrator, count=1, families=("random", "dense"),
+    small = functools.partial(network_calibrator.fit_network_calibrator, count=1, families=("random", "dense"),
                               size=(800, 320))
-    monkeypatch.setattr(confidence_fit, "fit_network_calibrator", small)
+    monkeypatch.setattr(network_calibrator, "fit_network_calibrator", small)
     steps = []
     with qtbot.waitSignal(models.changed, timeout=120000):
         models.fit_confidence()

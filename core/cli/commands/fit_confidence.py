@@ -28,7 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.evaluation.confidence_fit import FIT_COUNT, CalibratorFit, fit_network_calibrator
+    from core.evaluation.confidence_fit import FIT_COUNT
+    from core.evaluation.network_calibrator import CalibratorFit, fit_network_calibrator
 
     count = FIT_COUNT if args.count is None else args.count
     done = None

@@ -16,7 +16,7 @@ logarithm could not follow both) and never runs off past what the fit saw. The k
 
 The model is fitted on one network's maps (the bundled model's; the file names its digest): another network's
 evidence is not on the same scale, and its confidences are the same formula's, not a measured probability. A model
-trained or adapted here gets its own with ``welltrace fit-confidence --model M`` (``core/evaluation/confidence_fit.py:
+trained or adapted here gets its own with ``welltrace fit-confidence --model M`` (``core/evaluation/network_calibrator.py:
 fit_network_calibrator``), kept beside the model file (:func:`sidecar_path`: ``M.confidence.json``) and read with it
 (:func:`calibrator_beside`) while it names the file's digest.
 """

@@ -1,5 +1,5 @@
 """A calibrator for every model (issue #60, seventeenth round): ``welltrace fit-confidence --model M`` fits the
-calibrated confidence for M and keeps it beside the model file (``core/evaluation/confidence_fit.py:
+calibrated confidence for M and keeps it beside the model file (``core/evaluation/network_calibrator.py:
 fit_network_calibrator``); a read by M uses it while it names M's digest, ignores it and says so when it does not
 (``core/digitize/rules/confidence_model.py: calibrator_beside``), and reads as before where there is none."""
 
@@ -157,13 +157,13 @@ def test_a_small_fit_end_to_end_writes_the_calibrator_beside_the_model_and_its_r
     """Two small logs (the fit's families at the fit's seed, but one log each of two families, drawn small), fitted
     through the command: it prints a line per log read, writes ``mine.confidence.json`` naming the model's digest,
     and a read by the model is then calibrated on it."""
-    from core.evaluation import confidence_fit
+    from core.evaluation import network_calibrator
     from core.model.model_io import load_model, model_digest
 
     model = tmp_path / "mine.safetensors"
     shutil.copyfile(mine, model)
-    small = functools.partial(confidence_fit.fit_network_calibrator, families=("random", "dense"), size=(800, 320))
-    monkeypatch.setattr(confidence_fit, "fit_network_calibrator", small)
+    small = functools.partial(network_calibrator.fit_network_calibrator, families=("random", "dense"), size=(800, 320))
+    monkeypatch.setattr(network_calibrator, "fit_network_calibrator", small)
     assert main(["fit-confidence", "--model", str(model), "--count", "1", "--cache", str(tmp_path / "maps")]) == 0
     out = capsys.readouterr().out
     assert "1/2 random_00" in out and "2/2 dense_00" in out and f"wrote {sidecar_path(model)}" in out
