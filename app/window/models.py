@@ -338,12 +338,12 @@ class ModelController(QtCore.QObject):
         self.model, self.name, self.path = model, path.name, path
         freeze_long_lived()  # PyTorch's modules, loaded with the first model
         state = calibration_state(model)
-        if fit and state in ("none", "stale") and self.shell.task_running():
-            self.shell.show_status(f"model {path.name} loaded; its confidence (CONF) is fitted once the task under "
-                                   "way ends: Run › Fit confidence… then", 15000)
-        elif fit and state in ("none", "stale"):
+        if fit and state in ("none", "stale"):
             self.changed.emit()
-            self._start_fit()
+            if self.shell.task_running():
+                self.shell.show_status(f"model {path.name} loaded; its confidence (CONF) is fitted once the task "
+                                       "under way ends", 15000)
+            self._fit_when_free(path)
             return
         elif state in ("none", "stale"):  # the offer of the fix, where the confidence is not measured for this model
             self.shell.show_status(f"model {path.name} loaded; its confidence (CONF) is not calibrated for it: "
@@ -378,6 +378,20 @@ class ModelController(QtCore.QObject):
         if state == "own" and not self.shell.confirm(f"{self.name} has its calibrator already. Fit it again?"):
             return
         self._start_fit()
+
+    # how often a fit the offer asked for looks whether the window's long task (a digitise, a pre-fill) has ended
+    FIT_WAIT_MS = 1000
+
+    def _fit_when_free(self, path: Path) -> None:
+        """Start the fit the offer's tick box asked for once the window has no long task under way (it runs one at a
+        time); dropped where another model became current since, or the model has its calibrator by then."""
+        if self.shell.closing or self.path != path or self.model is None:
+            return
+        if self.shell.task_running():
+            QtCore.QTimer.singleShot(self.FIT_WAIT_MS, lambda: self._fit_when_free(path))
+            return
+        if calibration_state(self.model) in ("none", "stale"):
+            self._start_fit()
 
     def _start_fit(self) -> None:
         """Fit the current model's calibrator as the window's long task (progress, Cancel); its maps are kept in the

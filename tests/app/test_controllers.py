@@ -203,8 +203,9 @@ def test_run_fit_confidence_fits_the_current_model_s_calibrator_off_the_ui_threa
 def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resumes(qtbot, tmp_path, monkeypatch):
     """Eighteenth round: the offer of a trained or adapted model has a tick box, ticked where scikit-learn is
     installed, that fits the model's calibrator once the user takes it, as Run › Fit confidence… does (off the UI
-    thread, progress, Cancel); without scikit-learn it cannot be ticked and says what to install. Cancel writes
-    nothing and keeps the maps read so far (the user's cache, under the model's digest): the next fit re-traces them.
+    thread, progress, Cancel), after the long task under way if there is one; without scikit-learn it cannot be
+    ticked and says what to install. Cancel writes nothing and keeps the maps read so far (the user's cache, under the
+    model's digest): the next fit re-traces them.
     A small fit (two small logs) paused after its first log until the test has pressed Cancel."""
     import sys
     import threading
@@ -245,14 +246,24 @@ def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resume
         assert "scikit-learn is not installed" in box.informativeText() and "welltrace[fit]" in box.informativeText()
         box.done(0)
 
+    # the window is digitising when the user takes the model: the fit starts once that task has ended
+    from app.workers import Task
+
+    release = threading.Event()
+    busy = Task(lambda progress: release.wait(60))
+    shell.start_task(busy, lambda _result: None, "digitising…", "digitising cancelled")
     offer = ModelOffer(mine, "training run (3 steps)", {}, {}, models.name)
     models.decide = lambda o: o.accept()  # "Use mine.safetensors", the tick box as it comes
+    models.FIT_WAIT_MS = 50
     with qtbot.waitSignal(models.changed, timeout=30000):
         models.offer(offer)
     assert models.path == mine and offer.fit_wanted and "minute" in offer.fit_text()
     assert "in the background with progress and Cancel" in offer.fit_detail()
+    assert "fitted once the task under way ends" in shell.messages[-1] and shell.task is busy
+    release.set()
+    qtbot.waitUntil(lambda: models.fit_task is not None and shell.task is models.fit_task, timeout=10000)
     task = shell.task
-    assert task is models.fit_task and "fitting the confidence for mine.safetensors" in shell.messages[-1]
+    assert "fitting the confidence for mine.safetensors" in shell.messages[-1]
     qtbot.waitUntil(first_read.is_set, timeout=60000)
     task.cancel()  # Cancel (Esc), while the second log waits
     go_on.set()
