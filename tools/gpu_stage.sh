@@ -8,11 +8,14 @@
 #     starts a fresh schedule from the bundled model's weights (stage 7's own checkpoint was not kept)
 #   SCORE=1: score and run the trust tests here once the run has finished (else do it on a CPU: close the
 #     checkpoint with `welltrace train synthetic --resume stage.ckpt --steps <its step> ...same flags...`, which
-#     trains no further and writes the model file, then `welltrace fit-confidence --model stage.safetensors`,
-#     eval-styles and tests/core/digitize/rules/test_trust.py). The new model's calibrator is fitted first
-#     (`welltrace fit-confidence`: $OUT/stage.confidence.json, beside it; the 80 fit logs read with the network on the
-#     CPU: ~10 s a log on two cores, fewer seconds on the device machine's 16; not measured there)
-#     so that it is scored with CONF calibrated on it, not the bundled network's fit; it needs scikit-learn
+#     trains no further, writes the model file and fits its calibrator beside it (train's default since the
+#     eighteenth round: no separate fit-confidence), then eval-styles and tests/core/digitize/rules/test_trust.py).
+#     The new model's calibrator is fitted first (`welltrace fit-confidence`: $OUT/stage.confidence.json, beside it;
+#     the 100 fit logs read with the network on the CPU: ~3 s a log on two cores, fewer seconds on the device
+#     machine's 16; not measured there)
+#     so that it is scored with CONF calibrated on it, not the bundled network's fit (the train command's own fit is
+#     off, --no-fit-confidence: it would run inside the training's box and be cut there, and SCORE=1 fits once);
+#     it needs scikit-learn
 #     (carried as wheels with scipy, joblib, threadpoolctl); without it the run says so and scores with the shipped one
 # Measured 2026-11-26 on an H100 (docs/model-card.md, stage 6): 1,374 steps of 8 x 1,024 x 480 px in 470 s,
 # 8 workers, beside the CUDA test suite; the 12,000-step schedule takes about 9 such leases.
@@ -36,7 +39,8 @@ timeout -s INT $TRAIN_S $WT train synthetic --device $DEV --out $OUT/stage.safet
     --init-model resources/models/demo.safetensors ${RESUME:+--resume $RESUME} \
     --styles $STYLES \
     --effective-batch 8 --crop-along 1024 --stream-size 2400x480 --steps $STEPS --lr 5e-4 --precision bf16 \
-    --freeze-encoder 0.1 --seed 47 --eval-every 0 --workers 8 --events $OUT/train.jsonl 2>&1 | tail -5 | tee -a $OUT/log.txt
+    --freeze-encoder 0.1 --seed 47 --eval-every 0 --workers 8 --events $OUT/train.jsonl --no-fit-confidence \
+    2>&1 | tail -5 | tee -a $OUT/log.txt
 if [ ! -f $OUT/stage.safetensors ]; then
     [ -f $OUT/stage.ckpt ] && log "cut by the box: $OUT/stage.ckpt holds the run (RESUME it next lease)" \
         || log "cut by the box before the first checkpoint (step 50): nothing to keep"

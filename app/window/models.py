@@ -3,6 +3,12 @@
 A model a training run or an adaptation writes is never swapped in silently: a 30-step trial run stopped early
 once replaced the bundled model and halved what digitising read. The offer shows the new model's held-out figures
 beside the current model's on the same held-out logs, and asks; the current model stays until the user says so.
+
+The same offer fits the new model's calibrated confidence (CONF): a tick box, ticked where scikit-learn is installed,
+says how long it takes here, and accepting the model starts the fit as Run › Fit confidence… runs it (off the UI
+thread, with progress and Cancel). Offered, not started on its own: the fit holds the window's one long task and both
+cores for minutes, and a model the user keeps on disk but does not use needs none; the user who takes the model
+takes its fit with the same click.
 """
 
 from __future__ import annotations
@@ -41,6 +47,62 @@ class ModelOffer:
     current: dict = field(default_factory=dict)  # the current model's, on the same held-out logs
     current_name: str | None = None
     held_out: str = ""  # what the figures were measured on
+    # its calibrated confidence, fitted when the model is accepted (the offer's tick box): :meth:`plan_fit` says how
+    # long that takes here, or why it cannot be (``fit_blocked``: scikit-learn missing, fitted already)
+    fit_wanted: bool = False
+    fit_s: float | None = None
+    fit_kept: int = 0  # logs whose maps an earlier fit of this model kept (re-traced, not read again)
+    fit_blocked: str | None = None
+    fit_planned: bool = False
+
+    def plan_fit(self) -> None:
+        """How long fitting this model's calibrator takes here (``network_calibrator.fit_estimate_s``), or why it
+        cannot be fitted; the tick box ticked where it can."""
+        from types import SimpleNamespace
+
+        from core.digitize.rules.confidence_model import calibrator_beside
+        from core.evaluation.network_calibrator import FIT_EXTRA, fit_estimate_s, scikit_learn_missing
+        from core.model.model_io import model_digest
+
+        if self.fit_planned:
+            return
+        self.fit_planned = True
+        try:
+            own, _stale = calibrator_beside(SimpleNamespace(file_path=self.path, file_digest=model_digest(self.path)))
+            if own is not None:
+                self.fit_blocked = "its confidence (CONF) is fitted for it already"
+            elif scikit_learn_missing():
+                self.fit_blocked = f"its confidence (CONF) cannot be fitted here: scikit-learn is not installed ({FIT_EXTRA})"
+            else:
+                self.fit_s, self.fit_kept = fit_estimate_s(self.path)
+        except OSError as exc:  # the file went away since the run wrote it: the loading says so
+            self.fit_blocked = f"its file cannot be read: {exc.strerror or exc}"
+        self.fit_wanted = self.fit_blocked is None
+
+    def fit_text(self) -> str:
+        """The tick box's words (short: a tick box does not wrap): the fit and how long it takes here."""
+        if self.fit_blocked:
+            return "Fit its confidence (CONF): " + ("done" if self.fit_blocked.endswith("already") else
+                                                    "not possible here")
+        from core.evaluation.network_calibrator import about_minutes
+
+        return f"Fit its confidence (CONF) when it is taken: {about_minutes(self.fit_s)}"
+
+    def fit_detail(self) -> str:
+        """What the tick box does, or why it cannot be ticked: a paragraph of the offer, which wraps."""
+        if self.fit_blocked:
+            return self.fit_blocked[:1].upper() + self.fit_blocked[1:] + "."
+        kept = f" {self.fit_kept} of its logs were read by an earlier fit, cut short: it resumes there." \
+            if self.fit_kept else ""
+        return ("CONF is a measured probability only for the network its calibrator was fitted on. Ticked, taking "
+                "this model fits its own from synthetic logs read with it, in the background with progress and "
+                f"Cancel (a fit cancelled resumes where it stopped; Run › Fit confidence… fits it later).{kept}")
+
+    def accept(self, fit: bool = True) -> bool:
+        """The user's yes (tests: ``ModelController.decide``), with the tick box as ``fit`` says."""
+        self.plan_fit()
+        self.fit_wanted = fit and self.fit_blocked is None
+        return True
 
     def table(self) -> str:
         """The figures side by side, as lines of text ("not measured" where a figure is missing)."""
@@ -77,7 +139,9 @@ def _breakable(name: str) -> str:
 
 def offer_html(offer: ModelOffer) -> str:
     """The figures as a table whose columns wrap, instead of fixed-width text that cannot (the dialog's text was
-    cut at the right at 1280 × 720)."""
+    cut at the right at 1280 × 720); then what the tick box of its confidence's fit does, once planned."""
+    from html import escape
+
     def cell(scores: dict, key: str, fmt: str) -> str:
         v = scores.get(key)
         return "not measured" if v is None or v != v else fmt.format(v)
@@ -90,7 +154,8 @@ def offer_html(offer: ModelOffer) -> str:
                     f"<td>{cell(offer.current, key, fmt) if offer.current_name else '-'}</td></tr>")
     _, _, rest = offer.question().partition(offer.table())
     tail = "<br>".join(line for line in rest.strip().splitlines() if line.strip())
-    return f"<table cellspacing='6'>{''.join(rows)}</table><p>{tail}</p>"
+    fit = f"<p>{escape(offer.fit_detail())}</p>" if offer.fit_planned else ""
+    return f"<table cellspacing='6'>{''.join(rows)}</table><p>{tail}</p>{fit}"
 
 
 def _fit_confidence(path: Path, progress=None):
@@ -124,7 +189,7 @@ def calibration_state(model) -> str:
     return "stale" if stale else "none"
 
 
-FIT_HINT = "Run › Fit confidence… fits one for it (about 10 minutes on two CPU cores)"
+FIT_HINT = "Run › Fit confidence… fits one for it (about 6 minutes on two CPU cores)"
 
 
 def with_the_fix(warning: str) -> str:
@@ -144,10 +209,16 @@ def offer_box(parent: QtWidgets.QWidget | None, offer: ModelOffer) -> tuple[QtWi
     box.setIcon(QtWidgets.QMessageBox.Icon.Question)
     head, _, _ = offer.question().partition("\n\n")
     box.setText(head)
+    offer.plan_fit()
     box.setInformativeText(offer_html(offer))
     use = box.addButton(f"Use {offer.path.name}", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
     keep = box.addButton("Keep the current model", QtWidgets.QMessageBox.ButtonRole.RejectRole)
     box.setDefaultButton(keep)
+    fit = QtWidgets.QCheckBox(offer.fit_text(), box)  # owned by the box: a Python-owned one is freed on return
+    fit.setChecked(offer.fit_wanted)
+    fit.setEnabled(offer.fit_blocked is None)
+    fit.toggled.connect(lambda on: setattr(offer, "fit_wanted", on and offer.fit_blocked is None))
+    box.setCheckBox(fit)
     box.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
     return box, use
 
@@ -236,6 +307,7 @@ class ModelController(QtCore.QObject):
         if self.shell.closing:
             return
         self.last_offer = offer
+        offer.plan_fit()
         if self.decide is not None:
             self._answered(offer, self.decide(offer))
             return
@@ -254,17 +326,26 @@ class ModelController(QtCore.QObject):
         from core.model.model_io import load_model
 
         self.task = Task(load_model, offer.path, owner=self, progress=False)
-        self.task.succeeded.connect(lambda loaded, p=offer.path: self._use(loaded[0], p))
+        self.task.succeeded.connect(lambda loaded, p=offer.path, fit=offer.fit_wanted: self._use(loaded[0], p, fit))
         self.task.failed.connect(self.shell.show_error)
         self.task.start()
 
-    def _use(self, model, path: Path) -> None:
+    def _use(self, model, path: Path, fit: bool = False) -> None:
+        """``model`` (read from ``path``) is the current model now; ``fit``: the offer's tick box, its calibrator
+        fitted next (:meth:`_start_fit`)."""
         if self.shell.closing:  # the window is closing: a late result touches nothing
             return
         self.model, self.name, self.path = model, path.name, path
         freeze_long_lived()  # PyTorch's modules, loaded with the first model
         state = calibration_state(model)
-        if state in ("none", "stale"):  # the offer of the fix, where the confidence is not measured for this model
+        if fit and state in ("none", "stale"):
+            self.changed.emit()
+            if self.shell.task_running():
+                self.shell.show_status(f"model {path.name} loaded; its confidence (CONF) is fitted once the task "
+                                       "under way ends", 15000)
+            self._fit_when_free(path)
+            return
+        elif state in ("none", "stale"):  # the offer of the fix, where the confidence is not measured for this model
             self.shell.show_status(f"model {path.name} loaded; its confidence (CONF) is not calibrated for it: "
                                    f"{FIT_HINT}", 15000)
         else:
@@ -276,7 +357,6 @@ class ModelController(QtCore.QObject):
         """Run › Fit confidence…: fit the calibrated confidence for the current model off the UI thread, kept beside
         its file; the model's next reads use it (``core/digitize/rules/confidence_model.py: calibrator_beside``)."""
         from core.digitize.rules.confidence_model import BUNDLED_CONFIDENCE
-        from core.evaluation.confidence_fit import FIT_COUNT, FIT_FAMILIES
         from core.evaluation.network_calibrator import require_scikit_learn
 
         if self.shell.closing or self.shell.task_running():
@@ -297,16 +377,43 @@ class ModelController(QtCore.QObject):
             return
         if state == "own" and not self.shell.confirm(f"{self.name} has its calibrator already. Fit it again?"):
             return
+        self._start_fit()
+
+    # how often a fit the offer asked for looks whether the window's long task (a digitise, a pre-fill) has ended
+    FIT_WAIT_MS = 1000
+
+    def _fit_when_free(self, path: Path) -> None:
+        """Start the fit the offer's tick box asked for once the window has no long task under way (it runs one at a
+        time); dropped where another model became current since, or the model has its calibrator by then."""
+        if self.shell.closing or self.path != path or self.model is None:
+            return
+        if self.shell.task_running():
+            QtCore.QTimer.singleShot(self.FIT_WAIT_MS, lambda: self._fit_when_free(path))
+            return
+        if calibration_state(self.model) in ("none", "stale"):
+            self._start_fit()
+
+    def _start_fit(self) -> None:
+        """Fit the current model's calibrator as the window's long task (progress, Cancel); its maps are kept in the
+        user's cache until the fit completes, so a fit cancelled or cut short resumes there."""
+        from core.evaluation.confidence_fit import FIT_COUNT, FIT_FAMILIES
+        from core.evaluation.network_calibrator import about_minutes, fit_estimate_s
+
         logs = FIT_COUNT * len(FIT_FAMILIES)
+        seconds, kept = fit_estimate_s(self.path)
+        resumed = f", {kept} of them read before" if kept else ""
         task = Task(_fit_confidence, self.path, owner=self)
         self.fit_task = task
         self.shell.start_task(task, self._confidence_fitted,
-                              f"fitting the confidence for {self.name}: reading {logs} synthetic logs with it "
-                              "(about 10 minutes on two CPU cores)…", "fitting the confidence cancelled: nothing written")
+                              f"fitting the confidence for {self.name}: reading {logs} synthetic logs with it"
+                              f"{resumed} ({about_minutes(seconds)})…",
+                              "fitting the confidence cancelled: nothing written (the logs read so far are kept: "
+                              "Run › Fit confidence… resumes there)")
 
     def _confidence_fitted(self, done) -> None:
         if self.shell.closing:
             return
+        resumed = f", {done.cached_logs} of them from the maps an earlier fit kept" if done.cached_logs else ""
         self.shell.task_done(f"the confidence of {done.network} is calibrated on it now ({done.samples} samples of "
-                             f"{done.logs} logs): {done.out}")
+                             f"{done.logs} logs{resumed}): {done.out}")
         self.changed.emit()

@@ -25,8 +25,9 @@ from core.model.model_io import model_digest
 class EvidenceCache:
     """Maps kept per picture under ``folder / <model digest>-<precision> / <set> / <picture>.npz``."""
 
-    def __init__(self, folder: str | Path, model_path: str | Path, precision: str = "model"):
+    def __init__(self, folder: str | Path, model_path: str | Path, precision: str = "model", best_effort: bool = False):
         self.root = Path(folder) / f"{model_digest(model_path)}-{precision}"
+        self.best_effort = best_effort  # a save that fails (a full disk) costs the next run's time, not this run
 
     def path(self, set_name: str, case: str) -> Path:
         return self.root / set_name / f"{case}.npz"
@@ -49,8 +50,12 @@ class EvidenceCache:
         buf = io.BytesIO()
         np.savez(buf, mask=ev.mask, meta=np.array(json.dumps(meta, default=float)), **arrays)
         path = self.path(set_name, case)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(path, buf.getvalue())
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(path, buf.getvalue())
+        except OSError:
+            if not self.best_effort:
+                raise
 
     def digitize(self, set_name: str, case: str, image: np.ndarray, calib, **kwargs):
         """``digitize`` the picture, from its kept maps where there are some, else reading them and keeping them."""

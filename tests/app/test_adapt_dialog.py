@@ -40,7 +40,8 @@ def test_label_adapt_and_digitise_the_rest(win, qtbot, tmp_path, shots_dir):
     assert (tmp_path / "synth_003.mask.png").exists()  # now labelled: adapted on, not digitised
     win.training.run.thread = None
     offers = []
-    win.models.decide = lambda offer: offers.append(offer) or True  # the user says yes to the adapted model
+    # the user says yes to the adapted model (its confidence's fit, the offer's tick box: tests/app/test_controllers.py)
+    win.models.decide = lambda offer: offers.append(offer) or offer.accept(fit=False)
     win.actions_["adapt"].trigger()
     dlg = win.adapting.dlg
     dlg.minutes.setValue(0.1)  # the dialog's least: the loop runs its one pilot step and scores it whatever the budget

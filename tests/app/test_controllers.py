@@ -107,10 +107,10 @@ def test_model_controller_offers_and_never_swaps_unasked(qtbot, tmp_path):
     assert "0.999" in box.informativeText() and box.defaultButton().text() == "Keep the current model"
     box.defaultButton().click()
     assert models.path == BUNDLED_MODEL
-    models.decide = lambda o: True
+    models.decide = lambda o: o.accept(fit=False)  # the tick box cleared: no fit (tests below fit one)
     with qtbot.waitSignal(models.changed, timeout=30000):
         models.offer(offer)
-    assert models.path == new and models.model is not kept
+    assert models.path == new and models.model is not kept and shell.task is None
 
 
 def test_digitising_controller_traces_the_labels_when_asked_and_writes_las_and_qc(qtbot, project):
@@ -198,3 +198,83 @@ def test_run_fit_confidence_fits_the_current_model_s_calibrator_off_the_ui_threa
     said = with_the_fix(confidence_basis(bundled_confidence(), "0123456789abcdef", mine)[1])
     assert said.startswith("confidence: ") and "Run › Fit confidence…" in said and "welltrace" not in said
     assert with_the_fix("GR: no evidence of the curve") == "GR: no evidence of the curve"
+
+
+def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resumes(qtbot, tmp_path, monkeypatch):
+    """Eighteenth round: the offer of a trained or adapted model has a tick box, ticked where scikit-learn is
+    installed, that fits the model's calibrator once the user takes it, as Run › Fit confidence… does (off the UI
+    thread, progress, Cancel), after the long task under way if there is one; without scikit-learn it cannot be
+    ticked and says what to install. Cancel writes nothing and keeps the maps read so far (the user's cache, under the
+    model's digest): the next fit re-traces them.
+    A small fit (two small logs) paused after its first log until the test has pressed Cancel."""
+    import sys
+    import threading
+
+    import torch
+
+    from app.window.models import offer_box
+    from core.common.events import FitLogEvent
+    from core.digitize.rules.confidence_model import sidecar_path
+    from core.evaluation import network_calibrator as nc
+    from core.model.model_io import load_model, model_digest, save_model
+
+    monkeypatch.setattr(nc, "user_fit_cache", lambda: tmp_path / "cache")
+    real, first_read, go_on = nc.fit_network_calibrator, threading.Event(), threading.Event()
+
+    def small(model_path, out=None, cache_folder=None, count=None, **_how):
+        for ev in real(model_path, out, cache_folder, 1, families=("random", "dense"), size=(640, 256)):
+            yield ev
+            if isinstance(ev, FitLogEvent) and ev.done == 1:
+                first_read.set()
+                assert go_on.wait(60)
+
+    monkeypatch.setattr(nc, "fit_network_calibrator", small)
+    net, info = load_model(BUNDLED_MODEL)
+    with torch.no_grad():
+        next(net.parameters()).mul_(1.001)
+    mine = tmp_path / "mine.safetensors"
+    save_model(mine, net, info["precision"])
+    shell = QuietShell()
+    models = ModelController(shell)
+    assert models.load(BUNDLED_MODEL)
+
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "sklearn", None)
+        blocked = ModelOffer(mine, "training run (3 steps)", {}, {}, models.name)
+        box, _use = offer_box(None, blocked)
+        assert not box.checkBox().isEnabled() and not box.checkBox().isChecked()
+        assert "scikit-learn is not installed" in box.informativeText() and "welltrace[fit]" in box.informativeText()
+        box.done(0)
+
+    # the window is digitising when the user takes the model: the fit starts once that task has ended
+    from app.workers import Task
+
+    release = threading.Event()
+    busy = Task(lambda progress: release.wait(60))
+    shell.start_task(busy, lambda _result: None, "digitising…", "digitising cancelled")
+    offer = ModelOffer(mine, "training run (3 steps)", {}, {}, models.name)
+    models.decide = lambda o: o.accept()  # "Use mine.safetensors", the tick box as it comes
+    models.FIT_WAIT_MS = 50
+    with qtbot.waitSignal(models.changed, timeout=30000):
+        models.offer(offer)
+    assert models.path == mine and offer.fit_wanted and "minute" in offer.fit_text()
+    assert "in the background with progress and Cancel" in offer.fit_detail()
+    assert "fitted once the task under way ends" in shell.messages[-1] and shell.task is busy
+    release.set()
+    qtbot.waitUntil(lambda: models.fit_task is not None and shell.task is models.fit_task, timeout=10000)
+    task = shell.task
+    assert "fitting the confidence for mine.safetensors" in shell.messages[-1]
+    qtbot.waitUntil(first_read.is_set, timeout=60000)
+    task.cancel()  # Cancel (Esc), while the second log waits
+    go_on.set()
+    qtbot.waitUntil(lambda: not task.isRunning(), timeout=60000)
+    qtbot.waitUntil(lambda: "cancelled" in shell.messages[-1], timeout=5000)
+    assert "nothing written" in shell.messages[-1] and "resumes" in shell.messages[-1]
+    assert not sidecar_path(mine).exists()
+    kept = list((tmp_path / "cache" / f"{model_digest(mine)}-model").rglob("*.npz"))
+    assert len(kept) >= 1  # the log read before Cancel (and the one under way)
+
+    with qtbot.waitSignal(models.changed, timeout=120000):
+        models.fit_confidence()  # Run › Fit confidence…: it resumes
+    assert sidecar_path(mine).is_file() and not (tmp_path / "cache" / f"{model_digest(mine)}-model").exists()
+    assert f"{len(kept)} of them from the maps an earlier fit kept" in shell.messages[-1]

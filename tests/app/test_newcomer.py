@@ -291,8 +291,17 @@ def test_a_step_time_is_told_apart_from_validation():
 
 # -- item 3: the offer of a new model fits the screen -------------------------------------------------------------
 
-def test_the_offer_of_a_new_model_reads_whole_at_1280_by_720(qtbot):
-    offer = ModelOffer(Path("/p/models/model-20261127-101010.safetensors"), "training run (200 steps)",
+def test_the_offer_of_a_new_model_reads_whole_at_1280_by_720(qtbot, tmp_path):
+    """With the tick box that fits its confidence (eighteenth round): a tick box does not wrap, and the first
+    draft's sentence was cut at the right."""
+    import shutil
+
+    from core.model.bundled import BUNDLED_MODEL
+
+    path = tmp_path / "models" / "model-20261127-101010.safetensors"
+    path.parent.mkdir()
+    shutil.copyfile(BUNDLED_MODEL, path)
+    offer = ModelOffer(path, "training run (200 steps)",
                        {"val_mask_f1": 0.61, "val_curve_r": 0.92, "val_curve_rmse_pct": 5.32},
                        {"val_mask_f1": 0.93, "val_curve_r": 0.999, "val_curve_rmse_pct": 0.78},
                        "welltrace_demo_stage7_bundled.safetensors", " on the run's 4 held-out log(s)")
@@ -307,6 +316,9 @@ def test_the_offer_of_a_new_model_reads_whole_at_1280_by_720(qtbot):
     assert any("0.999" in w.text() for w in labels)
     for w in labels:  # every text has the width it asks for: nothing cut at the right
         assert w.sizeHint().width() <= w.width() + 1 or w.wordWrap() and w.heightForWidth(w.width()) <= w.height() + 1
+    tick = box.checkBox()
+    assert tick.isVisible() and "minute" in tick.text() and tick.sizeHint().width() <= tick.width() + 1
+    assert "in the background with progress and Cancel" in box.informativeText()
     box.done(0)
 
 

@@ -68,7 +68,7 @@ def test_train_bf16_and_fp16_feed_the_instruments(trained_win, qtbot, shots_dir)
     offer = w.models.last_offer
     assert offer.path == Path(d.run.done_event.model_path) and offer.new["val_mask_f1"] is not None
     assert "held-out log" in offer.held_out and w.models.path is None
-    w.models.decide = lambda o: True
+    w.models.decide = lambda o: o.accept(fit=False)  # its confidence's fit: tests/app/test_controllers.py
     w.models.offer(offer)
     qtbot.waitUntil(lambda: w.models.path == Path(d.run.done_event.model_path), timeout=30000)
     assert w.models.model is not None

@@ -70,7 +70,8 @@ def test_two_gloo_ranks_shard_sync_and_skip_together(four_logs, tmp_path):
 @pytest.mark.slow
 def test_cli_under_torchrun_and_resume_on_another_world_size(four_logs, tmp_path):
     model, events = tmp_path / "m.safetensors", tmp_path / "ev.jsonl"
-    common = ["--preset", "tiny", "--crop", "256", "--precision", "fp32", "--seed", "2", "--device", "cpu"]
+    common = ["--preset", "tiny", "--crop", "256", "--precision", "fp32", "--seed", "2", "--device", "cpu",
+              "--no-fit-confidence"]
     res = _torchrun(["-m", "app.launch", "train", str(four_logs), "--out", str(model), "--steps", "2",
                      "--events", str(events), *common], tmp_path)
     assert "on 2 ranks" in res.stdout and res.stdout.count("finished after") == 1  # rank 0 alone reports

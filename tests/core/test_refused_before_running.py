@@ -141,7 +141,7 @@ def test_an_events_file_that_is_no_events_log_is_refused_and_kept(tiny_set, tmp_
 def test_an_earlier_runs_events_log_is_replaced_and_a_resumed_run_continues_it(tiny_set, tmp_path):
     out, events = tmp_path / "m.safetensors", tmp_path / "ev.jsonl"
     base = ["train", str(tiny_set), "--out", str(out), "--preset", "tiny", "--crop", "256", "--workers", "0",
-            "--precision", "fp32", "--events", str(events), "--steps"]
+            "--precision", "fp32", "--events", str(events), "--no-fit-confidence", "--steps"]
     assert main([*base, "2"]) == 0
     assert main([*base, "2"]) == 0  # the earlier run's log replaced
     steps = [json.loads(x)["step"] for x in events.read_text().splitlines() if json.loads(x)["type"] == "step"]
@@ -179,7 +179,7 @@ def test_a_deeply_nested_project_file_is_one_line(tiny_set, tmp_path, capsys):
     assert "project.json: project file is damaged" in _one_line(capsys.readouterr().err)
     (project / "project.json").write_text('{"version": 1, "split": 5}')  # no object where one is read
     assert main(["train", str(project), "--out", str(tmp_path / "m.safetensors"), "--preset", "tiny", "--steps", "1",
-                 "--workers", "0", "--crop", "256"]) == 0
+                 "--workers", "0", "--crop", "256", "--no-fit-confidence"]) == 0
 
 
 def test_eval_of_a_truncated_las_is_refused(tmp_path, capsys):

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..options import add_device, positive_number, share, whole_number
+from .fit_confidence import add_fit_flag, fit_after_run, fit_planned
 
 NAME = "adapt"
 
@@ -28,6 +29,7 @@ def register(sub) -> None:
                    help="share of the steps that train the decoder only, the encoder frozen (default 0.5; 0: none)")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--json", action="store_true", help="print the before/after report as JSON")
+    add_fit_flag(a)
     a.set_defaults(func=run)
 
 
@@ -45,6 +47,7 @@ def run(args) -> int:
                                                          ("the folder", args.folder)])
     cfg = AdaptConfig(args.folder, args.model, args.out, minutes=args.minutes, device=args.device, seed=args.seed,
                       holdout=args.holdout, freeze_encoder=args.freeze_encoder)
+    fit = fit_planned(args.fit_confidence, args.out)  # said now, where scikit-learn is missing, not at the end
     fh = open(args.events, "w", encoding="utf-8") if args.events else None
     report = None
     try:
@@ -68,10 +71,12 @@ def run(args) -> int:
             fh.close()
     b, a = report.before, report.after or {}
     if args.json:
+        rc, fitted = fit_after_run(report.out, out=sys.stderr) if fit else (0, None)  # stdout holds the JSON alone
         print(json.dumps({"before": b, "after": report.after, "adapted_on": report.train_names,
                           "held_out": report.held_out_names, "steps": report.steps, "best_step": report.best_step,
-                          "seconds": round(report.seconds, 1), "model": report.out}, indent=2))
-        return 0
+                          "seconds": round(report.seconds, 1), "model": report.out,
+                          "confidence": fitted.out if fitted else None}, indent=2))
+        return rc
     print(f"\nadapted on {len(report.train_names)} scan(s), measured on {len(report.held_out_names)} held out "
           f"({', '.join(report.held_out_names)}); {report.steps} steps in {report.seconds:.0f} s")
     print(f"{'':<10}{'mask F1':>9}{'curve r':>9}{'RMSE %':>9}")
@@ -79,4 +84,4 @@ def run(args) -> int:
         print(f"{name:<10}{_fmt(m.get('mask_f1')):>9}{_fmt(m.get('curve_r')):>9}{_fmt(m.get('curve_rmse_pct')):>9}")
     print(f"model {report.out} (the best on the held-out scans: step {report.best_step})" if report.best_step else
           f"model {report.out}: no adapted step beat the base model on the held-out scans; its weights were kept")
-    return 0
+    return fit_after_run(report.out)[0] if fit else 0

@@ -25,6 +25,7 @@ from ..options import (
     whole_number,
 )
 from ..tables import fmt_bytes
+from .fit_confidence import add_fit_flag, fit_after_run, fit_planned
 
 NAME = "train"
 
@@ -69,6 +70,7 @@ def register(sub) -> None:
     t.add_argument("--fp32-modules", type=name_list, default=[], help="comma-separated module names kept in fp32")
     t.add_argument("--freeze-encoder", type=share, default=0.0, metavar="SHARE",
                    help="train the decoder only for this share of the steps first (fine-tuning; default 0)")
+    add_fit_flag(t)
     t.set_defaults(func=run)
 
 
@@ -121,11 +123,19 @@ def run(args) -> int:
     from core.engine.distributed import join_from_env
 
     world = join_from_env(args.device)  # a world of one unless torchrun started this process
+    # the model's calibrated confidence is fitted after a finished run, by the rank that wrote the model
+    fit = world.is_main and fit_planned(args.fit_confidence, out)
     try:
-        return run_training(Trainer(cfg, world=world), args.events if world.is_main else None,
-                            quiet=not world.is_main, append=bool(args.resume))
+        status = drive_training(Trainer(cfg, world=world), args.events if world.is_main else None,
+                                quiet=not world.is_main, append=bool(args.resume))
     finally:
         world.close()
+    if status == "finished" and fit and out.is_file():
+        return fit_after_run(out)[0]
+    if status == "stopped" and fit and out.is_file():
+        print(f"note: the run was stopped, so its model's confidence was not fitted: welltrace fit-confidence "
+              f"--model {out}", file=sys.stderr)
+    return 0 if status in ("finished", "stopped") else 1
 
 
 def check_training_outputs(out: Path, events: str | None, inputs: list, checkpoint: Path | None = None) -> None:
@@ -166,8 +176,14 @@ def is_event_log(path: Path) -> bool:
 
 
 def run_training(trainer, events_path: str | None, quiet: bool, append: bool = False) -> int:
+    """:func:`drive_training`'s exit status: 0 for a finished or stopped run, 1 otherwise."""
+    return 0 if drive_training(trainer, events_path, quiet, append) in ("finished", "stopped") else 1
+
+
+def drive_training(trainer, events_path: str | None, quiet: bool, append: bool = False) -> str:
     """Drive the trainer's events to the terminal and the events file (``append``: after an earlier run's, as
-    a resumed run does). Under torchrun only rank 0 prints and writes; the other ranks are quiet but for errors."""
+    a resumed run does); the run's status. Under torchrun only rank 0 prints and writes; the other ranks are quiet
+    but for errors."""
     from core.common.progress import progress_bar
 
     # events are a live log (line-buffered, readable while the run goes on), not an atomic document
@@ -204,4 +220,4 @@ def run_training(trainer, events_path: str | None, quiet: bool, append: bool = F
     finally:
         if fh:
             fh.close()
-    return 0 if status in ("finished", "stopped") else 1
+    return status
