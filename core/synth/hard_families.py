@@ -78,11 +78,15 @@ def dense(rng: np.random.Generator) -> PrintStyle:
 
 def broken_fast(rng: np.random.Generator) -> PrintStyle:
     """Worn archive prints of fast logs: long dashes and broken pens (the house patterns stretched 1.6-3 times,
-    tracks of broken pens only on a third to two thirds of them, the ink lost in patches and faded, thresholded to
-    1 bit on a third to two thirds of the pages) drawn over fast, spiky curves (``shapes.fast_shape`` on most of
-    them) at a coarse depth scale (1.5-4 px a foot), on log-decade and linear grids. Between two dashes a value is
-    bridged, and on such a curve the bridge is often wrong. Held out: the bundled network never trained on it (its
-    stream is the grey families and ``domain``); the calibrator's fit reads it (eighteenth round)."""
+    dashed on half the curves and dotted or dash-dot on a third, so most tracks of two are broken pens only; the
+    ink lost in patches and faded, thresholded to 1 bit on a third to two thirds of the pages) drawn over fast,
+    spiky curves (``shapes.fast_shape`` on most of them) at a coarse depth scale (1.5-4 px a foot), on log-decade
+    and linear grids. Between two dashes a value is bridged, and on such a curve the bridge is often wrong. No two
+    curves of a track share a line style, as in every other family the calibrator is fitted on: its ``same_style``
+    signal stays one value over the fit (a track of two dashed pens, domain's ``broken_track``, made it a weight
+    that took the colour prints' confidence down, whose same-style curves their inks tell apart). Held out: the
+    bundled network never trained on it (its stream is the grey families and ``domain``); the calibrator's fit
+    reads it (eighteenth round)."""
     gw = int(rng.choice([1, 1, 2]))
     return PrintStyle(
         "broken_fast", tracks=int(rng.choice([1, 2, 2, 3])), depth_column=rng.random() < 0.8,
@@ -92,8 +96,8 @@ def broken_fast(rng: np.random.Generator) -> PrintStyle:
         heavy_gain=float(rng.uniform(1.2, 2.0)), heavy_width=gw + int(rng.integers(2)),
         depth_line_px=float(rng.uniform(6, 14)), border_strength=float(rng.uniform(180, 256)),
         pen_widths=(1, 2, 2, 3), pen_strength=(int(rng.uniform(140, 220)), 256),
-        dash_scale=float(rng.uniform(1.6, 3.0)), line_styles=(0.2, 0.55, 0.25), curves_per_track=(1, 3),
-        broken_track=float(rng.uniform(0.3, 0.7)), close_curves=float(rng.uniform(0.1, 0.4)),
+        dash_scale=float(rng.uniform(1.6, 3.0)), line_styles=(0.15, 0.55, 0.3), curves_per_track=(1, 3),
+        close_curves=float(rng.uniform(0.1, 0.4)),
         faint_curve=float(rng.uniform(0.1, 0.4)), fast_shapes=float(rng.uniform(0.6, 0.95)), coarse_depth=True,
         numbers_in_tracks=rng.random() < 0.3, annotations=int(rng.integers(0, 3)), scanned=True,
         artefacts={"bilevel": float(rng.uniform(0.3, 0.7)), "jpeg": 0.3, "faded": 0.7, "blur": 0.8, "salt": 0.4,

@@ -321,7 +321,7 @@ def test_the_broken_fast_family_draws_broken_pens_over_fast_logs_at_a_coarse_sca
     assert FAMILY_SEED_ORDER[-1] == "broken_fast"
     looks = [sample_style("broken_fast", np.random.default_rng(s)) for s in range(20)]
     assert all(lk.family == "broken_fast" and lk.coarse_depth and lk.scanned for lk in looks)
-    assert all(lk.dash_scale >= 1.6 and lk.fast_shapes >= 0.6 and lk.broken_track >= 0.3 for lk in looks)
+    assert all(lk.dash_scale >= 1.6 and lk.fast_shapes >= 0.6 and not lk.broken_track for lk in looks)
     assert all(lk.artefacts["dropout"] >= 0.5 for lk in looks) and any(lk.log_track_share > 0.5 for lk in looks)
     for look in (sample_style(f, np.random.default_rng(0)) for f in FAMILIES if f != "broken_fast"):
         assert not look.fast_shapes and not look.coarse_depth and "dropout" not in look.artefacts
@@ -334,7 +334,10 @@ def test_the_broken_fast_family_draws_broken_pens_over_fast_logs_at_a_coarse_sca
     feet = [lg.meta["px_per_unit"] / (1.0 if lg.calibration.depth_unit == "FT" else 3.2808) for lg in logs]
     assert max(feet) <= 4.0
     curves = [spec for lg in logs for spec in lg.calibration.curves]
-    assert np.mean([spec.klass != 1 for spec in curves]) >= 0.7  # mostly broken pens
+    assert np.mean([spec.klass != 1 for spec in curves]) >= 0.6  # mostly broken pens
+    for lg in logs:  # never two of one line style in a track: the fit's ``same_style`` signal stays one value
+        tracks = [(s.track, s.klass) for s in lg.calibration.curves]
+        assert len(set(tracks)) == len(tracks)
     assert any("ink_dropout" in lg.meta["artefacts"] for lg in logs)
     assert all(set(np.unique(lg.mask)) <= {0, 1, 2, 3} for lg in logs)
     others = [generate_log(s, 900, 320, "y", style="log_decades", las_dir=None) for s in range(8)]
