@@ -96,6 +96,18 @@ def bilevel(img8: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int
     return np.where(img8 < thr, 0, 255).astype(np.uint8), thr
 
 
+def ink_dropout(shape: tuple[int, int], rng: np.random.Generator) -> np.ndarray:
+    """A worn print's ink lost in patches (a dry pen, a worn ribbon, a copy of a copy): the share of the ink kept
+    at each pixel, 0-30 % in 15-60 patches per 1,000 rows, each 2-12 rows along depth and 30-200 px across, so a
+    pen breaks where no dash pattern put a gap and its neighbour, a little to the side, does not."""
+    rows, cols = shape
+    keep = np.ones(shape, np.float32)
+    for _ in range(int(rng.integers(15, 61) * rows / 1000)):
+        r0, c0 = int(rng.integers(0, rows)), int(rng.integers(0, cols))
+        keep[r0 : r0 + int(rng.integers(2, 13)), c0 : c0 + int(rng.integers(30, 201))] = rng.uniform(0.0, 0.3)
+    return keep
+
+
 def stains(img: np.ndarray, rng: np.random.Generator) -> None:
     """Water or coffee stains: a few soft blotches that darken the paper (and what is printed on it)."""
     h, w = img.shape

@@ -20,7 +20,7 @@ from . import artefacts as art
 from . import colour_page
 from .catalogue import BACKUP_SIDE, CURVE_COLORS, LINEAR_CURVES, LOG_CURVES
 from .page import curve_polylines, dash_pattern, draw_curve, draw_grid, make_layout, stretch_picks, wide_dash_pattern
-from .shapes import default_library, draw_shape, load_library
+from .shapes import default_library, draw_shape, fast_shape, load_library
 from .styles import STYLE_CHOICES, PrintStyle, sample_style
 
 STYLES = STYLE_CHOICES
@@ -76,10 +76,10 @@ def generate_log(
     # -- depth calibration: paper speed, unit, step, start depth -------------
     unit = "FT" if rng.random() < 0.75 else "M"
     if unit == "FT":
-        px_per_unit, step = rng.uniform(2.5, 8.0), float(rng.choice([0.5, 0.25]))
+        px_per_unit, step = rng.uniform(*((1.5, 4.0) if look.coarse_depth else (2.5, 8.0))), float(rng.choice([0.5, 0.25]))
         top = float(rng.integers(10, 800) * 10)
     else:
-        px_per_unit, step = rng.uniform(8.0, 24.0), float(rng.choice([0.1, 0.2]))
+        px_per_unit, step = rng.uniform(*((5.0, 12.0) if look.coarse_depth else (8.0, 24.0))), float(rng.choice([0.1, 0.2]))
         top = float(rng.integers(10, 300) * 10)
     picks = stretch_picks(depth_len, top, px_per_unit, rng, jitter=0.02 if scanned else 0.0)
     layout = make_layout(amp, rng, look)
@@ -172,7 +172,10 @@ def _truth(specs: list[CurveSpec], depth: np.ndarray, look: PrintStyle, rng: np.
     # tracks whose curves run close: the first curve's path, which the others follow at a small offset
     close = {s.track: None for s in specs if look.close_curves and rng.random() < look.close_curves}
     for spec in specs:
-        shape, src = draw_shape(depth.size, rng, library, want_log=spec.log)
+        if look.fast_shapes and rng.random() < look.fast_shapes:  # drawn only where a look has it
+            shape, src = fast_shape(depth.size, rng, library, want_log=spec.log)
+        else:
+            shape, src = draw_shape(depth.size, rng, library, want_log=spec.log)
         sources[spec.mnemonic] = src
         if spec.wrap:
             lo, hi = rng.uniform(0.05, 0.3), rng.uniform(1.15, 1.6)
@@ -237,8 +240,14 @@ def _print_and_scan(frame: np.ndarray, ink: np.ndarray, mask: np.ndarray, rows: 
     if scanned and rng.random() < look.artefacts.get("faded", 0.5):  # faded ink: strength varies slowly along depth
         fade = 1.0 - rng.uniform(0.05, 0.25) * (0.5 + 0.5 * np.sin(rows / rng.uniform(200, 900) + rng.uniform(0, 6)))
         a = a * fade[:, None].astype(np.float32)
+    dropout = look.artefacts.get("dropout", 0.0)
+    dropped = bool(scanned and dropout and rng.random() < dropout)  # drawn only where a look has it
+    if dropped:
+        a = a * art.ink_dropout(a.shape, rng)
     img = img * (1 - a) + ink_color * a
     applied: dict = {"style": "scanned" if scanned else "clean", "family": look.family}
+    if dropped:
+        applied["ink_dropout"] = True
     p = look.artefacts
     if scanned:
         if rng.random() < p.get("stains", 0.0):

@@ -44,6 +44,10 @@ class PrintStyle:
     cross_scale: float = 0.0  # chance a curve's scale (linear / log) is not its track's grid (a GR over log decades)
     broken_track: float = 0.0  # chance a track draws broken pens only (1-3 dashed or dotted, a style may repeat)
     skew_px: float = 0.8  # the most a point moves under the scanner's skew (0.5 deg over 1,000 px is 8.7 px)
+    # -- the worn archive prints of fast logs (hard_families.broken_fast); off for every other family, whose logs
+    # are then drawn exactly as before (same seed, same pixels)
+    fast_shapes: float = 0.0  # chance a curve is a fast, spiky log (shapes.fast_shape), not a pen-smoothed one
+    coarse_depth: bool = False  # few px per depth unit: 1.5-4 px a foot (5-12 a metre), not 2.5-8 (8-24)
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}

@@ -220,6 +220,35 @@ def draw_shape(
     return _normalise(_pen_smoothing(random_layered(n, rng), rng)), "random"
 
 
+def fast_shape(
+    n: int, rng: np.random.Generator, library: tuple[ShapeSource, ...], want_log: bool | None = None
+) -> tuple[np.ndarray, str]:
+    """A fast, spiky log of ``n`` samples (normalised) and where its shape came from: a real curve's window
+    compressed 1-3 times (or beds 3-15 samples thick), never smoothed by the pen, with spikes 1-4 samples wide
+    every 30-120 samples (thin beds, a sonic's cycle skips, a resistivity's streaks) up and down. The value
+    between two dashes of a broken pen is then often not on the line that bridges them."""
+    pool = [s for s in library if want_log is None or s.log == want_log] or list(library)
+    name = "random"
+    if pool and rng.random() < 0.7:
+        src = pool[int(rng.integers(len(pool)))]
+        span = min(src.values.size - 1, max(16, int(n / rng.uniform(1 / 3, 1.0))))
+        start = int(rng.integers(0, max(1, src.values.size - span)))
+        window = src.values[start : start + span + 1]
+        x = np.interp(np.linspace(0, window.size - 1, n), np.arange(window.size), window)
+        name = src.name
+    else:
+        edges = np.cumsum(rng.exponential(rng.uniform(3, 15), size=n + 8)).astype(int)
+        edges = edges[edges < n]
+        x = rng.beta(0.8, 0.8, size=edges.size + 1)[np.searchsorted(edges, np.arange(n), side="right")]
+    x = _normalise(x)
+    k = int(rng.poisson(n / rng.uniform(30, 120)))
+    at, wide = rng.integers(0, n, k), rng.integers(1, 5, k)
+    lift = rng.uniform(0.15, 0.7, k) * rng.choice([-1.0, 1.0], k)
+    for a, w, h in zip(at, wide, lift):
+        x[a : a + w] += h
+    return _normalise(x), f"{name}+spikes"
+
+
 def _pen_smoothing(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """Tool response and pen inertia: most paper logs are smooth at the sample scale."""
     return _smooth(x, rng.choice([0.0, 0.7, 1.2, 2.0]))

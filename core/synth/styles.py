@@ -45,6 +45,9 @@ FAMILIES: dict[str, Callable[[np.random.Generator], PrintStyle]] = {
     "random": randomised,
     "domain": domain,
     "neighbours": neighbours,  # training only: domain with every track's curves close, in distinct styles
+    # held out (the calibrator's fit reads it): worn prints of broken pens over fast, spiky logs at a coarse scale.
+    # Last, so every other family keeps its seed index (evaluation/styles.FAMILY_SEED_ORDER) and its logs
+    "broken_fast": hard.broken_fast,
 }
 # what "mixed" draws from when no family is named: the grey families. The bundled model was trained, and the
 # demo's and eval-styles' figures measured, before the colour family existed; name it to draw colour logs.
