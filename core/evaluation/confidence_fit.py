@@ -71,7 +71,7 @@ MIN_FLAGGED = 30
 # the 0/1 features kept out of the regression (no weight) whose raised values read the score through their own isotonic
 # map, fitted on them alone (``ConfidenceModel.strata``); every value else reads the map fitted on all, as before.
 # ``other_style_seen``: another style's ink under the path (``signals.py``: ``other_style``). On the fit's three
-# disjoint draws (logs 0-19, 20-39, 40-59) its own map lowers confidently wrong on every held-out set at 0.5-2.4
+# disjoint draws (logs 0-19, 20-39, 40-59) its own map lowers confidently wrong on every held-out set at 0.6-2.7
 # points of yield; a weight for it in the regression, or a map of its own for the rest too, raised the families'
 # confidently wrong with their yield (docs/accuracy.md, #60's eighteenth round, helper B)
 STRATA_FEATURES: tuple[str, ...] = ("other_style_seen",)
