@@ -68,6 +68,15 @@ SPLINE_FEATURES: tuple[str, ...] = ("log_slope",)
 SPLINE_QUANTILES = (0.5, 0.75, 0.9, 0.95, 0.99, 1.0)
 # a decision flag raised on fewer fitted values than this has no share of its own: a coin's (the tracer could not tell)
 MIN_FLAGGED = 30
+# the 0/1 features kept out of the regression (no weight) whose raised values read the score through their own isotonic
+# map, fitted on them alone (``ConfidenceModel.strata``); every value else reads the map fitted on all, as before.
+# ``other_style_seen``: another style's ink under the path (``signals.py``: ``other_style``). On the fit's three
+# disjoint draws (logs 0-19, 20-39, 40-59) its own map lowers confidently wrong on every held-out set at 0.6-2.7
+# points of yield; a weight for it in the regression, or a map of its own for the rest too, raised the families'
+# confidently wrong with their yield (docs/accuracy.md, #60's eighteenth round, helper B)
+STRATA_FEATURES: tuple[str, ...] = ("other_style_seen",)
+# a stratum raised on fewer fitted values than this reads the map of all (too few for a map of its own)
+MIN_STRATUM = 1000
 
 
 @dataclass
@@ -176,24 +185,41 @@ def fit(samples: Samples, about: dict | None = None, splines=None, regularisatio
 
     knots = spline_knots(samples, splines, quantiles)
     x, y = expand(samples.x, samples.features, knots), samples.right.astype(np.int64)
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
+    terms = expanded_terms(samples.features, knots)
+    apart = np.array([t in STRATA_FEATURES for t in terms])  # a stratum's flag: no weight (mean 0, scale 1, coef 0)
+    mean = np.where(apart, 0.0, x.mean(axis=0))
+    scale = np.where(apart, 1.0, x.std(axis=0))
     scale = np.where(scale > 1e-9, scale, 1.0)  # a feature constant over the fit (a flag never raised) reads 0
-    lr = LogisticRegression(C=regularisation, max_iter=5000).fit((x - mean) / scale, y)
-    score = lr.decision_function((x - mean) / scale)
-    iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(score, y)
-    knots_x, knots_y = np.asarray(iso.X_thresholds_, np.float64), np.asarray(iso.y_thresholds_, np.float64)
-    if knots_x.size < 2:  # every sample alike: a flat map
-        knots_x, knots_y = np.array([score.min() - 1.0, score.max() + 1.0]), np.full(2, y.mean())
+    z = ((x - mean) / scale)[:, ~apart]
+    lr = LogisticRegression(C=regularisation, max_iter=5000).fit(z, y)
+    coef = np.zeros(len(terms))
+    coef[~apart] = lr.coef_[0]
+    score = lr.decision_function(z)
+
+    def isotonic(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        iso = IsotonicRegression(out_of_bounds="clip", y_min=0.0, y_max=1.0).fit(score[sel], y[sel])
+        kx, ky = np.asarray(iso.X_thresholds_, np.float64), np.asarray(iso.y_thresholds_, np.float64)
+        if kx.size < 2:  # every sample alike: a flat map
+            kx, ky = np.array([score[sel].min() - 1.0, score[sel].max() + 1.0]), np.full(2, y[sel].mean())
+        return kx, ky
+
+    knots_x, knots_y = isotonic(np.ones(y.size, bool))
+    strata, stratified = {}, {}
+    for name in STRATA_FEATURES:
+        if name in samples.features:
+            raised = samples.x[:, samples.features.index(name)] > 0.5
+            stratified[name] = int(raised.sum())
+            if raised.sum() >= MIN_STRATUM:
+                strata[name] = isotonic(raised)
     caps, flagged = decision_caps(samples)
     info = {"samples": int(y.size), "right": float(y.mean()), "groups": sorted(set(samples.group.tolist())),
-            "decision_flagged": flagged,
+            "decision_flagged": flagged, "strata_raised": stratified,
             "fitted_with": "scikit-learn LogisticRegression(C=%g) + IsotonicRegression" % regularisation
             + (f"; {', '.join(knots)} through a cubic spline basis" if knots else "")}
     if knots:
         info["spline_quantiles"] = list(quantiles)
-    return ConfidenceModel(samples.features, mean, scale, lr.coef_[0].astype(np.float64), float(lr.intercept_[0]),
-                           knots_x, knots_y, {**info, **(about or {})}, caps, knots)
+    return ConfidenceModel(samples.features, mean, scale, coef, float(lr.intercept_[0]),
+                           knots_x, knots_y, {**info, **(about or {})}, caps, knots, strata)
 
 
 def decision_caps(samples: Samples) -> tuple[dict[str, float], dict[str, int]]:
@@ -228,7 +254,7 @@ def with_caps(model: ConfidenceModel, samples: Samples) -> ConfidenceModel:
              "features_added_unweighted": added}
     return ConfidenceModel(list(samples.features), pick(model.mean, 0.0), pick(model.scale, 1.0),
                            pick(model.coef, 0.0), model.intercept, model.iso_x, model.iso_y, about, caps,
-                           dict(model.splines))
+                           dict(model.splines), dict(model.strata))
 
 
 SHIFTS = tuple(np.round(np.arange(-3.0, 3.01, 0.25), 2))  # logits tried by :func:`shift_gains`
@@ -243,7 +269,7 @@ def with_shift(model: ConfidenceModel, feature: str, logits: float) -> Confidenc
     return ConfidenceModel(list(model.features), model.mean, model.scale, coef,
                            model.intercept + logits * float(model.mean[k]), model.iso_x, model.iso_y,
                            {**model.about, "shifted": {**model.about.get("shifted", {}), feature: logits}},
-                           dict(model.caps), dict(model.splines))
+                           dict(model.caps), dict(model.splines), dict(model.strata))
 
 
 def shift_gains(model: ConfidenceModel, samples: Samples, feature: str, shifts=SHIFTS) -> dict[float, dict[str, float]]:

@@ -12,7 +12,10 @@ The regression is additive but not linear in the continuous signals it names (:a
 such signal enters as a cubic B-spline basis over knots at its fitted quantiles (:func:`spline_basis`), held constant
 beyond the outer knots, so a signal's effect may bend and saturate (a slope's: of the columns whose truth moves under
 0.005 of the track a column 1 % are more than 0.05 off, at 0.07-0.12 half of them; a line linear in the slope's
-logarithm could not follow both) and never runs off past what the fit saw. The knots are data in the same file.
+logarithm could not follow both) and never runs off past what the fit saw. The knots are data in the same file. A 0/1 feature may instead be a stratum
+(:attr:`ConfidenceModel.strata`): no weight in the regression, the values it raises reading the score through an
+isotonic map of their own (another style's ink under the path: surer than the rest at a weak score, less sure at a
+strong one, which no weight can say).
 
 The model is fitted on one network's maps (the bundled model's; the file names its digest): another network's
 evidence is not on the same scale, and its confidences are the same formula's, not a measured probability. A model
@@ -32,6 +35,8 @@ import numpy as np
 
 FORMAT = "welltrace-confidence/1"  # a regression linear in every feature
 FORMAT_SPLINES = "welltrace-confidence/2"  # ... or additive, some features through a spline basis (the knots kept)
+FORMAT_STRATA = "welltrace-confidence/3"  # ... and some 0/1 features reading the score through their own isotonic map
+# (an earlier reader, which would read every value through the one map, refuses the file)
 SPLINE_DEGREE = 3  # cubic: its effect and its first two derivatives continuous at the knots
 BUNDLED_CONFIDENCE = Path(__file__).resolve().parents[3] / "resources" / "models" / "confidence.json"
 # a model's own calibrator lies beside its file: ``stage.safetensors`` -> ``stage.confidence.json``
@@ -52,6 +57,11 @@ DECISION_FLAGS = ("backup_level", "ink_level", "identity", "released_ruling", "l
 # either side, lies still on the border: the border's ink there reads as a pen's (the held-out families at the
 # evaluation's seed: 212 such samples, 66 % right, 97 % of them written confident; docs/accuracy.md, issue #60)
 STILL_SHARE = 0.01
+# another line style's evidence at a trace's row at or over this reads as that style's ink under the path
+# (``signals.ink_at_path``; the feature ``other_style_seen``): chosen on the fit's logs (seed 515151, logs 0-19), of
+# 0.003, 0.01, 0.03 and 0.1 the one whose stratum's own map lowers confidently wrong most on all four synthetic fit
+# families (docs/accuracy.md, #60's eighteenth round, helper B)
+OTHER_STYLE_SEEN = 0.01
 
 
 def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> tuple[np.ndarray, list[str]]:
@@ -96,6 +106,7 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "wrap_open": one * bool(wrap) * s["level_pinned"] * s["level_open"],
         "log_identity_margin": np.log1p(s["identity_margin"]),
         "still_on_border": ((s["edge"] < STILL_SHARE) & (s["wiggle"] < STILL_SHARE)).astype(np.float64),
+        "other_style_seen": (s["other_style"] >= OTHER_STYLE_SEEN).astype(np.float64),
     }
     for name in PASS_FLAGS:
         cols[name] = s[name]
@@ -146,6 +157,10 @@ class ConfidenceModel:
     about: dict = field(default_factory=dict)  # what it was fitted on and measured with
     caps: dict[str, float] = field(default_factory=dict)  # per decision flag: the share right of the values it flags
     splines: dict[str, np.ndarray] = field(default_factory=dict)  # per feature read through a basis: its knot vector
+    # per 0/1 feature: the isotonic map (scores, shares right) the score of a value it raises is read through, in place
+    # of ``iso_x``/``iso_y``: the share right at a score is not the same with it and without (a weight added to the
+    # score cannot say that where the difference changes sign along the score: ``signals.py``'s ``other_style``)
+    strata: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
     @property
     def terms(self) -> list[str]:
@@ -161,8 +176,13 @@ class ConfidenceModel:
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """The probability a column is right, per row of a design (``design``): the isotonic map of the regression's
-        score, no higher than a decision flag's share right where one is raised (:data:`DECISION_FLAGS`)."""
-        p = np.clip(np.interp(self.score(x), self.iso_x, self.iso_y), 0.0, 1.0)
+        score (a stratum's own map where its feature is raised: :attr:`strata`), no higher than a decision flag's share
+        right where one is raised (:data:`DECISION_FLAGS`)."""
+        score = self.score(x)
+        p = np.interp(score, self.iso_x, self.iso_y)
+        for name, (sx, sy) in self.strata.items():
+            p = np.where(x[:, self.features.index(name)] > 0.5, np.interp(score, sx, sy), p)
+        p = np.clip(p, 0.0, 1.0)
         for name, cap in self.caps.items():
             p = np.where(x[:, self.features.index(name)] > 0.5, np.minimum(p, cap), p)
         return p
@@ -175,17 +195,21 @@ class ConfidenceModel:
         return self.probability(x).astype(np.float32)
 
     def as_dict(self) -> dict:
-        out = {"format": FORMAT_SPLINES if self.splines else FORMAT, "features": self.features}
+        fmt = FORMAT_STRATA if self.strata else FORMAT_SPLINES if self.splines else FORMAT
+        out = {"format": fmt, "features": self.features}
         if self.splines:
             out.update(spline_degree=SPLINE_DEGREE, splines={k: v.tolist() for k, v in self.splines.items()})
+        if self.strata:
+            out["strata"] = {k: {"isotonic_x": x.tolist(), "isotonic_y": y.tolist()} for k, (x, y) in self.strata.items()}
         return {**out, "mean": self.mean.tolist(), "scale": self.scale.tolist(), "coef": self.coef.tolist(),
                 "intercept": float(self.intercept), "isotonic_x": self.iso_x.tolist(), "isotonic_y": self.iso_y.tolist(),
                 "decision_caps": self.caps, "about": self.about}
 
     @classmethod
     def from_dict(cls, d: dict) -> "ConfidenceModel":
-        if d.get("format") not in (FORMAT, FORMAT_SPLINES):
-            raise ValueError(f"not a confidence model ({FORMAT}, {FORMAT_SPLINES}): format {d.get('format')!r}")
+        if d.get("format") not in (FORMAT, FORMAT_SPLINES, FORMAT_STRATA):
+            raise ValueError(f"not a confidence model ({FORMAT}, {FORMAT_SPLINES}, {FORMAT_STRATA}): format "
+                             f"{d.get('format')!r}")
         splines = {str(k): np.asarray(v, np.float64) for k, v in d.get("splines", {}).items()}
         if splines and d.get("spline_degree", SPLINE_DEGREE) != SPLINE_DEGREE:
             raise ValueError(f"a confidence model's splines are of degree {SPLINE_DEGREE}, not {d['spline_degree']}")
@@ -203,8 +227,12 @@ class ConfidenceModel:
         caps = {str(k): float(v) for k, v in d.get("decision_caps", {}).items()}
         if any(k not in d["features"] or not 0.0 <= v <= 1.0 for k, v in caps.items()):
             raise ValueError("a confidence model's decision caps name its features, each a share in [0, 1]")
+        strata = {str(k): (np.asarray(v["isotonic_x"], np.float64), np.asarray(v["isotonic_y"], np.float64))
+                  for k, v in d.get("strata", {}).items()}
+        if any(k not in d["features"] or x.size != y.size or x.size < 2 for k, (x, y) in strata.items()):
+            raise ValueError("a confidence model's strata name its features, each an isotonic map of two knots or more")
         return cls(list(d["features"]), arr["mean"], arr["scale"], arr["coef"], float(d["intercept"]),
-                   arr["isotonic_x"], arr["isotonic_y"], dict(d.get("about", {})), caps, splines)
+                   arr["isotonic_x"], arr["isotonic_y"], dict(d.get("about", {})), caps, splines, strata)
 
     def save(self, path: str | Path) -> None:
         from core.common.atomic import atomic_write_bytes

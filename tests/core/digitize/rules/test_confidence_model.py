@@ -9,15 +9,19 @@ import pytest
 from core.digitize.rules.confidence_model import (
     BUNDLED_CONFIDENCE,
     DECISION_FLAGS,
+    FORMAT_SPLINES,
+    FORMAT_STRATA,
+    OTHER_STYLE_SEEN,
     PASS_FLAGS,
     ConfidenceModel,
     bundled_confidence,
     design,
 )
 from core.digitize.rules.curve import level_anchors
-from core.digitize.rules.signals import rival_strength, stroke_width, trace_signals
+from core.digitize.rules.signals import ink_at_path, rival_strength, stroke_width, trace_signals
 from core.digitize.trace.params import Trace
 from core.evaluation.confidence_fit import (
+    MIN_STRATUM,
     Samples,
     chosen_shift,
     fit,
@@ -36,7 +40,8 @@ def _signals(n: int, rng) -> dict[str, np.ndarray]:
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke",
              "released_ruling", "line_detour")
-    return {k: rng.random(n).astype(np.float32) for k in names}
+    # no other style's ink under the path: the values read the map of all (``STRATA_FEATURES``)
+    return {**{k: rng.random(n).astype(np.float32) for k in names}, "other_style": np.zeros(n, np.float32)}
 
 
 def _samples(rng, n=6000) -> Samples:
@@ -372,3 +377,77 @@ def test_the_confidence_says_what_it_is_and_warns_when_the_network_is_not_the_on
     assert "not a probability measured for it" in basis and "0123456789abcdef" in warning and fitted in warning
     basis, warning = confidence_basis(None, fitted)
     assert "not a calibrated probability" in basis and warning is None
+
+
+def test_a_pen_on_another_styles_stroke_reads_that_styles_ink_under_its_path():
+    """``other_style``: the other line styles' evidence at the row the trace rounds to, within its track's rows; 0
+    where the trace is NULL, off its track, or where no other style's ink lies under it."""
+    rows, cols = 200, 60
+    dashed, dotted = np.zeros((rows, cols), np.float32), np.zeros((rows, cols), np.float32)
+    dashed[99:102, 10:20] = 0.8  # a dashed neighbour's stroke under the path over columns 10-19
+    dotted[100, 30:35] = 0.3  # a dotted one's over 30-34
+    dotted[140:150] = 0.9  # ... and its stroke elsewhere, not under the path
+    pos = np.full(cols, 100.2)
+    pos[12] = np.nan  # NULL
+    pos[50:] = 170.0  # off the track's rows (40-160)
+    dashed[170, 50:] = 0.9
+    other = ink_at_path([dashed, dotted], pos, 40, 160)
+    want = np.zeros(cols, np.float32)
+    want[10:20], want[12], want[30:35] = 0.8, 0.0, 0.3
+    np.testing.assert_array_equal(other, want)
+    np.testing.assert_array_equal(ink_at_path([], pos, 40, 160), np.zeros(cols, np.float32))
+    spec = CurveSpec("NPHI", "v/v", "", 3, (40.0, 160.0), (0.45, -0.15))
+    tr = Trace("NPHI", pos, np.zeros(cols, np.int64), np.ones(cols, np.float32), np.isfinite(pos))
+    s = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24, 3.0, other)
+    np.testing.assert_array_equal(s["other_style"], want)
+    x, names = design(s, 3, False, False)
+    assert np.array_equal(x[:, names.index("other_style_seen")], (want >= OTHER_STYLE_SEEN).astype(float))
+    alone = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24, 3.0)
+    assert not alone["other_style"].any()  # no other style in the track: none under the path
+
+
+def _strata_samples(rng, n=30000):
+    """Cases right with probability sigmoid(6·strength − 3) where no other style's ink lies under the path; where it
+    does (a third of them), a flatter curve, sigmoid(3·strength − 1): surer than the rest at a weak score, less sure
+    at a strong one. A weight cannot say both; a map of its own can."""
+    s = _signals(n, rng)
+    s.update({k: np.zeros(n, np.float32) for k in PASS_FLAGS})
+    s["other_style"] = np.where(np.arange(n) % 3 == 0, 0.5, 0.0).astype(np.float32)
+    s["rival"] = np.zeros(n, np.float32)
+    x, names = design(s, 1, False, False)
+    seen = s["other_style"] > 0
+    z = np.where(seen, 3 * s["strength"] - 1, 6 * s["strength"] - 3)
+    return Samples(x, rng.random(n) < 1 / (1 + np.exp(-z)), np.repeat(np.array(["a", "b", "c"]), n // 3), names), seen
+
+
+def test_another_styles_ink_under_the_path_reads_the_score_through_its_own_map(tmp_path):
+    """``STRATA_FEATURES``: the flag has no weight in the regression; the values it raises read the score through an
+    isotonic map fitted on them alone, the rest through the map of all (as before); the file says so in its format
+    (an earlier reader refuses it), and a caps-only or shifted model keeps the map."""
+    samples, seen = _strata_samples(np.random.default_rng(21))
+    m = fit(samples)
+    k = m.features.index("other_style_seen")
+    assert m.coef[m.terms.index("other_style_seen")] == 0.0 and set(m.strata) == {"other_style_seen"}
+    assert m.about["strata_raised"] == {"other_style_seen": int(seen.sum())}
+    strong = samples.x[:, samples.features.index("strength")] > 0.9
+    p = m.probability(samples.x)
+    weak = samples.x[:, samples.features.index("strength")] < 0.3
+    assert p[seen & strong].mean() < p[~seen & strong].mean() - 0.03  # less sure where the other ink lies under it
+    assert p[seen & weak].mean() > p[~seen & weak].mean() + 0.03  # ... and surer at a weak score
+    for sel in (seen & strong, seen & weak):  # ... as sure as it is right
+        assert abs(p[sel].mean() - samples.right[sel].mean()) < 0.03
+    without = samples.x.copy()
+    without[:, k] = 0.0
+    plain = m.probability(without)  # read through the map of all: what the regression alone says
+    np.testing.assert_allclose(plain[~seen], p[~seen])
+    m.save(tmp_path / "c.json")
+    d = json.loads((tmp_path / "c.json").read_text())
+    assert d["format"] == FORMAT_STRATA
+    assert np.array_equal(ConfidenceModel.load(tmp_path / "c.json").probability(samples.x), p)
+    with pytest.raises(ValueError, match="strata name its features"):
+        ConfidenceModel.from_dict({**d, "strata": {"nothing": d["strata"]["other_style_seen"]}})
+    assert with_caps(m, samples).strata.keys() == {"other_style_seen"}
+    assert with_shift(m, "dotted", 0.5).strata.keys() == {"other_style_seen"}
+    few = Samples(samples.x.copy(), samples.right, samples.group, samples.features)
+    few.x[MIN_STRATUM - 1:, k] = 0.0  # raised on too few values for a map of their own: the map of all
+    assert fit(few).strata == {} and fit(few).as_dict()["format"] == FORMAT_SPLINES
