@@ -19,6 +19,7 @@ from core.io.calibration import Calibration
 from core.io.scan import load_mask
 from core.model.bundled import BUNDLED_MODEL
 from core.synth import write_set
+from tests.model_copies import nudged_bundled_model
 
 
 @pytest.fixture
@@ -158,18 +159,11 @@ def test_run_fit_confidence_fits_the_current_model_s_calibrator_off_the_ui_threa
     import functools
     import sys
 
-    import torch
-
     from app.window.models import calibration_state
     from core.digitize.rules.confidence_model import sidecar_path
     from core.evaluation import network_calibrator
-    from core.model.model_io import load_model, save_model
 
-    net, info = load_model(BUNDLED_MODEL)
-    with torch.no_grad():
-        next(net.parameters()).mul_(1.001)
-    mine = tmp_path / "mine.safetensors"
-    save_model(mine, net, info["precision"])
+    mine = nudged_bundled_model(tmp_path / "mine.safetensors")
     shell = QuietShell()
     models = ModelController(shell)
     assert models.load(BUNDLED_MODEL) and calibration_state(models.model) == "bundled"
@@ -210,13 +204,11 @@ def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resume
     import sys
     import threading
 
-    import torch
-
     from app.window.models import offer_box
     from core.common.events import FitLogEvent
     from core.digitize.rules.confidence_model import sidecar_path
     from core.evaluation import network_calibrator as nc
-    from core.model.model_io import load_model, model_digest, save_model
+    from core.model.model_io import model_digest
 
     monkeypatch.setattr(nc, "user_fit_cache", lambda: tmp_path / "cache")
     real, first_read, go_on = nc.fit_network_calibrator, threading.Event(), threading.Event()
@@ -229,11 +221,7 @@ def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resume
                 assert go_on.wait(60)
 
     monkeypatch.setattr(nc, "fit_network_calibrator", small)
-    net, info = load_model(BUNDLED_MODEL)
-    with torch.no_grad():
-        next(net.parameters()).mul_(1.001)
-    mine = tmp_path / "mine.safetensors"
-    save_model(mine, net, info["precision"])
+    mine = nudged_bundled_model(tmp_path / "mine.safetensors")
     shell = QuietShell()
     models = ModelController(shell)
     assert models.load(BUNDLED_MODEL)

@@ -20,6 +20,7 @@ from core.digitize.rules.confidence_model import ConfidenceModel, calibrator_bes
 from core.evaluation import network_calibrator as nc
 from core.model.model_io import load_model, model_digest
 from core.synth import write_set
+from tests.model_copies import nudged_bundled_model
 
 FAMILIES, SIZE = ("random", "dense"), (640, 256)
 
@@ -153,17 +154,11 @@ def test_adapt_fits_the_adapted_model_s_calibrator_and_says_where_in_its_json(tm
                                                                               capsys):
     """The command's end, after an adaptation (its loop is tests/core/test_adapt.py's: here one that writes a model
     of its own at once)."""
-    import torch
-
     from core.engine import adapt as adapt_engine
     from core.model.bundled import BUNDLED_MODEL
-    from core.model.model_io import save_model
 
     def adapted(cfg):
-        net, info = load_model(BUNDLED_MODEL)
-        with torch.no_grad():
-            next(net.parameters()).mul_(1.001)
-        save_model(cfg.out, net, info["precision"])
+        nudged_bundled_model(cfg.out)
         yield adapt_engine.AdaptReport({"curve_r": 0.9}, {"curve_r": 0.95}, ["a"], ["b"], 1, 1.0, cfg.out, 1)
 
     monkeypatch.setattr(adapt_engine, "adapt", adapted)

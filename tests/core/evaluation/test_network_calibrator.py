@@ -25,6 +25,7 @@ from core.digitize.rules.confidence_model import (
 )
 from core.digitize.trace.params import model_params
 from core.model.bundled import BUNDLED_MODEL
+from tests.model_copies import nudged_bundled_model
 
 DIGEST = "0123456789abcdef"
 
@@ -88,17 +89,9 @@ def test_another_network_without_its_own_calibrator_is_told_how_to_fit_one():
 
 @pytest.fixture(scope="module")
 def mine(tmp_path_factory):
-    """A model file of its own (the bundled network's weights nudged: another digest) and its network loaded."""
-    import torch
-
-    from core.model.model_io import load_model, save_model
-
+    """A model file of its own (the bundled network's weights nudged: another digest)."""
     folder = tmp_path_factory.mktemp("mine")
-    net, info = load_model(BUNDLED_MODEL)
-    with torch.no_grad():
-        next(net.parameters()).mul_(1.001)
-    save_model(folder / "mine.safetensors", net, info["precision"])
-    return folder / "mine.safetensors"
+    return nudged_bundled_model(folder / "mine.safetensors")
 
 
 def test_a_read_by_a_model_uses_its_own_calibrator_warns_when_it_is_stale_and_the_las_keeps_the_basis(mine, tmp_path):
