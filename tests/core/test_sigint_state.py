@@ -26,8 +26,11 @@ def test_a_thread_that_blocks_sigint_is_seen_and_the_main_thread_is_not_taken_fo
     t.join()
     assert seen["blocked"] is True
     here = sigint_state()
-    assert here["blocked"] is False and here["caught"] is True  # Python's handler raises KeyboardInterrupt
-    assert sigint_deliverable()
+    assert here["blocked"] is False
+    if here["ignored"]:  # this run was started ignoring SIGINT (a shell's background job): Python installed no handler
+        assert here["caught"] is False and not sigint_deliverable()
+    else:
+        assert here["caught"] is True and sigint_deliverable()  # Python's handler raises KeyboardInterrupt
 
 
 def test_a_process_that_ignores_sigint_is_seen_unable_to_take_one():
