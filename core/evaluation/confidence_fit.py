@@ -118,11 +118,11 @@ def result_samples(lg: CaseLog, res, group: str) -> Samples:
     return Samples(np.concatenate(xs), np.concatenate(ys), np.full(n, group), names)
 
 
-def log_samples(model, sets: Iterable[tuple[str, str, Iterable[CaseLog]]], params=None, cache=None
+def log_samples(model, sets: Iterable[tuple[str, str, Iterable[CaseLog]]], params=None, cache=None, device="cpu"
                 ) -> Iterator[tuple[str, CaseLog, Samples, bool, float]]:
-    """Per log of ``sets`` ((group, evidence-cache set name, logs) each), digitised with ``model`` (from ``cache``'s
-    maps where it has them: ``core/evaluation/evidence_cache.py``): its group, the log, its samples, whether its maps
-    came from the cache and the seconds it took."""
+    """Per log of ``sets`` ((group, evidence-cache set name, logs) each), digitised with ``model`` on ``device`` (from
+    ``cache``'s maps where it has them: ``core/evaluation/evidence_cache.py``): its group, the log, its samples,
+    whether its maps came from the cache and the seconds it took."""
     import torch
 
     from core.evaluation.styles import _digitize
@@ -136,7 +136,7 @@ def log_samples(model, sets: Iterable[tuple[str, str, Iterable[CaseLog]]], param
                 break
             cached = cache is not None and model is not None and cache.path(set_name, lg.name).is_file()
             with torch.no_grad():
-                res = _digitize(lg, model, True, params, cache, set_name)
+                res = _digitize(lg, model, True, params, cache, set_name, device)
             yield group, lg, result_samples(lg, res, group), cached, time.perf_counter() - t0
 
 

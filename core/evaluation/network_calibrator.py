@@ -190,24 +190,30 @@ class CalibratorFit:
 
 def fit_network_calibrator(model_path: str | Path, out: str | Path | None = None,
                            cache_folder: str | Path | None = None, count: int = FIT_COUNT, families=FIT_FAMILIES,
-                           size=FIT_SIZE, user_cache: bool = True) -> Iterator[FitLogEvent | CalibratorFit]:
+                           size=FIT_SIZE, user_cache: bool = True, device: str = "cpu"
+                           ) -> Iterator[FitLogEvent | CalibratorFit]:
     """Fit the calibrated confidence for the network of ``model_path`` (``welltrace fit-confidence``, ``train``,
     ``adapt``; the app): ``count`` logs of each of ``families`` at :data:`FIT_SEED` read with it, the calibrator fitted
     on their written samples (:func:`fit`) and written to :func:`fit_output` (beside the model: reads by it then use
     it, ``confidence_model.calibrator_beside``). The maps are kept in ``cache_folder`` (and left there), else where
     ``user_cache`` in the user's cache folder until the fit completes (module docstring); kept maps are traced again.
-    Yields a :class:`~core.common.events.FitLogEvent` per log read, then a :class:`CalibratorFit`. Refuses before any
-    work where scikit-learn is missing (:func:`require_scikit_learn`) or the file cannot be written; writes nothing
-    until the fit is done (stopping the iteration early writes nothing)."""
+    ``device`` (auto, cpu, cuda): where the network reads the logs (a GPU's minutes are a CPU's seconds; the maps are
+    the ones the model's reads on that device see). Yields a :class:`~core.common.events.FitLogEvent` per log read,
+    then a :class:`CalibratorFit`. Refuses before any work where scikit-learn is missing (:func:`require_scikit_learn`),
+    the device is not there or the file cannot be written; writes nothing until the fit is done (stopping the
+    iteration early writes nothing)."""
     from core.digitize.rules.confidence_model import sidecar_path
     from core.digitize.trace.params import TraceParams
+    from core.engine.config import pick_device
     from core.evaluation.evidence_cache import EvidenceCache
     from core.model.model_io import load_model
 
     require_scikit_learn()
     if count < 1:
         raise InputError(None, f"the fit reads at least one log a family, not {count}")
+    where = pick_device(device)  # a device not there is refused before the model is read
     model, _ = load_model(model_path)  # a file that is no model is named first
+    model.to(where)
     path = fit_output(model_path, out)
     own = None
     if cache_folder:
@@ -222,7 +228,7 @@ def fit_network_calibrator(model_path: str | Path, out: str | Path | None = None
         cache = None
     sets = family_sets(families, count, FIT_SEED, size)
     total, done, cached_logs, read_s, parts = len(families) * count, 0, 0, 0.0, []
-    for group, lg, s, cached, dt in log_samples(model, sets, TraceParams(calibrated=False), cache):
+    for group, lg, s, cached, dt in log_samples(model, sets, TraceParams(calibrated=False), cache, str(where)):
         done, cached_logs, read_s = done + 1, cached_logs + int(cached), read_s + dt
         if s.right.size:
             parts.append(s)

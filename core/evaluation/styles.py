@@ -194,9 +194,10 @@ def family_set_name(family: str, width: int, height: int, seed: int, las_dir: st
     return f"{family}-{width}x{height}-s{seed}" + (f"-las-{Path(las_dir).name}" if las_dir else "")
 
 
-def _digitize(lg, model, grid: bool, params, cache, set_name: str):
-    """One case digitised, from the evidence cache's maps where there is one (``evidence_cache.py``)."""
-    kwargs = dict(model=model, grid=grid, source=lg.name, rgb=lg.rgb, params=params)
+def _digitize(lg, model, grid: bool, params, cache, set_name: str, device="cpu"):
+    """One case digitised, from the evidence cache's maps where there is one (``evidence_cache.py``); ``device``: the
+    one ``model`` is on, where its maps are read."""
+    kwargs = dict(model=model, grid=grid, source=lg.name, rgb=lg.rgb, params=params, device=device)
     if cache is not None and model is not None:
         return cache.digitize(set_name, lg.name, lg.image, lg.calibration, **kwargs)
     return digitize(lg.image, lg.calibration, **kwargs)

@@ -35,15 +35,21 @@ def tiny_set(tmp_path_factory):
 @pytest.fixture
 def user_cache(tmp_path, monkeypatch):
     """The user's cache folder of the fit's maps, this test's own (not all of ``$WELLTRACE_CACHE``: the inference
-    memory fit kept there is measured once, not per test), and a small fit: two logs, whatever the caller asks."""
+    memory fit kept there is measured once, not per test), and a small fit: two logs, whatever the caller asks, on the
+    device the caller names (kept in ``devices_asked``)."""
     monkeypatch.setattr(nc, "user_fit_cache", lambda: tmp_path / "cache" / "confidence-fit")
     real = nc.fit_network_calibrator
+    devices_asked.clear()
 
-    def small(model_path, out=None, cache_folder=None, count=None, **_how):
-        return real(model_path, out, cache_folder, 1, families=FAMILIES, size=SIZE)
+    def small(model_path, out=None, cache_folder=None, count=None, device="cpu", **_how):
+        devices_asked.append(device)
+        return real(model_path, out, cache_folder, 1, families=FAMILIES, size=SIZE, device=device)
 
     monkeypatch.setattr(nc, "fit_network_calibrator", small)
     return tmp_path / "cache" / "confidence-fit"
+
+
+devices_asked: list[str] = []
 
 
 def _train(tiny_set, out, *more) -> int:
@@ -54,10 +60,11 @@ def _train(tiny_set, out, *more) -> int:
 def test_train_fits_the_new_model_s_calibrator_beside_it_and_its_reads_use_it(tiny_set, tmp_path, user_cache,
                                                                                 capsys):
     out = tmp_path / "m.safetensors"
-    assert _train(tiny_set, out) == 0
+    assert _train(tiny_set, out, "--device", "cpu") == 0
     printed = capsys.readouterr().out
     assert "finished after 1 steps" in printed
     assert "fitting the confidence (CONF) for m.safetensors" in printed and "minute" in printed
+    assert devices_asked == ["cpu"]  # the fit reads on the run's device
     assert "confidence: dense read" in printed and f"wrote {sidecar_path(out)}" in printed
     fitted = ConfidenceModel.load(sidecar_path(out))
     assert fitted.about["network_sha256_16"] == model_digest(out) and fitted.about["logs_per_family"] == 1

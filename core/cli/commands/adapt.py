@@ -71,7 +71,7 @@ def run(args) -> int:
             fh.close()
     b, a = report.before, report.after or {}
     if args.json:
-        rc, fitted = fit_after_run(report.out, out=sys.stderr) if fit else (0, None)  # stdout holds the JSON alone
+        rc, fitted = fit_after_run(report.out, out=sys.stderr, device=args.device) if fit else (0, None)  # stdout holds the JSON alone
         print(json.dumps({"before": b, "after": report.after, "adapted_on": report.train_names,
                           "held_out": report.held_out_names, "steps": report.steps, "best_step": report.best_step,
                           "seconds": round(report.seconds, 1), "model": report.out,
@@ -84,4 +84,4 @@ def run(args) -> int:
         print(f"{name:<10}{_fmt(m.get('mask_f1')):>9}{_fmt(m.get('curve_r')):>9}{_fmt(m.get('curve_rmse_pct')):>9}")
     print(f"model {report.out} (the best on the held-out scans: step {report.best_step})" if report.best_step else
           f"model {report.out}: no adapted step beat the base model on the held-out scans; its weights were kept")
-    return fit_after_run(report.out)[0] if fit else 0
+    return fit_after_run(report.out, device=args.device)[0] if fit else 0

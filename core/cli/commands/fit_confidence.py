@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..options import whole_number
+from ..options import add_device, whole_number
 
 NAME = "fit-confidence"
 
@@ -28,6 +28,7 @@ def register(sub) -> None:
                    help="logs of each family (default 20: the shipped calibrator's; fewer fit a rougher one)")
     f.add_argument("--out", help="write the calibrator here instead of beside the model (reads do not find it there)")
     f.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_device(f, help="where the network reads the fit's logs (auto: a CUDA GPU when there is one)")
     f.set_defaults(func=run)
 
 
@@ -37,7 +38,7 @@ def run(args) -> int:
 
     count = FIT_COUNT if args.count is None else args.count
     done = None
-    for ev in fit_network_calibrator(args.model, args.out, args.cache, count):
+    for ev in fit_network_calibrator(args.model, args.out, args.cache, count, device=args.device):
         if isinstance(ev, CalibratorFit):
             done = ev
         elif not args.json:
@@ -81,26 +82,34 @@ def fit_planned(wanted: bool, out: str | Path) -> bool:
     return True
 
 
-def fit_after_run(model: str | Path, out=None) -> tuple[int, object | None]:
+def fit_after_run(model: str | Path, out=None, device: str = "cpu") -> tuple[int, object | None]:
     """Fit the calibrator of the model a run just wrote, beside it (the default of ``train`` and ``adapt``): a line to
     say what it does and how long it takes, a progress bar on a terminal and a line per family, then what it wrote.
     Ctrl-C keeps the model and writes no calibrator (the maps read so far stay in the user's cache: a later
     ``welltrace fit-confidence --model M`` resumes). Returns the exit status (130 after Ctrl-C; a fit that fails is a
-    warning: the run's model stands) and the :class:`~core.evaluation.network_calibrator.CalibratorFit`."""
+    warning: the run's model stands) and the :class:`~core.evaluation.network_calibrator.CalibratorFit`. ``device``:
+    the run's (``--device``), where the network reads the fit's logs."""
     from core.common.errors import InputError
     from core.common.progress import progress_bar
+    from core.engine.config import pick_device
     from core.evaluation import network_calibrator as nc
 
     model, out = Path(model), out or sys.stdout
     seconds, kept = nc.fit_estimate_s(model)
     resumed = f"; {kept} logs read by an earlier fit, cut short: it resumes there" if kept else ""
+    try:
+        on_gpu = pick_device(device).type == "cuda"
+    except InputError:
+        on_gpu = False  # the run's own device check named it already; the fit then refuses with it below
+    # the estimate is the CPU's, measured (``network_calibrator.READ_S``); a GPU's was never measured, so none is said
+    took = "on the GPU" if on_gpu else nc.about_minutes(seconds)
     print(f"fitting the confidence (CONF) for {model.name}: the fit's synthetic logs read with it, "
-          f"{nc.about_minutes(seconds)}{resumed} (Ctrl-C stops it and keeps the model; --no-fit-confidence: no fit "
+          f"{took}{resumed} (Ctrl-C stops it and keeps the model; --no-fit-confidence: no fit "
           "after a run)", file=out, flush=True)
     done, family, family_s, read = None, None, 0.0, 0
     try:
         with progress_bar(0, "confidence", unit="log") as bar:
-            for ev in nc.fit_network_calibrator(model):
+            for ev in nc.fit_network_calibrator(model, device=device):
                 if isinstance(ev, nc.CalibratorFit):
                     done = ev
                     continue

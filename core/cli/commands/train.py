@@ -131,7 +131,7 @@ def run(args) -> int:
     finally:
         world.close()
     if status == "finished" and fit and out.is_file():
-        return fit_after_run(out)[0]
+        return fit_after_run(out, device=args.device)[0]
     if status == "stopped" and fit and out.is_file():
         print(f"note: the run was stopped, so its model's confidence was not fitted: welltrace fit-confidence "
               f"--model {out}", file=sys.stderr)

@@ -145,6 +145,16 @@ def test_fit_confidence_never_writes_the_model_nor_the_bundled_model_s_calibrato
     assert "cannot be written" in capsys.readouterr().err
 
 
+def test_fit_confidence_on_a_device_that_is_not_there_is_refused_before_any_work(mine, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here: the refusal is for a machine without one")
+    assert main(["fit-confidence", "--model", str(mine), "--device", "cuda"]) == 2
+    err = capsys.readouterr().err
+    assert "no CUDA device" in err and "Traceback" not in err and not sidecar_path(mine).exists()
+
+
 def test_a_small_fit_end_to_end_writes_the_calibrator_beside_the_model_and_its_reads_use_it(
         mine, tmp_path, monkeypatch, capsys):
     """Two small logs (the fit's families at the fit's seed, but one log each of two families, drawn small), fitted
@@ -157,7 +167,8 @@ def test_a_small_fit_end_to_end_writes_the_calibrator_beside_the_model_and_its_r
     shutil.copyfile(mine, model)
     small = functools.partial(network_calibrator.fit_network_calibrator, families=("random", "dense"), size=(800, 320))
     monkeypatch.setattr(network_calibrator, "fit_network_calibrator", small)
-    assert main(["fit-confidence", "--model", str(model), "--count", "1", "--cache", str(tmp_path / "maps")]) == 0
+    assert main(["fit-confidence", "--model", str(model), "--count", "1", "--cache", str(tmp_path / "maps"),
+                 "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "1/2 random_00" in out and "2/2 dense_00" in out and f"wrote {sidecar_path(model)}" in out
     fitted = ConfidenceModel.load(sidecar_path(model))
