@@ -53,6 +53,7 @@ class ModelOffer:
     fit_s: float | None = None
     fit_kept: int = 0  # logs whose maps an earlier fit of this model kept (re-traced, not read again)
     fit_blocked: str | None = None
+    fit_done: bool = False  # blocked because its calibrator is there already (the tick box says "done")
     fit_planned: bool = False
 
     def plan_fit(self) -> None:
@@ -70,7 +71,7 @@ class ModelOffer:
         try:
             own, _stale = calibrator_beside(SimpleNamespace(file_path=self.path, file_digest=model_digest(self.path)))
             if own is not None:
-                self.fit_blocked = "its confidence (CONF) is fitted for it already"
+                self.fit_done, self.fit_blocked = True, "its confidence (CONF) is fitted for it already"
             elif scikit_learn_missing():
                 self.fit_blocked = f"its confidence (CONF) cannot be fitted here: scikit-learn is not installed ({FIT_EXTRA})"
             else:
@@ -82,8 +83,7 @@ class ModelOffer:
     def fit_text(self) -> str:
         """The tick box's words (short: a tick box does not wrap): the fit and how long it takes here."""
         if self.fit_blocked:
-            return "Fit its confidence (CONF): " + ("done" if self.fit_blocked.endswith("already") else
-                                                    "not possible here")
+            return "Fit its confidence (CONF): " + ("done" if self.fit_done else "not possible here")
         from core.evaluation.network_calibrator import about_minutes
 
         return f"Fit its confidence (CONF) when it is taken: {about_minutes(self.fit_s)}"
