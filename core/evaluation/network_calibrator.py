@@ -6,7 +6,7 @@ its own (``resources/models/confidence.json``). For another, :func:`fit_network_
 (``confidence_fit.fit``) and keeps it beside the model file, where its reads find it while it names the file's
 digest (``core/digitize/rules/confidence_model.py: calibrator_beside``). ``welltrace train`` and ``adapt`` fit it
 for the model they write, and the app offers it with the new model (``core/cli/commands/fit_confidence.py:
-fit_after_training``; ``app/window/models.py``).
+fit_after_run``; ``app/window/model_offer.py``).
 
 The network's maps of the fit's logs are kept while the fit runs, in the user's cache folder unless a folder is named
 (:func:`user_fit_cache`), under the model file's digest (``evidence_cache.EvidenceCache``: another model never reads

@@ -12,7 +12,8 @@ from app.scan_view import ScanView
 from app.window.calibrating import CalibrationController
 from app.window.digitizing import DigitizingController
 from app.window.labelling import LabellingController
-from app.window.models import ModelController, ModelOffer
+from app.window.model_offer import ModelOffer
+from app.window.models import ModelController
 from app.window.scans import ScanController
 from app.window.shell import QuietShell
 from core.io.calibration import Calibration
@@ -204,7 +205,7 @@ def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resume
     import sys
     import threading
 
-    from app.window.models import offer_box
+    from app.window.model_offer import offer_box
     from core.common.events import FitLogEvent
     from core.digitize.rules.confidence_model import sidecar_path
     from core.evaluation import network_calibrator as nc

@@ -14,7 +14,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from app.window.calibrating import UNREADABLE_SUFFIX
-from app.window.models import ModelOffer, offer_box
+from app.window.model_offer import ModelOffer, offer_box
 from app.workers import Task
 from core.io.calibration import Calibration
 from core.synth import generate_log, write_log, write_set
