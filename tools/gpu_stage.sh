@@ -10,9 +10,9 @@
 #     checkpoint with `welltrace train synthetic --resume stage.ckpt --steps <its step> ...same flags...`, which
 #     trains no further, writes the model file and fits its calibrator beside it (train's default since the
 #     eighteenth round: no separate fit-confidence), then eval-styles and tests/core/digitize/rules/test_trust.py).
-#     The new model's calibrator is fitted first (`welltrace fit-confidence`: $OUT/stage.confidence.json, beside it;
-#     the 100 fit logs read with the network on the CPU: ~3 s a log on two cores, fewer seconds on the device
-#     machine's 16; not measured there)
+#     The new model's calibrator is fitted first (`welltrace fit-confidence --device $DEV`: $OUT/stage.confidence.json,
+#     beside it; the 100 fit logs read with the network on the run's device: ~3 s a log on two CPU cores, not
+#     measured on a GPU)
 #     so that it is scored with CONF calibrated on it, not the bundled network's fit (the train command's own fit is
 #     off, --no-fit-confidence: it would run inside the training's box and be cut there, and SCORE=1 fits once);
 #     it needs scikit-learn
@@ -48,7 +48,7 @@ if [ ! -f $OUT/stage.safetensors ]; then
 fi
 [ -n "$SCORE" ] || { log "finished: score $OUT/stage.safetensors on a CPU (see the header)"; exit 0; }
 log "the new model's calibrator (beside it: reads by it use it)"
-$WT fit-confidence --model $OUT/stage.safetensors 2>&1 | tail -3 | tee -a $OUT/log.txt
+$WT fit-confidence --model $OUT/stage.safetensors --device $DEV 2>&1 | tail -3 | tee -a $OUT/log.txt
 log "foreign prints"
 $WT eval-styles --model $OUT/stage.safetensors --foreign $DATA/foreign/plain $DATA/foreign/hard $DATA/foreign/colour \
     2>&1 | tee -a $OUT/log.txt
