@@ -22,7 +22,7 @@ from ..scan_loader import ScanBundle
 from ..workers import Task
 from .calibrating import CalibrationController
 from .labelling import LabellingController
-from .models import ModelController, with_the_fix
+from .models import ModelController, reading_device, with_the_fix
 from .scans import ScanController
 from .shell import Shell
 
@@ -69,7 +69,7 @@ def _digitize_all(scans, model, model_name, progress=None):
 
     written, skipped = [], []
     jobs = jobs_for(list(scans))
-    read = ReadOptions(model=model, model_name=model_name)
+    read = ReadOptions(model=model, model_name=model_name, device=reading_device(model))
     for i, job in enumerate(jobs):
         outcome = digitize_file(job, read)
         if outcome.failed:
@@ -201,7 +201,7 @@ class DigitizingController(QtCore.QObject):
 
         las = digitized_path_for(self.scans.path)
         job = ScanJob(self.scans.path, calib_path_for(self.scans.path), las, qc=qc_path_for(las))
-        task = Task(_run_digitize, job, ReadOptions(model=model, model_name=self.read_with),
+        task = Task(_run_digitize, job, ReadOptions(model=model, model_name=self.read_with, device=reading_device(model)),
                     Loaded(scan, self.calib, mask), owner=self)
         self.shell.start_task(task, self._digitized, busy, "digitising cancelled")
 

@@ -19,7 +19,7 @@ from core.labelling.mask_edit import MaskEditor
 from ..scan_loader import ScanBundle
 from ..workers import Task
 from .calibrating import CalibrationController
-from .models import ModelController
+from .models import ModelController, reading_device
 from .scans import ScanController
 from .shell import Shell
 
@@ -27,7 +27,7 @@ from .shell import Shell
 def _prefill_mask(image, axis, model, progress=None):
     from core.labelling.prefill import prefill_mask
 
-    return prefill_mask(image, axis, model, progress)
+    return prefill_mask(image, axis, model, progress, device=reading_device(model))
 
 
 class LabellingController(QtCore.QObject):

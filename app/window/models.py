@@ -25,6 +25,26 @@ def _read_summary(path) -> dict:
     return json.loads(read_model_metadata(path).get("summary", "{}"))
 
 
+def load_for_reading(path) -> tuple:
+    """A model file read (``load_model``: the model and its info) and put where the app's reads run: a CUDA GPU when
+    PyTorch sees one, as ``welltrace digitize``'s default (``--device auto``) does, else the CPU. Digitising, the
+    pre-filled mask and the calibrator's fit then read on that device (:func:`reading_device`)."""
+    from core.engine.config import pick_device
+    from core.model.model_io import load_model
+
+    model, info = load_model(path)
+    model.to(pick_device("auto"))
+    return model, info
+
+
+def reading_device(model) -> str:
+    """Where ``model`` (a loaded network; None: the classical tracer, which reads on the CPU) reads: the device its
+    weights are on, ``"cuda"`` or ``"cpu"``."""
+    if model is None:
+        return "cpu"
+    return next(model.parameters()).device.type
+
+
 def _fit_confidence(path: Path, progress=None):
     """Fit the current model's calibrator (``core/evaluation/network_calibrator.py: fit_network_calibrator``, as
     ``welltrace fit-confidence`` runs it), kept beside its file; each log read is a step of the progress bar (and
@@ -32,7 +52,7 @@ def _fit_confidence(path: Path, progress=None):
     from core.evaluation.network_calibrator import CalibratorFit, fit_network_calibrator
 
     done = None
-    for ev in fit_network_calibrator(path):
+    for ev in fit_network_calibrator(path, device="auto"):  # the logs read where the app's reads run
         if isinstance(ev, CalibratorFit):
             done = ev
         elif progress is not None:
@@ -103,10 +123,8 @@ class ModelController(QtCore.QObject):
 
     def load(self, path: Path) -> bool:
         """Make a model file the current model now (File › Load model…: the user chose it)."""
-        from core.model.model_io import load_model
-
         try:
-            model, _info = load_model(path)
+            model, _info = load_for_reading(path)
         except InputError as exc:
             self.shell.show_error(exc.one_line())
             return False
@@ -168,10 +186,9 @@ class ModelController(QtCore.QObject):
             self.shell.show_status(f"kept {self.name or 'no model'}; the new model is at {offer.path}", 10000)
             return
         self.wait()
-        # read and built off the UI thread: 15–45 ms on two cores, while a run's last events are still drawn
-        from core.model.model_io import load_model
-
-        self.task = Task(load_model, offer.path, owner=self, progress=False)
+        # read and built off the UI thread: 15–45 ms on two cores, while a run's last events are still drawn (and
+        # on a GPU the device's first use, a second or more)
+        self.task = Task(load_for_reading, offer.path, owner=self, progress=False)
         self.task.succeeded.connect(lambda loaded, p=offer.path, fit=offer.fit_wanted: self._use(loaded[0], p, fit))
         self.task.failed.connect(self.shell.show_error)
         self.task.start()

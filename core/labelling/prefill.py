@@ -14,8 +14,9 @@ from core.digitize.page.frame import from_canonical, to_canonical
 
 
 def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
-                 progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-    """A class mask (scan frame) from ``model``, or from the classical tracer when there is none."""
+                 progress: Callable[[int, int], None] | None = None, device: str = "cpu") -> np.ndarray:
+    """A class mask (scan frame) from ``model``, or from the classical tracer when there is none. ``device``: the one
+    ``model`` is on, where it reads (the precision is that device's)."""
     canon = to_canonical(image, depth_axis)
     if model is not None:
         from core.digitize.evidence.network import predict_windows
@@ -24,7 +25,7 @@ def prefill_mask(image: np.ndarray, depth_axis: str, model=None,
 
         # the model may paint a printed grid line as curve: straight runs on the detected grid go. It reads the
         # scan in windows along depth, as digitising does: a whole real scan at once needed 16 GiB
-        mask = predict_windows(model, canon, resolve("auto", "cpu"), progress=progress).mask
+        mask = predict_windows(model, canon, resolve("auto", device), device, progress=progress).mask
         new = clean_mask(mask, detect_grid(canon))
     else:
         from core.digitize.evidence.classical import mask as classical_mask
