@@ -74,7 +74,12 @@ MIN_FLAGGED = 30
 # disjoint draws (logs 0-19, 20-39, 40-59) its own map lowers confidently wrong on every held-out set at 0.6-2.7
 # points of yield; a weight for it in the regression, or a map of its own for the rest too, raised the families'
 # confidently wrong with their yield (docs/accuracy.md, #60's eighteenth round, helper B)
-STRATA_FEATURES: tuple[str, ...] = ("other_style_seen",)
+# ``pattern_mismatch``: the pen's pattern under the path unlike the curve's own (``confidence_model.PATTERN_MISMATCH``),
+# last: a value raising both reads its map. Against the stratum of ``other_style_seen`` alone on the same logs, on
+# each of the three disjoint draws confidently wrong falls or stays on every held-out set (``broken_fast`` 2.08 ->
+# 1.94 % on the shipped one) at up to 1.9 points of a set's yield, and the foreign hard prints' ECE falls 0.061 ->
+# 0.053, 0.050 -> 0.043, 0.048 -> 0.036 (docs/accuracy.md, #60's nineteenth round, helper A)
+STRATA_FEATURES: tuple[str, ...] = ("other_style_seen", "pattern_mismatch")
 # a stratum raised on fewer fitted values than this reads the map of all (too few for a map of its own)
 MIN_STRATUM = 1000
 

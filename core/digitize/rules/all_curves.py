@@ -188,7 +188,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
                                                  unclaimed=unclaimed[i]), "unclaimed_stroke")
 
     in_order(checked, range(len(traces)))
-    scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity)
+    scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity, ink)
     if grid is not None and params.runs("released_ruling"):  # reads the rival the signals measured
         for tr in traces:
             doubt(tr, along_released_ruling(tr.position, grid, tr.signals["rival"]), "released_ruling")

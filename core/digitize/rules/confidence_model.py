@@ -62,13 +62,23 @@ STILL_SHARE = 0.01
 # 0.003, 0.01, 0.03 and 0.1 the one whose stratum's own map lowers confidently wrong most on all four synthetic fit
 # families (docs/accuracy.md, #60's eighteenth round, helper B)
 OTHER_STYLE_SEEN = 0.01
+# the pen's pattern under the path (``signals.ink_duty``: the share of the path's still columns inked over
+# ``signals.DUTY_COLS`` columns, ``duty``, and over the whole log, ``curve_duty``) differs from the curve's own by more
+# than this, |ln((duty + DUTY_FLOOR) / (curve_duty + DUTY_FLOOR))|, where the path has left its pen's stroke for one
+# of another pattern (a solid pen on a dashed stroke: broken locally; a broken pen on a solid one: unbroken): the
+# feature ``pattern_mismatch``, a stratum of the fit (``confidence_fit.STRATA_FEATURES``). Chosen on the fit's logs
+# (seed 515151, logs 0-19): of 0.2-0.8 and windows of 16, 48 and 96 columns, the one whose stratum lowers confidently
+# wrong most over the four synthetic fit families (docs/accuracy.md, #60's nineteenth round, helper A)
+PATTERN_MISMATCH = 0.4
+DUTY_FLOOR = 0.05  # a duty of 0 (no ink over the window) is read as this much more: the ratio stays finite
 
 
 def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bool) -> tuple[np.ndarray, list[str]]:
     """The model's inputs per column (columns, features) from a trace's signals and its curve's kind, and their
     names: the signals as they are, but for the few that act on a log scale (a slope, a margin) and the interactions
     that carry a meaning of their own (a wrapping curve's scale not pinned by a crossing, a trace lying still on its
-    track's border: :data:`STILL_SHARE`)."""
+    track's border: :data:`STILL_SHARE`; the pen's pattern under the path unlike the curve's own:
+    :data:`PATTERN_MISMATCH`)."""
     s = {k: np.asarray(v, np.float64) for k, v in signals.items()}
     n = next(iter(s.values())).size
     one = np.ones(n)
@@ -107,6 +117,8 @@ def design(signals: dict[str, np.ndarray], klass: int, log_scale: bool, wrap: bo
         "log_identity_margin": np.log1p(s["identity_margin"]),
         "still_on_border": ((s["edge"] < STILL_SHARE) & (s["wiggle"] < STILL_SHARE)).astype(np.float64),
         "other_style_seen": (s["other_style"] >= OTHER_STYLE_SEEN).astype(np.float64),
+        "pattern_mismatch": (np.abs(np.log((s["duty"] + DUTY_FLOOR) / (s["curve_duty"] + DUTY_FLOOR)))
+                             > PATTERN_MISMATCH).astype(np.float64),
     }
     for name in PASS_FLAGS:
         cols[name] = s[name]

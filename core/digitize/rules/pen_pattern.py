@@ -25,26 +25,36 @@ MIN_STILL_COLS = 64  # ... and a stretch is judged over at least this many such 
 UNBROKEN = 0.98  # ... inked in at least this share of them
 
 
+def inked_columns(position: np.ndarray, ink: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``position`` (canonical rows, NaN where NULL): whether it is still (the trace moves at most
+    ``STILL_PX`` across to its neighbours; a column where it moves fast is left out: along a steep stroke the rows
+    beside it are the stroke itself and hide its gaps) and whether its pixel, or one either side across, is ink in
+    ``ink`` (uint8 darkness ×255 or float darkness, the canonical frame; False where not still)."""
+    ok = np.isfinite(position)
+    still = np.zeros(position.size, bool)
+    inked = np.zeros(position.size, bool)
+    if ok.sum() < 2:
+        return still, inked
+    step = np.abs(np.gradient(np.where(ok, position, np.interp(np.arange(position.size), np.flatnonzero(ok),
+                                                               position[ok]))))
+    still = ok & (step <= STILL_PX)
+    cols = np.flatnonzero(still)
+    rows = np.clip(np.rint(position[cols]).astype(np.int64), 1, ink.shape[0] - 2)
+    level = INKED * 255 if ink.dtype == np.uint8 else INKED
+    on = np.zeros(cols.size, bool)
+    for k in (-1, 0, 1):
+        on |= ink[rows + k, cols] >= level
+    inked[cols] = on
+    return still, inked
+
+
 def ink_along(position: np.ndarray, ink: np.ndarray, lo: int, hi: int) -> tuple[float, int]:
     """The share of the still columns of ``position[lo:hi]`` (canonical rows) whose pixel, or one either side
     across, is ink in ``ink`` (uint8 darkness ×255 or float darkness, the canonical frame), and how many such
-    columns there were. A column where the trace moves fast across is left out: along a steep stroke the
-    rows beside it are the stroke itself and hide its gaps."""
-    pos = position[lo:hi]
-    ok = np.isfinite(pos)
-    if ok.sum() < 2:
-        return 0.0, 0
-    step = np.abs(np.gradient(np.where(ok, pos, np.interp(np.arange(pos.size), np.flatnonzero(ok), pos[ok]))))
-    still = ok & (step <= STILL_PX)
-    cols = np.flatnonzero(still) + lo
-    if cols.size == 0:
-        return 0.0, 0
-    rows = np.clip(np.rint(position[cols]).astype(np.int64), 1, ink.shape[0] - 2)
-    level = INKED * 255 if ink.dtype == np.uint8 else INKED
-    inked = np.zeros(cols.size, bool)
-    for k in (-1, 0, 1):
-        inked |= ink[rows + k, cols] >= level
-    return float(inked.mean()), int(cols.size)
+    columns there were (:func:`inked_columns`)."""
+    still, inked = inked_columns(position[lo:hi], ink[:, lo:hi])
+    n = int(still.sum())
+    return (float(inked[still].mean()), n) if n else (0.0, 0)
 
 
 def unbroken_stroke(position: np.ndarray, ink: np.ndarray | None, lo: int, hi: int) -> bool:

@@ -40,7 +40,18 @@ dimensionless, so a print's size and resolution do not change what they mean:
   the confident values (0.9 and over) the fit's logs hold, those with any of it (0.01 and over) were right 95.8 % of
   the time at a mean confidence of 0.973, those without 98.8 % at 0.980; at 0.5-0.7 the other way round (64.8 % at
   0.62 against 57.5 %): a weight in the regression cannot follow that, a score read through its own map can
-  (``confidence_model.ConfidenceModel.strata``; docs/accuracy.md, #60's eighteenth round, helper B).
+  (``confidence_model.ConfidenceModel.strata``; docs/accuracy.md, #60's eighteenth round, helper B);
+- ``duty`` and ``curve_duty``: the pen's own pattern under the path, read from the ink (:func:`ink_duty`): the share
+  of the path's still columns whose pixel, or one either side, is ink, over ``DUTY_COLS`` columns around the column
+  and over the whole log. A solid pen's path inks nearly every column, a dashed or dotted one's a steady share; where
+  the path leaves its pen's stroke for one of another pattern, the local share moves away from the curve's own (a
+  solid pen read on a dashed neighbour's stroke reads broken there, a broken pen on a solid one unbroken). The maps
+  name a style by its look; the ink is the pattern itself, read on any print. The calibrator reads their log ratio
+  through a threshold (``confidence_model.PATTERN_MISMATCH``: ``pattern_mismatch``, a stratum). On the fit's logs
+  (seed 515151, logs 0-19 of the five families) 5.0 % of the written values raise it, right 63.9 % of the time at a
+  mean confidence of 0.745 (main's calibrator) against 88.7 % at 0.876 for the rest; in 0.5-0.7 43.7 % right at 0.62
+  (the rest 63.8 %), in 0.9-1.0 90.8 % at 0.966 (the rest 98.2 % at 0.976); on ``broken_fast``'s fit logs 0-59 it is
+  raised on 10.5 %, right 57.4 % against 70.1 % (docs/accuracy.md, #60's nineteenth round, helper A).
 
 Columns without a value have signals too; nothing reads them.
 """
@@ -54,6 +65,7 @@ from core.common.threads import in_order, once_per_key
 from core.digitize.evidence.coded_map import compiled_reading
 from core.digitize.rules.confidence import CONFIDENCE_COLS, column_confidence
 from core.digitize.rules.passes import BIT, DOUBTS
+from core.digitize.rules.pen_pattern import MIN_STILL_COLS, inked_columns
 from core.digitize.rules.track_scans import damping_arguments, read_where_spread, strongest_uncovered
 
 TOLERANCE_SHARE = 0.05  # rows within this share of the track of a traced curve are its stroke (the tolerance a
@@ -65,6 +77,8 @@ WIGGLE_COLS = 8  # columns either side over which a trace's wiggle is its range
 CHUNK = 4096  # columns of a track's band read at a time (a few MB of a long scan's map)
 ALONE_NATS = 20.0  # the identity signal of a curve alone in its style: as sure as a clear decision
 STROKE_EVIDENCE = 0.5  # a stroke is where the map says its style more likely than not
+DUTY_COLS = 16  # a column's duty, the share of the path's still columns inked, is read over it and half this either side ...
+DUTY_MIN_STILL = 8  # ... where that many of them are still; else it reads the curve's own duty (no local evidence)
 
 
 def rival_strength(evidence, lo: int, hi: int, positions: list[np.ndarray], keep_px: float,
@@ -129,14 +143,43 @@ def ink_at_path(maps: list, position: np.ndarray, lo: int, hi: int) -> np.ndarra
     return out
 
 
+def ink_duty(position: np.ndarray, ink: np.ndarray | None, cols: int = DUTY_COLS) -> tuple[np.ndarray, float]:
+    """The pen's pattern under the path: per column, the share of the still columns among it and ``cols // 2`` either
+    side whose pixel at the path, or one either side across, is ink (``pen_pattern.inked_columns``: a column where the trace
+    moves fast is left out, as there), and that share over the whole log (the curve's own duty). A column with fewer
+    than ``DUTY_MIN_STILL`` still columns around it reads the curve's duty; a curve with fewer than
+    ``pen_pattern.MIN_STILL_COLS`` still columns in all, or no ink map (``ink`` None), reads 1 throughout: no gap
+    seen."""
+    ones = np.ones(position.size, np.float32)
+    if ink is None:
+        return ones, 1.0
+    still, inked = inked_columns(position, ink)
+    n = int(still.sum())
+    if n < MIN_STILL_COLS:
+        return ones, 1.0
+    whole = float(inked[still].mean())
+    half = cols // 2
+    c_still = np.concatenate([[0], np.cumsum(still)])
+    c_inked = np.concatenate([[0], np.cumsum(inked)])
+    i = np.arange(position.size)
+    a, b = np.clip(i - half, 0, position.size), np.clip(i + half + 1, 0, position.size)
+    k_still = c_still[b] - c_still[a]
+    k_inked = c_inked[b] - c_inked[a]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        local = np.where(k_still >= DUTY_MIN_STILL, k_inked / np.maximum(k_still, 1), whole)
+    return local.astype(np.float32), whole
+
+
 def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.ndarray], rival: np.ndarray,
                   on_line: np.ndarray, identity: np.ndarray | None, max_gap_px: int,
-                  stroke_px: float = 0.0, other_style: np.ndarray | None = None) -> dict[str, np.ndarray]:
+                  stroke_px: float = 0.0, other_style: np.ndarray | None = None,
+                  duty: tuple[np.ndarray, float] | None = None) -> dict[str, np.ndarray]:
     """The signals of one trace (module docstring). ``positions``: the other curves of its track; ``same_style``:
     those of them in its line style; ``rival``: :func:`rival_strength` of its track; ``on_line``: per column,
     whether the trace lies on a printed line; ``identity``: the margin of its naming, None where it is alone;
     ``stroke_px``: its stroke's width (:func:`stroke_width`; 0 where none was measured); ``other_style``: other
-    styles' evidence at its path (:func:`ink_at_path`; None: none)."""
+    styles' evidence at its path (:func:`ink_at_path`; None: none); ``duty``: :func:`ink_duty` of its path (None:
+    no ink map, 1 throughout)."""
     width = max(spec.track_width, 1.0)
     pos = trace.position
     finite = np.isfinite(pos)
@@ -189,6 +232,8 @@ def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.
         .astype(np.float32),
         "other_style": (np.zeros(pos.size, np.float32) if other_style is None
                         else np.asarray(other_style, np.float32)),
+        "duty": np.ones(pos.size, np.float32) if duty is None else np.asarray(duty[0], np.float32),
+        "curve_duty": np.full(pos.size, 1.0 if duty is None else duty[1], np.float32),
     }
     for name in DOUBTS + ("hidden_fill",):
         out[name] = ((trace.flags & BIT[name]) != 0).astype(np.float32)
@@ -218,10 +263,11 @@ def stroke_width(ev, position: np.ndarray, observed: np.ndarray, lo: int, hi: in
 
 
 def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: dict, grid, params,
-                 identity: dict[int, np.ndarray]) -> None:
+                 identity: dict[int, np.ndarray], ink: np.ndarray | None = None) -> None:
     """Every trace's signals (in place: ``Trace.signals``), every pass run. ``by_curve``: the curves that follow
     their own ink's map (``all_curves.trace_all``); ``identity``: the naming margin of the curves in a same-style
-    group, by index."""
+    group, by index; ``ink``: the scan's darkness in the canonical frame (uint8), where the pen's pattern under each
+    path is read (:func:`ink_duty`; None: none)."""
     from core.digitize.rules.riding import on_grid_line
 
     def scanned(i: int) -> tuple:  # the map and rows curve i's rival and stroke are read from, and its track's curves
@@ -268,7 +314,8 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         maps = other_maps(i)
         other = ink_at_path(maps, tr.position, *spec.track_rows(maps[0].shape[0])) if maps else None
         return trace_signals(tr, spec, others, same, rivals[i], on_line, identity.get(i), params.max_gap_px,
-                             stroke_width(ev, tr.position, tr.observed, lo, hi, offset), other)
+                             stroke_width(ev, tr.position, tr.observed, lo, hi, offset), other,
+                             ink_duty(tr.position, ink))
 
     for tr, signals in zip(traces, in_order(read, range(len(traces)))):
         tr.signals = signals

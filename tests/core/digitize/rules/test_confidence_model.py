@@ -18,7 +18,7 @@ from core.digitize.rules.confidence_model import (
     design,
 )
 from core.digitize.rules.curve import level_anchors
-from core.digitize.rules.signals import ink_at_path, rival_strength, stroke_width, trace_signals
+from core.digitize.rules.signals import DUTY_COLS, ink_at_path, ink_duty, rival_strength, stroke_width, trace_signals
 from core.digitize.trace.params import Trace
 from core.evaluation.confidence_fit import (
     MIN_STRATUM,
@@ -40,8 +40,10 @@ def _signals(n: int, rng) -> dict[str, np.ndarray]:
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke",
              "released_ruling", "line_detour")
-    # no other style's ink under the path: the values read the map of all (``STRATA_FEATURES``)
-    return {**{k: rng.random(n).astype(np.float32) for k in names}, "other_style": np.zeros(n, np.float32)}
+    # no other style's ink under the path, the pen's pattern under it its own: the values read the map of all
+    # (``STRATA_FEATURES``)
+    return {**{k: rng.random(n).astype(np.float32) for k in names}, "other_style": np.zeros(n, np.float32),
+            "duty": np.ones(n, np.float32), "curve_duty": np.ones(n, np.float32)}
 
 
 def _samples(rng, n=6000) -> Samples:
@@ -406,6 +408,49 @@ def test_a_pen_on_another_styles_stroke_reads_that_styles_ink_under_its_path():
     assert not alone["other_style"].any()  # no other style in the track: none under the path
 
 
+def test_the_pen_pattern_under_the_path_reads_a_solid_trace_on_a_dashed_stroke_as_broken():
+    """``duty``: per column, the share of the path's still columns around it (``DUTY_COLS``) whose pixel, or one either
+    side, is ink; ``curve_duty`` that share over the whole log. A solid pen's trace that runs onto a dashed stroke
+    (dashes 6 px, gaps 10) reads a low duty there and 1 on its own stroke, and the design's ``pattern_mismatch`` is
+    raised on the dashed stretch alone; a steep stretch is left out (the stroke's own pixels would hide its gaps); no
+    ink map, or too few still columns, reads 1."""
+    from core.digitize.rules.pen_pattern import inked_columns
+
+    rows, cols = 120, 600
+    ink = np.zeros((rows, cols), np.uint8)
+    ink[40, :450] = 255  # the solid pen's own stroke over columns 0-449 ...
+    for c in range(450, cols, 16):  # ... its path then on a dashed neighbour's stroke at row 80
+        ink[80, c : c + 6] = 255
+    pos = np.where(np.arange(cols) < 450, 40.0, 80.0)
+    pos[448:452] = [50.0, 60.0, 70.0, 80.0]  # the move across: steep columns
+    pos[580:590] = np.nan  # NULL
+    local, whole = ink_duty(pos, ink)
+    assert np.all(local[: 450 - DUTY_COLS // 2 - 2] == 1.0)  # on its own unbroken stroke
+    dashed = local[452 + DUTY_COLS // 2 : 570]
+    assert np.all(dashed > 0.3) and np.all(dashed < 0.45)  # 6 of every 16 columns inked
+    assert 0.8 < whole < 0.9  # a quarter of the log on the dashed stroke
+    np.testing.assert_array_equal(ink_duty(pos + 1.0, ink)[0], local)  # a path a pixel off its stroke still reads it
+    still, inked = inked_columns(pos, ink)
+    assert not still[447:452].any() and not inked[447:452].any()  # the move across: no column of it counted
+    assert not still[580:590].any()  # nor a NULL one
+    assert ink_duty(pos, None) == (pytest.approx(np.ones(cols)), 1.0)
+    short = np.full(cols, np.nan)
+    short[:40] = 40.0
+    np.testing.assert_array_equal(ink_duty(short, ink)[0], np.ones(cols))  # 40 still columns: too few to tell
+    spec = CurveSpec("RD", "ohmm", "", 1, (0.0, 119.0), (0.2, 2000.0))
+    tr = Trace("RD", pos, np.zeros(cols, np.int64), np.ones(cols, np.float32), np.isfinite(pos))
+    s = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24, 3.0, None,
+                      (local, whole))
+    np.testing.assert_array_equal(s["duty"], local)
+    assert np.all(s["curve_duty"] == np.float32(whole))
+    x, names = design(s, 1, False, False)
+    mismatch = x[:, names.index("pattern_mismatch")] > 0.5
+    assert mismatch[452 + DUTY_COLS // 2 : 570].all() and not mismatch[:440].any()
+    alone = trace_signals(tr, spec, [], [], np.zeros(cols, np.float32), np.zeros(cols, bool), None, 24, 3.0)
+    assert np.all(alone["duty"] == 1.0) and np.all(alone["curve_duty"] == 1.0)  # no ink map: no gap seen
+    assert not design(alone, 1, False, False)[0][:, names.index("pattern_mismatch")].any()
+
+
 def _strata_samples(rng, n=30000):
     """Cases right with probability sigmoid(6·strength − 3) where no other style's ink lies under the path; where it
     does (a third of them), a flatter curve, sigmoid(3·strength − 1): surer than the rest at a weak score, less sure
@@ -428,7 +473,7 @@ def test_another_styles_ink_under_the_path_reads_the_score_through_its_own_map(t
     m = fit(samples)
     k = m.features.index("other_style_seen")
     assert m.coef[m.terms.index("other_style_seen")] == 0.0 and set(m.strata) == {"other_style_seen"}
-    assert m.about["strata_raised"] == {"other_style_seen": int(seen.sum())}
+    assert m.about["strata_raised"] == {"other_style_seen": int(seen.sum()), "pattern_mismatch": 0}
     strong = samples.x[:, samples.features.index("strength")] > 0.9
     p = m.probability(samples.x)
     weak = samples.x[:, samples.features.index("strength")] < 0.3
