@@ -241,9 +241,11 @@ def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dic
     Chosen over tracing it jointly with the other style's curves (the same-style group tracer) and naming the traces
     by their marks: on the fit logs with the dotted map moved into the dashed one (``tools/dotted_as_dashed.py``,
     seed 515151, 20 logs of five families) the joint trace left 13.1 % of the dashed curves' samples NULL (0.9 %
-    before) and wrote 19.7 % of the dotted samples right, the curve on what is left 24.2 % with the dashed curves
-    unchanged; changing the two traces over where the marks name them the other way round wrote fewer right
-    (docs/accuracy.md, the nineteenth round, helper B)."""
+    before) and wrote 19.7 % of the dotted samples right, the curve on what they leave 34.0 % with the dashed curves
+    unchanged; changing the two traces over where the marks name them the other way round wrote fewer right. With
+    an unnamed pair's strokes explained away the dashed curves' rival was gone and their confidently wrong rose
+    18.4 → 27.4 %; read as each other's rival (``scan_signals``' ``unnamed``) 20.0 % (docs/accuracy.md, the
+    nineteenth round, helper B)."""
     from core.digitize.rules.borrowed_map import (
         EMPTY_SHARE,
         UNEXPLAINED_SHARE,

@@ -3,7 +3,8 @@
 On the foreign hard prints the bundled model reads the renderer's dotted pens (short marks) as DASHED: over the
 track of a dotted curve its dotted map is empty, and the dotted strokes lie in the dashed map beside the track's
 dashed curve's (hard_000's NPHI, hard_008's PR, hard_006's RDEP: 61.6 % of the dotted samples NULL). The same
-happens the other way round on our own families (random_08's SFLU2, a dashed pen read as dotted). So where a
+happens on our own families, rarely (random_08's SFLU2, a dashed pen its dashed map sees in 0.4 % of its track's
+columns). So where a
 dashed or dotted curve's own map is empty over its track (:func:`style_share` at most :data:`EMPTY_SHARE`) and the
 other broken style's map there holds strokes its own curves do not explain (:data:`UNEXPLAINED_SHARE`), the curve
 is traced on that map with those curves' strokes taken away (``rules/all_curves.py: _borrowed_maps``). Which stroke
@@ -24,12 +25,14 @@ import numpy as np
 # A curve's own map is empty over its track when its evidence reaches the tracer's threshold in at most this share of
 # the track's columns. On the fit logs (seed 515151, logs 0-39 of six families) a dashed or dotted curve sharing its
 # track with the other broken style, its pen drawn along the whole log, had its own map at the threshold (0.3) in a
-# share of the columns running continuously down from 1.0 to 0.004: 4 of 208 curves at or under 0.02, each a pen
-# the network reads as the other broken style (random_08's SFLU2, 0.004). The simulated confusion (the dotted map
-# moved into the dashed one) gives 0.
+# share of the columns running continuously down from 1.0 to 0.004: 4 of 208 curves at or under 0.02 (random_08's
+# SFLU2 the lowest), and none of them meets the rest of the rule. The simulated confusion (the dotted map moved into
+# the dashed one, ``tools/dotted_as_dashed.py``) gives 0.
 EMPTY_SHARE = 0.02
 # ... and the other broken style's map holds strokes none of its curves explains (``signals.rival_strength``, at the
-# tracer's threshold) in at least this share of the columns: a stroke to read, not the noise beside a traced line
+# tracer's threshold) in at least this share of the columns: a stroke to read, not the noise beside a traced line. On
+# the simulated fit logs 0.05 / 0.10 / 0.20 left the dotted curves 18.4 / 25.2 / 36.4 % NULL and 44.3 / 40.8 / 34.7 %
+# wrong anywhere at 4.37 / 4.37 / 4.29 % confidently wrong: what it admits is about as often right as wrong
 UNEXPLAINED_SHARE = 0.10
 INKED = 0.5  # darkness at which a pixel is ink (``pen_pattern.INKED``)
 # The marks of the two pens are told apart when the longer's mean length is at least this many times the shorter's;
