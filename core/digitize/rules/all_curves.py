@@ -285,7 +285,7 @@ def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dic
         tr = trace_curve(band, spec, params.broken(), grid, row_offset=lo)
         marks = [mark_length(traces[j].position, ink) for j in mates] + [mark_length(tr.position, ink)]
         k, clear = pen_order([m[0] for m in marks], [m[1] for m in marks], spec.klass)
-        if not (clear and k == len(mates)):
+        if not (clear and k == len(mates)) and params.runs("pen_naming"):
             for t in [traces[j] for j in mates] + [tr]:
                 doubt(t, np.ones(t.position.size, bool), "pen_naming")
         mark(tr, np.isfinite(tr.position), "borrowed_map")

@@ -90,6 +90,10 @@ def test_marks_that_do_not_name_the_pens_doubt_them():
             assert flagged(t.flags, "pen_naming")[np.isfinite(t.position)].all()
             # either could be on the other's stroke: that stroke is each one's rival, as it was the dashed curve's
             assert np.median(t.signals["rival"]) > 0.5
+        # switched off by name: no doubt, and the strokes are each other's explanation
+        off = trace_all(maps, calib, replace(model_params(), passes_off=frozenset({"pen_naming"})), ink=ink)
+        for t in off:
+            assert not flagged(t.flags, "pen_naming").any() and np.median(t.signals["rival"]) < 0.1
 
 
 def test_a_curve_its_own_map_sees_is_left_alone():
