@@ -234,8 +234,8 @@ def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dic
     style in its track, whose own map is empty there (``EMPTY_SHARE``) while the other broken style's map holds
     strokes its curves do not explain (``UNEXPLAINED_SHARE``), is traced on that map where its curves' strokes are
     taken away (``_remove_line``): the network named the other style's curves' strokes, and the curve takes what
-    they leave. Their traces are left as they were. Unless the marks in the ink clearly name its trace its own
-    pen's (``borrowed_map.pen_order``), every value of it and of those curves is doubted (``pen_naming``).
+    they leave. Their traces are left as they were. Unless the marks and gaps in the ink clearly name its trace its
+    own pen's (``borrowed_map.pen_order``), every value of it and of those curves is doubted (``pen_naming``).
     Replaces the traces in place; returns each such curve's index -> the class whose map it was traced on.
 
     Chosen over tracing it jointly with the other style's curves (the same-style group tracer) and naming the traces
@@ -244,12 +244,13 @@ def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dic
     before) and wrote 19.7 % of the dotted samples right, the curve on what they leave 34.0 % with the dashed curves
     unchanged; changing the two traces over where the marks name them the other way round wrote fewer right. With
     an unnamed pair's strokes explained away the dashed curves' rival was gone and their confidently wrong rose
-    18.4 → 27.4 %; read as each other's rival (``scan_signals``' ``unnamed``) 20.0 % (docs/accuracy.md, the
-    nineteenth round, helper B)."""
+    18.4 → 27.4 %; read as each other's rival (``scan_signals``' ``unnamed``) 20.0 %, and with the pens named by
+    marks × gaps (``borrowed_map.pattern``) rather than marks alone 18.35 % (docs/accuracy.md, the nineteenth round,
+    helper B)."""
     from core.digitize.rules.borrowed_map import (
         EMPTY_SHARE,
         UNEXPLAINED_SHARE,
-        mark_length,
+        pattern,
         pen_order,
         style_share,
         unexplained_share,
@@ -283,8 +284,8 @@ def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dic
             _remove_line(band, _Shifted(np.where(inside, traces[j].position - lo, np.nan)),
                          core_px=params.refine_radius)
         tr = trace_curve(band, spec, params.broken(), grid, row_offset=lo)
-        marks = [mark_length(traces[j].position, ink) for j in mates] + [mark_length(tr.position, ink)]
-        k, clear = pen_order([m[0] for m in marks], [m[1] for m in marks], spec.klass)
+        marks = [pattern(traces[j].position, ink) for j in mates] + [pattern(tr.position, ink)]
+        k, clear = pen_order([m[0] * m[1] for m in marks], [m[2] for m in marks], spec.klass)
         if not (clear and k == len(mates)) and params.runs("pen_naming"):
             for t in [traces[j] for j in mates] + [tr]:
                 doubt(t, np.ones(t.position.size, bool), "pen_naming")

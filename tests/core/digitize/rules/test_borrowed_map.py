@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from core.digitize.rules.all_curves import trace_all
-from core.digitize.rules.borrowed_map import CLEAR_RATIO, mark_length, pen_order
+from core.digitize.rules.borrowed_map import CLEAR_RATIO, pattern, pen_order
 from core.digitize.rules.passes import flagged
 from core.digitize.trace.params import model_params
 from core.io.calibration import Calibration, CurveSpec
@@ -28,7 +28,7 @@ def _pen(on: int, off: int) -> np.ndarray:
     return c[(c % (on + off)) < on]
 
 
-def _two_pens(dotted_ink=(2, 4), dashed_ink=(14, 6)):
+def _two_pens(dotted_ink=(2, 3), dashed_ink=(14, 6)):
     c = np.arange(COLS)
     gr = 80 + 30 * np.sin(c / 70)  # the dashed curve
     nphi = 200 + 30 * np.sin(c / 55 + 1.0)  # the dotted one, apart from it
@@ -45,20 +45,23 @@ def _two_pens(dotted_ink=(2, 4), dashed_ink=(14, 6)):
     return maps, calib, ink, gr, nphi
 
 
-def test_marks_tell_a_dotted_pen_from_a_dashed_one():
+def test_marks_and_gaps_tell_a_dotted_pen_from_a_dashed_one():
     line = np.full(COLS, 100.0)
     ink = np.zeros((ROWS, COLS), np.uint8)
     _draw(ink, line, 255, _pen(2, 4))
-    dotted, n = mark_length(line, ink)
-    assert abs(dotted - 2.0) < 0.1 and n > 200
+    mark, gap, n = pattern(line, ink)
+    assert abs(mark - 2.0) < 0.1 and abs(gap - 4.0) < 0.1 and n > 200
+    dotted = mark * gap
     ink[:] = 0
     _draw(ink, line, 255, _pen(14, 6))
-    dashed, _ = mark_length(line, ink)
-    assert abs(dashed - 14.0) < 0.5
-    assert pen_order([dashed, dotted], [80, 260], 3) == (1, True)  # the dotted pen: the shorter marks
+    mark, gap, _ = pattern(line, ink)
+    assert abs(mark - 14.0) < 0.5 and abs(gap - 6.0) < 0.5
+    dashed = mark * gap
+    assert pen_order([dashed, dotted], [80, 260], 3) == (1, True)  # the dotted pen: the finer pattern
     assert pen_order([dashed, dotted], [80, 260], 2) == (0, True)
-    # marks of like length: named, but not clearly
+    # patterns of like size: named, but not clearly; too few marks to read: not clearly either
     assert pen_order([dotted * CLEAR_RATIO * 0.9, dotted], [200, 260], 3) == (1, False)
+    assert pen_order([dashed, dotted], [10, 260], 3) == (1, False)
 
 
 def test_a_dotted_curve_read_as_dashed_is_read_from_the_dashed_map():
@@ -82,7 +85,7 @@ def test_a_dotted_curve_read_as_dashed_is_read_from_the_dashed_map():
 def test_marks_that_do_not_name_the_pens_doubt_them():
     """The dashed curve's strokes drawn short and the dotted curve's long, or both alike: the traces stay where the
     maps put them, and every value of both is doubted (``pen_naming``)."""
-    for dotted_ink, dashed_ink in (((14, 6), (2, 4)), ((6, 4), (7, 4))):
+    for dotted_ink, dashed_ink in (((14, 6), (2, 3)), ((6, 4), (7, 4))):
         maps, calib, ink, gr, nphi = _two_pens(dotted_ink=dotted_ink, dashed_ink=dashed_ink)
         t_gr, t_nphi = trace_all(maps, calib, model_params(), ink=ink)
         assert np.nanmedian(np.abs(t_nphi.position - nphi)) < 2
