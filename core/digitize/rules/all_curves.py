@@ -3,7 +3,9 @@
 One curve is traced by ``core/digitize/rules/curve.py``; the curves of a track are not independent. Curves of one line
 style sharing a track are traced jointly through their crossings (``core/digitize/trace/group.py``) and named by
 the calibration's order (``core/digitize/trace/crossings.py``); a curve whose style another wrapping curve of the track
-shares traces on what that curve's stroke leaves (``_remove_line``); a curve riding the stroke of a curve of
+shares traces on what that curve's stroke leaves (``_remove_line``); a dashed or dotted curve whose own map is empty
+over its track, where the other broken style's map holds strokes its curves leave, is read from that map on what they
+leave (``_borrowed_maps``: the network named its pen the other broken one); a curve riding the stroke of a curve of
 another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
 that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
 steeper than a row can place is doubted (``confidence.steep_columns``); then each column's confidence is calibrated
@@ -26,7 +28,7 @@ from core.digitize.rules.curve import trace_curve
 from core.digitize.rules.detour import line_detours
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
-from core.digitize.rules.passes import BIT, doubt, flagged, no_reading
+from core.digitize.rules.passes import BIT, doubt, flagged, mark, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
 from core.digitize.rules.released_ruling import along_released_ruling
 from core.digitize.rules.riding import neighbour_rides, strength_along
@@ -149,15 +151,19 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
         + [lambda members=members: chain(members) for members in _chains(rest, calib.curves, evidence_by_class)] \
         + [lambda i=i: own_ink(i) for i in by_curve]
     in_order(lambda piece: piece(), pieces)
+    # a broken pen whose own map is empty over its track, read from the other broken style's map: curve -> the class
+    # whose map it was traced on, read by every pass and signal after this one
+    read_on = _borrowed_maps(traces, calib.curves, evidence_by_class, params, grid, set(by_curve), ink) \
+        if params.ink_checks and ink is not None and params.runs("borrowed_map") else {}
     if params.ink_checks and params.runs("neighbour_ride"):
-        _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink)
+        _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink, read_on)
     if params.runs("hidden_fill"):
         _fill_hidden(traces, calib.curves, params)
     positions = [tr.position for tr in traces]
 
     def unclaimed_scan(i: int) -> tuple | None:  # what curve i's pass ``unclaimed_stroke`` reads; None: it looks not
         spec = calib.curves[i]
-        ev = evidence_by_class.get(spec.klass) if i not in by_curve else None
+        ev = evidence_by_class.get(read_on.get(i, spec.klass)) if i not in by_curve else None
         if ev is None or not params.ink_checks or spec.wrap or not params.runs("unclaimed_stroke"):
             return None
         lo, hi = spec.track_rows(ev.shape[0])
@@ -188,7 +194,8 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
                                                  unclaimed=unclaimed[i]), "unclaimed_stroke")
 
     in_order(checked, range(len(traces)))
-    scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity, ink)
+    unnamed = frozenset(i for i, tr in enumerate(traces) if flagged(tr.flags, "pen_naming").any())
+    scan_signals(traces, calib.curves, evidence_by_class, by_curve, grid, params, identity, ink, read_on, unnamed)
     if grid is not None and params.runs("released_ruling"):  # reads the rival the signals measured
         for tr in traces:
             doubt(tr, along_released_ruling(tr.position, grid, tr.signals["rival"]), "released_ruling")
@@ -212,6 +219,80 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
 
 
 _PER_COLUMN = ("position", "observed", "confidence", "flags")
+
+
+class _Shifted:
+    """A trace's positions alone, in a band's rows (``_remove_line`` reads nothing else)."""
+
+    def __init__(self, position: np.ndarray):
+        self.position = position
+
+
+def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dict, params: TraceParams,
+                   grid: Grid | None, own_ink: set, ink: np.ndarray) -> dict[int, int]:
+    """The pass ``borrowed_map`` (``core/digitize/rules/borrowed_map.py``): a dashed or dotted curve, alone in its
+    style in its track, whose own map is empty there (``EMPTY_SHARE``) while the other broken style's map holds
+    strokes its curves do not explain (``UNEXPLAINED_SHARE``), is traced on that map where its curves' strokes are
+    taken away (``_remove_line``): the network named the other style's curves' strokes, and the curve takes what
+    they leave. Their traces are left as they were. Unless the marks and gaps in the ink clearly name its trace its
+    own pen's (``borrowed_map.pen_order``), every value of it and of those curves is doubted (``pen_naming``).
+    Replaces the traces in place; returns each such curve's index -> the class whose map it was traced on.
+
+    Chosen over tracing it jointly with the other style's curves (the same-style group tracer) and naming the traces
+    by their marks: on the fit logs with the dotted map moved into the dashed one (``tools/dotted_as_dashed.py``,
+    seed 515151, 20 logs of five families) the joint trace left 13.1 % of the dashed curves' samples NULL (0.9 %
+    before) and wrote 19.7 % of the dotted samples right, the curve on what they leave 34.0 % with the dashed curves
+    unchanged; changing the two traces over where the marks name them the other way round wrote fewer right. With
+    an unnamed pair's strokes explained away the dashed curves' rival was gone and their confidently wrong rose
+    18.4 → 27.4 %; read as each other's rival (``scan_signals``' ``unnamed``) 20.0 %, and with the pens named by
+    marks × gaps (``borrowed_map.pattern``) rather than marks alone 18.35 % (docs/accuracy.md, the nineteenth round,
+    helper B)."""
+    from core.digitize.rules.borrowed_map import (
+        EMPTY_SHARE,
+        UNEXPLAINED_SHARE,
+        pattern,
+        pen_order,
+        style_share,
+        unexplained_share,
+    )
+    from core.digitize.rules.signals import TOLERANCE_SHARE, rival_strength
+
+    out: dict[int, int] = {}
+    for i, spec in enumerate(curves):
+        other = 5 - spec.klass
+        if spec.klass not in (2, 3) or i in own_ink or other not in evidence_by_class \
+                or spec.klass not in evidence_by_class:
+            continue
+        track = [j for j, o in enumerate(curves) if j != i and o.shares_track_with(spec) and j not in own_ink]
+        mates = [j for j in track if curves[j].klass == other]
+        if not mates or any(curves[j].klass == spec.klass for j in track) or any(j in out for j in mates):
+            continue
+        lo, hi = spec.track_rows(evidence_by_class[spec.klass].shape[0])
+        if style_share(style_evidence(evidence_by_class, spec, curves, params.unclaimed_styles), lo, hi,
+                       params.threshold) > EMPTY_SHARE:
+            continue
+        ev = style_evidence(evidence_by_class, curves[mates[0]], curves, params.unclaimed_styles)
+        damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
+        rival = rival_strength(ev, lo, hi, [traces[j].position for j in track], TOLERANCE_SHARE * spec.track_width,
+                               damping)
+        if unexplained_share(rival, params.threshold) < UNEXPLAINED_SHARE:
+            continue
+        band = np.asarray(ev[lo : hi + 1], np.float32).copy()
+        for j in mates:
+            with np.errstate(invalid="ignore"):
+                inside = (traces[j].position >= lo) & (traces[j].position <= hi)
+            _remove_line(band, _Shifted(np.where(inside, traces[j].position - lo, np.nan)),
+                         core_px=params.refine_radius)
+        tr = trace_curve(band, spec, params.broken(), grid, row_offset=lo)
+        marks = [pattern(traces[j].position, ink) for j in mates] + [pattern(tr.position, ink)]
+        k, clear = pen_order([m[0] * m[1] for m in marks], [m[2] for m in marks], spec.klass)
+        if not (clear and k == len(mates)) and params.runs("pen_naming"):
+            for t in [traces[j] for j in mates] + [tr]:
+                doubt(t, np.ones(t.position.size, bool), "pen_naming")
+        mark(tr, np.isfinite(tr.position), "borrowed_map")
+        traces[i] = tr
+        out[i] = other
+    return out
 
 
 def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, start: int) -> list[np.ndarray]:
@@ -239,21 +320,25 @@ def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, st
 
 
 def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence_by_class: dict,
-                          params: TraceParams, ink: np.ndarray | None = None) -> None:
+                          params: TraceParams, ink: np.ndarray | None = None, read_on: dict | None = None) -> None:
     """A curve riding the stroke of a curve of another line style in its track, where the maps see that
     style more, or a dashed or dotted one on a solid curve's unbroken ink (``ink``: the canonical darkness;
     ``core/digitize/rules/pen_pattern.py``), is written NULL there, or flagged where only the maps or only the ink
-    say so (in place; ``core/digitize/rules/riding.py: neighbour_rides``)."""
+    say so (in place; ``core/digitize/rules/riding.py: neighbour_rides``). ``read_on``: the class whose map a curve
+    was traced on where it is not its own (``_borrowed_maps``): its strength is read there, and two curves traced
+    on one map were told apart by the joint tracer, not here."""
+    read_on = read_on or {}
     for i, (tr, spec) in enumerate(zip(traces, curves)):
         if spec.klass not in evidence_by_class:
             continue
         own = None
+        mine = read_on.get(i, spec.klass)
         for j, (other, ospec) in enumerate(zip(traces, curves)):
             if j == i or ospec.klass == spec.klass or ospec.klass not in evidence_by_class \
-                    or not ospec.shares_track_with(spec):
+                    or not ospec.shares_track_with(spec) or read_on.get(j, ospec.klass) == mine:
                 continue
             if own is None:
-                own = strength_along(evidence_by_class[spec.klass], tr.position)
+                own = strength_along(evidence_by_class[mine], tr.position)
             theirs = strength_along(evidence_by_class[ospec.klass], tr.position)
             unbroken = None
             if ink is not None and spec.klass in (2, 3) and ospec.klass == 1:

@@ -31,7 +31,8 @@ dimensionless, so a print's size and resolution do not change what they mean:
   share of its columns without a value: a curve the network barely sees anywhere is read less surely everywhere;
 - ``backup``: the value is read on a backup scale; for a wrapping curve ``level_pinned`` and ``level_open``, what
   bounds the stretch of its scale (``rules/curve.py: level_anchors``; a curve that cannot wrap is pinned);
-- one per doubting pass, 1 where it doubted the column (``passes.DOUBTS``), and ``hidden_fill``;
+- one per doubting pass, 1 where it doubted the column (``passes.DOUBTS``), ``hidden_fill``, and ``borrowed_map``
+  (the curve read from the other broken style's map: ``all_curves._borrowed_maps``; its signals read that map);
 - ``identity_margin``: the margin, in nats, by which the curves of one line style were told apart over the stretch
   (``core/digitize/trace/crossings.py: settle_identities``), 0 where the curve is alone in its style;
 - ``other_style``: the strongest evidence, at the trace's row, of the line styles of the other curves in its track
@@ -235,7 +236,7 @@ def trace_signals(trace, spec, positions: list[np.ndarray], same_style: list[np.
         "duty": np.ones(pos.size, np.float32) if duty is None else np.asarray(duty[0], np.float32),
         "curve_duty": np.full(pos.size, 1.0 if duty is None else duty[1], np.float32),
     }
-    for name in DOUBTS + ("hidden_fill",):
+    for name in DOUBTS + ("hidden_fill", "borrowed_map"):
         out[name] = ((trace.flags & BIT[name]) != 0).astype(np.float32)
     return out
 
@@ -263,12 +264,17 @@ def stroke_width(ev, position: np.ndarray, observed: np.ndarray, lo: int, hi: in
 
 
 def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: dict, grid, params,
-                 identity: dict[int, np.ndarray], ink: np.ndarray | None = None) -> None:
+                 identity: dict[int, np.ndarray], ink: np.ndarray | None = None,
+                 read_on: dict[int, int] | None = None, unnamed: frozenset[int] = frozenset()) -> None:
     """Every trace's signals (in place: ``Trace.signals``), every pass run. ``by_curve``: the curves that follow
     their own ink's map (``all_curves.trace_all``); ``identity``: the naming margin of the curves in a same-style
     group, by index; ``ink``: the scan's darkness in the canonical frame (uint8), where the pen's pattern under each
-    path is read (:func:`ink_duty`; None: none)."""
+    path is read (:func:`ink_duty`; None: none); ``read_on``: the class whose map a curve was traced on where that
+    is not its own (``all_curves._borrowed_maps``): its signals read that map, and it is no other style's map to it;
+    ``unnamed``: the curves read from one map whose pens the ink did not clearly name (the pass ``pen_naming``)."""
     from core.digitize.rules.riding import on_grid_line
+
+    read_on = read_on or {}
 
     def scanned(i: int) -> tuple:  # the map and rows curve i's rival and stroke are read from, and its track's curves
         spec = curves[i]
@@ -279,21 +285,26 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
             lo, hi = max(lo, offset), min(hi, offset + band.shape[0] - 1)
             ev = band
         else:
-            offset, ev = 0, evidence_by_class.get(spec.klass, evidence_by_class.get(0))
+            klass = read_on.get(i, spec.klass)
+            offset, ev = 0, evidence_by_class.get(klass, evidence_by_class.get(0))
             lo, hi = max(lo, 0), min(hi, ev.shape[0] - 1)
         return ev, lo, hi, offset, mates, TOLERANCE_SHARE * spec.track_width
 
     reads = [scanned(i) for i in range(len(traces))]
     # the curves of one style in one track (KGS's DT and LTEN) read the same rival: the same map, rows, tolerance and
     # traced curves (a row is covered by any of them: their order changes nothing), read once
-    keys = [(i,) if i in by_curve else (id(ev), lo, hi, keep, frozenset(mates + [i]))
+    # ... but of curves read from one map whose naming is in doubt (``unnamed``), neither explains the other's stroke:
+    # each could be on the other's, so the other's stroke is its runner-up
+    def explaining(i: int) -> list[int]:
+        return [i] + [j for j in reads[i][4] if not (i in unnamed and j in unnamed)]
+
+    keys = [(i,) if i in by_curve else (id(ev), lo, hi, keep, frozenset(explaining(i)))
             for i, (ev, lo, hi, _, mates, keep) in enumerate(reads)]
 
     def rival(i: int) -> np.ndarray:
         ev, lo, hi, offset, mates, keep = reads[i]
         damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
-        return rival_strength(ev, lo, hi, [traces[i].position] + [traces[j].position for j in mates], keep, damping,
-                              offset)
+        return rival_strength(ev, lo, hi, [traces[j].position for j in explaining(i)], keep, damping, offset)
 
     rivals = once_per_key(rival, keys)
 
@@ -301,7 +312,8 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         if i in by_curve:
             return []
         own = reads[i][0]
-        klasses = sorted({curves[j].klass for j in reads[i][4] if j not in by_curve and curves[j].klass != curves[i].klass})
+        mine = read_on.get(i, curves[i].klass)
+        klasses = sorted({curves[j].klass for j in reads[i][4] if j not in by_curve and curves[j].klass != mine})
         maps = [evidence_by_class.get(k) for k in klasses]
         return [m for m in maps if m is not None and m is not own]  # a map for every style, not one for all
 
@@ -309,7 +321,8 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
         tr, spec = traces[i], curves[i]
         ev, lo, hi, offset, mates, _ = reads[i]
         others = [traces[j].position for j in mates]
-        same = [traces[j].position for j in mates if curves[j].klass == spec.klass]
+        mine = read_on.get(i, spec.klass)  # the curves read from one map are of one style to the signals
+        same = [traces[j].position for j in mates if read_on.get(j, curves[j].klass) == mine]
         on_line = on_grid_line(tr.position, grid, spec) if grid is not None else np.zeros(tr.position.size, bool)
         maps = other_maps(i)
         other = ink_at_path(maps, tr.position, *spec.track_rows(maps[0].shape[0])) if maps else None
