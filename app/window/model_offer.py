@@ -38,6 +38,7 @@ class ModelOffer:
     fit_wanted: bool = False
     fit_s: float | None = None
     fit_kept: int = 0  # logs whose maps an earlier fit of this model kept (re-traced, not read again)
+    fit_on_gpu: bool = False  # the fit reads on a CUDA GPU (``models.load_for_reading``): no minutes are said for it
     fit_blocked: str | None = None
     fit_done: bool = False  # blocked because its calibrator is there already (the tick box says "done")
     fit_planned: bool = False
@@ -61,7 +62,10 @@ class ModelOffer:
             elif scikit_learn_missing():
                 self.fit_blocked = f"its confidence (CONF) cannot be fitted here: scikit-learn is not installed ({FIT_EXTRA})"
             else:
+                from core.engine.config import pick_device
+
                 self.fit_s, self.fit_kept = fit_estimate_s(self.path)
+                self.fit_on_gpu = pick_device("auto").type == "cuda"
         except OSError as exc:  # the file went away since the run wrote it: the loading says so
             self.fit_blocked = f"its file cannot be read: {exc.strerror or exc}"
         self.fit_wanted = self.fit_blocked is None
@@ -72,7 +76,10 @@ class ModelOffer:
             return "Fit its confidence (CONF): " + ("done" if self.fit_done else "not possible here")
         from core.evaluation.network_calibrator import about_minutes
 
-        return f"Fit its confidence (CONF) when it is taken: {about_minutes(self.fit_s)}"
+        # the estimate is the CPU's, measured (``network_calibrator.READ_S``); a GPU's was never measured, so none is
+        # said, as ``welltrace train`` says none (``fit_confidence.fit_after_run``)
+        took = "on the GPU" if self.fit_on_gpu else about_minutes(self.fit_s)
+        return f"Fit its confidence (CONF) when it is taken: {took}"
 
     def fit_detail(self) -> str:
         """What the tick box does, or why it cannot be ticked: a paragraph of the offer, which wraps."""

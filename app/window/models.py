@@ -265,11 +265,12 @@ class ModelController(QtCore.QObject):
         logs = FIT_COUNT * len(FIT_FAMILIES)
         seconds, kept = fit_estimate_s(self.path)
         resumed = f", {kept} of them read before" if kept else ""
+        took = "on the GPU" if reading_device(self.model) == "cuda" else about_minutes(seconds)  # CPU minutes only
         task = Task(_fit_confidence, self.path, owner=self)
         self.fit_task = task
         self.shell.start_task(task, self._confidence_fitted,
                               f"fitting the confidence for {self.name}: reading {logs} synthetic logs with it"
-                              f"{resumed} ({about_minutes(seconds)})…",
+                              f"{resumed} ({took})…",
                               "fitting the confidence cancelled: nothing written (the logs read so far are kept: "
                               "Run › Fit confidence… resumes there)")
 

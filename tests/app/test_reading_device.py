@@ -3,11 +3,15 @@
 No GPU in the suite: the device the app picks is replaced by PyTorch's ``meta`` device (weights without storage), and
 the tests check that every read the app starts names the device the model is on, not a hard-coded CPU."""
 
+import shutil
+
 import numpy as np
+import pytest
 import torch
 
 import core.engine.config as config
 from app.window import digitizing, labelling
+from app.window.model_offer import ModelOffer
 from app.window.models import load_for_reading, reading_device
 from core.model.bundled import BUNDLED_MODEL
 
@@ -42,3 +46,19 @@ def test_the_batch_and_the_prefill_read_on_the_models_device(monkeypatch, tmp_pa
     monkeypatch.setattr("core.labelling.prefill.prefill_mask", fake_prefill)
     labelling._prefill_mask(np.zeros((8, 8), np.uint8), "y", model)
     assert seen["prefill"] == "meta"
+
+
+def test_the_offer_names_no_cpu_minutes_for_a_fit_on_the_gpu(monkeypatch, tmp_path):
+    """The fit's estimate is the CPU's, measured; a GPU's never was: the offer's tick box says where, not how long
+    (as ``welltrace train`` says), and the CPU's minutes where the fit reads on the CPU."""
+    pytest.importorskip("sklearn")
+
+    mine = tmp_path / "mine.safetensors"
+    shutil.copy(BUNDLED_MODEL, mine)  # no calibrator beside it: the fit is offered
+    on_cpu = ModelOffer(mine, "training run (3 steps)")
+    on_cpu.plan_fit()
+    assert "minute" in on_cpu.fit_text() and "GPU" not in on_cpu.fit_text()
+    monkeypatch.setattr(config, "pick_device", lambda requested: torch.device("cuda"))
+    on_gpu = ModelOffer(mine, "training run (3 steps)")
+    on_gpu.plan_fit()
+    assert on_gpu.fit_wanted and on_gpu.fit_text().endswith("on the GPU")
