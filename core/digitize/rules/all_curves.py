@@ -143,7 +143,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
             if _explained_for_later(spec, [calib.curves[j] for j in members[n + 1:]], evidence_by_class):
                 if spec.klass not in explained:
                     explained[spec.klass] = ev.astype(np.float32, copy=True)
-                _remove_line(explained[spec.klass], traces[i], core_px=params.refine_radius)
+                _remove_line(explained[spec.klass], traces[i].position, core_px=params.refine_radius)
 
     # each piece reads the maps and writes only its own curves' traces: spread over the process's threads
     # (``core/common/threads.py``), the groups first; the traces are the same as one after another
@@ -221,13 +221,6 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
 _PER_COLUMN = ("position", "observed", "confidence", "flags")
 
 
-class _Shifted:
-    """A trace's positions alone, in a band's rows (``_remove_line`` reads nothing else)."""
-
-    def __init__(self, position: np.ndarray):
-        self.position = position
-
-
 def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dict, params: TraceParams,
                    grid: Grid | None, own_ink: set, ink: np.ndarray) -> dict[int, int]:
     """The pass ``borrowed_map`` (``core/digitize/rules/borrowed_map.py``): a dashed or dotted curve, alone in its
@@ -281,8 +274,7 @@ def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dic
         for j in mates:
             with np.errstate(invalid="ignore"):
                 inside = (traces[j].position >= lo) & (traces[j].position <= hi)
-            _remove_line(band, _Shifted(np.where(inside, traces[j].position - lo, np.nan)),
-                         core_px=params.refine_radius)
+            _remove_line(band, np.where(inside, traces[j].position - lo, np.nan), core_px=params.refine_radius)
         tr = trace_curve(band, spec, params.broken(), grid, row_offset=lo)
         marks = [pattern(traces[j].position, ink) for j in mates] + [pattern(tr.position, ink)]
         k, clear = pen_order([m[0] * m[1] for m in marks], [m[2] for m in marks], spec.klass)
@@ -389,8 +381,9 @@ def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TracePara
                     break
 
 
-def _remove_line(ev: np.ndarray, trace: Trace, core_px: int, reach_px: int = 16, floor: float = 0.05) -> None:
-    """Zero a traced line's stroke in the evidence wherever it has a position (in place).
+def _remove_line(ev: np.ndarray, position: np.ndarray, core_px: int, reach_px: int = 16, floor: float = 0.05) -> None:
+    """Zero a traced line's stroke in the evidence wherever it has a position (``position``: its rows in ``ev``, NaN
+    where it has none; in place).
 
     Per column the stroke spans the rows the path passes through on its way from the previous column
     to the next (a steep swing covers many rows in one column), widened by ``core_px``; from there it
@@ -398,11 +391,11 @@ def _remove_line(ev: np.ndarray, trace: Trace, core_px: int, reach_px: int = 16,
     blurred stroke goes whole and leaves no fringe for the next curve to follow a pen-width off.
     Faint stretches count too; across a bridged gap there is nothing to remove.
     """
-    cols = np.flatnonzero(np.isfinite(trace.position))
+    cols = np.flatnonzero(np.isfinite(position))
     if cols.size == 0:
         return
     rows = ev.shape[0]
-    centre = np.clip(np.rint(trace.position[cols]).astype(np.int64), 0, rows - 1)
+    centre = np.clip(np.rint(position[cols]).astype(np.int64), 0, rows - 1)
     lo, hi = centre.copy(), centre.copy()
     for shift in (1, -1):  # halfway towards each neighbouring column's position
         nb = np.roll(centre, shift)

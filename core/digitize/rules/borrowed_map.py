@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.digitize.rules.pen_pattern import inked_columns
+
 # A curve's own map is empty over its track when its evidence reaches the tracer's threshold in at most this share of
 # the track's columns. On the fit logs (seed 515151, logs 0-39 of six families) a dashed or dotted curve sharing its
 # track with the other broken style, its pen drawn along the whole log, had its own map at the threshold (0.3) in a
@@ -32,7 +34,6 @@ EMPTY_SHARE = 0.02
 # wrong anywhere at 4.37 / 4.37 / 4.29 % confidently wrong (named by the marks alone then): what it admits is about
 # as often right as wrong
 UNEXPLAINED_SHARE = 0.10
-INKED = 0.5  # darkness at which a pixel is ink (``pen_pattern.INKED``)
 # A pen's pattern is the mean length of its marks times that of its gaps (:func:`pattern`): a dotted pen's is the
 # finer. Measured on the fit logs (seed 515151, logs 0-39 of six families; 129 pairs of a dashed and a dotted curve in
 # one track, both traced at r > 0.9 on the maps as given): the dotted pen's marks were the shorter in 88, its gaps in
@@ -54,24 +55,15 @@ def style_share(ev, lo: int, hi: int, threshold: float) -> float:
 
 def pattern(position: np.ndarray, ink: np.ndarray) -> tuple[float, float, int]:
     """The marks of ink under ``position`` (canonical rows; a column is ink where its pixel, or one either side
-    across, is dark as ``INKED``): their mean length and their gaps' mean length, in columns along depth, and how many
-    marks or gaps there were, the fewer. Read only over columns the trace moves less than a row across: along a steep
-    stroke the rows beside the path are the stroke itself and hide its gaps (``pen_pattern.ink_along``). A mark is a
-    run of inked still columns, a gap one of paper; a run ends where the still columns break off."""
-    pos = np.asarray(position, np.float64)
-    ok = np.isfinite(pos)
-    if ok.sum() < 2:
-        return 0.0, 0.0, 0
-    filled = np.interp(np.arange(pos.size), np.flatnonzero(ok), pos[ok])
-    still = ok & (np.abs(np.gradient(filled)) <= 1.0)
+    across, is ink: ``pen_pattern.inked_columns``): their mean length and their gaps' mean length, in columns along
+    depth, and how many marks or gaps there were, the fewer. Read only over columns the trace moves less than a row
+    across, as there: along a steep stroke the rows beside the path are the stroke itself and hide its gaps. A mark is
+    a run of inked still columns, a gap one of paper; a run ends where the still columns break off."""
+    still, inked_all = inked_columns(np.asarray(position, np.float64), ink)
     cols = np.flatnonzero(still)
     if cols.size == 0:
         return 0.0, 0.0, 0
-    rows = np.clip(np.rint(pos[cols]).astype(np.int64), 1, ink.shape[0] - 2)
-    level = INKED * 255 if ink.dtype == np.uint8 else INKED
-    inked = np.zeros(cols.size, bool)
-    for k in (-1, 0, 1):
-        inked |= np.asarray(ink[rows + k, cols]) >= level
+    inked = inked_all[cols]
     joined = np.concatenate([[False], np.diff(cols) == 1])
     out = []
     for on in (inked, ~inked):
@@ -79,12 +71,6 @@ def pattern(position: np.ndarray, ink: np.ndarray) -> tuple[float, float, int]:
         out.append((float(on.sum()) / runs if runs else 0.0, runs))
     (mark, marks), (gap, gaps) = out
     return mark, gap, min(marks, gaps)
-
-
-def mark_length(position: np.ndarray, ink: np.ndarray) -> tuple[float, int]:
-    """The mean length of the marks under ``position`` and how many marks or gaps there were (:func:`pattern`)."""
-    mark, _, n = pattern(position, ink)
-    return mark, n
 
 
 def pen_order(sizes: list[float], counts: list[int], klass: int) -> tuple[int | None, bool]:

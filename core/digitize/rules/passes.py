@@ -60,8 +60,9 @@ PASSES: tuple[Pass, ...] = (
     Pass("borrowed_map", "scan", Effect.FILL, "a dashed or dotted curve's own map over its track, empty, and the "
          "other broken style's strokes its curves leave (rules/borrowed_map.py)", "read from the other broken pen's "
          "map, where the network names its pen"),
-    Pass("pen_naming", "scan", Effect.DOUBT, "the marks in the ink along the traces read from one broken style's "
-         "map (rules/borrowed_map.py: mark_length)", "which pen is which is uncertain: their marks are of like length"),
+    Pass("pen_naming", "scan", Effect.DOUBT, "the marks and gaps in the ink along the traces read from one broken "
+         "style's map (rules/borrowed_map.py: pattern)", "which pen is which is uncertain: their marks and gaps are "
+         "of like length"),
     Pass("neighbour_ride", "scan", Effect.NULL, "every curve of the track, each style's map along the trace and "
          "the pen's pattern in the ink (rules/riding.py, rules/pen_pattern.py; a stroke only the maps or only the ink "
          "give to the other curve is written)", "rides another curve's stroke"),
