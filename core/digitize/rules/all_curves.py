@@ -3,9 +3,9 @@
 One curve is traced by ``core/digitize/rules/curve.py``; the curves of a track are not independent. Curves of one line
 style sharing a track are traced jointly through their crossings (``core/digitize/trace/group.py``) and named by
 the calibration's order (``core/digitize/trace/crossings.py``); a curve whose style another wrapping curve of the track
-shares traces on what that curve's stroke leaves (``_remove_line``); a dashed or dotted curve whose own map is empty
+shares traces on what that curve's stroke leaves (``line_removal.remove_line``); a dashed or dotted curve whose own map is empty
 over its track, where the other broken style's map holds strokes its curves leave, is read from that map on what they
-leave (``_borrowed_maps``: the network named its pen the other broken one); a curve riding the stroke of a curve of
+leave (``borrowed_map.borrowed_maps``: the network named its pen the other broken one); a curve riding the stroke of a curve of
 another style is no reading there (``_drop_neighbour_rides``); a curve lost under a neighbour's stroke takes
 that line (``_fill_hidden``); and, every curve placed, a value on a stroke steeper than a row can place or drawn
 steeper than a row can place is doubted (``confidence.steep_columns``); then each column's confidence is calibrated
@@ -22,13 +22,15 @@ from core.common.runs import true_runs
 from core.common.threads import in_order, once_per_key
 from core.digitize.evidence.style import style_evidence
 from core.digitize.page.grid import Grid
+from core.digitize.rules.borrowed_map import borrowed_maps
 from core.digitize.rules.confidence import capped_by_flags, steep_columns
 from core.digitize.rules.confidence_model import calibrator_for
 from core.digitize.rules.curve import trace_curve
 from core.digitize.rules.detour import line_detours
 from core.digitize.rules.group_curves import trace_group_curves
 from core.digitize.rules.ink_levels import levels_by_ink
-from core.digitize.rules.passes import BIT, doubt, flagged, mark, no_reading
+from core.digitize.rules.line_removal import remove_line
+from core.digitize.rules.passes import BIT, doubt, flagged, no_reading
 from core.digitize.rules.pen_pattern import unbroken_stroke
 from core.digitize.rules.released_ruling import along_released_ruling
 from core.digitize.rules.riding import neighbour_rides, strength_along
@@ -143,7 +145,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
             if _explained_for_later(spec, [calib.curves[j] for j in members[n + 1:]], evidence_by_class):
                 if spec.klass not in explained:
                     explained[spec.klass] = ev.astype(np.float32, copy=True)
-                _remove_line(explained[spec.klass], traces[i].position, core_px=params.refine_radius)
+                remove_line(explained[spec.klass], traces[i].position, core_px=params.refine_radius)
 
     # each piece reads the maps and writes only its own curves' traces: spread over the process's threads
     # (``core/common/threads.py``), the groups first; the traces are the same as one after another
@@ -153,7 +155,7 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
     in_order(lambda piece: piece(), pieces)
     # a broken pen whose own map is empty over its track, read from the other broken style's map: curve -> the class
     # whose map it was traced on, read by every pass and signal after this one
-    read_on = _borrowed_maps(traces, calib.curves, evidence_by_class, params, grid, set(by_curve), ink) \
+    read_on = borrowed_maps(traces, calib.curves, evidence_by_class, params, grid, set(by_curve), ink) \
         if params.ink_checks and ink is not None and params.runs("borrowed_map") else {}
     if params.ink_checks and params.runs("neighbour_ride"):
         _drop_neighbour_rides(traces, calib.curves, evidence_by_class, params, ink, read_on)
@@ -221,72 +223,6 @@ def _traced(evidence_by_class: dict[int, np.ndarray], calib: Calibration, params
 _PER_COLUMN = ("position", "observed", "confidence", "flags")
 
 
-def _borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dict, params: TraceParams,
-                   grid: Grid | None, own_ink: set, ink: np.ndarray) -> dict[int, int]:
-    """The pass ``borrowed_map`` (``core/digitize/rules/borrowed_map.py``): a dashed or dotted curve, alone in its
-    style in its track, whose own map is empty there (``EMPTY_SHARE``) while the other broken style's map holds
-    strokes its curves do not explain (``UNEXPLAINED_SHARE``), is traced on that map where its curves' strokes are
-    taken away (``_remove_line``): the network named the other style's curves' strokes, and the curve takes what
-    they leave. Their traces are left as they were. Unless the marks and gaps in the ink clearly name its trace its
-    own pen's (``borrowed_map.pen_order``), every value of it and of those curves is doubted (``pen_naming``).
-    Replaces the traces in place; returns each such curve's index -> the class whose map it was traced on.
-
-    Chosen over tracing it jointly with the other style's curves (the same-style group tracer) and naming the traces
-    by their marks: on the fit logs with the dotted map moved into the dashed one (``tools/dotted_as_dashed.py``,
-    seed 515151, 20 logs of five families) the joint trace left 13.1 % of the dashed curves' samples NULL (0.9 %
-    before) and wrote 19.7 % of the dotted samples right, the curve on what they leave 34.0 % with the dashed curves
-    unchanged; changing the two traces over where the marks name them the other way round wrote fewer right. With
-    an unnamed pair's strokes explained away the dashed curves' rival was gone and their confidently wrong rose
-    18.4 → 27.4 %; read as each other's rival (``scan_signals``' ``unnamed``) 20.0 %, and with the pens named by
-    marks × gaps (``borrowed_map.pattern``) rather than marks alone 18.35 % (docs/accuracy.md, the nineteenth round,
-    helper B)."""
-    from core.digitize.rules.borrowed_map import (
-        EMPTY_SHARE,
-        UNEXPLAINED_SHARE,
-        pattern,
-        pen_order,
-        style_share,
-        unexplained_share,
-    )
-    from core.digitize.rules.signals import TOLERANCE_SHARE, rival_strength
-
-    out: dict[int, int] = {}
-    for i, spec in enumerate(curves):
-        other = 5 - spec.klass
-        if spec.klass not in (2, 3) or i in own_ink or other not in evidence_by_class \
-                or spec.klass not in evidence_by_class:
-            continue
-        track = [j for j, o in enumerate(curves) if j != i and o.shares_track_with(spec) and j not in own_ink]
-        mates = [j for j in track if curves[j].klass == other]
-        if not mates or any(curves[j].klass == spec.klass for j in track) or any(j in out for j in mates):
-            continue
-        lo, hi = spec.track_rows(evidence_by_class[spec.klass].shape[0])
-        if style_share(style_evidence(evidence_by_class, spec, curves, params.unclaimed_styles), lo, hi,
-                       params.threshold) > EMPTY_SHARE:
-            continue
-        ev = style_evidence(evidence_by_class, curves[mates[0]], curves, params.unclaimed_styles)
-        damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
-        rival = rival_strength(ev, lo, hi, [traces[j].position for j in track], TOLERANCE_SHARE * spec.track_width,
-                               damping)
-        if unexplained_share(rival, params.threshold) < UNEXPLAINED_SHARE:
-            continue
-        band = np.asarray(ev[lo : hi + 1], np.float32).copy()
-        for j in mates:
-            with np.errstate(invalid="ignore"):
-                inside = (traces[j].position >= lo) & (traces[j].position <= hi)
-            _remove_line(band, np.where(inside, traces[j].position - lo, np.nan), core_px=params.refine_radius)
-        tr = trace_curve(band, spec, params.broken(), grid, row_offset=lo)
-        marks = [pattern(traces[j].position, ink) for j in mates] + [pattern(tr.position, ink)]
-        k, clear = pen_order([m[0] * m[1] for m in marks], [m[2] for m in marks], spec.klass)
-        if not (clear and k == len(mates)) and params.runs("pen_naming"):
-            for t in [traces[j] for j in mates] + [tr]:
-                doubt(t, np.ones(t.position.size, bool), "pen_naming")
-        mark(tr, np.isfinite(tr.position), "borrowed_map")
-        traces[i] = tr
-        out[i] = other
-    return out
-
-
 def _settled(group: list[Trace], specs: list[CurveSpec], params: TraceParams, start: int) -> list[np.ndarray]:
     """The pass ``identity``: which trace of a same-style group each curve reads, decided over every stretch between
     the places it could change (``core/digitize/trace/crossings.py: settle_identities``; the traces' columns
@@ -317,7 +253,7 @@ def _drop_neighbour_rides(traces: list[Trace], curves: list[CurveSpec], evidence
     style more, or a dashed or dotted one on a solid curve's unbroken ink (``ink``: the canonical darkness;
     ``core/digitize/rules/pen_pattern.py``), is written NULL there, or flagged where only the maps or only the ink
     say so (in place; ``core/digitize/rules/riding.py: neighbour_rides``). ``read_on``: the class whose map a curve
-    was traced on where it is not its own (``_borrowed_maps``): its strength is read there, and two curves traced
+    was traced on where it is not its own (``borrowed_map.borrowed_maps``): its strength is read there, and two curves traced
     on one map were told apart by the joint tracer, not here."""
     read_on = read_on or {}
     for i, (tr, spec) in enumerate(zip(traces, curves)):
@@ -379,40 +315,3 @@ def _fill_hidden(traces: list[Trace], curves: list[CurveSpec], params: TracePara
                     tr.position[a:b] = beside[1:-1]
                     tr.flags[a:b] |= BIT["hidden_fill"]
                     break
-
-
-def _remove_line(ev: np.ndarray, position: np.ndarray, core_px: int, reach_px: int = 16, floor: float = 0.05) -> None:
-    """Zero a traced line's stroke in the evidence wherever it has a position (``position``: its rows in ``ev``, NaN
-    where it has none; in place).
-
-    Per column the stroke spans the rows the path passes through on its way from the previous column
-    to the next (a steep swing covers many rows in one column), widened by ``core_px``; from there it
-    goes on outwards while the evidence stays above ``floor`` (at most ``reach_px`` more), so a thick or
-    blurred stroke goes whole and leaves no fringe for the next curve to follow a pen-width off.
-    Faint stretches count too; across a bridged gap there is nothing to remove.
-    """
-    cols = np.flatnonzero(np.isfinite(position))
-    if cols.size == 0:
-        return
-    rows = ev.shape[0]
-    centre = np.clip(np.rint(position[cols]).astype(np.int64), 0, rows - 1)
-    lo, hi = centre.copy(), centre.copy()
-    for shift in (1, -1):  # halfway towards each neighbouring column's position
-        nb = np.roll(centre, shift)
-        adjacent = np.abs(np.roll(cols, shift) - cols) == 1
-        half = np.where(adjacent, (nb + centre) // 2, centre)
-        lo, hi = np.minimum(lo, half), np.maximum(hi, half)
-    lo, hi = np.maximum(lo - core_px, 0), np.minimum(hi + core_px, rows - 1)
-    lengths = hi - lo + 1
-    starts = np.repeat(lo - np.cumsum(lengths) + lengths, lengths)
-    ev[starts + np.arange(lengths.sum()), np.repeat(cols, lengths)] = 0.0
-    for edge, direction in ((hi, 1), (lo, -1)):
-        alive = np.ones(cols.size, bool)
-        for k in range(1, reach_px + 1):
-            r = edge + direction * k
-            alive &= (r >= 0) & (r < rows)
-            rc = np.clip(r, 0, rows - 1)
-            alive &= ev[rc, cols] > floor
-            if not alive.any():
-                break
-            ev[rc[alive], cols[alive]] = 0.0

@@ -4,12 +4,13 @@ On the foreign hard prints the bundled model reads the renderer's dotted pens (s
 track of a dotted curve its dotted map is empty, and the dotted strokes lie in the dashed map beside the track's
 dashed curve's (hard_000's NPHI, hard_008's PR, hard_006's RDEP: 61.6 % of the dotted samples NULL). The same
 happens on our own families, rarely (random_08's SFLU2, a dashed pen its dashed map sees in 0.4 % of its track's
-columns). So where a dashed or dotted curve's own map is empty over its track (:func:`style_share` at most :data:`EMPTY_SHARE`) and the
-other broken style's map there holds strokes its own curves do not explain (:data:`UNEXPLAINED_SHARE`), the curve
-is traced on that map with those curves' strokes taken away (``rules/all_curves.py: _borrowed_maps``). Which stroke
-is which pen the map cannot say; the marks in the ink can (:func:`pattern`): a dotted pen's marks and gaps are the
-shorter (:data:`CLEAR_RATIO`). The marks never move a trace: where they do not clearly name the curve's trace its
-own pen's, every value of it and of the other style's curves of the track is doubted (the pass ``pen_naming``).
+columns). So where a dashed or dotted curve's own map is empty over its track (:func:`style_share` at most
+:data:`EMPTY_SHARE`) and the other broken style's map there holds strokes its own curves do not explain
+(:data:`UNEXPLAINED_SHARE`), the curve is traced on that map with those curves' strokes taken away
+(:func:`borrowed_maps`, run by ``rules/all_curves.py``). Which stroke is which pen the map cannot say; the marks in
+the ink can (:func:`pattern`): a dotted pen's marks and gaps are the shorter (:data:`CLEAR_RATIO`). The marks never
+move a trace: where they do not clearly name the curve's trace its own pen's, every value of it and of the other
+style's curves of the track is doubted (the pass ``pen_naming``).
 
 The thresholds were read on the fit logs (seed 515151) of the six families, never on the foreign prints
 (``docs/accuracy.md``, the nineteenth round, helper B).
@@ -19,7 +20,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from core.digitize.evidence.style import style_evidence
+from core.digitize.page.grid import Grid
+from core.digitize.rules.curve import trace_curve
+from core.digitize.rules.line_removal import remove_line
+from core.digitize.rules.passes import doubt, mark
 from core.digitize.rules.pen_pattern import inked_columns
+from core.digitize.rules.signals import TOLERANCE_SHARE, rival_strength
+from core.digitize.trace.params import TraceParams
+from core.io.calibration import CurveSpec
 
 # A curve's own map is empty over its track when its evidence reaches the tracer's threshold in at most this share of
 # the track's columns. On the fit logs (seed 515151, logs 0-39 of six families) a dashed or dotted curve sharing its
@@ -93,3 +102,59 @@ def pen_order(sizes: list[float], counts: list[int], klass: int) -> tuple[int | 
 def unexplained_share(rival: np.ndarray, threshold: float) -> float:
     """The share of columns whose unexplained evidence (``signals.rival_strength``) reaches ``threshold``."""
     return float((np.asarray(rival) >= threshold).mean()) if rival.size else 0.0
+
+
+def borrowed_maps(traces: list, curves: list[CurveSpec], evidence_by_class: dict, params: TraceParams,
+                   grid: Grid | None, own_ink: set, ink: np.ndarray) -> dict[int, int]:
+    """The pass ``borrowed_map`` (run by ``rules/all_curves.py`` once every curve is traced): a dashed or dotted
+    curve, alone in its style in its track, whose own map is empty there (``EMPTY_SHARE``) while the other broken
+    style's map holds strokes its curves do not explain (``UNEXPLAINED_SHARE``), is traced on that map where its
+    curves' strokes are taken away (``line_removal.remove_line``): the network named the other style's curves'
+    strokes, and the curve takes what they leave. Their traces are left as they were. Unless the marks and gaps in the ink clearly name its trace its
+    own pen's (``borrowed_map.pen_order``), every value of it and of those curves is doubted (``pen_naming``).
+    Replaces the traces in place; returns each such curve's index -> the class whose map it was traced on.
+
+    Chosen over tracing it jointly with the other style's curves (the same-style group tracer) and naming the traces
+    by their marks: on the fit logs with the dotted map moved into the dashed one (``tools/dotted_as_dashed.py``,
+    seed 515151, 20 logs of five families) the joint trace left 13.1 % of the dashed curves' samples NULL (0.9 %
+    before) and wrote 19.7 % of the dotted samples right, the curve on what they leave 34.0 % with the dashed curves
+    unchanged; changing the two traces over where the marks name them the other way round wrote fewer right. With
+    an unnamed pair's strokes explained away the dashed curves' rival was gone and their confidently wrong rose
+    18.4 → 27.4 %; read as each other's rival (``scan_signals``' ``unnamed``) 20.0 %, and with the pens named by
+    marks × gaps (``borrowed_map.pattern``) rather than marks alone 18.35 % (docs/accuracy.md, the nineteenth round,
+    helper B)."""
+    out: dict[int, int] = {}
+    for i, spec in enumerate(curves):
+        other = 5 - spec.klass
+        if spec.klass not in (2, 3) or i in own_ink or other not in evidence_by_class \
+                or spec.klass not in evidence_by_class:
+            continue
+        track = [j for j, o in enumerate(curves) if j != i and o.shares_track_with(spec) and j not in own_ink]
+        mates = [j for j in track if curves[j].klass == other]
+        if not mates or any(curves[j].klass == spec.klass for j in track) or any(j in out for j in mates):
+            continue
+        lo, hi = spec.track_rows(evidence_by_class[spec.klass].shape[0])
+        if style_share(style_evidence(evidence_by_class, spec, curves, params.unclaimed_styles), lo, hi,
+                       params.threshold) > EMPTY_SHARE:
+            continue
+        ev = style_evidence(evidence_by_class, curves[mates[0]], curves, params.unclaimed_styles)
+        damping = None if grid is None else grid.band_damping(slice(lo, hi + 1), params.grid_floor)
+        rival = rival_strength(ev, lo, hi, [traces[j].position for j in track], TOLERANCE_SHARE * spec.track_width,
+                               damping)
+        if unexplained_share(rival, params.threshold) < UNEXPLAINED_SHARE:
+            continue
+        band = np.asarray(ev[lo : hi + 1], np.float32).copy()
+        for j in mates:
+            with np.errstate(invalid="ignore"):
+                inside = (traces[j].position >= lo) & (traces[j].position <= hi)
+            remove_line(band, np.where(inside, traces[j].position - lo, np.nan), core_px=params.refine_radius)
+        tr = trace_curve(band, spec, params.broken(), grid, row_offset=lo)
+        marks = [pattern(traces[j].position, ink) for j in mates] + [pattern(tr.position, ink)]
+        k, clear = pen_order([m[0] * m[1] for m in marks], [m[2] for m in marks], spec.klass)
+        if not (clear and k == len(mates)) and params.runs("pen_naming"):
+            for t in [traces[j] for j in mates] + [tr]:
+                doubt(t, np.ones(t.position.size, bool), "pen_naming")
+        mark(tr, np.isfinite(tr.position), "borrowed_map")
+        traces[i] = tr
+        out[i] = other
+    return out

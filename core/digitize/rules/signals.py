@@ -32,7 +32,7 @@ dimensionless, so a print's size and resolution do not change what they mean:
 - ``backup``: the value is read on a backup scale; for a wrapping curve ``level_pinned`` and ``level_open``, what
   bounds the stretch of its scale (``rules/curve.py: level_anchors``; a curve that cannot wrap is pinned);
 - one per doubting pass, 1 where it doubted the column (``passes.DOUBTS``), ``hidden_fill``, and ``borrowed_map``
-  (the curve read from the other broken style's map: ``all_curves._borrowed_maps``; its signals read that map);
+  (the curve read from the other broken style's map: ``borrowed_map.borrowed_maps``; its signals read that map);
 - ``identity_margin``: the margin, in nats, by which the curves of one line style were told apart over the stretch
   (``core/digitize/trace/crossings.py: settle_identities``), 0 where the curve is alone in its style;
 - ``other_style``: the strongest evidence, at the trace's row, of the line styles of the other curves in its track
@@ -270,7 +270,7 @@ def scan_signals(traces: list, curves: list, evidence_by_class: dict, by_curve: 
     their own ink's map (``all_curves.trace_all``); ``identity``: the naming margin of the curves in a same-style
     group, by index; ``ink``: the scan's darkness in the canonical frame (uint8), where the pen's pattern under each
     path is read (:func:`ink_duty`; None: none); ``read_on``: the class whose map a curve was traced on where that
-    is not its own (``all_curves._borrowed_maps``): its signals read that map, and it is no other style's map to it;
+    is not its own (``borrowed_map.borrowed_maps``): its signals read that map, and it is no other style's map to it;
     ``unnamed``: the curves read from one map whose pens the ink did not clearly name (the pass ``pen_naming``)."""
     from core.digitize.rules.riding import on_grid_line
 
