@@ -74,12 +74,9 @@ class ModelOffer:
         """The tick box's words (short: a tick box does not wrap): the fit and how long it takes here."""
         if self.fit_blocked:
             return "Fit its confidence (CONF): " + ("done" if self.fit_done else "not possible here")
-        from core.evaluation.network_calibrator import about_minutes
+        from core.evaluation.network_calibrator import fit_time_words
 
-        # the estimate is the CPU's, measured (``network_calibrator.READ_S``); a GPU's was never measured, so none is
-        # said, as ``welltrace train`` says none (``fit_confidence.fit_after_run``)
-        took = "on the GPU" if self.fit_on_gpu else about_minutes(self.fit_s)
-        return f"Fit its confidence (CONF) when it is taken: {took}"
+        return f"Fit its confidence (CONF) when it is taken: {fit_time_words(self.fit_s, self.fit_on_gpu)}"
 
     def fit_detail(self) -> str:
         """What the tick box does, or why it cannot be ticked: a paragraph of the offer, which wraps."""

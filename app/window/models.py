@@ -260,12 +260,12 @@ class ModelController(QtCore.QObject):
         """Fit the current model's calibrator as the window's long task (progress, Cancel); its maps are kept in the
         user's cache until the fit completes, so a fit cancelled or cut short resumes there."""
         from core.evaluation.confidence_fit import FIT_COUNT, FIT_FAMILIES
-        from core.evaluation.network_calibrator import about_minutes, fit_estimate_s
+        from core.evaluation.network_calibrator import fit_estimate_s, fit_time_words
 
         logs = FIT_COUNT * len(FIT_FAMILIES)
         seconds, kept = fit_estimate_s(self.path)
         resumed = f", {kept} of them read before" if kept else ""
-        took = "on the GPU" if reading_device(self.model) == "cuda" else about_minutes(seconds)  # CPU minutes only
+        took = fit_time_words(seconds, reading_device(self.model) == "cuda")
         task = Task(_fit_confidence, self.path, owner=self)
         self.fit_task = task
         self.shell.start_task(task, self._confidence_fitted,

@@ -162,6 +162,13 @@ def fit_estimate_s(model_path: str | Path, count: int = FIT_COUNT, families=FIT_
     return START_S + kept * RETRACE_S + (total - kept) * (RETRACE_S + network_s), kept
 
 
+def fit_time_words(seconds: float | None, on_gpu: bool) -> str:
+    """How long a fit takes, as ``train``, ``adapt`` and the app say it: :func:`about_minutes` of the CPU's estimate
+    (measured, :data:`READ_S`), or "on the GPU" where the fit reads there (a GPU's time was never measured, so none
+    is said)."""
+    return "on the GPU" if on_gpu else about_minutes(seconds)
+
+
 def about_minutes(seconds: float | None) -> str:
     """A duration as the fit's estimate is said (``train``, ``adapt``, the app's offer): "about 6 minutes", rounded
     up to a whole minute."""

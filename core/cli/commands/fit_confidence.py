@@ -101,8 +101,7 @@ def fit_after_run(model: str | Path, out=None, device: str = "cpu") -> tuple[int
         on_gpu = pick_device(device).type == "cuda"
     except InputError:
         on_gpu = False  # the run's own device check named it already; the fit then refuses with it below
-    # the estimate is the CPU's, measured (``network_calibrator.READ_S``); a GPU's was never measured, so none is said
-    took = "on the GPU" if on_gpu else nc.about_minutes(seconds)
+    took = nc.fit_time_words(seconds, on_gpu)
     print(f"fitting the confidence (CONF) for {model.name}: the fit's synthetic logs read with it, "
           f"{took}{resumed} (Ctrl-C stops it and keeps the model; --no-fit-confidence: no fit "
           "after a run)", file=out, flush=True)
