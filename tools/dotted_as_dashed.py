@@ -11,7 +11,10 @@ traces again, with and without the passes named by ``--off``, and scores the dot
 tracks: r (median), NULL, wrong anywhere, confidently wrong, low, confidently right, ECE.
 
     python3 tools/dotted_as_dashed.py FAMILY [FAMILY ...] --cache DIR [--count N] [--seed S] [--off NAME,...]
-        [--keep]    (--keep: the maps as the network gave them, no move: the rule must not fire or not hurt)
+        [--keep] [--leak SHARE]
+    --keep: the maps as the network gave them, no move: the rule must not fire or not hurt
+    --leak SHARE: after the move the dotted map holds the solid and dashed evidence over random stretches covering
+        SHARE of the columns (hard_006: the network half-named its solid and dashed pens dotted)
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -27,21 +31,48 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run as a script from anywhere, as the other tools are
 
 
-def moved(ev):
-    """The maps with class 3 read as class 2 (a copy)."""
-    from core.digitize.evidence.coded_map import CodedMap
+def moved(ev, leak: float = 0.0, seed: int = 0):
+    """The maps with class 3 read as class 2 (a copy). ``leak``: the share of the columns, in random stretches
+    (``seed``), over which class 3 then holds the solid and dashed curves' evidence (the max of classes 1 and 2 as
+    the network gave them, away from the dotted pen's own strokes: our network's class 2 holds a share of them, and
+    copied they would be the curve's own ink, not another pen's): the network half-naming the track's other pens
+    dotted, as it did on hard_006."""
+    from scipy.ndimage import maximum_filter
+
+    from core.digitize.evidence.coded_map import CodedMap, encode
     from core.digitize.job.pipeline import ReadEvidence
 
     maps = dict(ev.maps)
     if 2 in maps and 3 in maps:
         a, b = maps[2], maps[3]
-        if isinstance(a, CodedMap):
-            maps[2] = CodedMap(np.maximum(a.codes, b.codes))
-            maps[3] = CodedMap(np.zeros_like(b.codes))
-        else:
-            maps[2] = np.maximum(np.asarray(a), np.asarray(b))
-            maps[3] = np.zeros_like(np.asarray(b))
+        coded = isinstance(a, CodedMap)
+        a_v, b_v = (a.codes, b.codes) if coded else (np.asarray(a), np.asarray(b))
+        dotted = np.zeros_like(b_v)
+        if leak > 0 and 1 in maps:
+            solid = maps[1].codes if coded else np.asarray(maps[1])
+            # the dotted pen's own strokes (as the network gave them, widened over its gaps) are not the others'
+            pen = maximum_filter(b_v, size=(7, 15)) > (encode(np.float32(0.1)) if coded else 0.1)
+            others = np.where(pen, 0, np.maximum(solid, a_v)).astype(b_v.dtype)
+            for c0, c1 in stretches(a_v.shape[1], leak, np.random.default_rng(seed)):
+                dotted[:, c0:c1] = others[:, c0:c1]
+        maps[2] = np.maximum(a_v, b_v)
+        maps[3] = dotted
+        if coded:
+            maps[2], maps[3] = CodedMap(maps[2]), CodedMap(maps[3])
     return ReadEvidence(maps, ev.mask, ev.method, ev.memory)
+
+
+def stretches(cols: int, share: float, rng) -> list[tuple[int, int]]:
+    """Random stretches of columns, each 2-10 % of them long, until they cover ``share`` of them (overlaps count
+    once)."""
+    covered = np.zeros(cols, bool)
+    out = []
+    while covered.mean() < share:
+        n = int(rng.integers(max(cols // 50, 1), max(cols // 10, 2)))
+        c0 = int(rng.integers(0, max(cols - n, 1)))
+        out.append((c0, c0 + n))
+        covered[c0 : c0 + n] = True
+    return out
 
 
 def mixed_tracks(calib) -> set[str]:
@@ -69,6 +100,8 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--off", default="")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--leak", type=float, default=0.0,
+                    help="share of the columns over which the dotted map keeps the solid and dashed evidence")
     ap.add_argument("--curves", action="store_true", help="a line per scored curve")
     a = ap.parse_args(argv)
     model, _ = load_model(BUNDLED_MODEL)
@@ -87,7 +120,8 @@ def main(argv=None) -> int:
             print(f"no maps for {set_name}/{lg.name}", file=sys.stderr)
             continue
         logs += 1
-        res = digitize(lg.image, lg.calibration, evidence=ev if a.keep else moved(ev), model=model, grid=True,
+        maps = ev if a.keep else moved(ev, a.leak, zlib.crc32(lg.name.encode()))
+        res = digitize(lg.image, lg.calibration, evidence=maps, model=model, grid=True,
                        source=lg.name, rgb=lg.rgb, params=params)
         for c in score_result(lg, res):
             if c["mnemonic"] not in mine:
