@@ -45,7 +45,7 @@ FIT_COMMAND = "welltrace fit-confidence --model"  # what fits one (``core/cli/co
 
 # the flags of the doubting passes the model reads, each a 0/1 column of the design
 PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke", "released_ruling",
-              "line_detour", "pen_naming")
+              "line_detour", "borrowed_map", "pen_naming")
 # the passes that say a decision could not be made (a wrapping curve's scale, which curve is which after a meeting):
 # a value they flag is no surer than the share of such values that were right where the model was fitted
 # (``core/evaluation/confidence_fit.py``): the regression, additive in its features, let a scale the tracer knew it
@@ -58,7 +58,11 @@ PASS_FLAGS = ("backup_level", "ink_level", "hidden_fill", "identity", "steep", "
 # 20 logs of five families) the values it flags were right 50.3 % of the time, yet written at a mean CONF of 0.65
 # and 25 % of them at 0.9 or more (right 60.6 % there) while the model read no flag (docs/accuracy.md, #60's
 # twentieth round)
-DECISION_FLAGS = ("backup_level", "ink_level", "identity", "released_ruling", "line_detour", "pen_naming")
+# ``borrowed_map``: a curve read from the other broken pen's map at all, its pens named or not: no fit log raises it
+# either, and on the same simulated logs the borrowed values whose marks did name the pens clearly (7 curves, no
+# ``pen_naming``) were right 44.6 % of the time, 41 % of them written at 0.9 or more (right 51.0 % there)
+DECISION_FLAGS = ("backup_level", "ink_level", "identity", "released_ruling", "line_detour", "borrowed_map",
+                  "pen_naming")
 # a trace within this share of the track of a border, and spanning less than it over ``signals.WIGGLE_COLS`` columns
 # either side, lies still on the border: the border's ink there reads as a pen's (the held-out families at the
 # evaluation's seed: 212 such samples, 66 % right, 97 % of them written confident; docs/accuracy.md, issue #60)

@@ -39,11 +39,13 @@ def _signals(n: int, rng) -> dict[str, np.ndarray]:
              "stroke", "unseen", "to_null",
              "run_cols", "run_strength", "curve_strength", "curve_null", "backup", "level_pinned", "level_open",
              "identity_margin", "backup_level", "ink_level", "hidden_fill", "identity", "steep", "unclaimed_stroke",
-             "released_ruling", "line_detour", "pen_naming")
+             "released_ruling", "line_detour")
     # no other style's ink under the path, the pen's pattern under it its own: the values read the map of all
-    # (``STRATA_FEATURES``)
+    # (``STRATA_FEATURES``); no pen read from another pen's map (flags drawn after these, so the draws above stay
+    # the ones the tests' figures were set on)
     return {**{k: rng.random(n).astype(np.float32) for k in names}, "other_style": np.zeros(n, np.float32),
-            "duty": np.ones(n, np.float32), "curve_duty": np.ones(n, np.float32)}
+            "duty": np.ones(n, np.float32), "curve_duty": np.ones(n, np.float32),
+            "borrowed_map": np.zeros(n, np.float32), "pen_naming": np.zeros(n, np.float32)}
 
 
 def _samples(rng, n=6000) -> Samples:
@@ -181,6 +183,9 @@ def test_the_shipped_model_reads_what_the_tracer_gives_and_trusts_a_clean_readin
     # raises the flag, and on the simulated confusion a coin's share of its values were right: no surer than 0.5
     unnamed = {**clean, "pen_naming": np.ones(1)}
     assert m.caps["pen_naming"] == 0.5 and m.predict(unnamed, 2, False, False)[0] <= 0.5
+    # ... nor one read from the other broken pen's map, its pens named or not (the pass borrowed_map)
+    borrowed = {**clean, "borrowed_map": np.ones(1)}
+    assert m.caps["borrowed_map"] == 0.5 and m.predict(borrowed, 3, False, False)[0] <= 0.5
 
 
 def test_a_wrapping_curves_scale_is_pinned_where_a_crossing_bounds_its_stretch():
