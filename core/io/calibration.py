@@ -199,6 +199,26 @@ class Section:
         return d
 
 
+def sharing_picks(sections: list[dict], picks) -> list[dict]:
+    """``sections`` (as dicts) with the own ``depth_picks`` of each that are ``picks`` (within a hundredth of a
+    pixel, a millionth of a depth) dropped: such a section then reads the calibration's picks, the same depths, and
+    follows an edit of them. A proposal writes the main pass's section with its own copy of the top-level picks,
+    and the app's table and pick lines edit the top-level ones: with the copy kept, a pick moved to the right line
+    was saved but never read."""
+    ref = [(float(p), float(d)) for p, d in picks]
+
+    def same(own) -> bool:
+        return len(own) == len(ref) and all(
+            abs(float(p) - q) <= 0.01 and abs(float(d) - e) <= 1e-6 * max(1.0, abs(e))
+            for (p, d), (q, e) in zip(sorted(own, key=lambda pd: float(pd[0])), sorted(ref), strict=True))
+
+    out = []
+    for sec in sections:
+        own = sec.get("depth_picks")
+        out.append({k: v for k, v in sec.items() if k != "depth_picks"} if own and ref and same(own) else dict(sec))
+    return out
+
+
 @dataclass
 class Calibration:
     depth_axis: str

@@ -267,3 +267,51 @@ def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resume
         models.fit_confidence()  # Run › Fit confidence…: it resumes
     assert sidecar_path(mine).is_file() and not (tmp_path / "cache" / f"{model_digest(mine)}-model").exists()
     assert f"{len(kept)} of them from the maps an earlier fit kept" in shell.messages[-1]
+
+
+def test_a_pick_dragged_or_typed_reaches_the_section_that_shares_the_picks(qtbot, project):
+    """A proposal writes the main pass's section with its own copy of the top-level depth picks. The panel's table
+    and the pick lines on the scan edit the top-level picks: a pick dragged to the right line, or a misread depth
+    typed over, was saved beside the scan but the section still read its old copy, so the LAS kept the wrong
+    depths. The section that shares the table's picks follows every edit of them."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    data["sections"] = [{"kind": "main", "span": [40, 860], "depth_picks": data["depth_picks"]}]
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    (p0, d0), (p1, d1) = Calibration.load(path).depth_picks
+    line = view.pick_lines[1]  # the second pick line dragged 30 px up the scan
+    line.setValue(p1 - 30.0)
+    line.sigPositionChangeFinished.emit(line)
+    cal.panel.picks.item(0, 1).setText(f"{d0 + 100:g}")  # the first depth typed over
+    saved = Calibration.load(path)
+    assert saved.depth_picks == [(p0, d0 + 100), (p1 - 30.0, d1)]
+    section = saved.section_calibration(0)  # what digitize reads for the main pass, in the section's pixels
+    assert section.depth_at(p0 - 40) == pytest.approx(d0 + 100)
+    assert section.depth_at(p1 - 30.0 - 40) == pytest.approx(d1)
+    # a proposal accepted in the app: its picks into the table, its main pass with its own copy of them
+    proposed = [(10.5, 1750.0), (880.25, 1900.125)]
+    cal.panel.set_picks(proposed)
+    cal.panel.set_sections([{"kind": "main", "span": [40, 860], "depth_picks": [list(p) for p in proposed]}])
+    cal.panel.picks.item(1, 1).setText("1910")
+    assert Calibration.load(path).section_calibration(0).depth_at(880.25 - 40) == pytest.approx(1910.0)
+
+
+def test_a_depth_picked_by_hand_is_kept_to_the_digits_typed(qtbot, project):
+    """The Pick tool's dialog takes three decimals, but the table showed a pick to six significant digits and saved
+    what it showed: 1821.125 FT became 1821.12 (10150.25 FT 10150.2, a pick 0.05 ft off), and a loaded depth of
+    1902.9364 was rewritten 1902.94 at the first edit of anything else."""
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    loaded = Calibration.load(project / "synth_000.calib.json").depth_picks
+    cal.ask_depth = lambda pixel: 1821.125
+    cal.pick_at(450.25, 100.0)
+    saved = Calibration.load(project / "synth_000.calib.json")
+    assert saved.depth_picks == sorted([*loaded, (450.25, 1821.125)])
