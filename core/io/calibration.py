@@ -252,6 +252,15 @@ class Calibration:
         return Calibration(self.depth_axis, self.depth_unit, [(p - sec.start, d) for p, d in picks], self.step,
                            list(self.curves), self.version, source=self.source)
 
+    def main_picks_apart(self) -> int | None:
+        """The index of the first main pass when it has depth picks of its own that are not the calibration's
+        (None otherwise). A proposal writes the two equal, the calibration's being the main pass's; once they
+        differ one copy was edited and the other was not, and the section's own are the ones read."""
+        i = next((k for k, sec in enumerate(self.sections) if sec.kind == "main"), None)
+        if i is None or not self.sections[i].depth_picks:
+            return None
+        return None if "depth_picks" not in sharing_picks([self.sections[i].as_dict()], self.depth_picks)[0] else i
+
     def unconfirmed(self) -> list[str]:
         """The mnemonics of the curves a proposal read and the user has not confirmed (``CurveSpec.proposed``)."""
         return [c.mnemonic for c in self.curves if c.proposed]

@@ -296,6 +296,9 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
                        source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
                        mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), page=page,
                        **kwargs)
+        if i == calib.main_picks_apart():  # an edit of the top-level picks only is not read: said, not ignored
+            res.warnings.append(f"sections[{i}].depth_picks (the main pass's own, the ones read) differ from the "
+                                "top-level depth_picks: correct the section's, or delete them to read the top-level")
         if sec.stop > b:  # said, not cut in silence: the calibration may belong to a longer scan
             res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {b} px along depth: "
                                 f"read to the scan's end")

@@ -310,3 +310,20 @@ def test_a_picture_read_whole_is_read_by_the_network_over_its_log_body_alone():
     assert res.memory["windows"] == windows(hi - lo) < windows(img.shape[0])
     assert not res.mask[:lo].any() and not res.mask[hi:].any()  # no map beyond it
 
+
+
+def test_a_main_pass_whose_own_picks_are_not_the_calibrations_is_said(tmp_path, capsys):
+    """A proposal writes the main pass's section with its own copy of the top-level depth picks; a user who corrects
+    a misread depth in the top-level `depth_picks` (the README's "the depth picks") got a LAS on the old depths and
+    no word why. The section's picks are read, as documented, and the run says the two disagree."""
+    img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 400, 0)])
+    path = _save(tmp_path, img, "log")
+    own = [[600, 1000.0], [3600, 1300.0]]
+    for top, said in ((own, False), ([[600, 1100.0], [3600, 1400.0]], True)):
+        data = _calib([{"span": [600, 3600], "depth_picks": own}])
+        data["depth_picks"] = top
+        (tmp_path / "log.calib.json").write_text(json.dumps(data))
+        assert main(["digitize", path, "--out", str(tmp_path / "log.las"), "--classical", "--no-qc"]) == 0
+        assert lasio.read(tmp_path / "log.las").index[0] == pytest.approx(1000.0, abs=0.5)  # the section's, as before
+        err = capsys.readouterr().err
+        assert ("sections[0].depth_picks" in err and "top-level depth_picks" in err) == said, err
