@@ -115,9 +115,11 @@ def _digitize_many(args) -> int:
     from core.digitize.job.dask_cluster import run_cluster
     from core.digitize.job.folder import (
         SUMMARY_NAME,
+        earlier_summary,
         jobs_for,
         pictures_skipped,
         scans_in,
+        skipped_outcome,
         up_to_date,
         write_summary,
         written_since,
@@ -154,7 +156,8 @@ def _digitize_many(args) -> int:
         for what, path in (("the scan", j.scan), ("the calibration of", j.calib), ("the LAS of", j.las))])
     require_writable([summary] + [j.las for j in jobs])
     todo = [j for j in jobs if args.force or not up_to_date(j, model)]
-    outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
+    earlier, earlier_time = earlier_summary(summary)
+    outcomes = [skipped_outcome(j, earlier, earlier_time) for j in jobs if j not in todo]
     skipped = pictures_skipped(args.scan)
     if skipped:
         shown = ", ".join(p.name for p in skipped[:10])
