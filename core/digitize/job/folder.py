@@ -147,8 +147,9 @@ def skipped_outcome(job: ScanJob, earlier: dict[str, dict[str, str]], earlier_ti
     row = earlier.get(job.scan.name)
     try:
         made = max(p.stat().st_mtime for p in outputs_of(job))
+        # that row, of these very files, and saying something (a summary of releases before this one left it blank)
         if row is not None and row["status"] in ("written", "up to date") and row["las"] == " ".join(outcome.las) \
-                and earlier_time is not None and earlier_time >= made:  # that row, of these very files
+                and row["curves"] and earlier_time is not None and earlier_time >= made:
             outcome.curves = row["curves"].split()
             for field_, shares in (("null_share", outcome.null_share),
                                    ("low_confidence_share", outcome.low_confidence_share)):

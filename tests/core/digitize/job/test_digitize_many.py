@@ -95,7 +95,11 @@ def test_a_second_run_s_summary_keeps_what_the_first_said_of_the_scans_it_skips(
         assert row["status"] == "up to date"
         for key in ("curves", "null_share", "low_confidence_share", "warnings", "las"):
             assert row[key] == first[name][key], (name, key)
-    (folder / "digitize-summary.csv").unlink()  # no earlier summary: the LAS files say what they hold
+    with open(folder / "digitize-summary.csv", "w", newline="") as fh:  # blank rows, as releases before wrote them:
+        writer = csv.DictWriter(fh, list(first["synth_000.png"]))  # they say nothing, the LAS files do
+        writer.writeheader()
+        for name, row in second.items():
+            writer.writerow({**{k: "" for k in row}, "scan": name, "status": "up to date", "las": row["las"]})
     assert main(["digitize", str(folder), "--classical", "--no-qc"]) == 0
     third = _summary(folder / "digitize-summary.csv")
     for name, row in third.items():
