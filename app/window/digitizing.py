@@ -298,20 +298,23 @@ class DigitizingController(QtCore.QObject):
 
     def swap_curves(self, a: str, b: str, top: float, bottom: float) -> bool:
         """Exchange two traced curves' values between two depths, replot and save the digitised LAS."""
+        from core.digitize.job.pipeline import scan_column_depth
         from core.digitize.output.las import write_result
-        from core.digitize.trace.crossings import swap_range
 
-        try:
-            n = swap_range(self.result.values, a, b, self.result.depth, top, bottom)
+        try:  # values, confidences and the traces on the scan: the LAS, its CONF curves and the picture agree
+            n = self.result.swap(a, b, top, bottom, scan_column_depth(self.calib, self.scans.image.shape))
         except ValueError as exc:
             self.shell.show_error(f"swap: {exc}")
             return False
         self.plots.show_result(self.result, self.calib)
+        self.show_traces()
         las = digitized_path_for(self.scans.path)
         try:
             write_result(las, self.result, self.calib, self.scans.path.name, self.read_with)
         except (OSError, InputError) as exc:
             self.shell.show_error(f"{las}: cannot save: {exc}")
+        else:  # the QC picture beside the LAS is drawn again from it, not left showing the curves unswapped
+            self.write_qc(qc_path_for(las), announce=False)
         self.shell.show_status(f"swapped {a} and {b} over {n} samples", 8000)
         return True
 

@@ -315,3 +315,51 @@ def test_a_depth_picked_by_hand_is_kept_to_the_digits_typed(qtbot, project):
     cal.pick_at(450.25, 100.0)
     saved = Calibration.load(project / "synth_000.calib.json")
     assert saved.depth_picks == sorted([*loaded, (450.25, 1821.125)])
+
+
+def test_swapping_two_curves_swaps_their_confidence_traces_and_qc_picture_with_their_values(qtbot, project):
+    """*Swap curves over a range…* exchanged the two curves' values in the LAS but not their CONF curves (GR_CONF
+    then told how sure the reading of the other curve was, and was not NULL where GR now is), nor their traces on
+    the scan, and the QC picture beside the LAS still showed the curves unswapped. All of them follow the swap."""
+    import os
+
+    from PIL import Image
+
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    assert models.load(BUNDLED_MODEL)  # the network tells the curves of one track apart (the classical tracer not)
+    _opened(qtbot, scans, project / "synth_000.png")
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    las_path, qc_path = project / "synth_000.digitized.las", project / "synth_000.digitized.qc.png"
+    qtbot.waitUntil(qc_path.exists, timeout=30000)
+    os.utime(qc_path, (1, 1))
+    qc_before = np.asarray(Image.open(qc_path))
+    a, b = [s.mnemonic for s in cal.calib.curves[:2]]
+    res = dig.result
+    d = res.depth
+    top, bottom = float(d[len(d) // 4]), float(d[len(d) // 2])
+    sel = (d >= top) & (d <= bottom)
+    before = {k: {n: getattr(res, k)[n].copy() for n in (a, b)} for k in ("values", "confidence")}
+    rows = np.arange(res.traces[0].position.size, dtype=float)
+    in_range = (cal.calib.depth_at(rows) >= top) & (cal.calib.depth_at(rows) <= bottom)
+    positions = {t.mnemonic: t.position.copy() for t in res.traces}
+    assert not np.allclose(positions[a][in_range], positions[b][in_range], equal_nan=True)  # two lines, not one
+    assert not np.allclose(before["confidence"][a][sel], before["confidence"][b][sel], equal_nan=True)
+    assert dig.swap_curves(a, b, top, bottom)
+    las = lasio.read(str(las_path))
+    for name, other in ((a, b), (b, a)):
+        assert np.array_equal(las[name][sel], before["values"][other][sel], equal_nan=True) or np.allclose(
+            las[name][sel], before["values"][other][sel], atol=1e-3, equal_nan=True)
+        conf = np.asarray(las[f"{name}_CONF"], float)
+        assert np.allclose(conf[sel], before["confidence"][other][sel], atol=1e-3, equal_nan=True)
+        assert np.array_equal(np.isnan(conf), np.isnan(np.asarray(las[name], float)))  # NULL exactly where it is
+        trace = next(t for t in dig.result.traces if t.mnemonic == name)
+        assert np.array_equal(trace.position[in_range], positions[other][in_range], equal_nan=True)
+        assert np.array_equal(trace.position[~in_range], positions[name][~in_range], equal_nan=True)
+    qtbot.waitUntil(lambda: qc_path.stat().st_mtime > 1, timeout=30000)  # the QC picture drawn again
+    assert not np.array_equal(np.asarray(Image.open(qc_path)), qc_before)

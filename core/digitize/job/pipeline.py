@@ -346,6 +346,17 @@ def _parts(image: np.ndarray, calib: Calibration, only: int | None, source: str 
             for i in chosen]
 
 
+def scan_column_depth(calib: Calibration, shape: tuple[int, int]) -> np.ndarray:
+    """The depth of each pixel along the scan's depth axis as :func:`in_scan_frame`'s main part reads it: through
+    the picks of its section (the first main pass, else the first section), or the calibration's."""
+    cols = np.arange(calib.depth_length(shape), dtype=np.float64)
+    names = calib.section_files()
+    if not names:
+        return calib.depth_at(cols)
+    i = names.index("") if "" in names else 0
+    return calib.section_calibration(i).depth_at(cols - calib.sections[i].start)
+
+
 def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibration,
                   shape: tuple[int, int]) -> DigitizeResult:
     """The main part placed on the whole scan (for viewing): its traces padded with gaps outside its section,
