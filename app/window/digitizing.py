@@ -246,6 +246,20 @@ class DigitizingController(QtCore.QObject):
                 items.append((x, y, curve_colour(spec, i)))
         self.view.set_traces(items)
 
+    def _destroys_an_input(self, what: str, path: Path, also: list[tuple[str, Path]] = ()) -> bool:
+        """Whether writing ``path`` would replace the scan, its calibration, its labels (or ``also``): said, as
+        ``digitize --out SCAN`` says it (a slip in a dialog's file field wrote a LAS over the scan)."""
+        from core.common.output_paths import refuse_clobbering
+
+        scan = self.scans.path
+        try:
+            refuse_clobbering([(what, path)], [("the scan", scan), ("its calibration", calib_path_for(scan)),
+                                               ("its labels", mask_path_for(scan)), *also])
+        except InputError as exc:
+            self.shell.show_error(exc.one_line())
+            return True
+        return False
+
     # -- the QC picture -------------------------------------------------------------------------
     def write_qc(self, path: Path, announce: bool = True) -> bool:
         """Draw the digitised values back over the scan (off the UI thread) into ``path`` (pages beside it when
@@ -253,6 +267,8 @@ class DigitizingController(QtCore.QObject):
         scan = self.scans.current
         if self.result is None or scan is None:
             self.shell.show_error("digitise the scan first (Run › Digitise)")
+            return False
+        if self._destroys_an_input("the QC picture", path, [("its digitised LAS", digitized_path_for(scan.path))]):
             return False
         from core.common.atomic import check_writable
 
@@ -330,6 +346,8 @@ class DigitizingController(QtCore.QObject):
     def export_las(self, path: Path, well: str = "", company: str = "") -> bool:
         from core.digitize.output.las import write_result
 
+        if self._destroys_an_input("the LAS", path):
+            return False
         try:
             write_result(path, self.result, self.calib, self.scans.path.name, self.read_with,
                          well={k: v for k, v in (("WELL", well), ("COMP", company)) if v})

@@ -363,3 +363,31 @@ def test_swapping_two_curves_swaps_their_confidence_traces_and_qc_picture_with_t
         assert np.array_equal(trace.position[~in_range], positions[name][~in_range], equal_nan=True)
     qtbot.waitUntil(lambda: qc_path.stat().st_mtime > 1, timeout=30000)  # the QC picture drawn again
     assert not np.array_equal(np.asarray(Image.open(qc_path)), qc_before)
+
+
+def test_export_never_writes_over_the_scan_its_calibration_or_its_labels(qtbot, project):
+    """*Export LAS* and *Export QC picture* took any path typed or browsed to: the scan itself (a slip in the
+    dialog's File field, SCAN.png for SCAN.las) was replaced by a LAS, or by a QC picture, with no word. Each is
+    refused with its reason, as `digitize --out SCAN` is, and the files stay as they were."""
+    import hashlib
+
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    models.use_classical = True
+    _opened(qtbot, scans, project / "synth_000.png")
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    inputs = [project / n for n in ("synth_000.png", "synth_000.calib.json", "synth_000.mask.png")]
+    before = [hashlib.md5(p.read_bytes()).hexdigest() for p in inputs]
+    for target in inputs:
+        assert not dig.export_las(target)
+        assert str(target) in shell.errors[-1] and "destroy" in shell.errors[-1]
+        assert not dig.write_qc(target)
+        assert "destroy" in shell.errors[-1]
+    qtbot.wait(500)  # a QC picture that was started anyway would land here
+    assert [hashlib.md5(p.read_bytes()).hexdigest() for p in inputs] == before
+    assert dig.export_las(project / "synth_000.las")
