@@ -303,7 +303,22 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
             res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {b} px along depth: "
                                 f"read to the scan's end")
         out.append((name, sec, res))
+    _name_the_sections_warnings(out, calib)
     return out
+
+
+def _name_the_sections_warnings(parts: list[tuple[str, Section | None, DigitizeResult]], calib: Calibration) -> None:
+    """Each warning of a section other than the main pass names that section, unless the main pass gives it too
+    (the calibration's, alike in every section): "meet at 9286 FT" of a repeat pass sent the user to the main
+    pass's LAS, which covers those depths too."""
+    main = next((res for name, _, res in parts if name == ""), None)
+    common = set(main.warnings) if main is not None else set()
+    for name, sec, res in parts:
+        if name == "" or sec is None:
+            continue
+        i = next(k for k, s in enumerate(calib.sections) if s is sec) + 1
+        label = f"the repeat pass (section {i})" if sec.kind == "repeat" else f"section {i} ({sec.kind})"
+        res.warnings = [w if w in common else f"{label}: {w}" for w in res.warnings]
 
 
 def read_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,

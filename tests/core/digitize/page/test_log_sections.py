@@ -327,3 +327,27 @@ def test_a_main_pass_whose_own_picks_are_not_the_calibrations_is_said(tmp_path, 
         assert lasio.read(tmp_path / "log.las").index[0] == pytest.approx(1000.0, abs=0.5)  # the section's, as before
         err = capsys.readouterr().err
         assert ("sections[0].depth_picks" in err and "top-level depth_picks" in err) == said, err
+
+
+def test_a_warning_of_the_repeat_pass_names_it(monkeypatch):
+    """On 33-025-01231-0014 `digitize` warned "MAXID and IDAV … meet at 2 place(s) (9286.0, 9360.8 FT) … fix with
+    Swap curves": the repeat pass's meeting, but the main pass covers those depths too, and nothing said which LAS
+    to look in. A warning of a section other than the main pass names it; one the main pass gives too (the
+    calibration's, the same in every section) is said once, as it was."""
+    from core.digitize.job import pipeline
+    from core.digitize.output.result import DigitizeResult
+
+    def fake(image, calib, source=None, **kwargs):
+        said = ["GR: its ink is the colour of RES in the same track"]
+        if "section 2" in source:
+            said.append("GR and RES meet at 1 place(s) (1150.0 FT)")
+        return DigitizeResult(np.zeros(1), {}, [], np.zeros(image.shape, np.uint8), "fake", warnings=said)
+
+    monkeypatch.setattr(pipeline, "digitize", fake)
+    cal = Calibration.from_dict(_calib([{"span": [600, 3600]}, {"span": [4100, 6100], "kind": "repeat",
+                                                                "depth_picks": [[4100, 1100.0], [6100, 1300.0]]}]))
+    parts = pipeline.digitize_sections(np.zeros((6500, 700), np.uint8), cal, source="log.png")
+    (_, _, main_pass), (_, _, repeat) = parts
+    assert main_pass.warnings == ["GR: its ink is the colour of RES in the same track"]
+    assert repeat.warnings == ["GR: its ink is the colour of RES in the same track",
+                               "the repeat pass (section 2): GR and RES meet at 1 place(s) (1150.0 FT)"]
