@@ -147,6 +147,14 @@ class DigitizingController(QtCore.QObject):
         self.read_with: str | None = None  # the model file the result was read with (None: classical or a mask)
         self.show_grid_lines = False
         self.plots = CurvePlots()
+        # the last digitise's warnings, every one (the status bar kept only the last of them, ten seconds): shown
+        # over the curves until the next result; a few lines, scrolling, so the plots keep the dock
+        self.warnings = QtWidgets.QPlainTextEdit()
+        self.warnings.setReadOnly(True)
+        self.warnings.setObjectName("digitise_warnings")
+        self.warnings.setStyleSheet("color: #8a5a00")
+        self.warnings.setMaximumHeight(5 * self.warnings.fontMetrics().lineSpacing())
+        self.warnings.hide()
         self.grid_task: Task | None = None
         self.batch_task: Task | None = None
         self.qc_task: Task | None = None
@@ -160,6 +168,7 @@ class DigitizingController(QtCore.QObject):
 
     def _scan_opened(self, bundle: ScanBundle) -> None:
         self.result, self.exported = bundle.digitized, False
+        self.show_warnings([])
         self.read_with = self.models.name
         self.show_grid(self.show_grid_lines)
         self.show_traces()
@@ -229,12 +238,19 @@ class DigitizingController(QtCore.QObject):
                      f"{result.memory['predicted_peak'] / 1024**3:.2f} GiB")
         if result.others:
             done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
+        # every section's warnings, the repeat pass's named (the result shown is the main pass's)
+        warnings = [with_the_fix(w) for w in (outcome.warnings if outcome is not None else result.warnings)]
+        if warnings:
+            done += f"; {len(warnings)} warning(s), listed over the digitised curves"
         self.shell.task_done(done)
-        for w in result.warnings:
-            self.shell.show_status(with_the_fix(w), 10000)
+        self.show_warnings(warnings)
         self.show_traces()
         self.plots.show_result(self.result, self.calib)
         self.digitized.emit()
+
+    def show_warnings(self, warnings: list[str]) -> None:
+        self.warnings.setPlainText("\n".join(f"! {w}" for w in warnings))
+        self.warnings.setVisible(bool(warnings))
 
     def show_traces(self):
         items = []

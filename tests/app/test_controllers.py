@@ -391,3 +391,33 @@ def test_export_never_writes_over_the_scan_its_calibration_or_its_labels(qtbot, 
     qtbot.wait(500)  # a QC picture that was started anyway would land here
     assert [hashlib.md5(p.read_bytes()).hexdigest() for p in inputs] == before
     assert dig.export_las(project / "synth_000.las")
+
+
+def test_every_warning_of_a_digitise_stays_in_sight_over_the_curves(qtbot, project):
+    """The app showed each warning of a digitise in the status bar, one after the other at once: only the last
+    stayed, ten seconds (33-025-01231-0014 gives six, the crossings to fix with Swap among them). They are listed
+    over the digitised curves until the next result, and the status line counts them."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    own = [[p, d + 10.0] for p, d in data["depth_picks"]]  # the main pass's own picks, apart from the top-level
+    data["sections"] = [{"kind": "main", "span": [0, 2000], "depth_picks": own}]  # the scan is 900 px long
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    models.use_classical = True
+    _opened(qtbot, scans, project / "synth_000.png")
+    assert dig.warnings.isHidden()
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    shown = dig.warnings.toPlainText()
+    assert "sections[0].span ends at 2000 px" in shown and "differ from the top-level depth_picks" in shown
+    assert not dig.warnings.isHidden()
+    assert any("2 warning(s)" in m for m in shell.messages[-3:]), shell.messages[-3:]
+    _opened(qtbot, scans, project / "synth_001.png")  # another scan: its own result, no warnings of this one
+    assert dig.warnings.isHidden() and dig.warnings.toPlainText() == ""
