@@ -138,6 +138,14 @@ class CalibrationController(QtCore.QObject):
         self.update_handles()
         self.changed.emit()
 
+    def commit_edits(self) -> None:
+        """Take a field or pick cell of the panel still being typed in: its edit lands when it loses focus or on
+        Enter, and Ctrl+D, Ctrl+E, Ctrl+S or a toolbar button move neither (a scale end typed then Ctrl+D was
+        digitised on the old scale). Taking the focus away commits it, saved and announced as any edit."""
+        focus = QtWidgets.QApplication.focusWidget()
+        if focus is not None and self.panel.isAncestorOf(focus):
+            focus.clearFocus()
+
     def save(self) -> None:
         """Write the calibration beside the scan (raises OSError)."""
         if self.calib is not None and self.scans.path is not None:

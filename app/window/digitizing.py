@@ -180,6 +180,7 @@ class DigitizingController(QtCore.QObject):
         scan = self.scans.current
         if scan is None or self.shell.closing:
             return
+        self.calibration.commit_edits()  # a field still being typed in is part of the calibration digitised
         if self.calib is None or not self.calib.curves:
             self.shell.show_error("calibrate first: two depth picks and at least one curve")
             return
@@ -351,6 +352,7 @@ class DigitizingController(QtCore.QObject):
         return True
 
     def export_dialog(self) -> None:
+        self.calibration.commit_edits()  # a curve's name or unit still being typed in goes into the LAS
         if self.result is None:
             self.shell.show_error("digitise the scan first (Run › Digitise)")
             return
