@@ -421,3 +421,18 @@ def test_every_warning_of_a_digitise_stays_in_sight_over_the_curves(qtbot, proje
     assert any("2 warning(s)" in m for m in shell.messages[-3:]), shell.messages[-3:]
     _opened(qtbot, scans, project / "synth_001.png")  # another scan: its own result, no warnings of this one
     assert dig.warnings.isHidden() and dig.warnings.toPlainText() == ""
+
+
+def test_the_status_line_of_an_opened_scan_keeps_its_notes_apart(qtbot, tmp_path):
+    """A colour LZW TIFF opened read "… P, compression tiff_lzw colour: kept for ink colours; …": two notes run
+    together as one."""
+    from PIL import Image
+
+    rgb = np.full((400, 120, 3), 250, np.uint8)
+    rgb[:, 60] = (200, 30, 30)
+    Image.fromarray(rgb).save(tmp_path / "c.tif", compression="tiff_lzw")
+    shell = QuietShell()
+    scans = ScanController(shell)
+    _opened(qtbot, scans, tmp_path / "c.tif")
+    line = next(m for m in shell.messages if m.startswith("c.tif:"))
+    assert "compression tiff_lzw; colour" in line, line
