@@ -351,3 +351,27 @@ def test_a_warning_of_the_repeat_pass_names_it(monkeypatch):
     assert main_pass.warnings == ["GR: its ink is the colour of RES in the same track"]
     assert repeat.warnings == ["GR: its ink is the colour of RES in the same track",
                                "the repeat pass (section 2): GR and RES meet at 1 place(s) (1150.0 FT)"]
+
+
+def test_a_section_dropped_from_the_calibration_leaves_no_las_of_the_earlier_run(tmp_path):
+    """A repeat pass taken out of the calibration (the proposal had taken a tail for one), the scan digitised
+    again: the earlier run's OUT.repeat.las stayed beside the new OUT.las, a LAS of a section the calibration no
+    longer has, as the QC pages of a longer earlier run no longer do. A run of every section removes the section
+    LAS files it did not write; a run of one section (--section N) leaves the others alone."""
+    img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 500, 0), ("body", 2000, 1100.0),
+                    ("header", 400, 0)])
+    path = _save(tmp_path, img, "log")
+    calib = tmp_path / "log.calib.json"
+    both = _calib([{"span": [600, 3600]}, {"span": [4100, 6100], "kind": "repeat",
+                                            "depth_picks": [[4100, 1100.0], [6100, 1300.0]]}])
+    calib.write_text(json.dumps(both))
+    out = tmp_path / "log.las"
+    assert main(["digitize", path, "--out", str(out), "--classical"]) == 0
+    assert (tmp_path / "log.repeat.las").is_file()
+    assert main(["digitize", path, "--out", str(tmp_path / "one.las"), "--classical", "--section", "1"]) == 0
+    assert (tmp_path / "log.repeat.las").is_file()  # another output's files: not this run's to remove
+    (tmp_path / "log.section3.las").write_text("~V")  # an earlier run's third section, as this run names them
+    calib.write_text(json.dumps(_calib([{"span": [600, 3600]}])))
+    assert main(["digitize", path, "--out", str(out), "--classical"]) == 0
+    assert out.is_file() and not (tmp_path / "log.repeat.las").exists() and not (tmp_path / "log.section3.las").exists()
+    assert (tmp_path / "one.las").is_file()
