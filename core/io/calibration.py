@@ -234,6 +234,9 @@ class Calibration:
     proposed_tracks: list[tuple[float, float]] = field(default_factory=list)
     # the file it was read from (None: made in memory): what an error found later names, the file to fix
     source: str | None = field(default=None, compare=False, repr=False)
+    # the fields of its file that no calibration has, ignored ("curves[1].Log (did you mean "log"?)"): said by the
+    # run that digitises it, since a misspelt "log" or "backup" is a whole curve wrong
+    ignored_fields: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self):
         self.depth_picks = sorted((float(p), float(d)) for p, d in self.depth_picks)

@@ -436,3 +436,19 @@ def test_the_status_line_of_an_opened_scan_keeps_its_notes_apart(qtbot, tmp_path
     _opened(qtbot, scans, tmp_path / "c.tif")
     line = next(m for m in shell.messages if m.startswith("c.tif:"))
     assert "compression tiff_lzw; colour" in line, line
+
+
+def test_a_calibration_with_a_misspelt_field_opens_saying_so(qtbot, project):
+    """`"Log": true` typed for `"log"` in a calibration written by hand: the app opened it on a linear scale
+    with no word, and its first save dropped the field. It says which fields it ignored and what they meant."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    data["curves"][1]["Log"] = True
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    assert any('curves[1].Log (did you mean "log"?)' in e for e in shell.errors), shell.errors

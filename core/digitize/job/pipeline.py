@@ -289,9 +289,14 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
     parts = _parts(image, calib, only, source)
     pages = pages or [None] * len(parts)
     out = []
+    # a misspelt field is a whole curve read wrong ("Log" for "log"): the run names every field it ignored
+    said = [f"ignored in the calibration, no such field: {'; '.join(calib.ignored_fields)}"] \
+        if calib.ignored_fields else []
     for (name, i, sec, a, b), page in zip(parts, pages, strict=True):
         if sec is None:
-            return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, page=page, **kwargs))]
+            res = digitize(image, calib, source=source, mask=mask, rgb=rgb, page=page, **kwargs)
+            res.warnings[:0] = said
+            return [("", None, res)]
         res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
                        source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
                        mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), page=page,
@@ -304,6 +309,8 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
                                 f"read to the scan's end")
         out.append((name, sec, res))
     _name_the_sections_warnings(out, calib)
+    if out:
+        out[0][2].warnings[:0] = said
     return out
 
 
