@@ -146,6 +146,20 @@ def test_eval_of_two_digitised_logs_scores_the_curves_not_their_confidences(tmp_
     assert "_CONF" in out[-1] and "not scored" in out[-1]  # said, not dropped in silence
 
 
+def test_one_scan_digitised_into_a_folder_takes_its_own_name_there(tmp_path, capsys):
+    """`digitize SCAN --out results/` (a folder, as a folder run takes it) wrote a file named `results`, no .las,
+    where the folder was meant; into an existing folder it was refused ("is a folder"). A folder given as --out
+    for one scan takes NAME.digitized.las, as a folder run writes it."""
+    main(["synth", str(tmp_path), "--count", "1", "--seed", "2", "--width", "900", "--height", "256"])
+    scan = tmp_path / "synth_000.png"
+    assert main(["digitize", str(scan), "--classical", "--out", str(tmp_path / "new") + "/"]) == 0
+    assert (tmp_path / "new" / "synth_000.digitized.las").is_file()
+    (tmp_path / "there").mkdir()
+    assert main(["digitize", str(scan), "--classical", "--out", str(tmp_path / "there")]) == 0
+    assert (tmp_path / "there" / "synth_000.digitized.las").is_file()
+    assert "there/synth_000.digitized.las" in capsys.readouterr().out
+
+
 def test_digitize_bad_inputs(tmp_path):
     log = generate_log(1, 800, 256, "x")
     with pytest.raises(InputError, match="blank"):
