@@ -363,16 +363,21 @@ class DigitizingController(QtCore.QObject):
 
     def export_las(self, path: Path, well: str = "", company: str = "") -> bool:
         from core.digitize.output.las import write_result
+        from core.io.file_names import las_path_for
 
-        if self._destroys_an_input("the LAS", path):
+        # every pass: the repeat pass beside the main as `digitize --out` names it (the main pass went alone)
+        parts = [(path, self.result)] + [(las_path_for(path, suffix), res) for suffix, res in self.result.others]
+        if any(self._destroys_an_input("the LAS", p) for p, _ in parts):
             return False
+        header = {k: v for k, v in (("WELL", well), ("COMP", company)) if v}
         try:
-            write_result(path, self.result, self.calib, self.scans.path.name, self.read_with,
-                         well={k: v for k, v in (("WELL", well), ("COMP", company)) if v})
+            for p, res in parts:
+                write_result(p, res, self.calib, self.scans.path.name, self.read_with, well=header)
         except (OSError, InputError) as exc:
-            self.shell.show_error(f"{path}: cannot write LAS: {exc}")
+            self.shell.show_error(f"{p}: cannot write LAS: {exc}")
             return False
-        self.shell.show_status(f"exported {path}", 8000)
+        self.shell.show_status(f"exported {path}" + (f" and {', '.join(p.name for p, _ in parts[1:])}"
+                                                     if len(parts) > 1 else ""), 8000)
         self.exported = True
         self.exported_changed.emit()
         return True

@@ -452,3 +452,34 @@ def test_a_calibration_with_a_misspelt_field_opens_saying_so(qtbot, project):
     CalibrationController(shell, scans, view)
     _opened(qtbot, scans, project / "synth_000.png")
     assert any('curves[1].Log (did you mean "log"?)' in e for e in shell.errors), shell.errors
+
+
+def test_export_las_writes_every_pass_with_the_well_name(qtbot, project):
+    """*Export LAS* on a scan with a repeat pass wrote the main pass alone: the repeat pass, digitised beside the
+    scan, never reached the exported set with the well's name. Each section goes beside the exported file as
+    `digitize --out` names them (OUT.repeat.las)."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    (p0, d0), (p1, d1) = data["depth_picks"]
+    data["sections"] = [{"kind": "main", "span": [0, 450]},
+                        {"kind": "repeat", "span": [450, 899], "depth_picks": [[450, d0], [899, d0 + (d1 - d0) / 2]]}]
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    models.use_classical = True
+    _opened(qtbot, scans, project / "synth_000.png")
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    assert (project / "synth_000.digitized.repeat.las").is_file()
+    out = project / "export" / "well.las"
+    assert dig.export_las(out, "Smith 1", "ACME")
+    for name in ("well.las", "well.repeat.las"):
+        las = lasio.read(str(out.parent / name))
+        assert las.well["WELL"].value == "Smith 1" and las.well["COMP"].value == "ACME", name
+    assert lasio.read(str(out.parent / "well.repeat.las")).index[0] == pytest.approx(d0, abs=0.5)
