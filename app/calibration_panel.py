@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from core.io.calibration import Calibration
+from core.io.calibration import Calibration, sharing_picks
 
 from .curve_form import CLASS_LABELS, CurveForm, spin
 
@@ -110,7 +110,8 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     # -- filling -------------------------------------------------------------------
     def _set_pick(self, r: int, c: int, value: float) -> None:
-        self.picks.setItem(r, c, QtWidgets.QTableWidgetItem(f"{value:g}"))
+        # the table is what is saved: every digit typed or loaded, not ":g"'s six (10150.25 became 10150.2)
+        self.picks.setItem(r, c, QtWidgets.QTableWidgetItem(f"{value:.12g}"))
 
     def load(self, calib: Calibration | None, depth_axis_guess: str, amplitude_extent: float,
              proposed_tracks: list | None = None) -> None:
@@ -120,7 +121,9 @@ class CalibrationPanel(QtWidgets.QWidget):
         self._curves = []
         self.status.setText("")
         self.proposed_tracks = [tuple(t) for t in (proposed_tracks or [])]
-        self.sections = [sec.as_dict() for sec in calib.sections] if calib is not None else []
+        # a section with its own copy of the picks the table shows reads the table's: it follows their edits
+        self.sections = sharing_picks([sec.as_dict() for sec in calib.sections], calib.depth_picks) \
+            if calib is not None else []
         if calib is None:
             self.axis.setCurrentText(depth_axis_guess)
         else:
@@ -282,7 +285,8 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     def set_sections(self, sections: list[dict]) -> None:
         """The log sections (``core/io/calibration.py: Section`` as dicts), e.g. from a proposal."""
-        self.sections = [dict(sec) for sec in sections]
+        table = [(self._num(r, 0), self._num(r, 1)) for r in range(self.picks.rowCount())]
+        self.sections = sharing_picks(sections, table)  # a proposal's main pass: the picks just put in the table
         self._emit()
 
     def set_section_span(self, index: int, a: float, b: float) -> None:

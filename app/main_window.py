@@ -388,6 +388,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.labelling.flush()
 
     def save_all(self) -> None:
+        self.calibration.commit_edits()
         try:
             self.flush()
             self.calibration.save()
@@ -397,6 +398,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_error(f"cannot save: {exc}")
 
     def closeEvent(self, ev):
+        self.calibration.commit_edits()  # a field still being typed in is saved with the rest
         self.closing = True
         try:
             self.flush()

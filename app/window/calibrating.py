@@ -81,6 +81,10 @@ class CalibrationController(QtCore.QObject):
         if bundle.draft is not None:  # a refused proposal's findings: the curves and sections, the depths to pick
             self.panel.append_curves(bundle.draft.get("curves", []))
             self.shell.show_status(f"{bundle.path.name}: {bundle.draft['draft']}", 20000)
+        if bundle.calib is not None and bundle.calib.ignored_fields:  # a misspelt "log" is a whole curve wrong
+            self.shell.show_error(f"{calib_path_for(bundle.path).name}: ignored, no such field: "
+                                  f"{'; '.join(bundle.calib.ignored_fields)}. Set them in the calibration dock; the "
+                                  "file is saved without them at the first change.")
         if bundle.calib_problem is not None and not bundle.calib_empty:  # an empty one is a note of the scan's
             name = self.unreadable.name
             self.shell.show_error(f"{bundle.calib_problem}. The scan opens without it: propose or make a "
@@ -137,6 +141,14 @@ class CalibrationController(QtCore.QObject):
                 self.shell.show_error(f"{calib_path_for(path)}: cannot save: {exc}")
         self.update_handles()
         self.changed.emit()
+
+    def commit_edits(self) -> None:
+        """Take a field or pick cell of the panel still being typed in: its edit lands when it loses focus or on
+        Enter, and Ctrl+D, Ctrl+E, Ctrl+S or a toolbar button move neither (a scale end typed then Ctrl+D was
+        digitised on the old scale). Taking the focus away commits it, saved and announced as any edit."""
+        focus = QtWidgets.QApplication.focusWidget()
+        if focus is not None and self.panel.isAncestorOf(focus):
+            focus.clearFocus()
 
     def save(self) -> None:
         """Write the calibration beside the scan (raises OSError)."""

@@ -147,6 +147,14 @@ class DigitizingController(QtCore.QObject):
         self.read_with: str | None = None  # the model file the result was read with (None: classical or a mask)
         self.show_grid_lines = False
         self.plots = CurvePlots()
+        # the last digitise's warnings, every one (the status bar kept only the last of them, ten seconds): shown
+        # over the curves until the next result; a few lines, scrolling, so the plots keep the dock
+        self.warnings = QtWidgets.QPlainTextEdit()
+        self.warnings.setReadOnly(True)
+        self.warnings.setObjectName("digitise_warnings")
+        self.warnings.setStyleSheet("color: #8a5a00")
+        self.warnings.setMaximumHeight(5 * self.warnings.fontMetrics().lineSpacing())
+        self.warnings.hide()
         self.grid_task: Task | None = None
         self.batch_task: Task | None = None
         self.qc_task: Task | None = None
@@ -160,6 +168,7 @@ class DigitizingController(QtCore.QObject):
 
     def _scan_opened(self, bundle: ScanBundle) -> None:
         self.result, self.exported = bundle.digitized, False
+        self.show_warnings([])
         self.read_with = self.models.name
         self.show_grid(self.show_grid_lines)
         self.show_traces()
@@ -171,6 +180,7 @@ class DigitizingController(QtCore.QObject):
         scan = self.scans.current
         if scan is None or self.shell.closing:
             return
+        self.calibration.commit_edits()  # a field still being typed in is part of the calibration digitised
         if self.calib is None or not self.calib.curves:
             self.shell.show_error("calibrate first: two depth picks and at least one curve")
             return
@@ -229,12 +239,19 @@ class DigitizingController(QtCore.QObject):
                      f"{result.memory['predicted_peak'] / 1024**3:.2f} GiB")
         if result.others:
             done += "; also " + ", ".join(f"the {suffix} section" for suffix, _ in result.others)
+        # every section's warnings, the repeat pass's named (the result shown is the main pass's)
+        warnings = [with_the_fix(w) for w in (outcome.warnings if outcome is not None else result.warnings)]
+        if warnings:
+            done += f"; {len(warnings)} warning(s), listed over the digitised curves"
         self.shell.task_done(done)
-        for w in result.warnings:
-            self.shell.show_status(with_the_fix(w), 10000)
+        self.show_warnings(warnings)
         self.show_traces()
         self.plots.show_result(self.result, self.calib)
         self.digitized.emit()
+
+    def show_warnings(self, warnings: list[str]) -> None:
+        self.warnings.setPlainText("\n".join(f"! {w}" for w in warnings))
+        self.warnings.setVisible(bool(warnings))
 
     def show_traces(self):
         items = []
@@ -246,6 +263,20 @@ class DigitizingController(QtCore.QObject):
                 items.append((x, y, curve_colour(spec, i)))
         self.view.set_traces(items)
 
+    def _destroys_an_input(self, what: str, path: Path, also: list[tuple[str, Path]] = ()) -> bool:
+        """Whether writing ``path`` would replace the scan, its calibration, its labels (or ``also``): said, as
+        ``digitize --out SCAN`` says it (a slip in a dialog's file field wrote a LAS over the scan)."""
+        from core.common.output_paths import refuse_clobbering
+
+        scan = self.scans.path
+        try:
+            refuse_clobbering([(what, path)], [("the scan", scan), ("its calibration", calib_path_for(scan)),
+                                               ("its labels", mask_path_for(scan)), *also])
+        except InputError as exc:
+            self.shell.show_error(exc.one_line())
+            return True
+        return False
+
     # -- the QC picture -------------------------------------------------------------------------
     def write_qc(self, path: Path, announce: bool = True) -> bool:
         """Draw the digitised values back over the scan (off the UI thread) into ``path`` (pages beside it when
@@ -253,6 +284,8 @@ class DigitizingController(QtCore.QObject):
         scan = self.scans.current
         if self.result is None or scan is None:
             self.shell.show_error("digitise the scan first (Run › Digitise)")
+            return False
+        if self._destroys_an_input("the QC picture", path, [("its digitised LAS", digitized_path_for(scan.path))]):
             return False
         from core.common.atomic import check_writable
 
@@ -298,24 +331,28 @@ class DigitizingController(QtCore.QObject):
 
     def swap_curves(self, a: str, b: str, top: float, bottom: float) -> bool:
         """Exchange two traced curves' values between two depths, replot and save the digitised LAS."""
+        from core.digitize.job.pipeline import scan_column_depth
         from core.digitize.output.las import write_result
-        from core.digitize.trace.crossings import swap_range
 
-        try:
-            n = swap_range(self.result.values, a, b, self.result.depth, top, bottom)
+        try:  # values, confidences and the traces on the scan: the LAS, its CONF curves and the picture agree
+            n = self.result.swap(a, b, top, bottom, scan_column_depth(self.calib, self.scans.image.shape))
         except ValueError as exc:
             self.shell.show_error(f"swap: {exc}")
             return False
         self.plots.show_result(self.result, self.calib)
+        self.show_traces()
         las = digitized_path_for(self.scans.path)
         try:
             write_result(las, self.result, self.calib, self.scans.path.name, self.read_with)
         except (OSError, InputError) as exc:
             self.shell.show_error(f"{las}: cannot save: {exc}")
+        else:  # the QC picture beside the LAS is drawn again from it, not left showing the curves unswapped
+            self.write_qc(qc_path_for(las), announce=False)
         self.shell.show_status(f"swapped {a} and {b} over {n} samples", 8000)
         return True
 
     def export_dialog(self) -> None:
+        self.calibration.commit_edits()  # a curve's name or unit still being typed in goes into the LAS
         if self.result is None:
             self.shell.show_error("digitise the scan first (Run › Digitise)")
             return
@@ -326,14 +363,21 @@ class DigitizingController(QtCore.QObject):
 
     def export_las(self, path: Path, well: str = "", company: str = "") -> bool:
         from core.digitize.output.las import write_result
+        from core.io.file_names import las_path_for
 
-        try:
-            write_result(path, self.result, self.calib, self.scans.path.name, self.read_with,
-                         well={k: v for k, v in (("WELL", well), ("COMP", company)) if v})
-        except (OSError, InputError) as exc:
-            self.shell.show_error(f"{path}: cannot write LAS: {exc}")
+        # every pass: the repeat pass beside the main as `digitize --out` names it (the main pass went alone)
+        parts = [(path, self.result)] + [(las_path_for(path, suffix), res) for suffix, res in self.result.others]
+        if any(self._destroys_an_input("the LAS", p) for p, _ in parts):
             return False
-        self.shell.show_status(f"exported {path}", 8000)
+        header = {k: v for k, v in (("WELL", well), ("COMP", company)) if v}
+        try:
+            for p, res in parts:
+                write_result(p, res, self.calib, self.scans.path.name, self.read_with, well=header)
+        except (OSError, InputError) as exc:
+            self.shell.show_error(f"{p}: cannot write LAS: {exc}")
+            return False
+        self.shell.show_status(f"exported {path}" + (f" and {', '.join(p.name for p, _ in parts[1:])}"
+                                                     if len(parts) > 1 else ""), 8000)
         self.exported = True
         self.exported_changed.emit()
         return True

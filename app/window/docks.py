@@ -73,7 +73,13 @@ def build_docks(win):
 
     pdock = QtWidgets.QDockWidget("Digitised curves", win)
     pdock.setObjectName("curves_dock")
-    pdock.setWidget(win.digitizing.plots)
+    curves = QtWidgets.QWidget()  # the last digitise's warnings over the plots
+    column = QtWidgets.QVBoxLayout(curves)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(2)
+    column.addWidget(win.digitizing.warnings)
+    column.addWidget(win.digitizing.plots, 1)
+    pdock.setWidget(curves)
     win.addDockWidget(QtCore.Qt.DockWidgetArea.RightDockWidgetArea, pdock)
     win.tabifyDockWidget(cdock, pdock)
     cdock.raise_()

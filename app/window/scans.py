@@ -203,7 +203,7 @@ class ScanController(QtCore.QObject):
         self.opened.emit(bundle)
         self.shell.show_status(
             f"{path.name}: {scan.info.width} × {scan.info.height} px, {scan.info.mode}"
-            + (f", {' '.join(scan.info.notes)}" if scan.info.notes else "")
+            + (f", {'; '.join(scan.info.notes)}" if scan.info.notes else "")
             + (f"; {' '.join(bundle.notes)}" if bundle.notes else ""), 8000)
         self.refresh_project()
 

@@ -199,6 +199,26 @@ class Section:
         return d
 
 
+def sharing_picks(sections: list[dict], picks) -> list[dict]:
+    """``sections`` (as dicts) with the own ``depth_picks`` of each that are ``picks`` (within a hundredth of a
+    pixel, a millionth of a depth) dropped: such a section then reads the calibration's picks, the same depths, and
+    follows an edit of them. A proposal writes the main pass's section with its own copy of the top-level picks,
+    and the app's table and pick lines edit the top-level ones: with the copy kept, a pick moved to the right line
+    was saved but never read."""
+    ref = [(float(p), float(d)) for p, d in picks]
+
+    def same(own) -> bool:
+        return len(own) == len(ref) and all(
+            abs(float(p) - q) <= 0.01 and abs(float(d) - e) <= 1e-6 * max(1.0, abs(e))
+            for (p, d), (q, e) in zip(sorted(own, key=lambda pd: float(pd[0])), sorted(ref), strict=True))
+
+    out = []
+    for sec in sections:
+        own = sec.get("depth_picks")
+        out.append({k: v for k, v in sec.items() if k != "depth_picks"} if own and ref and same(own) else dict(sec))
+    return out
+
+
 @dataclass
 class Calibration:
     depth_axis: str
@@ -214,6 +234,9 @@ class Calibration:
     proposed_tracks: list[tuple[float, float]] = field(default_factory=list)
     # the file it was read from (None: made in memory): what an error found later names, the file to fix
     source: str | None = field(default=None, compare=False, repr=False)
+    # the fields of its file that no calibration has, ignored ("curves[1].Log (did you mean "log"?)"): said by the
+    # run that digitises it, since a misspelt "log" or "backup" is a whole curve wrong
+    ignored_fields: list[str] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self):
         self.depth_picks = sorted((float(p), float(d)) for p, d in self.depth_picks)
@@ -231,6 +254,15 @@ class Calibration:
         picks = sec.depth_picks or self.depth_picks
         return Calibration(self.depth_axis, self.depth_unit, [(p - sec.start, d) for p, d in picks], self.step,
                            list(self.curves), self.version, source=self.source)
+
+    def main_picks_apart(self) -> int | None:
+        """The index of the first main pass when it has depth picks of its own that are not the calibration's
+        (None otherwise). A proposal writes the two equal, the calibration's being the main pass's; once they
+        differ one copy was edited and the other was not, and the section's own are the ones read."""
+        i = next((k for k, sec in enumerate(self.sections) if sec.kind == "main"), None)
+        if i is None or not self.sections[i].depth_picks:
+            return None
+        return None if "depth_picks" not in sharing_picks([self.sections[i].as_dict()], self.depth_picks)[0] else i
 
     def unconfirmed(self) -> list[str]:
         """The mnemonics of the curves a proposal read and the user has not confirmed (``CurveSpec.proposed``)."""

@@ -373,6 +373,39 @@ def parse_proposed_tracks(raw) -> list[tuple[float, float]]:
     return out
 
 
+def ignored_fields(data: dict) -> list[str]:
+    """The fields of a calibration file's JSON that no calibration has, each with the field it most likely meant
+    (``curves[1].Log (did you mean "log"?)``), sorted: ignored, as unknown fields always were, but named. The
+    fields this project's own files carry beside the schema's are no such fields: a draft's ``draft``, a
+    proposal's ``proposed_tracks``, a refused section's ``refused``."""
+    import difflib
+
+    def named(where: str, obj, known: set[str]) -> list[str]:
+        if not isinstance(obj, dict):
+            return []
+        out = []
+        for key in obj:
+            if key in known or not isinstance(key, str):
+                continue
+            lowered = {k.lower(): k for k in known}
+            close = lowered.get(key.strip().lower()) or next(iter(difflib.get_close_matches(key, known, 1, 0.6)), None)
+            out.append(f"{where}{key}" + (f' (did you mean "{close}"?)' if close else ""))
+        return out
+
+    top = {f.alias or n for n, f in CalibrationFields.model_fields.items()} | {"proposed_tracks"}
+    curve = {f.alias or n for n, f in CurveFields.model_fields.items()}
+    change = set(ScaleChangeFields.model_fields)
+    section = set(SectionFields.model_fields) | {"refused"}
+    out = named("", data, top)
+    for i, c in enumerate(data.get("curves") or []):
+        out += named(f"curves[{i}].", c, curve)
+        for k, ch in enumerate((c.get("scale_changes") or []) if isinstance(c, dict) else []):
+            out += named(f"curves[{i}].scale_changes[{k}].", ch, change)
+    for i, sec in enumerate(data.get("sections") or []):
+        out += named(f"sections[{i}].", sec, section)
+    return sorted(out)
+
+
 # pydantic's own refusals (a field missing, an entry that is no object) in the project's words
 _PYDANTIC_WORDS = {"missing": "missing", "model_type": "expected an object", "model_attributes_type":
                    "expected an object", "dict_type": "expected an object", "list_type": "expected a list"}
@@ -419,6 +452,7 @@ def parse_calibration(data, path: str | None) -> Calibration:
             depth_axis=fields.depth_axis, depth_unit=fields.depth_unit, depth_picks=list(fields.depth_picks),
             step=fields.step, curves=[c.spec() for c in fields.curves], version=fields.version, sections=sections,
             proposed_tracks=parse_proposed_tracks(data.get("proposed_tracks")), source=path,
+            ignored_fields=ignored_fields(data),
         )
     except CalibrationError as exc:
         raise CalibrationError(path, exc.reason) from None

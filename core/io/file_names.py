@@ -71,3 +71,17 @@ def stale_qc_pages(path: str | Path, pages: list[Path]) -> list[Path]:
         return []
     return sorted(path.parent / n for n in names
                   if n not in current and (n == path.name or pattern.fullmatch(n)))
+
+
+def stale_section_las(out: str | Path, written: list[str | Path]) -> list[Path]:
+    """The LAS files of other sections of ``out`` (``OUT.repeat.las``, ``OUT.sectionN.las``: :func:`las_path_for`'s
+    names) that an earlier run left and this one, which wrote ``written``, did not: a repeat pass taken out of the
+    calibration kept its LAS beside the new main pass's."""
+    out = Path(out)
+    current = {Path(p).name for p in written}
+    pattern = re.compile(re.escape(out.stem) + r"\.(repeat|section\d+)" + re.escape(out.suffix or ".las"))
+    try:
+        names = [e.name for e in os.scandir(out.parent) if e.is_file()]
+    except OSError:
+        return []
+    return sorted(out.parent / n for n in names if n not in current and pattern.fullmatch(n))

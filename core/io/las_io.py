@@ -163,7 +163,11 @@ def write_las(
         fmt=f"%.{value_decimals}f",
         column_fmt=column_fmt,
     )
-    atomic_write_text(path, buf.getvalue())
+    text = buf.getvalue()
+    # lasio without chardet guesses windows-1252 for a UTF-8 file ("Müller" read back "MÃ¼ller") but takes a file
+    # that starts with the byte-order mark as UTF-8: a file with non-ASCII text gets one; an ASCII file (a LAS 2.0
+    # header as most readers expect it) stays as it was
+    atomic_write_text(path, text if text.isascii() else "\ufeff" + text)
 
 
 def read_las(path: str | os.PathLike) -> LasData:

@@ -54,6 +54,14 @@ class Project:
         src = Path(path).resolve()
         inside = _is_inside(src, self.folder)
         dest = src if inside else self.folder / src.name
+        rel = dest.relative_to(self.folder.resolve()).as_posix() if inside else dest.name
+        # well7.tif beside well7.png: one NAME.calib.json, NAME.mask.png and NAME.digitized.las for both, each
+        # digitise writing over the other's LAS (as a folder run refuses dup.png beside dup.tif)
+        for other in self.scans:
+            o = Path(other)
+            if other != rel and o.parent == Path(rel).parent and o.stem == Path(rel).stem:
+                raise DataError(src, f"the project already holds {other}: its calibration, labels and LAS "
+                                f"({o.stem}.calib.json …) would be this scan's too; rename one of the two")
         if not inside:
             if dest.exists():
                 raise DataError(src, f"the project already holds a file named {src.name}")

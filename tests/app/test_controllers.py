@@ -267,3 +267,219 @@ def test_the_offer_of_a_new_model_fits_its_confidence_and_a_cancelled_fit_resume
         models.fit_confidence()  # Run › Fit confidence…: it resumes
     assert sidecar_path(mine).is_file() and not (tmp_path / "cache" / f"{model_digest(mine)}-model").exists()
     assert f"{len(kept)} of them from the maps an earlier fit kept" in shell.messages[-1]
+
+
+def test_a_pick_dragged_or_typed_reaches_the_section_that_shares_the_picks(qtbot, project):
+    """A proposal writes the main pass's section with its own copy of the top-level depth picks. The panel's table
+    and the pick lines on the scan edit the top-level picks: a pick dragged to the right line, or a misread depth
+    typed over, was saved beside the scan but the section still read its old copy, so the LAS kept the wrong
+    depths. The section that shares the table's picks follows every edit of them."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    data["sections"] = [{"kind": "main", "span": [40, 860], "depth_picks": data["depth_picks"]}]
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    (p0, d0), (p1, d1) = Calibration.load(path).depth_picks
+    line = view.pick_lines[1]  # the second pick line dragged 30 px up the scan
+    line.setValue(p1 - 30.0)
+    line.sigPositionChangeFinished.emit(line)
+    cal.panel.picks.item(0, 1).setText(f"{d0 + 100:g}")  # the first depth typed over
+    saved = Calibration.load(path)
+    assert saved.depth_picks == [(p0, d0 + 100), (p1 - 30.0, d1)]
+    section = saved.section_calibration(0)  # what digitize reads for the main pass, in the section's pixels
+    assert section.depth_at(p0 - 40) == pytest.approx(d0 + 100)
+    assert section.depth_at(p1 - 30.0 - 40) == pytest.approx(d1)
+    # a proposal accepted in the app: its picks into the table, its main pass with its own copy of them
+    proposed = [(10.5, 1750.0), (880.25, 1900.125)]
+    cal.panel.set_picks(proposed)
+    cal.panel.set_sections([{"kind": "main", "span": [40, 860], "depth_picks": [list(p) for p in proposed]}])
+    cal.panel.picks.item(1, 1).setText("1910")
+    assert Calibration.load(path).section_calibration(0).depth_at(880.25 - 40) == pytest.approx(1910.0)
+
+
+def test_a_depth_picked_by_hand_is_kept_to_the_digits_typed(qtbot, project):
+    """The Pick tool's dialog takes three decimals, but the table showed a pick to six significant digits and saved
+    what it showed: 1821.125 FT became 1821.12 (10150.25 FT 10150.2, a pick 0.05 ft off), and a loaded depth of
+    1902.9364 was rewritten 1902.94 at the first edit of anything else."""
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    loaded = Calibration.load(project / "synth_000.calib.json").depth_picks
+    cal.ask_depth = lambda pixel: 1821.125
+    cal.pick_at(450.25, 100.0)
+    saved = Calibration.load(project / "synth_000.calib.json")
+    assert saved.depth_picks == sorted([*loaded, (450.25, 1821.125)])
+
+
+def test_swapping_two_curves_swaps_their_confidence_traces_and_qc_picture_with_their_values(qtbot, project):
+    """*Swap curves over a range…* exchanged the two curves' values in the LAS but not their CONF curves (GR_CONF
+    then told how sure the reading of the other curve was, and was not NULL where GR now is), nor their traces on
+    the scan, and the QC picture beside the LAS still showed the curves unswapped. All of them follow the swap."""
+    import os
+
+    from PIL import Image
+
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    assert models.load(BUNDLED_MODEL)  # the network tells the curves of one track apart (the classical tracer not)
+    _opened(qtbot, scans, project / "synth_000.png")
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    las_path, qc_path = project / "synth_000.digitized.las", project / "synth_000.digitized.qc.png"
+    qtbot.waitUntil(qc_path.exists, timeout=30000)
+    os.utime(qc_path, (1, 1))
+    qc_before = np.asarray(Image.open(qc_path))
+    a, b = [s.mnemonic for s in cal.calib.curves[:2]]
+    res = dig.result
+    d = res.depth
+    top, bottom = float(d[len(d) // 4]), float(d[len(d) // 2])
+    sel = (d >= top) & (d <= bottom)
+    before = {k: {n: getattr(res, k)[n].copy() for n in (a, b)} for k in ("values", "confidence")}
+    rows = np.arange(res.traces[0].position.size, dtype=float)
+    in_range = (cal.calib.depth_at(rows) >= top) & (cal.calib.depth_at(rows) <= bottom)
+    positions = {t.mnemonic: t.position.copy() for t in res.traces}
+    assert not np.allclose(positions[a][in_range], positions[b][in_range], equal_nan=True)  # two lines, not one
+    assert not np.allclose(before["confidence"][a][sel], before["confidence"][b][sel], equal_nan=True)
+    assert dig.swap_curves(a, b, top, bottom)
+    las = lasio.read(str(las_path))
+    for name, other in ((a, b), (b, a)):
+        assert np.array_equal(las[name][sel], before["values"][other][sel], equal_nan=True) or np.allclose(
+            las[name][sel], before["values"][other][sel], atol=1e-3, equal_nan=True)
+        conf = np.asarray(las[f"{name}_CONF"], float)
+        assert np.allclose(conf[sel], before["confidence"][other][sel], atol=1e-3, equal_nan=True)
+        assert np.array_equal(np.isnan(conf), np.isnan(np.asarray(las[name], float)))  # NULL exactly where it is
+        trace = next(t for t in dig.result.traces if t.mnemonic == name)
+        assert np.array_equal(trace.position[in_range], positions[other][in_range], equal_nan=True)
+        assert np.array_equal(trace.position[~in_range], positions[name][~in_range], equal_nan=True)
+    qtbot.waitUntil(lambda: qc_path.stat().st_mtime > 1, timeout=30000)  # the QC picture drawn again
+    assert not np.array_equal(np.asarray(Image.open(qc_path)), qc_before)
+
+
+def test_export_never_writes_over_the_scan_its_calibration_or_its_labels(qtbot, project):
+    """*Export LAS* and *Export QC picture* took any path typed or browsed to: the scan itself (a slip in the
+    dialog's File field, SCAN.png for SCAN.las) was replaced by a LAS, or by a QC picture, with no word. Each is
+    refused with its reason, as `digitize --out SCAN` is, and the files stay as they were."""
+    import hashlib
+
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    models.use_classical = True
+    _opened(qtbot, scans, project / "synth_000.png")
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    inputs = [project / n for n in ("synth_000.png", "synth_000.calib.json", "synth_000.mask.png")]
+    before = [hashlib.md5(p.read_bytes()).hexdigest() for p in inputs]
+    for target in inputs:
+        assert not dig.export_las(target)
+        assert str(target) in shell.errors[-1] and "destroy" in shell.errors[-1]
+        assert not dig.write_qc(target)
+        assert "destroy" in shell.errors[-1]
+    qtbot.wait(500)  # a QC picture that was started anyway would land here
+    assert [hashlib.md5(p.read_bytes()).hexdigest() for p in inputs] == before
+    assert dig.export_las(project / "synth_000.las")
+
+
+def test_every_warning_of_a_digitise_stays_in_sight_over_the_curves(qtbot, project):
+    """The app showed each warning of a digitise in the status bar, one after the other at once: only the last
+    stayed, ten seconds (33-025-01231-0014 gives six, the crossings to fix with Swap among them). They are listed
+    over the digitised curves until the next result, and the status line counts them."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    own = [[p, d + 10.0] for p, d in data["depth_picks"]]  # the main pass's own picks, apart from the top-level
+    data["sections"] = [{"kind": "main", "span": [0, 2000], "depth_picks": own}]  # the scan is 900 px long
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    models.use_classical = True
+    _opened(qtbot, scans, project / "synth_000.png")
+    assert dig.warnings.isHidden()
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    shown = dig.warnings.toPlainText()
+    assert "sections[0].span ends at 2000 px" in shown and "differ from the top-level depth_picks" in shown
+    assert not dig.warnings.isHidden()
+    assert any("2 warning(s)" in m for m in shell.messages[-3:]), shell.messages[-3:]
+    _opened(qtbot, scans, project / "synth_001.png")  # another scan: its own result, no warnings of this one
+    assert dig.warnings.isHidden() and dig.warnings.toPlainText() == ""
+
+
+def test_the_status_line_of_an_opened_scan_keeps_its_notes_apart(qtbot, tmp_path):
+    """A colour LZW TIFF opened read "… P, compression tiff_lzw colour: kept for ink colours; …": two notes run
+    together as one."""
+    from PIL import Image
+
+    rgb = np.full((400, 120, 3), 250, np.uint8)
+    rgb[:, 60] = (200, 30, 30)
+    Image.fromarray(rgb).save(tmp_path / "c.tif", compression="tiff_lzw")
+    shell = QuietShell()
+    scans = ScanController(shell)
+    _opened(qtbot, scans, tmp_path / "c.tif")
+    line = next(m for m in shell.messages if m.startswith("c.tif:"))
+    assert "compression tiff_lzw; colour" in line, line
+
+
+def test_a_calibration_with_a_misspelt_field_opens_saying_so(qtbot, project):
+    """`"Log": true` typed for `"log"` in a calibration written by hand: the app opened it on a linear scale
+    with no word, and its first save dropped the field. It says which fields it ignored and what they meant."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    data["curves"][1]["Log"] = True
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    assert any('curves[1].Log (did you mean "log"?)' in e for e in shell.errors), shell.errors
+
+
+def test_export_las_writes_every_pass_with_the_well_name(qtbot, project):
+    """*Export LAS* on a scan with a repeat pass wrote the main pass alone: the repeat pass, digitised beside the
+    scan, never reached the exported set with the well's name. Each section goes beside the exported file as
+    `digitize --out` names them (OUT.repeat.las)."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    (p0, d0), (p1, d1) = data["depth_picks"]
+    data["sections"] = [{"kind": "main", "span": [0, 450]},
+                        {"kind": "repeat", "span": [450, 899], "depth_picks": [[450, d0], [899, d0 + (d1 - d0) / 2]]}]
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    models.use_classical = True
+    _opened(qtbot, scans, project / "synth_000.png")
+    with qtbot.waitSignal(dig.digitized, timeout=120000):
+        dig.digitize()
+    assert (project / "synth_000.digitized.repeat.las").is_file()
+    out = project / "export" / "well.las"
+    assert dig.export_las(out, "Smith 1", "ACME")
+    for name in ("well.las", "well.repeat.las"):
+        las = lasio.read(str(out.parent / name))
+        assert las.well["WELL"].value == "Smith 1" and las.well["COMP"].value == "ACME", name
+    assert lasio.read(str(out.parent / "well.repeat.las")).index[0] == pytest.approx(d0, abs=0.5)

@@ -8,6 +8,7 @@ import lasio
 import numpy as np
 import pytest
 from PIL import Image
+from PySide6 import QtWidgets
 
 from app.main_window import MainWindow
 from app.window.docks import MIN_VIEW_SHARE
@@ -480,3 +481,39 @@ def test_log_sections_show_on_the_scan_move_and_digitise_apart(win, qtbot, tmp_p
     pos = win.digitizing.result.traces[0].position
     assert pos.size == img.shape[0] and not np.isfinite(pos[:600]).any() and np.isfinite(pos[1000:3000]).mean() > 0.9
     _shot(win, shots_dir, "sections.png")
+
+
+def test_a_field_being_typed_in_is_taken_when_digitise_is_pressed(win, qtbot, tmp_path):
+    """A scale end typed into the calibration dock and Ctrl+D pressed at once (or the toolbar's Digitise clicked,
+    which takes no focus): the field's edit was applied only when it lost focus, after the digitise had read the
+    old scale, so the LAS held values on the scale before the edit. A field or pick cell still being edited is
+    taken first; the same before Export LAS."""
+    write_set(tmp_path, 1, seed=4, width=900, height=256, depth_axis="y", style="clean")
+    assert win.open_project(tmp_path)
+    wait_opened(win, qtbot)
+    win.calib_dock.raise_()
+    panel = win.calibration.panel
+    panel.curve_list.setCurrentRow(1)
+    hi = panel.form.scale[1]
+    old = hi.value()
+    hi.setFocus()
+    qtbot.waitUntil(hi.hasFocus, timeout=3000)
+    hi.lineEdit().selectAll()
+    qtbot.keyClicks(hi.lineEdit(), f"{old + 50:g}")  # typed, no Enter, focus not moved
+    win.models.use_classical = True
+    win.actions_["digitize"].trigger()
+    assert win.calibration.calib.curves[1].scale[1] == pytest.approx(old + 50)
+    qtbot.waitUntil(lambda: win.digitizing.result is not None and not win.task_running(), timeout=120000)
+    saved = Calibration.load(tmp_path / "synth_000.calib.json")
+    assert saved.curves[1].scale[1] == pytest.approx(old + 50)
+    # a depth typed into a pick's cell, the cell's editor still open, then Export LAS
+    item = panel.picks.item(0, 1)
+    panel.picks.setCurrentItem(item)
+    panel.picks.editItem(item)
+    editor = QtWidgets.QApplication.focusWidget()
+    assert isinstance(editor, QtWidgets.QLineEdit) and panel.isAncestorOf(editor)
+    editor.selectAll()
+    qtbot.keyClicks(editor, "1700")
+    win.actions_["export"].trigger()
+    assert win.calibration.calib.depth_picks[0][1] == pytest.approx(1700.0)
+    win.digitizing.export_dlg.reject()

@@ -318,3 +318,30 @@ def test_scale_changes_round_trip_in_depth_order_and_a_file_without_them_stays_v
     assert "scale_changes" not in written[1]
     assert Calibration.from_dict(json.loads(json.dumps(cal.as_dict()))).curves[0].scale_changes == cal.curves[0].scale_changes
     assert Calibration.load(_write(tmp_path, GOOD)).curves[0].scale_changes == []
+
+
+def test_a_misspelt_field_is_named_when_the_calibration_is_digitised(tmp_path, capsys):
+    """Unknown fields are ignored (files of other releases stay readable), but a user writing the file by hand as
+    the README shows got no word of a misspelt one: `"Log": true` read the resistivity on a linear scale, `"bakup"`
+    and `"colour "` were dropped, every value of the curve wrong. The run names each ignored field and the field
+    meant; the fields this project's own files carry (a draft's, a proposal's) are no such fields."""
+    from core.cli.main import main
+    from core.synth import write_set
+
+    write_set(tmp_path, 1, seed=4, width=900, height=256, depth_axis="y", style="clean")
+    path = tmp_path / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    data["curves"][1]["Log"] = True
+    data["curves"][0]["bakup"] = "high"
+    data["stepp"] = 0.25
+    data["proposed_tracks"] = [[2.0, 102.0]]
+    data["sections"] = [{"kind": "main", "span": [0, 899], "refused": "no depth column"}]
+    path.write_text(json.dumps(data))
+    cal = Calibration.load(path)
+    assert cal.ignored_fields == ['curves[0].bakup (did you mean "backup"?)', 'curves[1].Log (did you mean "log"?)',
+                                    'stepp (did you mean "step"?)']
+    assert main(["digitize", str(tmp_path / "synth_000.png"), "--classical", "--no-qc"]) == 0
+    err = capsys.readouterr().err
+    assert 'curves[1].Log (did you mean "log"?)' in err and "ignored" in err and "refused" not in err, err
+    assert Calibration.load(tmp_path / "synth_000.calib.json").ignored_fields == cal.ignored_fields
+    assert Calibration.from_dict(GOOD).ignored_fields == []

@@ -139,6 +139,21 @@ def test_a_non_ascii_description_reads_back_as_written(tmp_path):
     assert read_las(tmp_path / "u.las").curve("GR").description == "Résistivité profonde"
 
 
+def test_a_non_ascii_well_name_reads_back_as_written_in_lasio_itself(tmp_path):
+    """A well named "Müller #1 – Ø" (the app's Export dialog, --well, or a scan file name in ~Other) came back from
+    lasio.read as "MÃ¼ller #1 â€“ Ã˜": without chardet lasio guesses windows-1252 for a UTF-8 file. A file that
+    holds non-ASCII text starts with the UTF-8 byte-order mark, which lasio reads as UTF-8; an ASCII file is as
+    before, byte for byte."""
+    _write_one(tmp_path / "u.las", description="Résistivité", well={"WELL": "Müller #1 – Ø", "COMP": "Ørsted"},
+               provenance={"source scan": "Bohrung_Süd.tif"})
+    las = lasio.read(str(tmp_path / "u.las"))
+    assert las.well["WELL"].value == "Müller #1 – Ø" and las.well["COMP"].value == "Ørsted"
+    assert las.curves["GR"].descr == "Résistivité" and "Bohrung_Süd.tif" in las.other
+    assert read_las(tmp_path / "u.las").curve("GR").description == "Résistivité"
+    _write_one(tmp_path / "a.las", well={"WELL": "Smith 1"})
+    assert (tmp_path / "a.las").read_bytes().startswith(b"~Version")
+
+
 def test_fine_steps_and_small_scales_keep_every_depth_and_value_distinct(tmp_path):
     """A 0.00025 step wrote depths to 6 decimals at most (a finer one printed non-increasing depths and STEP 0.0);
     a 0-0.001 curve written to 4 decimals took 8 distinct values over 1,001 samples."""

@@ -65,3 +65,23 @@ def test_project_paths_stay_inside(tmp_path):
     (tmp_path / "project.json").write_text("{broken")
     with pytest.raises(DataError, match="damaged"):
         open_project(tmp_path)
+
+
+def test_a_scan_added_under_a_name_the_project_holds_in_another_format_is_refused(tmp_path):
+    """*File › Add scans…* took well7.tif into a project holding well7.png: the two share well7.calib.json,
+    well7.mask.png and well7.digitized.las (the added scan opened with the other's calibration, and each digitise
+    wrote over the other's LAS), as `digitize FOLDER` refuses dup.png beside dup.tif. Refused by name, nothing
+    copied."""
+    from PIL import Image
+
+    proj_dir, outside = tmp_path / "proj", tmp_path / "in"
+    proj_dir.mkdir()
+    outside.mkdir()
+    Image.new("L", (40, 400), 255).save(proj_dir / "well7.png")
+    proj = open_project(proj_dir)
+    Image.new("L", (40, 400), 255).save(outside / "well7.tif")
+    (outside / "well7.calib.json").write_text("{}")
+    with pytest.raises(DataError, match="well7.png"):
+        proj.add_scan(outside / "well7.tif")
+    assert sorted(p.name for p in proj_dir.iterdir()) == ["project.json", "well7.png"]
+    assert proj.scans == ["well7.png"]

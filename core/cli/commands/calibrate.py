@@ -71,6 +71,11 @@ def run(args) -> int:
     if not draft:  # a refusal is one line on stderr naming the scan, the reasons with it
         reasons = " ".join(m.strip().rstrip(".") + "." for m in prop.messages if m.strip())
         found = prop.draft_dict(args.depth_unit, args.step)
+        if found is not None and _a_calibration(out):  # --force over a calibration: a refusal replaces a draft,
+            # never the picks and curves made there (the file had become a draft with no depth picks)
+            raise InputError(args.scan, "no calibration written: fewer than two depth picks could be proposed"
+                             + (f" ({reasons.replace(chr(10), ' ')})" if reasons else "")
+                             + f"; {out} is kept as it was")
         if found is not None:  # what was found is kept: the user picks two depths by hand and goes on
             atomic_write_text(out, json_text(found))
         # a draft is a file written: the line says so from its first words ("no calibration written … kept in
@@ -81,3 +86,17 @@ def run(args) -> int:
                          + ": fewer than two depth picks could be proposed"
                          + (f" ({reasons.replace(chr(10), ' ')})" if reasons else "") + kept)
     return 0
+
+
+def _a_calibration(path: Path) -> bool:
+    """Whether ``path`` holds a calibration that ``digitize`` takes (not a draft, not an unreadable file)."""
+    from core.common.errors import CalibrationError
+    from core.io.calibration import Calibration
+
+    if not path.is_file():
+        return False
+    try:
+        Calibration.load(path)
+    except (CalibrationError, OSError):
+        return False
+    return True

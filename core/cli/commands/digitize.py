@@ -3,6 +3,7 @@ processes or on a Dask cluster, each beside its calibration."""
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -29,7 +30,8 @@ def register(sub) -> None:
                    "digitise each with its NAME.calib.json into NAME.digitized.las and its QC picture")
     d.add_argument("--calib", help="its calibration (depth picks, curves, sections; default: NAME.calib.json beside "
                    "the scan); one scan only")
-    d.add_argument("--out", help="the LAS file to write (default: NAME.digitized.las beside the scan; a repeat pass "
+    d.add_argument("--out", help="the LAS file to write (default: NAME.digitized.las beside the scan; a folder, "
+                   "existing or written with a final /, takes NAME.digitized.las; a repeat pass "
                    "goes beside it as OUT.repeat.las); with several scans, a folder for their LAS files (default: "
                    "beside each scan)")
     d.add_argument("--model", help="a trained model (.safetensors; default: the bundled one, "
@@ -96,6 +98,10 @@ def run(args) -> int:
         if not Path(args.calib).exists():
             raise InputError(args.calib, "no calibration beside the scan: propose one (welltrace calibrate --propose "
                              "SCAN), make one in the app, or give --calib")
+    if args.out and (Path(args.out).is_dir() or args.out.endswith(("/", os.sep))):
+        # a folder, as a folder run takes --out: NAME.digitized.las there ("--out results/" wrote a file "results")
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        args.out = str(digitized_las_for(Path(args.scan[0]), Path(args.out)))
     args.out = args.out or str(digitized_las_for(Path(args.scan[0])))
     for flag, value in (("--jobs", args.jobs), ("--scheduler", args.scheduler)):
         if value:
@@ -115,9 +121,11 @@ def _digitize_many(args) -> int:
     from core.digitize.job.dask_cluster import run_cluster
     from core.digitize.job.folder import (
         SUMMARY_NAME,
+        earlier_summary,
         jobs_for,
         pictures_skipped,
         scans_in,
+        skipped_outcome,
         up_to_date,
         write_summary,
         written_since,
@@ -154,7 +162,8 @@ def _digitize_many(args) -> int:
         for what, path in (("the scan", j.scan), ("the calibration of", j.calib), ("the LAS of", j.las))])
     require_writable([summary] + [j.las for j in jobs])
     todo = [j for j in jobs if args.force or not up_to_date(j, model)]
-    outcomes = [ScanOutcome(j.scan.name, "up to date", las=[str(j.las)]) for j in jobs if j not in todo]
+    earlier, earlier_time = earlier_summary(summary)
+    outcomes = [skipped_outcome(j, earlier, earlier_time) for j in jobs if j not in todo]
     skipped = pictures_skipped(args.scan)
     if skipped:
         shown = ", ".join(p.name for p in skipped[:10])

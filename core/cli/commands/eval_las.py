@@ -28,17 +28,32 @@ def run(args) -> int:
     if args.calib:
         cal = Calibration.load(args.calib)
         ranges = {c.mnemonic.upper(): c.value_range for c in cal.curves}
+    from core.digitize.output.las import CONFIDENCE_SUFFIX
+
     metrics = compare_las(pred, truth, ranges)
+    # a curve's confidence beside it (two digitised LAS compared: a repeat pass, another model) is no curve of
+    # the log: scored, it was counted in the medians
+    logged = {m.mnemonic.upper() for m in metrics}
+    confidences = [m for m in metrics if m.mnemonic.upper().endswith(CONFIDENCE_SUFFIX)
+                   and m.mnemonic.upper()[: -len(CONFIDENCE_SUFFIX)] in logged]
+    metrics = [m for m in metrics if m not in confidences]
     if not metrics:
         raise InputError(args.pred, f"no curve in common with {args.truth}")
     if args.json:
         print(json.dumps({"curves": [m.as_dict() for m in metrics], "summary": summarise(metrics)},
                          indent=2, default=lambda v: None))
         return 0
-    print(f"{'curve':<8}{'n':>7}{'r':>8}{'R²':>8}{'MAE':>10}{'RMSE':>10}{'RMSE%':>8}{'≤2%':>7}{'NULL':>7}{'offset':>8}")
-    for m in metrics:
-        print(f"{m.mnemonic:<8}{m.n:>7}{m.r:>8.4f}{m.r2:>8.3f}{m.mae:>10.4g}{m.rmse:>10.4g}{m.rmse_pct:>8.2f}"
-              f"{m.within_2pct:>7.1%}{m.null_fraction:>7.1%}{m.best_offset:>+8d}")
+    rows = [[m.mnemonic, f"{m.n}", f"{m.r:.4f}", f"{m.r2:.3f}", f"{m.mae:.4g}", f"{m.rmse:.4g}", f"{m.rmse_pct:.2f}",
+             f"{m.within_2pct:.1%}", f"{m.null_fraction:.1%}", f"{m.best_offset:+d}"] for m in metrics]
+    head = ["curve", "n", "r", "R²", "MAE", "RMSE", "RMSE%", "≤2%", "NULL", "offset"]
+    # each column as wide as its widest entry, one space apart at least: a long name or a wide figure ran into
+    # the next column ("MINID_CONF    534 -0.0122-153.928")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    for r in [head, *rows]:
+        print(" ".join(f"{v:<{w}}" if i == 0 else f"{v:>{w}}" for i, (v, w) in enumerate(zip(r, widths))).rstrip())
     s = summarise(metrics)
     print(f"median r {s['median_r']:.4f}, median RMSE {s['median_rmse_pct']:.2f} % of range")
+    if confidences:
+        print(f"not scored: {' '.join(m.mnemonic for m in confidences)} (each curve's confidence, no curve of the "
+              "log)")
     return 0

@@ -118,6 +118,60 @@ def written_since(job: ScanJob, since: float) -> bool:
         return False
 
 
+def earlier_summary(path: Path) -> tuple[dict[str, dict[str, str]], float | None]:
+    """The rows of the summary a run before this one wrote at ``path``, by scan, and when it was written; none
+    when there is none or it cannot be read as one (a summary is a report: an unreadable one is written over)."""
+    try:
+        text, when = path.read_text(encoding="utf-8"), path.stat().st_mtime
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return {}, None
+    if not rows or set(SUMMARY_FIELDS) - set(rows[0]):
+        return {}, None
+    return {row["scan"]: row for row in rows}, when
+
+
+def skipped_outcome(job: ScanJob, earlier: dict[str, dict[str, str]], earlier_time: float | None) -> ScanOutcome:
+    """The summary row of a scan that is up to date: what it holds said again, not left empty (a folder run again
+    for one new scan wrote every other row blank). What the earlier summary said of it when that summary was
+    written with or after the outputs it describes (its warnings included), else what its LAS files hold: the
+    curves and their NULL and low-confidence shares."""
+    import numpy as np
+
+    from core.digitize.output.las import CONFIDENCE_SUFFIX
+    from core.digitize.rules.confidence import low_confidence_share
+    from core.io.las_io import read_las
+
+    las = [p for p in outputs_of(job) if p.suffix.lower() == ".las"]
+    outcome = ScanOutcome(job.scan.name, "up to date", las=[str(p) for p in las])
+    row = earlier.get(job.scan.name)
+    try:
+        made = max(p.stat().st_mtime for p in outputs_of(job))
+        # that row, of these very files, and saying something (a summary of releases before this one left it blank)
+        if row is not None and row["status"] in ("written", "up to date") and row["las"] == " ".join(outcome.las) \
+                and row["curves"] and earlier_time is not None and earlier_time >= made:
+            outcome.curves = row["curves"].split()
+            for field_, shares in (("null_share", outcome.null_share),
+                                   ("low_confidence_share", outcome.low_confidence_share)):
+                for kv in row[field_].split():
+                    k, _, v = kv.partition("=")
+                    shares[k] = float(v)
+            outcome.warnings = [w for w in row["warnings"].split(" | ") if w]
+            return outcome
+        read = [read_las(p) for p in las]
+    except (OSError, ValueError, InputError):  # an output gone or unreadable: the row says only that it is up to date
+        return outcome
+    names = [c.mnemonic for c in read[0].curves if not c.mnemonic.endswith(CONFIDENCE_SUFFIX)]
+    for name in names:
+        values = np.concatenate([d.curve(name).values for d in read if name in d.mnemonics])
+        conf = [d.curve(name + CONFIDENCE_SUFFIX).values for d in read if name + CONFIDENCE_SUFFIX in d.mnemonics]
+        outcome.null_share[name] = float(np.mean(~np.isfinite(values))) if values.size else 0.0
+        outcome.low_confidence_share[name] = low_confidence_share(values, np.concatenate(conf)) \
+            if len(conf) == len(read) else 0.0
+    outcome.curves = names
+    return outcome
+
+
 def summary_csv(outcomes: list[ScanOutcome]) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, SUMMARY_FIELDS, lineterminator="\n")

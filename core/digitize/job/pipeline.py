@@ -289,18 +289,43 @@ def digitize_sections(image: np.ndarray, calib: Calibration, only: int | None = 
     parts = _parts(image, calib, only, source)
     pages = pages or [None] * len(parts)
     out = []
+    # a misspelt field is a whole curve read wrong ("Log" for "log"): the run names every field it ignored
+    said = [f"ignored in the calibration, no such field: {'; '.join(calib.ignored_fields)}"] \
+        if calib.ignored_fields else []
     for (name, i, sec, a, b), page in zip(parts, pages, strict=True):
         if sec is None:
-            return [("", None, digitize(image, calib, source=source, mask=mask, rgb=rgb, page=page, **kwargs))]
+            res = digitize(image, calib, source=source, mask=mask, rgb=rgb, page=page, **kwargs)
+            res.warnings[:0] = said
+            return [("", None, res)]
         res = digitize(_cut(image, calib.depth_axis, a, b), calib.section_calibration(i),
                        source=f"{source or 'scan'} (section {i + 1}, {sec.kind})",
                        mask=_cut(mask, calib.depth_axis, a, b), rgb=_cut(rgb, calib.depth_axis, a, b), page=page,
                        **kwargs)
+        if i == calib.main_picks_apart():  # an edit of the top-level picks only is not read: said, not ignored
+            res.warnings.append(f"sections[{i}].depth_picks (the main pass's own, the ones read) differ from the "
+                                "top-level depth_picks: correct the section's, or delete them to read the top-level")
         if sec.stop > b:  # said, not cut in silence: the calibration may belong to a longer scan
             res.warnings.append(f"sections[{i}].span ends at {sec.stop} px, past the scan's {b} px along depth: "
                                 f"read to the scan's end")
         out.append((name, sec, res))
+    _name_the_sections_warnings(out, calib)
+    if out:
+        out[0][2].warnings[:0] = said
     return out
+
+
+def _name_the_sections_warnings(parts: list[tuple[str, Section | None, DigitizeResult]], calib: Calibration) -> None:
+    """Each warning of a section other than the main pass names that section, unless the main pass gives it too
+    (the calibration's, alike in every section): "meet at 9286 FT" of a repeat pass sent the user to the main
+    pass's LAS, which covers those depths too."""
+    main = next((res for name, _, res in parts if name == ""), None)
+    common = set(main.warnings) if main is not None else set()
+    for name, sec, res in parts:
+        if name == "" or sec is None:
+            continue
+        i = next(k for k, s in enumerate(calib.sections) if s is sec) + 1
+        label = f"the repeat pass (section {i})" if sec.kind == "repeat" else f"section {i} ({sec.kind})"
+        res.warnings = [w if w in common else f"{label}: {w}" for w in res.warnings]
 
 
 def read_sections(image: np.ndarray, calib: Calibration, only: int | None = None, *, source: str | None = None,
@@ -341,6 +366,17 @@ def _parts(image: np.ndarray, calib: Calibration, only: int | None, source: str 
                                                 source, f"section {i + 1}")
     return [(names[i], i, calib.sections[i], calib.sections[i].start, min(calib.sections[i].stop, length))
             for i in chosen]
+
+
+def scan_column_depth(calib: Calibration, shape: tuple[int, int]) -> np.ndarray:
+    """The depth of each pixel along the scan's depth axis as :func:`in_scan_frame`'s main part reads it: through
+    the picks of its section (the first main pass, else the first section), or the calibration's."""
+    cols = np.arange(calib.depth_length(shape), dtype=np.float64)
+    names = calib.section_files()
+    if not names:
+        return calib.depth_at(cols)
+    i = names.index("") if "" in names else 0
+    return calib.section_calibration(i).depth_at(cols - calib.sections[i].start)
 
 
 def in_scan_frame(parts: list[tuple[str, object, DigitizeResult]], calib: Calibration,

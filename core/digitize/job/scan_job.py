@@ -24,7 +24,7 @@ from core.common.atomic import journal_path_for, outputs_together, require_writa
 from core.common.errors import InputError
 from core.common.events import Event
 from core.common.output_paths import refuse_clobbering
-from core.io.file_names import las_path_for, stale_qc_pages
+from core.io.file_names import las_path_for, stale_qc_pages, stale_section_las
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,9 @@ def digitize_scan(job: ScanJob, read: ReadOptions | Callable[[], ReadOptions], s
             path = job.las if job.section is not None else las_path_for(job.las, suffix)
             write_result(path, res, calib, job.scan.name, source, well={"WELL": job.well} if job.well else None)
             written.append(str(path))
+        if job.section is None:  # every section written: an earlier run's LAS of a section no longer there goes
+            for stale in stale_section_las(job.las, written):
+                stage_removal(stale)
         if job.mask_out is not None:
             from core.io.scan import save_gray_png
 

@@ -216,6 +216,25 @@ def test_a_scan_without_printed_depths_says_so_and_proposes_no_picks(tmp_path):
         Calibration.load(tmp_path / "blank.calib.json")
 
 
+def test_a_refused_proposal_with_force_keeps_the_calibration_that_was_there(tmp_path, capsys):
+    """`calibrate SCAN --propose --force` over a calibration made by hand (its picks and curves), on a scan whose
+    depths cannot be read: it exited 2 ("only a draft written") and had written over that calibration a draft
+    with no depth picks. A refusal replaces a draft, never a calibration: that is kept and the line says so."""
+    img, _ = _page(numbers=False)
+    path = tmp_path / "blank.png"
+    cv2.imwrite(str(path), img)
+    mine = {"version": 1, "depth_axis": "y", "depth_unit": "FT", "depth_picks": [[0, 1000.0], [600, 1060.0]],
+            "step": 0.5, "curves": [{"mnemonic": "GR", "class": 1, "track": [20, 200], "scale": [0, 150]}]}
+    (tmp_path / "blank.calib.json").write_text(json.dumps(mine))
+    assert main(["calibrate", str(path), "--propose", "--force"]) == 2
+    assert json.loads((tmp_path / "blank.calib.json").read_text()) == mine
+    line = capsys.readouterr().err
+    assert "no calibration written" in line and "blank.calib.json is kept as it was" in line, line
+    (tmp_path / "blank.calib.json").write_text(json.dumps({**mine, "depth_picks": [], "draft": "pick them"}))
+    assert main(["calibrate", str(path), "--propose", "--force"]) == 2  # a draft is replaced by the new draft
+    assert json.loads((tmp_path / "blank.calib.json").read_text())["draft"] != "pick them"
+
+
 def test_without_tesseract_the_tracks_are_proposed_and_the_message_says_how_to_install(monkeypatch):
     import core.digitize.calibrate.proposal as cp
 

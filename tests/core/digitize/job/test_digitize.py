@@ -125,6 +125,41 @@ def test_digitize_cli_writes_readable_las(tmp_path, capsys):
     assert res["summary"]["curves"] == len(cal.curves)
 
 
+def test_eval_of_two_digitised_logs_scores_the_curves_not_their_confidences(tmp_path, capsys):
+    """`eval` of one digitised LAS against another (a repeat pass against the main, one model against another: on
+    33-025-01231-0014) scored each curve's `_CONF` as a curve of the log, counted it in the median r and RMSE, and
+    its long name and wide figures ran the columns together (`MINID_CONF    534 -0.0122-153.928`)."""
+    main(["synth", str(tmp_path), "--count", "1", "--seed", "2", "--width", "1200", "--height", "256"])
+    scan, calib = tmp_path / "synth_000.png", tmp_path / "synth_000.calib.json"
+    a, b = tmp_path / "a.las", tmp_path / "b.las"
+    assert main(["digitize", str(scan), "--calib", str(calib), "--out", str(a), "--classical"]) == 0
+    assert main(["digitize", str(scan), "--calib", str(calib), "--out", str(b)]) == 0
+    names = [c.mnemonic for c in Calibration.load(calib).curves]
+    capsys.readouterr()
+    assert main(["eval", str(a), str(b), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert [c["mnemonic"] for c in res["curves"]] == names and res["summary"]["curves"] == len(names)
+    assert main(["eval", str(a), str(b)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = [line.split() for line in out[1 : 1 + len(names)]]
+    assert [r[0] for r in rows] == names and all(len(r) == len(out[0].split()) for r in rows), out
+    assert "_CONF" in out[-1] and "not scored" in out[-1]  # said, not dropped in silence
+
+
+def test_one_scan_digitised_into_a_folder_takes_its_own_name_there(tmp_path, capsys):
+    """`digitize SCAN --out results/` (a folder, as a folder run takes it) wrote a file named `results`, no .las,
+    where the folder was meant; into an existing folder it was refused ("is a folder"). A folder given as --out
+    for one scan takes NAME.digitized.las, as a folder run writes it."""
+    main(["synth", str(tmp_path), "--count", "1", "--seed", "2", "--width", "900", "--height", "256"])
+    scan = tmp_path / "synth_000.png"
+    assert main(["digitize", str(scan), "--classical", "--out", str(tmp_path / "new") + "/"]) == 0
+    assert (tmp_path / "new" / "synth_000.digitized.las").is_file()
+    (tmp_path / "there").mkdir()
+    assert main(["digitize", str(scan), "--classical", "--out", str(tmp_path / "there")]) == 0
+    assert (tmp_path / "there" / "synth_000.digitized.las").is_file()
+    assert "there/synth_000.digitized.las" in capsys.readouterr().out
+
+
 def test_digitize_bad_inputs(tmp_path):
     log = generate_log(1, 800, 256, "x")
     with pytest.raises(InputError, match="blank"):

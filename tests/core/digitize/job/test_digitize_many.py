@@ -81,6 +81,36 @@ def test_up_to_date_scans_are_skipped_and_a_changed_calibration_is_redone(tmp_pa
     assert rows["synth_000.png"]["status"] == "up to date" and rows["synth_001.png"]["status"] == "written"
 
 
+def test_a_second_run_s_summary_keeps_what_the_first_said_of_the_scans_it_skips(tmp_path, capsys):
+    """A folder run again (a scan added, one calibration changed) rewrote digitize-summary.csv with the skipped
+    scans' rows empty: their curves, NULL and low-confidence shares and warnings, read the hour before, were gone.
+    A skipped scan's row says them again: from the summary that was written with its outputs, else read off its
+    LAS files."""
+    folder = _folder(tmp_path, 2)
+    assert main(["digitize", str(folder), "--classical", "--no-qc"]) == 0
+    first = _summary(folder / "digitize-summary.csv")
+    assert main(["digitize", str(folder), "--classical", "--no-qc"]) == 0
+    second = _summary(folder / "digitize-summary.csv")
+    for name, row in second.items():
+        assert row["status"] == "up to date"
+        for key in ("curves", "null_share", "low_confidence_share", "warnings", "las"):
+            assert row[key] == first[name][key], (name, key)
+    with open(folder / "digitize-summary.csv", "w", newline="") as fh:  # blank rows, as releases before wrote them:
+        writer = csv.DictWriter(fh, list(first["synth_000.png"]))  # they say nothing, the LAS files do
+        writer.writeheader()
+        for name, row in second.items():
+            writer.writerow({**{k: "" for k in row}, "scan": name, "status": "up to date", "las": row["las"]})
+    assert main(["digitize", str(folder), "--classical", "--no-qc"]) == 0
+    third = _summary(folder / "digitize-summary.csv")
+    for name, row in third.items():
+        assert row["status"] == "up to date" and row["curves"] == first[name]["curves"]
+        for key in ("null_share", "low_confidence_share"):
+            got = dict(kv.split("=") for kv in row[key].split())
+            want = dict(kv.split("=") for kv in first[name][key].split())
+            assert got.keys() == want.keys()
+            assert all(float(got[k]) == pytest.approx(float(want[k]), abs=1e-4) for k in want), (name, key)
+
+
 def test_one_job_writes_what_the_single_scan_command_writes(tmp_path):
     folder = _folder(tmp_path, 1)
     single = tmp_path / "single.las"

@@ -310,3 +310,68 @@ def test_a_picture_read_whole_is_read_by_the_network_over_its_log_body_alone():
     assert res.memory["windows"] == windows(hi - lo) < windows(img.shape[0])
     assert not res.mask[:lo].any() and not res.mask[hi:].any()  # no map beyond it
 
+
+
+def test_a_main_pass_whose_own_picks_are_not_the_calibrations_is_said(tmp_path, capsys):
+    """A proposal writes the main pass's section with its own copy of the top-level depth picks; a user who corrects
+    a misread depth in the top-level `depth_picks` (the README's "the depth picks") got a LAS on the old depths and
+    no word why. The section's picks are read, as documented, and the run says the two disagree."""
+    img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 400, 0)])
+    path = _save(tmp_path, img, "log")
+    own = [[600, 1000.0], [3600, 1300.0]]
+    for top, said in ((own, False), ([[600, 1100.0], [3600, 1400.0]], True)):
+        data = _calib([{"span": [600, 3600], "depth_picks": own}])
+        data["depth_picks"] = top
+        (tmp_path / "log.calib.json").write_text(json.dumps(data))
+        assert main(["digitize", path, "--out", str(tmp_path / "log.las"), "--classical", "--no-qc"]) == 0
+        assert lasio.read(tmp_path / "log.las").index[0] == pytest.approx(1000.0, abs=0.5)  # the section's, as before
+        err = capsys.readouterr().err
+        assert ("sections[0].depth_picks" in err and "top-level depth_picks" in err) == said, err
+
+
+def test_a_warning_of_the_repeat_pass_names_it(monkeypatch):
+    """On 33-025-01231-0014 `digitize` warned "MAXID and IDAV … meet at 2 place(s) (9286.0, 9360.8 FT) … fix with
+    Swap curves": the repeat pass's meeting, but the main pass covers those depths too, and nothing said which LAS
+    to look in. A warning of a section other than the main pass names it; one the main pass gives too (the
+    calibration's, the same in every section) is said once, as it was."""
+    from core.digitize.job import pipeline
+    from core.digitize.output.result import DigitizeResult
+
+    def fake(image, calib, source=None, **kwargs):
+        said = ["GR: its ink is the colour of RES in the same track"]
+        if "section 2" in source:
+            said.append("GR and RES meet at 1 place(s) (1150.0 FT)")
+        return DigitizeResult(np.zeros(1), {}, [], np.zeros(image.shape, np.uint8), "fake", warnings=said)
+
+    monkeypatch.setattr(pipeline, "digitize", fake)
+    cal = Calibration.from_dict(_calib([{"span": [600, 3600]}, {"span": [4100, 6100], "kind": "repeat",
+                                                                "depth_picks": [[4100, 1100.0], [6100, 1300.0]]}]))
+    parts = pipeline.digitize_sections(np.zeros((6500, 700), np.uint8), cal, source="log.png")
+    (_, _, main_pass), (_, _, repeat) = parts
+    assert main_pass.warnings == ["GR: its ink is the colour of RES in the same track"]
+    assert repeat.warnings == ["GR: its ink is the colour of RES in the same track",
+                               "the repeat pass (section 2): GR and RES meet at 1 place(s) (1150.0 FT)"]
+
+
+def test_a_section_dropped_from_the_calibration_leaves_no_las_of_the_earlier_run(tmp_path):
+    """A repeat pass taken out of the calibration (the proposal had taken a tail for one), the scan digitised
+    again: the earlier run's OUT.repeat.las stayed beside the new OUT.las, a LAS of a section the calibration no
+    longer has, as the QC pages of a longer earlier run no longer do. A run of every section removes the section
+    LAS files it did not write; a run of one section (--section N) leaves the others alone."""
+    img, _ = _scan([("header", 600, 0), ("body", 3000, 1000.0), ("header", 500, 0), ("body", 2000, 1100.0),
+                    ("header", 400, 0)])
+    path = _save(tmp_path, img, "log")
+    calib = tmp_path / "log.calib.json"
+    both = _calib([{"span": [600, 3600]}, {"span": [4100, 6100], "kind": "repeat",
+                                            "depth_picks": [[4100, 1100.0], [6100, 1300.0]]}])
+    calib.write_text(json.dumps(both))
+    out = tmp_path / "log.las"
+    assert main(["digitize", path, "--out", str(out), "--classical"]) == 0
+    assert (tmp_path / "log.repeat.las").is_file()
+    assert main(["digitize", path, "--out", str(tmp_path / "one.las"), "--classical", "--section", "1"]) == 0
+    assert (tmp_path / "log.repeat.las").is_file()  # another output's files: not this run's to remove
+    (tmp_path / "log.section3.las").write_text("~V")  # an earlier run's third section, as this run names them
+    calib.write_text(json.dumps(_calib([{"span": [600, 3600]}])))
+    assert main(["digitize", path, "--out", str(out), "--classical"]) == 0
+    assert out.is_file() and not (tmp_path / "log.repeat.las").exists() and not (tmp_path / "log.section3.las").exists()
+    assert (tmp_path / "one.las").is_file()
