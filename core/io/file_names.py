@@ -65,11 +65,7 @@ def stale_qc_pages(path: str | Path, pages: list[Path]) -> list[Path]:
     path = Path(path)
     current = {Path(p).name for p in pages}
     pattern = re.compile(re.escape(path.stem) + r"-p\d{2,}" + re.escape(path.suffix or ".png"))
-    try:
-        names = [e.name for e in os.scandir(path.parent) if e.is_file()]
-    except OSError:
-        return []
-    return sorted(path.parent / n for n in names
+    return sorted(path.parent / n for n in _file_names(path.parent)
                   if n not in current and (n == path.name or pattern.fullmatch(n)))
 
 
@@ -80,8 +76,13 @@ def stale_section_las(out: str | Path, written: list[str | Path]) -> list[Path]:
     out = Path(out)
     current = {Path(p).name for p in written}
     pattern = re.compile(re.escape(out.stem) + r"\.(repeat|section\d+)" + re.escape(out.suffix or ".las"))
+    return sorted(out.parent / n for n in _file_names(out.parent) if n not in current and pattern.fullmatch(n))
+
+
+def _file_names(folder: Path) -> list[str]:
+    """The names of the plain files in ``folder``; none where it cannot be listed (an earlier run's leftovers are
+    then not found, and nothing is removed)."""
     try:
-        names = [e.name for e in os.scandir(out.parent) if e.is_file()]
+        return [e.name for e in os.scandir(folder) if e.is_file()]
     except OSError:
         return []
-    return sorted(out.parent / n for n in names if n not in current and pattern.fullmatch(n))

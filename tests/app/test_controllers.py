@@ -35,6 +35,17 @@ def _opened(qtbot, scans: ScanController, path: Path):
     return blocker.args[0]
 
 
+def _controllers():
+    """The window's controllers over one quiet shell, as the main window wires them: shell, scans, view,
+    calibration, models, labelling, digitising."""
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    models = ModelController(shell)
+    lab = LabellingController(shell, scans, cal, models, view)
+    return shell, scans, view, cal, models, lab, DigitizingController(shell, scans, cal, lab, models, view)
+
+
 def test_scan_controller_opens_a_project_and_hands_the_scan_on(qtbot, project):
     shell = QuietShell()
     scans = ScanController(shell)
@@ -116,12 +127,7 @@ def test_model_controller_offers_and_never_swaps_unasked(qtbot, tmp_path):
 
 
 def test_digitising_controller_traces_the_labels_when_asked_and_writes_las_and_qc(qtbot, project):
-    shell = QuietShell()
-    scans, view = ScanController(shell), ScanView()
-    cal = CalibrationController(shell, scans, view)
-    models = ModelController(shell)
-    lab = LabellingController(shell, scans, cal, models, view)
-    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    shell, scans, view, cal, models, lab, dig = _controllers()
     assert models.load(BUNDLED_MODEL)
     _opened(qtbot, scans, project / "synth_000.png")  # labelled: write_set wrote its mask
     assert lab.labelled_mask() is not None and not dig.trace_labels  # the model reads unless asked (issue 62)
@@ -325,12 +331,7 @@ def test_swapping_two_curves_swaps_their_confidence_traces_and_qc_picture_with_t
 
     from PIL import Image
 
-    shell = QuietShell()
-    scans, view = ScanController(shell), ScanView()
-    cal = CalibrationController(shell, scans, view)
-    models = ModelController(shell)
-    lab = LabellingController(shell, scans, cal, models, view)
-    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    shell, scans, view, cal, models, lab, dig = _controllers()
     assert models.load(BUNDLED_MODEL)  # the network tells the curves of one track apart (the classical tracer not)
     _opened(qtbot, scans, project / "synth_000.png")
     with qtbot.waitSignal(dig.digitized, timeout=120000):
@@ -371,12 +372,7 @@ def test_export_never_writes_over_the_scan_its_calibration_or_its_labels(qtbot, 
     refused with its reason, as `digitize --out SCAN` is, and the files stay as they were."""
     import hashlib
 
-    shell = QuietShell()
-    scans, view = ScanController(shell), ScanView()
-    cal = CalibrationController(shell, scans, view)
-    models = ModelController(shell)
-    lab = LabellingController(shell, scans, cal, models, view)
-    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    shell, scans, view, cal, models, lab, dig = _controllers()
     models.use_classical = True
     _opened(qtbot, scans, project / "synth_000.png")
     with qtbot.waitSignal(dig.digitized, timeout=120000):
@@ -404,12 +400,7 @@ def test_every_warning_of_a_digitise_stays_in_sight_over_the_curves(qtbot, proje
     own = [[p, d + 10.0] for p, d in data["depth_picks"]]  # the main pass's own picks, apart from the top-level
     data["sections"] = [{"kind": "main", "span": [0, 2000], "depth_picks": own}]  # the scan is 900 px long
     path.write_text(json.dumps(data))
-    shell = QuietShell()
-    scans, view = ScanController(shell), ScanView()
-    cal = CalibrationController(shell, scans, view)
-    models = ModelController(shell)
-    lab = LabellingController(shell, scans, cal, models, view)
-    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    shell, scans, view, cal, models, lab, dig = _controllers()
     models.use_classical = True
     _opened(qtbot, scans, project / "synth_000.png")
     assert dig.warnings.isHidden()
@@ -466,12 +457,7 @@ def test_export_las_writes_every_pass_with_the_well_name(qtbot, project):
     data["sections"] = [{"kind": "main", "span": [0, 450]},
                         {"kind": "repeat", "span": [450, 899], "depth_picks": [[450, d0], [899, d0 + (d1 - d0) / 2]]}]
     path.write_text(json.dumps(data))
-    shell = QuietShell()
-    scans, view = ScanController(shell), ScanView()
-    cal = CalibrationController(shell, scans, view)
-    models = ModelController(shell)
-    lab = LabellingController(shell, scans, cal, models, view)
-    dig = DigitizingController(shell, scans, cal, lab, models, view)
+    shell, scans, view, cal, models, lab, dig = _controllers()
     models.use_classical = True
     _opened(qtbot, scans, project / "synth_000.png")
     with qtbot.waitSignal(dig.digitized, timeout=120000):
