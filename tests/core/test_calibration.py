@@ -111,6 +111,11 @@ def test_backup_side_round_trips_and_places_the_value(tmp_path):
         (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [0, 300]},
                                                         {"from_depth": 1200, "scale": [0, 600]}]),
          "curves[0].scale_changes: two changes at one depth"),
+        # finite but past any log's reading (1e308 wrote 309-digit values into the LAS)
+        (lambda d: d["curves"][0].update(scale=[0, 1e308]), "curves[0].scale: 1e+308 is larger than any log reads"),
+        (lambda d: d["curves"][1].update(scale=[-1e12, 2000]), "curves[1].scale: -1e+12 is larger than any log"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [0, 1e300]}]),
+         "curves[0].scale_changes[0].scale: 1e+300 is larger than any log reads"),
     ],
 )
 def test_invalid_calibration_names_the_field(tmp_path, edit, field):
