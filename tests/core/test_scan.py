@@ -144,6 +144,27 @@ def test_bad_input_is_one_clear_line(tmp_path, capsys, kind, reason):
     assert sorted(x.name for x in tmp_path.iterdir()) == before  # nothing written
 
 
+def test_a_truncated_compressed_tiff_is_one_line_with_libtiffs_reason(tmp_path, capfd):
+    """A compressed TIFF cut short is decoded by libtiff, which printed its own "TIFFFillStrip: Read error on
+    strip 0 ..." on stderr before WellTrace's line (whose reason was Pillow's "decoder error -2"): the library's
+    message is captured and becomes the reason, one line in all."""
+    import tifffile
+
+    whole = tmp_path / "whole.tif"
+    tifffile.imwrite(whole, np.random.default_rng(0).integers(0, 255, (600, 400), dtype=np.uint8),
+                     compression="zlib", rowsperstrip=600)
+    p = tmp_path / "cut.tif"
+    p.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(ScanError) as ei:
+        load_scan(p)
+    assert "truncated" in ei.value.reason and "Read error on strip 0" in ei.value.reason, ei.value.reason
+    assert capfd.readouterr().err == ""
+    assert main(["info", str(p)]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(p) in err[0] and "Read error on strip 0" in err[0], err
+    assert load_scan(whole).image.shape == (600, 400) and capfd.readouterr().err == ""
+
+
 def test_pixel_bound_is_configurable(tmp_path, monkeypatch):
     p = _save(Image.fromarray(np.zeros((100, 100), np.uint8)), tmp_path / "a.png")
     monkeypatch.setenv("WELLTRACE_MAX_PIXELS", "5000")
