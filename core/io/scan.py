@@ -34,6 +34,11 @@ from .file_names import OUTPUT_MARK
 DEFAULT_MAX_PIXELS = 300_000_000
 MAX_PIXELS_ENV = "WELLTRACE_MAX_PIXELS"
 
+# the resolutions a scanner gives: a file's figure outside them is no resolution (33-025-02299-0001.tif says
+# 1 dpi) and is not used; the calibration proposal takes a resolution within the same bounds
+# (core/digitize/calibrate/proposal.py), else judges sizes from the page's width
+PLAUSIBLE_DPI = (50.0, 2400.0)
+
 SCAN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
 
@@ -61,6 +66,12 @@ class ScanInfo:
     pages: int
     depth_axis: str  # guessed: the long axis ("y" for tall scans)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def dpi_plausible(self) -> bool:
+        """Whether the file names a resolution a scanner gives (:data:`PLAUSIBLE_DPI`), both ways."""
+        lo, hi = PLAUSIBLE_DPI
+        return self.dpi is not None and all(lo <= d <= hi for d in self.dpi)
 
     def as_dict(self) -> dict:
         return {
@@ -263,7 +274,7 @@ def _info_from(p: Path, img: Image.Image, decoded: bool = False) -> ScanInfo:
     compression = img.info.get("compression")
     if compression:
         notes.append(f"compression {compression}")
-    return ScanInfo(
+    info = ScanInfo(
         path=str(p),
         width=w,
         height=h,
@@ -274,6 +285,10 @@ def _info_from(p: Path, img: Image.Image, decoded: bool = False) -> ScanInfo:
         depth_axis="y" if h >= w else "x",
         notes=notes,
     )
+    if info.dpi is not None and not info.dpi_plausible:
+        notes.append(f"the file says {info.dpi[0]:g} × {info.dpi[1]:g} dpi, implausible for a scan (a scanner gives "
+                     f"{PLAUSIBLE_DPI[0]:g}-{PLAUSIBLE_DPI[1]:g}): not used")
+    return info
 
 
 def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
