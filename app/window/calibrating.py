@@ -15,7 +15,7 @@ from core.io.calibration import Calibration
 from core.io.file_names import calib_path_for
 
 from ..calibration_panel import CalibrationPanel
-from ..curve_plots import curve_colour
+from ..curve_plots import curve_colours
 from ..scan_loader import ScanBundle
 from ..workers import Task
 from .scans import ScanController
@@ -174,7 +174,7 @@ class CalibrationController(QtCore.QObject):
             self.view.set_calibration_handles(self.panel.axis.currentText(), [], [])
             self.view.set_sections([], self.panel.axis.currentText())
             return
-        tracks = [(s.track_lo, s.track_hi, curve_colour(s, i)) for i, s in enumerate(c.curves)]
+        tracks = [(s.track_lo, s.track_hi, colour) for s, colour in zip(c.curves, curve_colours(c.curves))]
         self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
         self.view.set_sections([(s.start, s.stop, s.kind) for s in c.sections], c.depth_axis)
 
