@@ -184,7 +184,7 @@ class CalibrationController(QtCore.QObject):
         c = self.calib
         if c is not None:
             along, across = (row, col) if c.depth_axis == "y" else (col, row)
-            text += f"   depth {float(c.depth_at(along)):.2f} {c.depth_unit}"
+            text += f"   depth {c.depth_under(along):.2f} {c.depth_unit}"  # a repeat pass's own depths over it
             for s in c.curves:
                 if s.track_lo <= across <= s.track_hi:
                     text += f"   {s.mnemonic} {float(s.value_at(across)):.4g} {s.unit}"

@@ -69,6 +69,15 @@ def test_calibration_controller_loads_saves_and_reads_the_cursor(qtbot, project)
     spec = truth.curves[0]
     text = cal.cursor_text(100.0, (spec.track_lo + spec.track_hi) / 2)
     assert f"depth {float(truth.depth_at(100.0)):.2f}" in text and spec.mnemonic in text
+    # over a repeat pass, the repeat's own depths (the top-level picks were read there too)
+    cal.panel.set_sections([{"kind": "main", "span": [0, 400]},
+                            {"kind": "repeat", "span": [500, 890], "depth_picks": [[500, 7000.0], [890, 7100.0]]}])
+    qtbot.waitUntil(lambda: cal.calib is not None and len(cal.calib.sections) == 2, timeout=3000)
+    assert "depth 7050.00" in cal.cursor_text(695.0, spec.track_lo + 1)
+    assert f"depth {float(truth.depth_at(100.0)):.2f}" in cal.cursor_text(100.0, spec.track_lo + 1)
+    cal.panel.set_sections([])
+    qtbot.waitUntil(lambda: cal.calib is not None and not cal.calib.sections, timeout=3000)
+    changes.clear()
     cal.panel.set_track(0, spec.track_lo + 5, spec.track_hi)  # a dragged handle: saved beside the scan
     qtbot.waitUntil(lambda: bool(changes), timeout=3000)
     saved = Calibration.load(project / "synth_000.calib.json")
