@@ -479,3 +479,11 @@ def test_export_las_writes_every_pass_with_the_well_name(qtbot, project):
         las = lasio.read(str(out.parent / name))
         assert las.well["WELL"].value == "Smith 1" and las.well["COMP"].value == "ACME", name
     assert lasio.read(str(out.parent / "well.repeat.las")).index[0] == pytest.approx(d0, abs=0.5)
+    # the scan opened again, from its LAS files: its export writes the repeat pass too (it lost it)
+    shell, scans, view, cal, models, lab, dig = _controllers()
+    _opened(qtbot, scans, project / "synth_000.png")
+    assert dig.result is not None and [suffix for suffix, _ in dig.result.others] == ["repeat"]
+    again = project / "again" / "well.las"
+    assert dig.export_las(again, "Smith 1", "ACME")
+    first, second = (lasio.read(str(folder / "well.repeat.las")) for folder in (out.parent, again.parent))
+    assert second.index == pytest.approx(first.index) and second.keys() == first.keys()
