@@ -175,7 +175,8 @@ class CalibrationController(QtCore.QObject):
             self.view.set_sections([], self.panel.axis.currentText())
             return
         tracks = [(s.track_lo, s.track_hi, colour) for s, colour in zip(c.curves, curve_colours(c.curves))]
-        self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
+        # the picks the panel's table shows: the calibration's, or a section's own (a repeat pass's)
+        self.view.set_calibration_handles(c.depth_axis, self.panel.shown_picks(), tracks)
         self.view.set_sections([(s.start, s.stop, s.kind) for s in c.sections], c.depth_axis)
 
     def cursor_text(self, row: float, col: float) -> str:

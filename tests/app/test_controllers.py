@@ -317,6 +317,44 @@ def test_a_pick_dragged_or_typed_reaches_the_section_that_shares_the_picks(qtbot
     assert Calibration.load(path).section_calibration(0).depth_at(880.25 - 40) == pytest.approx(1910.0)
 
 
+def test_a_repeat_pass_s_own_depth_picks_are_edited_in_the_panel_and_on_the_scan(qtbot, project):
+    """A repeat pass prints depths of its own, and only the top-level picks could be edited in the app (the
+    repeat's were the proposal's, right or wrong). The panel's "Picks of" chooses whose picks the table and the
+    pick lines on the scan show: a depth typed over and a line dragged land in the repeat's own picks, the
+    calibration's stay as they were; a section that had none takes its own at its first edit."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    top = [tuple(p) for p in data["depth_picks"]]
+    data["sections"] = [{"kind": "main", "span": [0, 450]},
+                        {"kind": "repeat", "span": [450, 899], "depth_picks": [[460, 7000.0], [880, 7100.0]]}]
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    panel = cal.panel
+    assert panel.picks_of.count() == 3 and panel.picks_of.isVisibleTo(panel)  # the calibration's, then each section
+    panel.picks_of.setCurrentIndex(2)
+    assert [(panel._num(r, 0), panel._num(r, 1)) for r in range(panel.picks.rowCount())] == [(460, 7000), (880, 7100)]
+    assert [line.value() for line in view.pick_lines] == [460, 880]  # the repeat's lines on the scan
+    panel.picks.item(1, 1).setText("7110")
+    line = view.pick_lines[0]
+    line.setValue(470.0)
+    line.sigPositionChangeFinished.emit(line)
+    saved = Calibration.load(path)
+    assert saved.depth_picks == top and saved.sections[1].depth_picks == [(470.0, 7000.0), (880.0, 7110.0)]
+    assert cal.cursor_text(675.0, 3.0).count("depth 7055.00") == 1
+    panel.picks_of.setCurrentIndex(1)  # the main pass, which reads the calibration's: its own at its first edit
+    panel.picks.item(0, 1).setText(f"{top[0][1] + 5:g}")
+    saved = Calibration.load(path)
+    assert saved.depth_picks == top and saved.sections[0].depth_picks == [(top[0][0], top[0][1] + 5), top[1]]
+    panel.picks_of.setCurrentIndex(0)
+    assert [(panel._num(r, 0), panel._num(r, 1)) for r in range(panel.picks.rowCount())] == top
+    assert [line.value() for line in view.pick_lines] == [p for p, _ in top]
+
+
 def test_a_depth_picked_by_hand_is_kept_to_the_digits_typed(qtbot, project):
     """The Pick tool's dialog takes three decimals, but the table showed a pick to six significant digits and saved
     what it showed: 1821.125 FT became 1821.12 (10150.25 FT 10150.2, a pick 0.05 ft off), and a loaded depth of
