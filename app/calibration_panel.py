@@ -26,6 +26,10 @@ class CalibrationPanel(QtWidgets.QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.sections: list[dict] = []  # the calibration's log sections, kept through the panel's edits
+        # whose depth picks the table shows: None the calibration's (every section without its own), else a
+        # section's index (a repeat pass prints depths of its own); the calibration's are kept here meanwhile
+        self.shown: int | None = None
+        self._top_picks: list[tuple[float, float]] = []
         self._loading = False
         self._curves: list[dict] = []
         self.proposed_tracks: list[tuple[float, float]] = []  # from a calibration proposal: offered to new curves
@@ -50,6 +54,12 @@ class CalibrationPanel(QtWidgets.QWidget):
 
         lay.addWidget(self._heading("Depth picks", "a pixel along depth and the depth printed there; drag the "
                                     "orange lines on the scan to adjust"))
+        self.picks_of = QtWidgets.QComboBox()
+        self.picks_of.setToolTip("whose depth picks the table and the orange lines show: the calibration's, read "
+                                 "by every section without its own, or a section's own (a repeat pass prints "
+                                 "depths of its own; a section given picks here reads them)")
+        self.picks_of.setVisible(False)
+        lay.addWidget(self.picks_of)
         self.picks = QtWidgets.QTableWidget(0, 2)
         self.picks.setHorizontalHeaderLabels(["pixel", "depth"])
         self.picks.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeMode.Stretch)
@@ -97,6 +107,7 @@ class CalibrationPanel(QtWidgets.QWidget):
         self.remove_curve.clicked.connect(self._remove_curve)
         self.curve_list.currentRowChanged.connect(self._show_curve)
         self.picks.itemChanged.connect(self._emit)
+        self.picks_of.currentIndexChanged.connect(self._show_picks_of)
         self.axis.currentIndexChanged.connect(self._emit)
         self.unit.currentIndexChanged.connect(self._emit)
         self.step.valueChanged.connect(self._emit)
@@ -117,6 +128,7 @@ class CalibrationPanel(QtWidgets.QWidget):
              proposed_tracks: list | None = None) -> None:
         self._loading = True
         self.amplitude_extent = amplitude_extent
+        self.shown = None
         self.picks.setRowCount(0)
         self._curves = []
         self.status.setText("")
@@ -134,6 +146,7 @@ class CalibrationPanel(QtWidgets.QWidget):
                 self._append_pick_row(px, d)
             self._curves = [c.as_dict() for c in calib.curves]
         self._refresh_list(0 if self._curves else -1)
+        self._refresh_picks_of()
         self._loading = False
 
     def _append_pick_row(self, pixel: float, depth: float) -> None:
@@ -142,8 +155,71 @@ class CalibrationPanel(QtWidgets.QWidget):
         self._set_pick(r, 0, float(round(pixel, 2)))
         self._set_pick(r, 1, float(depth))
 
+    def _table_picks(self) -> list[tuple[float, float]]:
+        return [(self._num(r, 0), self._num(r, 1)) for r in range(self.picks.rowCount())]
+
+    def shown_picks(self) -> list[tuple[float, float]]:
+        """The picks the table shows (and the scan's pick lines): the calibration's, or the chosen section's."""
+        return self._table_picks()
+
+    def _fill_table(self, picks) -> None:
+        was, self._loading = self._loading, True
+        self.picks.setRowCount(0)
+        for px, d in picks:
+            self._append_pick_row(px, d)
+        self._loading = was
+
+    def _store_shown(self) -> None:
+        """The table back into whose picks it shows: a section's that equal the calibration's are dropped, so the
+        section reads the calibration's and follows their edits (``sharing_picks``); none, and it reads them too."""
+        if self.shown is None or not 0 <= self.shown < len(self.sections):
+            return
+        sec = {k: v for k, v in self.sections[self.shown].items() if k != "depth_picks"}
+        table = self._table_picks()
+        if table:
+            sec["depth_picks"] = [[p, d] for p, d in table]
+        self.sections[self.shown] = sharing_picks([sec], self._top_picks)[0]
+
+    def _refresh_picks_of(self) -> None:
+        """The choice of whose picks are shown: the calibration's, then each section; shown with sections only."""
+        self.picks_of.blockSignals(True)
+        self.picks_of.clear()
+        self.picks_of.addItem("Picks of the calibration (sections without their own)")
+        for i, sec in enumerate(self.sections):
+            self.picks_of.addItem(f"Picks of section {i + 1} ({sec.get('kind', 'main')})")
+        if self.shown is not None and self.shown >= len(self.sections):
+            self._show_top()
+        self.picks_of.setCurrentIndex(0 if self.shown is None else self.shown + 1)
+        self.picks_of.blockSignals(False)
+        self.picks_of.setVisible(bool(self.sections))
+
+    def _show_top(self) -> None:
+        """Back to the calibration's picks in the table (before an edit of them: a proposal's, a new section)."""
+        if self.shown is not None:
+            self._store_shown()
+            self.shown = None
+            self._fill_table(self._top_picks)
+            self.picks_of.blockSignals(True)
+            self.picks_of.setCurrentIndex(0)
+            self.picks_of.blockSignals(False)
+
+    def _show_picks_of(self, index: int) -> None:
+        """The table (and the pick lines) switched to the calibration's picks (0) or section ``index - 1``'s."""
+        target = None if index <= 0 else index - 1
+        if target == self.shown or (target is not None and target >= len(self.sections)):
+            return
+        if self.shown is None:
+            self._top_picks = self._table_picks()
+        else:
+            self._store_shown()
+        self.shown = target
+        own = None if target is None else self.sections[target].get("depth_picks")
+        self._fill_table(self._top_picks if target is None or not own else [tuple(p) for p in own])
+        self._emit()
+
     def set_picks(self, picks: list[tuple[float, float]]) -> None:
-        """Replace every pick (an accepted proposal)."""
+        """Replace every pick of the calibration (an accepted proposal)."""
+        self._show_top()
         self._loading = True
         self.picks.setRowCount(0)
         for px, d in picks:
@@ -273,7 +349,10 @@ class CalibrationPanel(QtWidgets.QWidget):
             return float("nan")
 
     def as_dict(self) -> dict:
-        picks = [[self._num(r, 0), self._num(r, 1)] for r in range(self.picks.rowCount())]
+        if self.shown is not None:  # the table holds a section's picks: the calibration's are kept aside
+            self._store_shown()
+        top = self._top_picks if self.shown is not None else self._table_picks()
+        picks = [[p, d] for p, d in top]
         curves = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in c.items()} for c in self._curves]
         out = {"version": 1, "depth_axis": self.axis.currentText(), "depth_unit": self.unit.currentText(),
                "depth_picks": picks, "step": float(self.step.value()), "curves": curves}
@@ -285,8 +364,10 @@ class CalibrationPanel(QtWidgets.QWidget):
 
     def set_sections(self, sections: list[dict]) -> None:
         """The log sections (``core/io/calibration.py: Section`` as dicts), e.g. from a proposal."""
+        self._show_top()
         table = [(self._num(r, 0), self._num(r, 1)) for r in range(self.picks.rowCount())]
         self.sections = sharing_picks(sections, table)  # a proposal's main pass: the picks just put in the table
+        self._refresh_picks_of()
         self._emit()
 
     def set_section_span(self, index: int, a: float, b: float) -> None:

@@ -16,7 +16,6 @@ from PySide6 import QtWidgets
 
 from .plot_axes import plain_axes
 
-CURVE_COLORS = ["#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 TICK_FONT = pg.QtGui.QFont()
 TICK_FONT.setPointSize(7)
 LABEL_SMALL = {"font-size": "7pt"}  # a narrow plot's label: its scale's ends and unit in the tick labels' size
@@ -24,9 +23,12 @@ MIN_PLOT_PX = 110  # narrower, and three labels of a track's scale no longer fit
 NARROW_PLOT_PX = 56  # ... and narrower than this, not even its two ends
 
 
-def curve_colour(spec, i: int) -> str:
-    """The colour a curve is drawn in: its ink colour on a colour scan, its display colour, or the palette's."""
-    return getattr(spec, "colour", None) or spec.plot_colour or CURVE_COLORS[i % len(CURVE_COLORS)]
+def curve_colours(specs) -> list[str]:
+    """The colours the curves are drawn in, each its own: the QC picture's (its display colour, its ink, or the
+    palette's; ``core/digitize/output/qc_picture.py``), so a curve is one colour in the app and in its picture."""
+    from core.digitize.output.qc_picture import qc_colours  # noqa: PLC0415 - its drawing's imports, when drawn
+
+    return qc_colours(list(specs))
 
 
 def track_range(spec, values: np.ndarray) -> tuple[float, float]:
@@ -121,6 +123,7 @@ class CurvePlots(QtWidgets.QScrollArea):
         if result is None or calib is None:
             return
         first = None
+        colours = curve_colours(calib.curves)
         for i, spec in enumerate(calib.curves):
             p = self.layout_widget.addPlot(row=0, col=i, title=spec.mnemonic)
             p.invertY(True)
@@ -142,7 +145,7 @@ class CurvePlots(QtWidgets.QScrollArea):
                 p.getAxis("left").setStyle(showValues=False)
                 p.getAxis("left").setWidth(6)
             values = result.values[spec.mnemonic]
-            p.plot(values, result.depth, connect="finite", pen=pg.mkPen(curve_colour(spec, i), width=1.5))
+            p.plot(values, result.depth, connect="finite", pen=pg.mkPen(colours[i], width=1.5))
             # room beyond the scale's ends, so their tick labels are drawn, not dropped at the axis's edges
             p.setXRange(*track_range(spec, values), padding=0.25)
             p.showGrid(x=True, y=True, alpha=0.3)

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from core.common.errors import CalibrationError, InputError
-from core.digitize.output.las import result_from_las
+from core.digitize.output.las import results_from_las
 from core.io.calibration import Calibration
 from core.io.calibration_file import parse_proposed_tracks
 from core.io.file_names import calib_path_for, digitized_path_for, mask_path_for
@@ -94,10 +94,12 @@ def read_scan_bundle(path: Path, progress=None) -> ScanBundle:
     dpath = digitized_path_for(path)
     if calib is not None and dpath.exists():
         try:
-            bundle.digitized = result_from_las(dpath, calib, scan.image.shape)
+            # with its other sections' LAS (NAME.digitized.repeat.las): exported again with it
+            bundle.digitized, said = results_from_las(dpath, calib, scan.image.shape)
+            bundle.notes += said
         except InputError as exc:
             bundle.notes.append(f"{dpath.name}: not shown ({exc.reason})")
-        if bundle.digitized is None and not bundle.notes:
+        if bundle.digitized is None and not any(n.startswith(dpath.name) for n in bundle.notes):
             bundle.notes.append(f"{dpath.name} was written for another calibration: digitise again")
     if progress:
         progress(3, 3)

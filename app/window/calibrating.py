@@ -15,7 +15,7 @@ from core.io.calibration import Calibration
 from core.io.file_names import calib_path_for
 
 from ..calibration_panel import CalibrationPanel
-from ..curve_plots import curve_colour
+from ..curve_plots import curve_colours
 from ..scan_loader import ScanBundle
 from ..workers import Task
 from .scans import ScanController
@@ -174,8 +174,9 @@ class CalibrationController(QtCore.QObject):
             self.view.set_calibration_handles(self.panel.axis.currentText(), [], [])
             self.view.set_sections([], self.panel.axis.currentText())
             return
-        tracks = [(s.track_lo, s.track_hi, curve_colour(s, i)) for i, s in enumerate(c.curves)]
-        self.view.set_calibration_handles(c.depth_axis, c.depth_picks, tracks)
+        tracks = [(s.track_lo, s.track_hi, colour) for s, colour in zip(c.curves, curve_colours(c.curves))]
+        # the picks the panel's table shows: the calibration's, or a section's own (a repeat pass's)
+        self.view.set_calibration_handles(c.depth_axis, self.panel.shown_picks(), tracks)
         self.view.set_sections([(s.start, s.stop, s.kind) for s in c.sections], c.depth_axis)
 
     def cursor_text(self, row: float, col: float) -> str:
@@ -184,7 +185,7 @@ class CalibrationController(QtCore.QObject):
         c = self.calib
         if c is not None:
             along, across = (row, col) if c.depth_axis == "y" else (col, row)
-            text += f"   depth {float(c.depth_at(along)):.2f} {c.depth_unit}"
+            text += f"   depth {c.depth_under(along):.2f} {c.depth_unit}"  # a repeat pass's own depths over it
             for s in c.curves:
                 if s.track_lo <= across <= s.track_hi:
                     text += f"   {s.mnemonic} {float(s.value_at(across)):.4g} {s.unit}"

@@ -17,7 +17,7 @@ from core.common.errors import InputError
 from core.digitize.page.frame import to_canonical
 from core.io.file_names import calib_path_for, digitized_path_for, mask_path_for, qc_path_for
 
-from ..curve_plots import CurvePlots, curve_colour
+from ..curve_plots import CurvePlots, curve_colours
 from ..scan_loader import ScanBundle
 from ..workers import Task
 from .calibrating import CalibrationController
@@ -256,11 +256,12 @@ class DigitizingController(QtCore.QObject):
     def show_traces(self):
         items = []
         if self.result is not None and self.calib is not None:
+            colours = curve_colours(self.calib.curves)
             for i, (tr, spec) in enumerate(zip(self.result.traces, self.calib.curves)):
                 along = np.arange(tr.position.size, dtype=float)
                 across = tr.position
                 x, y = (across, along) if self.calib.depth_axis == "y" else (along, across)
-                items.append((x, y, curve_colour(spec, i)))
+                items.append((x, y, colours[i]))
         self.view.set_traces(items)
 
     def _destroys_an_input(self, what: str, path: Path, also: list[tuple[str, Path]] = ()) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import json
 import os
 import re
@@ -100,8 +101,18 @@ def check_writable(path: str | os.PathLike) -> None:
     """Raise ``OSError`` now when ``path`` could not be written (its folder cannot take the temporary file an
     atomic write needs, or the path is a folder): checked before long work, not found out after it."""
     target = Path(path)
-    tmp = temp_path_beside(target)  # refuses a target that is a folder or another special file
-    tmp.unlink()
+    refuse_special(target)
+    # the nearest folder that exists, where a missing one would be made: checked, never made here (a refused run
+    # left the empty folder of `digitize SCAN --out DIR/` behind); the write itself makes it
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(folder))
+    prefix, suffix = _temp_parts(target, ".tmp")
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    os.close(fd)
+    os.unlink(tmp)
 
 
 def require_writable(paths) -> None:

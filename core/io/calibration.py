@@ -295,10 +295,18 @@ class Calibration:
 
 
     # -- depth ---------------------------------------------------------
-    def depth_at(self, pixel) -> np.ndarray:
-        """Depth at a pixel along the depth axis: piecewise linear, extrapolated at the ends."""
-        px = np.array([p for p, _ in self.depth_picks])
-        dp = np.array([d for _, d in self.depth_picks])
+    def depth_under(self, pixel: float) -> float:
+        """Depth at a pixel along the depth axis as the scan prints it there: by the picks of the section under it
+        when it has its own (a repeat pass prints depths of its own), else by the calibration's."""
+        sec = next((s for s in self.sections if s.start <= pixel < s.stop and s.depth_picks), None)
+        return float(self.depth_at(pixel, sec.depth_picks if sec is not None else None))
+
+    def depth_at(self, pixel, picks=None) -> np.ndarray:
+        """Depth at a pixel along the depth axis: piecewise linear, extrapolated at the ends (``picks``: other
+        (pixel, depth) picks in order, a section's, than the calibration's)."""
+        picks = self.depth_picks if picks is None else picks
+        px = np.array([p for p, _ in picks])
+        dp = np.array([d for _, d in picks])
         x = np.asarray(pixel, dtype=np.float64)
         idx = np.clip(np.searchsorted(px, x, side="right") - 1, 0, len(px) - 2)
         slope = (dp[idx + 1] - dp[idx]) / (px[idx + 1] - px[idx])

@@ -50,6 +50,10 @@ MIN_STEP = 1e-4
 # curves of one calibration: the 36 labelled archive scans print at most 38 (a mud log's gas and drilling
 # curves); each curve is traced on its own (about 0.25 s on 2 cores), so 10,000 ran past 300 s showing nothing
 MAX_CURVES = 100
+# the largest end a curve's scale can have: the widest scales printed are gas in ppm (100 % gas is 1,000,000) and
+# pressures of some 30,000 psi, so a billion is past any log; a larger end ([0, 1e308], finite, was accepted) writes
+# values of up to 309 digits into the LAS (it prints 4 decimals, never exponents), nothing a reader can take
+MAX_SCALE = 1e9
 
 
 def _fail(reason: str, field: str | None = None):
@@ -112,6 +116,14 @@ Flag = Annotated[bool, BeforeValidator(_flag)]
 Text = Annotated[str, BeforeValidator(_text)]
 
 
+def _scale_problem(scale) -> str | None:
+    """Why a scale's ends cannot be a log's (an end past :data:`MAX_SCALE` either side of 0), else None."""
+    for end in scale:
+        if abs(end) >= MAX_SCALE:
+            return f"{end:g} is larger than any log reads (ends within ±{MAX_SCALE:g})"
+    return None
+
+
 def _pick(value):
     pixel, depth = _finite_pair(value)
     if not 0.0 <= pixel < MAX_PIXEL:
@@ -154,6 +166,8 @@ class ScaleChangeFields(_Strict):
             raise _fail(f"{self.from_depth:g} is deeper than any well (under {MAX_DEPTH:,.0f})", "from_depth")
         if self.scale[0] == self.scale[1]:
             raise _fail(f"both ends are {self.scale[0]:g}", "scale")
+        if _scale_problem(self.scale):
+            raise _fail(_scale_problem(self.scale), "scale")
         return self
 
 
@@ -228,6 +242,8 @@ class CurveFields(_Strict):
             raise _fail(f"zero width ({track[0]:g} to {track[1]:g})", "track")
         if scale[0] == scale[1]:
             raise _fail(f"both ends are {scale[0]:g}", "scale")
+        if _scale_problem(scale):
+            raise _fail(_scale_problem(scale), "scale")
         if self.log and (scale[0] <= 0 or scale[1] <= 0):
             raise _fail(f"a log track needs positive ends, got {list(scale)}", "scale")
         if self.backup is not None and not self.wrap:

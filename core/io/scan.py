@@ -13,7 +13,11 @@ guard is raised to that bound, never switched off.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sys
+import tempfile
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +33,11 @@ from .file_names import OUTPUT_MARK
 #: Default bound on pixels per image (300 MP: a 12,800 × 23,000 scan passes).
 DEFAULT_MAX_PIXELS = 300_000_000
 MAX_PIXELS_ENV = "WELLTRACE_MAX_PIXELS"
+
+# the resolutions a scanner gives: a file's figure outside them is no resolution (33-025-02299-0001.tif says
+# 1 dpi) and is not used; the calibration proposal takes a resolution within the same bounds
+# (core/digitize/calibrate/proposal.py), else judges sizes from the page's width
+PLAUSIBLE_DPI = (50.0, 2400.0)
 
 SCAN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")
 
@@ -57,6 +66,12 @@ class ScanInfo:
     pages: int
     depth_axis: str  # guessed: the long axis ("y" for tall scans)
     notes: list[str] = field(default_factory=list)
+
+    @property
+    def dpi_plausible(self) -> bool:
+        """Whether the file names a resolution a scanner gives (:data:`PLAUSIBLE_DPI`), both ways."""
+        lo, hi = PLAUSIBLE_DPI
+        return self.dpi is not None and all(lo <= d <= hi for d in self.dpi)
 
     def as_dict(self) -> dict:
         return {
@@ -115,6 +130,40 @@ def _open(path: Path, bound: int) -> Image.Image:
             f"(set {MAX_PIXELS_ENV} to raise it)",
         )
     return img
+
+
+_STDERR_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _library_messages(capture: bool = True):
+    """Yield a list that holds, once the block ends, what C libraries wrote on stderr during it: libtiff prints
+    its reason for a damaged TIFF ("TIFFFillStrip: Read error on strip 0; got 997682 bytes, expected 2073326.")
+    straight on file descriptor 2, a line before WellTrace's own, while Pillow's exception says only "decoder error
+    -2". Captured, it becomes the one line's reason; the caller writes it back when the decode went well. One
+    capture at a time (two threads swapping descriptor 2 would leave it on a closed file); nothing captured where
+    descriptor 2 cannot be swapped (no console)."""
+    messages: list[str] = []
+    if not capture:
+        yield messages
+        return
+    with _STDERR_LOCK:
+        try:
+            sys.stderr.flush()
+            saved = os.dup(2)
+        except (OSError, ValueError, AttributeError):
+            yield messages
+            return
+        with tempfile.TemporaryFile() as box:
+            os.dup2(box.fileno(), 2)
+            try:
+                yield messages
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+                box.seek(0)
+                messages += [line.strip() for line in box.read().decode("utf-8", "replace").splitlines()
+                             if line.strip()]
 
 
 def _scale_to_uint8(arr: np.ndarray) -> np.ndarray:
@@ -225,7 +274,7 @@ def _info_from(p: Path, img: Image.Image, decoded: bool = False) -> ScanInfo:
     compression = img.info.get("compression")
     if compression:
         notes.append(f"compression {compression}")
-    return ScanInfo(
+    info = ScanInfo(
         path=str(p),
         width=w,
         height=h,
@@ -236,6 +285,10 @@ def _info_from(p: Path, img: Image.Image, decoded: bool = False) -> ScanInfo:
         depth_axis="y" if h >= w else "x",
         notes=notes,
     )
+    if info.dpi is not None and not info.dpi_plausible:
+        notes.append(f"the file says {info.dpi[0]:g} × {info.dpi[1]:g} dpi, implausible for a scan (a scanner gives "
+                     f"{PLAUSIBLE_DPI[0]:g}-{PLAUSIBLE_DPI[1]:g}): not used")
+    return info
 
 
 def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
@@ -244,21 +297,28 @@ def load_scan(path: str | os.PathLike, bound: int | None = None) -> Scan:
     p = Path(path)
     _check_path(p)
     img = _open(p, bound or max_pixels())
+    said: list[str] = []
     with img:
         try:
-            img.seek(0)
-            img.load()
+            with _library_messages(img.format == "TIFF") as said:  # libtiff decodes it and speaks on stderr
+                img.seek(0)
+                img.load()
+            if said:  # a decode that went well: what libtiff said (a warning) is the user's to read, as before
+                print("\n".join(said), file=sys.stderr)
+                said = []
             info = _info_from(p, img, decoded=True)
             oriented = ImageOps.exif_transpose(img) or img
             gray, rgb = _pixels(oriented)
         except (OSError, ValueError, SyntaxError) as exc:
+            # libtiff's own words when it gave them ("Read error on strip 0; got …"), else Pillow's
+            reason = f"image data is damaged or truncated: {'; '.join(said) or exc}"
             if p.suffix.lower() in (".tif", ".tiff"):
                 try:
                     gray, rgb = _read_with_tifffile(p)
                 except Exception:  # noqa: BLE001 - report Pillow's reason, the clearer one
-                    raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
+                    raise ScanError(p, reason) from None
             else:
-                raise ScanError(p, f"image data is damaged or truncated: {exc}") from None
+                raise ScanError(p, reason) from None
     if gray.shape != (info.height, info.width):
         info.height, info.width = gray.shape
     if rgb is not None:

@@ -69,6 +69,15 @@ def test_calibration_controller_loads_saves_and_reads_the_cursor(qtbot, project)
     spec = truth.curves[0]
     text = cal.cursor_text(100.0, (spec.track_lo + spec.track_hi) / 2)
     assert f"depth {float(truth.depth_at(100.0)):.2f}" in text and spec.mnemonic in text
+    # over a repeat pass, the repeat's own depths (the top-level picks were read there too)
+    cal.panel.set_sections([{"kind": "main", "span": [0, 400]},
+                            {"kind": "repeat", "span": [500, 890], "depth_picks": [[500, 7000.0], [890, 7100.0]]}])
+    qtbot.waitUntil(lambda: cal.calib is not None and len(cal.calib.sections) == 2, timeout=3000)
+    assert "depth 7050.00" in cal.cursor_text(695.0, spec.track_lo + 1)
+    assert f"depth {float(truth.depth_at(100.0)):.2f}" in cal.cursor_text(100.0, spec.track_lo + 1)
+    cal.panel.set_sections([])
+    qtbot.waitUntil(lambda: cal.calib is not None and not cal.calib.sections, timeout=3000)
+    changes.clear()
     cal.panel.set_track(0, spec.track_lo + 5, spec.track_hi)  # a dragged handle: saved beside the scan
     qtbot.waitUntil(lambda: bool(changes), timeout=3000)
     saved = Calibration.load(project / "synth_000.calib.json")
@@ -308,6 +317,44 @@ def test_a_pick_dragged_or_typed_reaches_the_section_that_shares_the_picks(qtbot
     assert Calibration.load(path).section_calibration(0).depth_at(880.25 - 40) == pytest.approx(1910.0)
 
 
+def test_a_repeat_pass_s_own_depth_picks_are_edited_in_the_panel_and_on_the_scan(qtbot, project):
+    """A repeat pass prints depths of its own, and only the top-level picks could be edited in the app (the
+    repeat's were the proposal's, right or wrong). The panel's "Picks of" chooses whose picks the table and the
+    pick lines on the scan show: a depth typed over and a line dragged land in the repeat's own picks, the
+    calibration's stay as they were; a section that had none takes its own at its first edit."""
+    import json
+
+    path = project / "synth_000.calib.json"
+    data = json.loads(path.read_text())
+    top = [tuple(p) for p in data["depth_picks"]]
+    data["sections"] = [{"kind": "main", "span": [0, 450]},
+                        {"kind": "repeat", "span": [450, 899], "depth_picks": [[460, 7000.0], [880, 7100.0]]}]
+    path.write_text(json.dumps(data))
+    shell = QuietShell()
+    scans, view = ScanController(shell), ScanView()
+    cal = CalibrationController(shell, scans, view)
+    _opened(qtbot, scans, project / "synth_000.png")
+    panel = cal.panel
+    assert panel.picks_of.count() == 3 and panel.picks_of.isVisibleTo(panel)  # the calibration's, then each section
+    panel.picks_of.setCurrentIndex(2)
+    assert [(panel._num(r, 0), panel._num(r, 1)) for r in range(panel.picks.rowCount())] == [(460, 7000), (880, 7100)]
+    assert [line.value() for line in view.pick_lines] == [460, 880]  # the repeat's lines on the scan
+    panel.picks.item(1, 1).setText("7110")
+    line = view.pick_lines[0]
+    line.setValue(470.0)
+    line.sigPositionChangeFinished.emit(line)
+    saved = Calibration.load(path)
+    assert saved.depth_picks == top and saved.sections[1].depth_picks == [(470.0, 7000.0), (880.0, 7110.0)]
+    assert cal.cursor_text(675.0, 3.0).count("depth 7055.00") == 1
+    panel.picks_of.setCurrentIndex(1)  # the main pass, which reads the calibration's: its own at its first edit
+    panel.picks.item(0, 1).setText(f"{top[0][1] + 5:g}")
+    saved = Calibration.load(path)
+    assert saved.depth_picks == top and saved.sections[0].depth_picks == [(top[0][0], top[0][1] + 5), top[1]]
+    panel.picks_of.setCurrentIndex(0)
+    assert [(panel._num(r, 0), panel._num(r, 1)) for r in range(panel.picks.rowCount())] == top
+    assert [line.value() for line in view.pick_lines] == [p for p, _ in top]
+
+
 def test_a_depth_picked_by_hand_is_kept_to_the_digits_typed(qtbot, project):
     """The Pick tool's dialog takes three decimals, but the table showed a pick to six significant digits and saved
     what it showed: 1821.125 FT became 1821.12 (10150.25 FT 10150.2, a pick 0.05 ft off), and a loaded depth of
@@ -426,7 +473,8 @@ def test_the_status_line_of_an_opened_scan_keeps_its_notes_apart(qtbot, tmp_path
     scans = ScanController(shell)
     _opened(qtbot, scans, tmp_path / "c.tif")
     line = next(m for m in shell.messages if m.startswith("c.tif:"))
-    assert "compression tiff_lzw; colour" in line, line
+    # Pillow's TIFF says 1 dpi when given none: a third note, kept apart from both
+    assert "compression tiff_lzw; the file says 1 × 1 dpi" in line and "not used; colour" in line, line
 
 
 def test_a_calibration_with_a_misspelt_field_opens_saying_so(qtbot, project):
@@ -469,3 +517,11 @@ def test_export_las_writes_every_pass_with_the_well_name(qtbot, project):
         las = lasio.read(str(out.parent / name))
         assert las.well["WELL"].value == "Smith 1" and las.well["COMP"].value == "ACME", name
     assert lasio.read(str(out.parent / "well.repeat.las")).index[0] == pytest.approx(d0, abs=0.5)
+    # the scan opened again, from its LAS files: its export writes the repeat pass too (it lost it)
+    shell, scans, view, cal, models, lab, dig = _controllers()
+    _opened(qtbot, scans, project / "synth_000.png")
+    assert dig.result is not None and [suffix for suffix, _ in dig.result.others] == ["repeat"]
+    again = project / "again" / "well.las"
+    assert dig.export_las(again, "Smith 1", "ACME")
+    first, second = (lasio.read(str(folder / "well.repeat.las")) for folder in (out.parent, again.parent))
+    assert second.index == pytest.approx(first.index) and second.keys() == first.keys()

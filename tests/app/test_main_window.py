@@ -217,6 +217,16 @@ def test_curve_tracks_keep_the_papers_units_log_axes_and_direction(win, qtbot):
         assert axis.logMode == spec.log
         assert plot.getViewBox().state["xInverted"] == (spec.scale[0] > spec.scale[1])
         assert not axis.autoSIPrefix and spec.unit in axis.labelText  # the unit as written, under the plot
+    # each curve one colour of its own, the QC picture's, in its plot and on the scan (the app drew two curves of one
+    # pen both in the generator's red, and the QC picture took other colours)
+    from core.digitize.output.qc_picture import qc_colours
+
+    colours = qc_colours(specs)
+    assert len(set(colours)) == len(specs)
+    plotted = [win.digitizing.plots.getItem(0, i).listDataItems()[0].opts["pen"].color().name() for i in
+               range(len(specs))]
+    traced = [item.opts["pen"].color().name() for item in win.digitizing.view.trace_items]
+    assert plotted == colours and traced == colours
 
 
 def test_event_loop_never_stalls_on_a_full_size_scan(win, qtbot, tmp_path):

@@ -111,6 +111,11 @@ def test_backup_side_round_trips_and_places_the_value(tmp_path):
         (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [0, 300]},
                                                         {"from_depth": 1200, "scale": [0, 600]}]),
          "curves[0].scale_changes: two changes at one depth"),
+        # finite but past any log's reading (1e308 wrote 309-digit values into the LAS)
+        (lambda d: d["curves"][0].update(scale=[0, 1e308]), "curves[0].scale: 1e+308 is larger than any log reads"),
+        (lambda d: d["curves"][1].update(scale=[-1e12, 2000]), "curves[1].scale: -1e+12 is larger than any log"),
+        (lambda d: d["curves"][0].update(scale_changes=[{"from_depth": 1200, "scale": [0, 1e300]}]),
+         "curves[0].scale_changes[0].scale: 1e+300 is larger than any log reads"),
     ],
 )
 def test_invalid_calibration_names_the_field(tmp_path, edit, field):
@@ -345,3 +350,16 @@ def test_a_misspelt_field_is_named_when_the_calibration_is_digitised(tmp_path, c
     assert 'curves[1].Log (did you mean "log"?)' in err and "ignored" in err and "refused" not in err, err
     assert Calibration.load(tmp_path / "synth_000.calib.json").ignored_fields == cal.ignored_fields
     assert Calibration.from_dict(GOOD).ignored_fields == []
+
+
+def test_the_depth_under_a_pixel_is_its_sections():
+    """The app's status bar read every pixel's depth from the top-level picks, over a repeat pass (which prints
+    depths of its own) too: 1000-1850 ft there where the repeat reads 1500-1600. ``depth_under`` takes the picks
+    of the section under the pixel, the calibration's elsewhere."""
+    from core.io.calibration import Section
+
+    cal = Calibration.from_dict(GOOD)
+    cal.sections = [Section(100, 9000, "main"), Section(10000, 17000, "repeat", [(10000.0, 1500.0), (17000.0, 1600.0)])]
+    assert cal.depth_under(13500.0) == pytest.approx(1550.0)
+    assert cal.depth_under(5000.0) == pytest.approx(float(cal.depth_at(5000.0)))  # the main pass: the top level's
+    assert cal.depth_under(9500.0) == pytest.approx(float(cal.depth_at(9500.0)))  # between sections

@@ -144,6 +144,50 @@ def test_bad_input_is_one_clear_line(tmp_path, capsys, kind, reason):
     assert sorted(x.name for x in tmp_path.iterdir()) == before  # nothing written
 
 
+def test_a_truncated_compressed_tiff_is_one_line_with_libtiffs_reason(tmp_path, capfd):
+    """A compressed TIFF cut short is decoded by libtiff, which printed its own "TIFFFillStrip: Read error on
+    strip 0 ..." on stderr before WellTrace's line (whose reason was Pillow's "decoder error -2"): the library's
+    message is captured and becomes the reason, one line in all."""
+    import tifffile
+
+    whole = tmp_path / "whole.tif"
+    tifffile.imwrite(whole, np.random.default_rng(0).integers(0, 255, (600, 400), dtype=np.uint8),
+                     compression="zlib", rowsperstrip=600)
+    p = tmp_path / "cut.tif"
+    p.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    with pytest.raises(ScanError) as ei:
+        load_scan(p)
+    assert "truncated" in ei.value.reason and "Read error on strip 0" in ei.value.reason, ei.value.reason
+    assert capfd.readouterr().err == ""
+    assert main(["info", str(p)]) == 2
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(p) in err[0] and "Read error on strip 0" in err[0], err
+    assert load_scan(whole).image.shape == (600, 400) and capfd.readouterr().err == ""
+
+
+def test_a_dpi_no_scanner_gives_is_said_and_not_used(tmp_path, capsys):
+    """33-025-02299-0001.tif says 1 dpi: `info` printed "dpi 1 × 1" with no word. Outside 50-2400 dpi (the bounds
+    the calibration proposal takes a resolution within, else it judges sizes from the page's width) the file's
+    figure is shown, said implausible and not used; a plausible one has no such note."""
+    from core.digitize.calibrate.proposal import MAX_DPI, MIN_DPI
+    from core.io.scan import PLAUSIBLE_DPI
+
+    assert PLAUSIBLE_DPI == (MIN_DPI, MAX_DPI)  # the note says what the proposal does
+    page = Image.fromarray(np.full((300, 200), 255, np.uint8))
+    for dpi, said in (((1, 1), True), ((300, 1), True), ((10000, 10000), True), ((50, 2400), False)):
+        p = tmp_path / f"at_{dpi[0]}_{dpi[1]}.tif"
+        page.save(p, dpi=dpi)
+        info = load_scan(p).info
+        assert info.dpi == pytest.approx(dpi) and info.dpi_plausible is not said
+        assert any("implausible" in n for n in info.notes) is said, info.notes
+        assert main(["info", str(p)]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("dpi"))
+        assert ("implausible: not used" in line) is said and f"{dpi[0]:g} × {dpi[1]:g}" in line, line
+    none = tmp_path / "none.png"
+    page.save(none)
+    assert load_scan(none).info.dpi is None and load_scan(none).info.dpi_plausible is False
+
+
 def test_pixel_bound_is_configurable(tmp_path, monkeypatch):
     p = _save(Image.fromarray(np.zeros((100, 100), np.uint8)), tmp_path / "a.png")
     monkeypatch.setenv("WELLTRACE_MAX_PIXELS", "5000")

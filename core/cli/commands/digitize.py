@@ -99,8 +99,8 @@ def run(args) -> int:
             raise InputError(args.calib, "no calibration beside the scan: propose one (welltrace calibrate --propose "
                              "SCAN), make one in the app, or give --calib")
     if args.out and (Path(args.out).is_dir() or args.out.endswith(("/", os.sep))):
-        # a folder, as a folder run takes --out: NAME.digitized.las there ("--out results/" wrote a file "results")
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+        # a folder, as a folder run takes --out: NAME.digitized.las there ("--out results/" wrote a file "results");
+        # made by the LAS's write, once the scan, calibration and outputs are checked
         args.out = str(digitized_las_for(Path(args.scan[0]), Path(args.out)))
     args.out = args.out or str(digitized_las_for(Path(args.scan[0])))
     for flag, value in (("--jobs", args.jobs), ("--scheduler", args.scheduler)):
@@ -150,7 +150,7 @@ def _digitize_many(args) -> int:
     if out_dir is not None:
         if out_dir.exists() and not out_dir.is_dir():
             raise InputError(args.out, "with several scans --out is a folder for their LAS files")
-        out_dir.mkdir(parents=True, exist_ok=True)
+        # made by the first file written into it, once the run's outputs are checked, never by a refused run
     scans = [p.absolute() for p in scans_in(args.scan)]  # a cluster's workers resolve paths elsewhere
     model = Path(args.model).absolute() if args.model else None
     jobs = jobs_for(scans, out_dir.absolute() if out_dir else None, qc=not args.no_qc,

@@ -26,6 +26,8 @@ def run(args) -> int:
         print(json.dumps(info, indent=2))
         return 0
     dpi = f"{info['dpi'][0]:g} × {info['dpi'][1]:g}" if info["dpi"] else "unknown"
+    if info["dpi"] and not scan.info.dpi_plausible:  # its note says why
+        dpi += " (implausible: not used)"
     print(f"file        {info['path']}")
     print(f"size        {info['width']} × {info['height']} px")
     print(f"format      {info['format']}, mode {info['mode']}, {info['pages']} page(s)")

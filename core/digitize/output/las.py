@@ -13,6 +13,39 @@ from core.io.calibration import Calibration
 from core.io.las_io import LasCurve, value_decimals_for, write_las
 
 
+def results_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]
+                     ) -> tuple[DigitizeResult | None, list[str]]:
+    """:func:`result_from_las` of a scan's LAS, with the LAS of each other section it names beside it
+    (``OUT.repeat.las``, as ``digitize`` writes them) read back into ``others`` in the section's own frame and
+    depths: a scan opened again exports every pass, not its main one alone. Returns the result and what was left
+    out, said (a section's LAS that cannot be read, or was written for another calibration); a section never
+    digitised has no LAS and nothing to say."""
+    from core.common.errors import InputError
+    from core.io.file_names import las_path_for
+
+    main = result_from_las(path, calib, shape)
+    notes: list[str] = []
+    if main is None:
+        return None, notes
+    length = calib.depth_length(shape)
+    for i, (sec, suffix) in enumerate(zip(calib.sections, calib.section_files())):
+        other = las_path_for(path, suffix)
+        if not suffix or not other.exists():
+            continue
+        rows = max(0, min(sec.stop, length) - sec.start)
+        part_shape = (rows, shape[1]) if calib.depth_axis == "y" else (shape[0], rows)
+        try:
+            res = result_from_las(other, calib.section_calibration(i), part_shape)
+        except InputError as exc:
+            notes.append(f"{other.name}: not read back ({exc.reason})")
+            continue
+        if res is None:
+            notes.append(f"{other.name} was written for another calibration: digitise again")
+            continue
+        main.others.append((suffix, res))
+    return main, notes
+
+
 def result_from_las(path: str | Path, calib: Calibration, shape: tuple[int, int]) -> DigitizeResult | None:
     """A digitised LAS read back as a result (its values, and traces placed on the scan through the
     calibration), so a scan opened again shows the curves it was digitised into; None when the LAS does not

@@ -22,8 +22,10 @@ from core.digitize.rules.confidence import LOW_CONFIDENCE, low_confidence_share
 from core.io.calibration import Calibration, CurveSpec, Section
 from core.io.file_names import qc_page_paths
 
-# the curves' colours when the calibration names none or names one twice; no red: red marks NULL
-CURVE_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf"]
+# the curves' colours where they name none the page can show (or one a curve before them took), in this order
+# first; no red: red marks NULL
+CURVE_COLOURS = ["#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#17becf", "#e377c2", "#bcbd22", "#000080",
+                 "#006400"]
 NULL_COLOUR = (220, 30, 30)  # RGB
 BACKUP_COLOUR = (30, 90, 230)  # values read on a backup scale
 LOW_CONFIDENCE_COLOUR = (230, 150, 0)  # values flagged low-confidence (``core/digitize/rules/confidence.py``)
@@ -34,13 +36,58 @@ MARGIN_PX = 84  # the depth column at the left of each page
 FADE = 0.45  # the scan's ink is drawn at this share of its darkness
 
 
+# two curves' colours closer than this (RGB distance, of 441) are one colour to the eye on a page; a colour lighter
+# than MAX_LUMA vanishes on its white paper (a yellow ink, a white "color")
+MIN_APART = 60.0
+MAX_LUMA = 200.0
+
+
+def _luma(rgb) -> float:
+    return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
+
+
+def _spares() -> list[tuple[int, int, int]]:
+    """Colours past the palette, for a page of many curves (a mud log prints up to 38): an RGB grid without its
+    greys (the scan is drawn grey) and without what its paper hides."""
+    levels = range(0, 256, 40)
+    return [(r, g, b) for r in levels for g in levels for b in levels
+            if max(r, g, b) - min(r, g, b) >= 80 and _luma((r, g, b)) <= MAX_LUMA]
+
+
 def qc_colours(curves: list[CurveSpec]) -> list[str]:
-    """The colours the QC picture draws the curves in: their display colours while those tell them apart, else
-    the palette's; never their ink colours (a trace drawn over its own ink could not be told from it)."""
-    own = [c.plot_colour for c in curves]
-    if all(own) and len(set(own)) == len(own):
-        return own
-    return [CURVE_COLOURS[i % len(CURVE_COLOURS)] for i in range(len(curves))]
+    """The colour of each curve on a page, one of its own: the display colour the calibration names ("color"),
+    else its ink, where the page can show it and no curve before it took it (within :data:`MIN_APART`); else the
+    palette's next colour free of those taken, and past the palette the spare colour farthest from all taken.
+    The scan is drawn grey beneath, so a trace in its own ink still stands out; the app draws its curves in the
+    same colours (the palette repeated after six: ROP and C4 both blue on a ten-curve mud log)."""
+    from core.io.colour import hex_colour, parse_colour
+
+    taken: list[tuple[int, int, int]] = []
+
+    def free(rgb, marks=()) -> bool:
+        return all(np.linalg.norm(np.subtract(rgb, t)) >= MIN_APART for t in [*taken, *marks])
+
+    out = []
+    for spec in curves:
+        own = None
+        for named in (spec.plot_colour, spec.colour):
+            try:
+                own = tuple(int(v) for v in parse_colour(named)) if named else None
+            except ValueError:  # a display colour is a hint: one that names no colour is passed over
+                own = None
+            if own is not None:
+                break
+        if own is not None and _luma(own) <= MAX_LUMA and free(own):
+            pick = own
+        else:
+            pick = next((hex_rgb(c) for c in CURVE_COLOURS if free(hex_rgb(c))), None)
+            if pick is None:  # a colour of ours is never NULL's red (a curve's own may be: a red ink)
+                spares = [c for c in _spares() if c not in taken and free(c, [NULL_COLOUR])] or \
+                    [c for c in _spares() if c not in taken]
+                pick = max(spares, key=lambda c: min(np.linalg.norm(np.subtract(c, t)) for t in taken))
+        taken.append(pick)
+        out.append(hex_colour(pick))
+    return out
 
 
 def hex_rgb(hex_colour: str) -> tuple[int, int, int]:

@@ -160,6 +160,30 @@ def test_one_scan_digitised_into_a_folder_takes_its_own_name_there(tmp_path, cap
     assert "there/synth_000.digitized.las" in capsys.readouterr().out
 
 
+def test_a_refused_run_leaves_no_output_folder(tmp_path, capsys):
+    """`digitize SCAN --out DIR/` made DIR before the scan and its calibration were checked: a refused run (a
+    calibration refused, a scan that cannot be read) left an empty folder behind. Nothing is created before the
+    checks pass, for one scan or several (a folder run's --out)."""
+    main(["synth", str(tmp_path), "--count", "1", "--seed", "2", "--width", "900", "--height", "256"])
+    scan = tmp_path / "synth_000.png"
+    calib = json.loads((tmp_path / "synth_000.calib.json").read_text())
+    calib["curves"][0]["scale"] = [0, 1e308]
+    bad_calib = tmp_path / "bad.calib.json"
+    bad_calib.write_text(json.dumps(calib))
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(scan.read_bytes()[:400])
+    (tmp_path / "broken.calib.json").write_text((tmp_path / "synth_000.calib.json").read_text())
+    for argv in (["digitize", str(scan), "--calib", str(bad_calib), "--out", str(tmp_path / "a" / "b") + "/"],
+                 ["digitize", str(broken), "--out", str(tmp_path / "c") + "/"],
+                 ["digitize", str(broken), "--qc", str(tmp_path / "d" / "qc.png"),
+                  "--out", str(tmp_path / "e" / "x.las")],
+                 ["digitize", str(scan), str(broken), "--classical", "--summary", str(scan),
+                  "--out", str(tmp_path / "f")]):
+        assert main(argv + ["--classical"] * ("--classical" not in argv)) == 2, argv
+        capsys.readouterr()
+    assert not [p.name for p in tmp_path.iterdir() if p.is_dir()]
+
+
 def test_digitize_bad_inputs(tmp_path):
     log = generate_log(1, 800, 256, "x")
     with pytest.raises(InputError, match="blank"):

@@ -106,3 +106,31 @@ def test_digitize_qc_option_writes_the_picture_and_refuses_an_unwritable_one(tmp
     assert main(["digitize", str(scan), "--calib", str(calib), "--out", str(tmp_path / "p.las"), "--classical",
                  "--qc", "/proc/qc.png"]) == 2
     assert "/proc/qc.png" in capsys.readouterr().err and not (tmp_path / "p.las").exists()
+
+
+def _spec(name: str, plot: str | None = None, ink: str | None = None):
+    from core.io.calibration import CurveSpec
+
+    return CurveSpec(mnemonic=name, unit="", description="", klass=1, track=(0.0, 100.0), scale=(0.0, 1.0),
+                     plot_colour=plot, colour=ink)
+
+
+def _apart(a: str, b: str) -> float:
+    return float(np.linalg.norm(np.subtract(hex_rgb(a), hex_rgb(b))))
+
+
+def test_each_curve_has_its_own_colour_on_a_page_and_keeps_its_own_where_it_has_one():
+    """33-025-01275-0003's mud log (ten curves, no colours named) drew ROP and C4 both blue, GR and C5 both green:
+    the palette repeated after six, and a curve's own colour (its ink, or the "color" the file names) was not
+    followed unless every curve had one. Every curve now gets a colour of its own on the page, its own where it
+    has one the page can show and no curve before it took."""
+    names = ["ROP", "GR", "TG", "C1", "C2", "C3", "C4", "C5", "ILD", "SP"] + [f"X{k}" for k in range(30)]
+    plain = qc_colours([_spec(n) for n in names])
+    assert len(plain) == 40 and min(_apart(a, b) for i, a in enumerate(plain) for b in plain[:i]) >= 40
+    inks = qc_colours([_spec("ROP", ink="#0000ff"), _spec("GR"), _spec("TG", ink="#00a000"), _spec("C1", "#800080"),
+                       _spec("C2", ink="#0000f0"), _spec("C3", ink="#fafafa")])
+    assert inks[0] == "#0000ff" and inks[2] == "#00a000" and inks[3] == "#800080"
+    assert _apart(inks[4], "#0000ff") >= 40  # blue again: a colour of its own
+    assert _apart(inks[5], "#ffffff") > 60  # white on a white page: not shown, a colour of its own
+    assert min(_apart(a, b) for i, a in enumerate(inks) for b in inks[:i]) >= 40
+    assert qc_colours([_spec("GR", plot="#123456", ink="#ff0000")]) == ["#123456"]  # the file's display colour first

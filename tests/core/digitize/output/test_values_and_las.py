@@ -3,6 +3,8 @@ back as a result."""
 
 import lasio
 import numpy as np
+import pytest
+from PIL import Image
 
 from core.digitize.output.las import confidence_mnemonic, result_from_las, write_result
 from core.digitize.output.result import DigitizeResult
@@ -88,3 +90,39 @@ def test_a_scale_printed_anew_partway_down_holds_from_its_depth_on():
     assert np.allclose(log_spec.value_of_fraction([0.5, 0.5], log_spec.scales_at([1100.0, 1250.0])),
                        [10 ** 1.5, 10 ** 2.5])
     assert CurveSpec("GR", "", "", 1, (0.0, 1.0), (0.0, 150.0)).scales_at([5.0]).tolist() == [[0, 150]]
+
+
+def test_a_scans_las_reads_back_with_its_other_sections(tmp_path):
+    """A scan opened again showed its main pass from NAME.digitized.las alone: NAME.digitized.repeat.las was not
+    read back, so the app's Export LAS lost the repeat pass. Each other section's LAS is read back beside it, in
+    its section's own depths; one that is missing or unreadable is said and left out."""
+    import json
+
+    from core.cli.main import main
+    from core.digitize.output.las import results_from_las
+
+    main(["synth", str(tmp_path), "--count", "1", "--seed", "2", "--width", "900", "--height", "256"])
+    scan, cpath = tmp_path / "synth_000.png", tmp_path / "synth_000.calib.json"
+    data = json.loads(cpath.read_text())
+    (_, d0), (_, d1) = data["depth_picks"][0], data["depth_picks"][-1]
+    shape = np.asarray(Image.open(scan)).shape[:2]
+    cut = shape[0] // 2 if data["depth_axis"] == "y" else shape[1] // 2
+    end = 2 * cut - 1
+    data["sections"] = [{"kind": "main", "span": [0, cut]},
+                        {"kind": "repeat", "span": [cut, end], "depth_picks": [[cut, d0], [end, d0 + (d1 - d0) / 4]]}]
+    cpath.write_text(json.dumps(data))
+    assert main(["digitize", str(scan), "--classical"]) == 0
+    calib = Calibration.load(cpath)
+    main_las, repeat_las = tmp_path / "synth_000.digitized.las", tmp_path / "synth_000.digitized.repeat.las"
+    result, notes = results_from_las(main_las, calib, shape)
+    assert notes == [] and [suffix for suffix, _ in result.others] == ["repeat"]
+    repeat = result.others[0][1]
+    written = lasio.read(str(repeat_las))
+    assert repeat.depth == pytest.approx(written.index) and repeat.depth[0] == pytest.approx(d0, abs=0.5)
+    name = calib.curves[0].mnemonic
+    assert np.allclose(repeat.values[name], written[name], equal_nan=True)
+    repeat_las.write_text("not a LAS")
+    result, notes = results_from_las(main_las, calib, shape)
+    assert result.others == [] and len(notes) == 1 and repeat_las.name in notes[0]
+    repeat_las.unlink()
+    assert results_from_las(main_las, calib, shape)[1] == []  # never digitised: nothing to say
