@@ -188,7 +188,8 @@ def digitize(
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
     flags = {tr.mnemonic: sample_flags(tr, spec, calib, values[tr.mnemonic], depth, params.passes_off)
              for tr, spec in zip(traces, calib.curves)}
-    warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib)
+    warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib) \
+        + _unnamed_pens(traces, calib)
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
     # the network's file digest (``load_model``); one built in memory is not known to be the calibrator's; maps
@@ -268,6 +269,31 @@ def _uncertain_levels(traces: list[Trace], calib: Calibration) -> list[str]:
         shown = ", ".join(f"{min(s):.1f}–{max(s):.1f}" for s in spans[:6]) + (" …" if len(spans) > 6 else "")
         out.append(f"{tr.mnemonic}: main or backup scale uncertain over {shown} {calib.depth_unit} (a crossing of "
                    "the track's edge was missed); flagged low-confidence: check the QC picture there")
+    return out
+
+
+def _unnamed_pens(traces: list[Trace], calib: Calibration) -> list[str]:
+    """The broken pens of a track read from one map (``rules/borrowed_map.py``: the network named one pen as the
+    other) whose marks in the ink did not say which stroke is whose (the pass ``pen_naming``): which is which is
+    then a coin's guess and their values are written no surer than one (``confidence_model.DECISION_FLAGS``).
+    Named here, a track at a time, so the user checks them and swaps where needed; a curve read from the other
+    pen's map whose pens the marks did name is named too (its values are capped as well)."""
+    from core.digitize.rules.passes import flagged
+
+    unnamed = [i for i, tr in enumerate(traces) if flagged(tr.flags, "pen_naming").any()]
+    out = []
+    while unnamed:
+        group = [unnamed.pop(0)]
+        group += [j for j in unnamed if calib.curves[j].shares_track_with(calib.curves[group[0]])]
+        unnamed = [j for j in unnamed if j not in group]
+        names = " and ".join(calib.curves[i].mnemonic for i in group)
+        out.append(f"{names}: read from one line style's map (the network names one broken pen as the other), and "
+                   "the marks in the ink do not say which stroke is whose; flagged low-confidence: check the QC "
+                   "picture and fix with Swap curves over a range")
+    for tr in traces:
+        if flagged(tr.flags, "borrowed_map").any() and not flagged(tr.flags, "pen_naming").any():
+            out.append(f"{tr.mnemonic}: read from the other broken pen's map (the network names its pen as the "
+                       "other): check the QC picture")
     return out
 
 
