@@ -14,6 +14,7 @@ import numpy as np
 
 from core.common.errors import InputError
 from core.digitize.evidence.scan import colour_evidence, mask_evidence, model_evidence
+from core.digitize.job.reading_warnings import reading_warnings
 from core.digitize.output.result import DigitizeResult
 from core.digitize.output.values import sample_flags, trace_to_confidence, trace_to_values
 from core.digitize.page.frame import from_canonical, to_canonical
@@ -188,8 +189,7 @@ def digitize(
     confidence = {tr.mnemonic: trace_to_confidence(tr, calib, values[tr.mnemonic], depth) for tr in traces}
     flags = {tr.mnemonic: sample_flags(tr, spec, calib, values[tr.mnemonic], depth, params.passes_off)
              for tr, spec in zip(traces, calib.curves)}
-    warnings += _same_style_meetings(traces, calib, set(by_curve)) + _uncertain_levels(traces, calib) \
-        + _unnamed_pens(traces, calib)
+    warnings += reading_warnings(traces, calib, set(by_curve))
     warnings += [f"{name}: no evidence of the curve anywhere in its track; written as NULL"
                  for name, v in values.items() if not np.isfinite(v).any()]
     # the network's file digest (``load_model``); one built in memory is not known to be the calibrator's; maps
@@ -233,68 +233,6 @@ def _checked_canonical(image: np.ndarray, calib: Calibration, source: str | None
     if float((canon < paper - 48.0).mean()) < 1e-4 or int(canon.max()) - int(canon.min()) < 16:
         raise InputError(source, "the scan is blank: no ink to trace")
     return canon
-
-
-def _same_style_meetings(traces: list[Trace], calib: Calibration, by_colour: set[int]) -> list[str]:
-    """Where curves of one line style in one track meet, which is which afterwards is uncertain
-    (``core/digitize/trace/crossings.py``): name the depths, so the user checks them and swaps where needed. Curves told
-    apart by their ink colour (``by_colour``) are not uncertain."""
-    from core.digitize.trace.crossings import meeting_columns, same_style_groups
-
-    out = []
-    for idx in same_style_groups(calib.curves, skip=by_colour):
-        cols = meeting_columns([traces[i] for i in idx])
-        if not cols:
-            continue
-        depths = calib.depth_at(np.asarray(cols, np.float64))
-        names = " and ".join(calib.curves[i].mnemonic for i in idx)
-        shown = ", ".join(f"{d:.1f}" for d in depths[:6]) + (" …" if len(cols) > 6 else "")
-        out.append(f"{names} share one line style in one track and meet at {len(cols)} place(s) ({shown} "
-                   f"{calib.depth_unit}): which is which after a meeting is uncertain; check there and fix with "
-                   "Swap curves over a range")
-    return out
-
-
-def _uncertain_levels(traces: list[Trace], calib: Calibration) -> list[str]:
-    """The depth ranges where a backup-scale curve's scale could not be told from the ink
-    (``core/digitize/trace/wraps.py: two_level_wraps``): flagged low-confidence, named here so the user checks them."""
-    from core.common.runs import true_runs
-
-    out = []
-    for tr in traces:
-        if tr.level_unsure is None or not tr.level_unsure.any():
-            continue
-        a, b = true_runs(tr.level_unsure)
-        spans = [calib.depth_at(np.array([x, y - 1], np.float64)) for x, y in zip(a, b)]
-        shown = ", ".join(f"{min(s):.1f}–{max(s):.1f}" for s in spans[:6]) + (" …" if len(spans) > 6 else "")
-        out.append(f"{tr.mnemonic}: main or backup scale uncertain over {shown} {calib.depth_unit} (a crossing of "
-                   "the track's edge was missed); flagged low-confidence: check the QC picture there")
-    return out
-
-
-def _unnamed_pens(traces: list[Trace], calib: Calibration) -> list[str]:
-    """The broken pens of a track read from one map (``rules/borrowed_map.py``: the network named one pen as the
-    other) whose marks in the ink did not say which stroke is whose (the pass ``pen_naming``): which is which is
-    then a coin's guess and their values are written no surer than one (``confidence_model.DECISION_FLAGS``).
-    Named here, a track at a time, so the user checks them and swaps where needed; a curve read from the other
-    pen's map whose pens the marks did name is named too (its values are capped as well)."""
-    from core.digitize.rules.passes import flagged
-
-    unnamed = [i for i, tr in enumerate(traces) if flagged(tr.flags, "pen_naming").any()]
-    out = []
-    while unnamed:
-        group = [unnamed.pop(0)]
-        group += [j for j in unnamed if calib.curves[j].shares_track_with(calib.curves[group[0]])]
-        unnamed = [j for j in unnamed if j not in group]
-        names = " and ".join(calib.curves[i].mnemonic for i in group)
-        out.append(f"{names}: read from one line style's map (the network names one broken pen as the other), and "
-                   "the marks in the ink do not say which stroke is whose; flagged low-confidence: check the QC "
-                   "picture and fix with Swap curves over a range")
-    for tr in traces:
-        if flagged(tr.flags, "borrowed_map").any() and not flagged(tr.flags, "pen_naming").any():
-            out.append(f"{tr.mnemonic}: read from the other broken pen's map (the network names its pen as the "
-                       "other): check the QC picture")
-    return out
 
 
 def _cut(arr: np.ndarray | None, axis: str, start: int, stop: int) -> np.ndarray | None:

@@ -118,18 +118,18 @@ def test_pens_read_from_one_map_are_written_no_surer_than_a_coin_and_named_in_a_
     other pen's map, and of pens the marks do not name, at a coin's 0.5 (``confidence_model.DECISION_FLAGS``; on the
     simulated confusion such values were right 44-50 % of the time, docs/accuracy.md, #60's twentieth round), and the
     run names them, a track at a time, so the user checks them and swaps where needed."""
-    from core.digitize.job.pipeline import _unnamed_pens
+    from core.digitize.job.reading_warnings import unnamed_pens
 
     maps, calib, ink, _, _ = _two_pens()  # the marks name the pens
     traces = trace_all(maps, calib, model_params(), ink=ink)
     seen = np.isfinite(traces[1].position)
     assert traces[1].confidence[seen].max() <= 0.5 and traces[0].confidence.max() > 0.5
-    assert _unnamed_pens(traces, calib) == ["NPHI: read from the other broken pen's map (the network names its pen as "
+    assert unnamed_pens(traces, calib) == ["NPHI: read from the other broken pen's map (the network names its pen as "
                                             "the other): check the QC picture"]
     maps, calib, ink, _, _ = _two_pens(dotted_ink=(6, 4), dashed_ink=(7, 4))  # marks alike: not named
     traces = trace_all(maps, calib, model_params(), ink=ink)
     for t in traces:
         assert t.confidence[np.isfinite(t.position)].max() <= 0.5
-    said = _unnamed_pens(traces, calib)
+    said = unnamed_pens(traces, calib)
     assert len(said) == 1 and said[0].startswith("GR and NPHI: read from one line style's map")
     assert "Swap curves over a range" in said[0]
