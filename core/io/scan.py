@@ -35,8 +35,8 @@ DEFAULT_MAX_PIXELS = 300_000_000
 MAX_PIXELS_ENV = "WELLTRACE_MAX_PIXELS"
 
 # the resolutions a scanner gives: a file's figure outside them is no resolution (33-025-02299-0001.tif says
-# 1 dpi) and is not used; the calibration proposal takes a resolution within the same bounds
-# (core/digitize/calibrate/proposal.py), else judges sizes from the page's width
+# 1 dpi) and is not used; the calibration proposal takes a resolution within these bounds
+# (core/digitize/calibrate/proposal.py: MIN_DPI, MAX_DPI), else judges sizes from the page's width
 PLAUSIBLE_DPI = (50.0, 2400.0)
 
 SCAN_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff")

@@ -38,8 +38,9 @@ from core.digitize.calibrate.proposal_records import Proposal
 from core.digitize.calibrate.proposal_report import conclude
 from core.digitize.calibrate.section_layout import lay_out
 from core.digitize.calibrate.tracks import along_depth_lines, split_at_boxes
+from core.io.scan import PLAUSIBLE_DPI
 
-MIN_DPI, MAX_DPI = 50.0, 2400.0  # a resolution tag outside these is no scanner's (a TIFF that says 1 dpi)
+MIN_DPI, MAX_DPI = PLAUSIBLE_DPI  # a resolution tag outside these is no scanner's (a TIFF that says 1 dpi)
 PAGE_WIDTH_IN = 8.5  # a log's page across, for sizes where the file gives no resolution
 
 
