@@ -365,8 +365,8 @@ class CalibrationPanel(QtWidgets.QWidget):
     def set_sections(self, sections: list[dict]) -> None:
         """The log sections (``core/io/calibration.py: Section`` as dicts), e.g. from a proposal."""
         self._show_top()
-        table = [(self._num(r, 0), self._num(r, 1)) for r in range(self.picks.rowCount())]
-        self.sections = sharing_picks(sections, table)  # a proposal's main pass: the picks just put in the table
+        # a proposal's main pass whose picks are the ones just put in the table reads the table's
+        self.sections = sharing_picks(sections, self._table_picks())
         self._refresh_picks_of()
         self._emit()
 
