@@ -150,13 +150,7 @@ def skipped_outcome(job: ScanJob, earlier: dict[str, dict[str, str]], earlier_ti
         # that row, of these very files, and saying something (a summary of releases before this one left it blank)
         if row is not None and row["status"] in ("written", "up to date") and row["las"] == " ".join(outcome.las) \
                 and row["curves"] and earlier_time is not None and earlier_time >= made:
-            outcome.curves = row["curves"].split()
-            for field_, shares in (("null_share", outcome.null_share),
-                                   ("low_confidence_share", outcome.low_confidence_share)):
-                for kv in row[field_].split():
-                    k, _, v = kv.partition("=")
-                    shares[k] = float(v)
-            outcome.warnings = [w for w in row["warnings"].split(" | ") if w]
+            outcome.take_row(row)
             return outcome
         read = [read_las(p) for p in las]
     except (OSError, ValueError, InputError):  # an output gone or unreadable: the row says only that it is up to date

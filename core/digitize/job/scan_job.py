@@ -122,6 +122,16 @@ class ScanOutcome:
                 "warnings": " | ".join(self.warnings), "seconds": f"{self.seconds:.2f}",
                 "las": " ".join(self.las), "error": self.error}
 
+    def take_row(self, row: dict[str, str]) -> None:
+        """What a summary row (:meth:`row`, read back) says of the scan's curves: their names, NULL and
+        low-confidence shares and the warnings, into this outcome (a skipped scan's row said again)."""
+        self.curves = row["curves"].split()
+        for name, shares in (("null_share", self.null_share), ("low_confidence_share", self.low_confidence_share)):
+            for kv in row[name].split():
+                k, _, v = kv.partition("=")
+                shares[k] = float(v)
+        self.warnings = [w for w in row["warnings"].split(" | ") if w]
+
 
 EventSink = Callable[[Event], None]
 
